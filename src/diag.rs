@@ -1,0 +1,192 @@
+//! Diagnostics: every error irw reports about a user's file (IR, rule file, feed JSON) is a
+//! [`Diagnostic`] that knows the file, the byte offset it points at, and how to render itself as
+//!
+//! ```text
+//! prog.ir:3:17: error: unknown value %9
+//!     (%2) = "pd_op.relu" (%9) {} : (tensor<4xf32>) -> tensor<4xf32>
+//!                          ^
+//!   = hint: values must be defined before they are used
+//! ```
+//!
+//! The format is the one compilers (`rustc --error-format=short`, clang, gcc) use, so editors and
+//! CI log scrapers pick it up. Rendering is done here rather than with a snippet crate because the
+//! required layout is a single `file:line:col: error:` header, which those crates do not produce.
+
+use std::fmt;
+
+/// A source file held in memory, used to turn byte offsets into line/column and to show the
+/// offending line.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The name shown in messages (a path, or `<stdin>`).
+    pub name: String,
+    /// The text. Invalid UTF-8 is rejected before a `SourceFile` is made.
+    pub text: String,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        SourceFile { name: name.into(), text: text.into() }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset; offsets past the end point
+    /// just after the last character.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
+        let before = &self.text[..offset];
+        let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let col = self.text[line_start..offset].chars().count() + 1;
+        (line, col)
+    }
+
+    /// The text of the line holding `offset`, without its newline.
+    pub fn line_text(&self, offset: usize) -> &str {
+        let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
+        let start = self.text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let end = self.text[offset..].find('\n').map_or(self.text.len(), |i| offset + i);
+        self.text[start..end].trim_end_matches('\r')
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Where a diagnostic points: a file name and a position in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub file: String,
+    pub line: usize,
+    pub col: usize,
+    /// The source line, shown under the header with a caret at `col`.
+    pub source_line: String,
+}
+
+/// A user-facing error about some input. Carries everything needed to render it; no further
+/// access to the source is needed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub message: String,
+    pub location: Option<Location>,
+    pub hints: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    /// An error without a position (a missing file, a bad flag value).
+    pub fn error(message: impl Into<String>) -> Self {
+        Diagnostic { message: message.into(), location: None, hints: vec![], notes: vec![] }
+    }
+
+    /// An error at byte `offset` of `src`.
+    pub fn at(src: &SourceFile, offset: usize, message: impl Into<String>) -> Self {
+        let (line, col) = src.line_col(offset);
+        Diagnostic {
+            message: message.into(),
+            location: Some(Location {
+                file: src.name.clone(),
+                line,
+                col,
+                source_line: src.line_text(offset).to_string(),
+            }),
+            hints: vec![],
+            notes: vec![],
+        }
+    }
+
+    /// An error for a whole file (no line), e.g. "file is empty".
+    pub fn in_file(file: &str, message: impl Into<String>) -> Self {
+        Diagnostic {
+            message: message.into(),
+            location: Some(Location {
+                file: file.to_string(),
+                line: 1,
+                col: 1,
+                source_line: String::new(),
+            }),
+            hints: vec![],
+            notes: vec![],
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.location {
+            Some(loc) => {
+                writeln!(f, "{}:{}:{}: error: {}", loc.file, loc.line, loc.col, self.message)?;
+                if !loc.source_line.is_empty() {
+                    // Long generated lines are cut around the caret so the message stays readable.
+                    let (shown, caret_col) = clip_line(&loc.source_line, loc.col);
+                    writeln!(f, "{shown}")?;
+                    writeln!(f, "{}^", " ".repeat(caret_col.saturating_sub(1)))?;
+                }
+            }
+            None => writeln!(f, "error: {}", self.message)?,
+        }
+        for h in &self.hints {
+            writeln!(f, "  = hint: {h}")?;
+        }
+        for n in &self.notes {
+            writeln!(f, "  = note: {n}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostic {}
+
+/// Shows at most ~160 characters of a line, keeping the caret column visible.
+fn clip_line(line: &str, col: usize) -> (String, usize) {
+    const WIDTH: usize = 160;
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= WIDTH {
+        return (line.to_string(), col);
+    }
+    let start = col.saturating_sub(WIDTH / 2).min(chars.len().saturating_sub(WIDTH));
+    let end = (start + WIDTH).min(chars.len());
+    let mut s: String = chars[start..end].iter().collect();
+    let mut caret = col - start;
+    if start > 0 {
+        s.insert_str(0, "...");
+        caret += 3;
+    }
+    if end < chars.len() {
+        s.push_str("...");
+    }
+    (s, caret)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_header_line_and_caret() {
+        let src = SourceFile::new("a.ir", "{\n  (%0) = bad\n}\n");
+        let d = Diagnostic::at(&src, 10, "expected a string").with_hint("op names are quoted");
+        let s = d.to_string();
+        assert_eq!(s, "a.ir:2:9: error: expected a string\n  (%0) = bad\n        ^\n  = hint: op names are quoted\n");
+    }
+
+    #[test]
+    fn offsets_past_the_end_and_inside_chars_do_not_panic() {
+        let src = SourceFile::new("u.ir", "é");
+        assert_eq!(src.line_col(1), (1, 1));
+        assert_eq!(src.line_col(99), (1, 2));
+    }
+}
