@@ -21,7 +21,10 @@ pub struct AttrId(pub(crate) u32);
 pub enum Attr {
     Int(i64),
     /// A number that is not a plain integer: its value and the text it was written with.
-    Float { value: f64, text: Box<str> },
+    Float {
+        value: f64,
+        text: Box<str>,
+    },
     Bool(bool),
     /// A string's contents as written between the quotes (escapes not decoded).
     Str(Box<str>),
@@ -65,7 +68,10 @@ impl Attr {
     /// A float attribute, formatted the way Paddle prints floats (C++ `%g`-like, 6 significant
     /// digits: `0.25`, `2`, `1e-08`).
     pub fn float(value: f64) -> Attr {
-        Attr::Float { value, text: format_float_like_paddle(value).into() }
+        Attr::Float {
+            value,
+            text: format_float_like_paddle(value).into(),
+        }
     }
 
     /// A string attribute from its decoded contents.
@@ -192,7 +198,11 @@ pub fn format_float_like_paddle(v: f64) -> String {
         return if v > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if v == 0.0 {
-        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if v.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let exp = v.abs().log10().floor() as i32;
     // %g: scientific when exp < -4 or exp >= precision.
@@ -245,7 +255,11 @@ impl AttrDict {
             *v = value;
             return;
         }
-        let pos = self.entries.keys().position(|k| k.as_ref() > key).unwrap_or(self.entries.len());
+        let pos = self
+            .entries
+            .keys()
+            .position(|k| k.as_ref() > key)
+            .unwrap_or(self.entries.len());
         self.entries.shift_insert(pos, key.into(), value);
     }
 

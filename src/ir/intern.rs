@@ -24,7 +24,10 @@ pub struct Interner<T: Hash + Eq + Clone> {
 
 impl<T: Hash + Eq + Clone> Default for Interner<T> {
     fn default() -> Self {
-        Interner { items: Vec::new(), index: FxHashMap::default() }
+        Interner {
+            items: Vec::new(),
+            index: FxHashMap::default(),
+        }
     }
 }
 

@@ -31,6 +31,9 @@ pub use intern::{Interner, Sym, Symbols};
 pub use module::{Module, Which};
 pub use parse::{parse_module, parse_startup_into};
 pub use print::{print_module, print_program};
-pub use program::{BlockArg, BlockId, BlockOps, Kwarg, OpData, OpId, OpSyntax, Program, RegionId, Use, Uses, ValueDef, ValueId};
+pub use program::{
+    BlockArg, BlockId, BlockOps, Kwarg, OpData, OpId, OpSyntax, Program, RegionId, Use, Uses,
+    ValueDef, ValueId,
+};
 pub use types::{DType, Type, TypeId};
 pub use verify::verify_module;

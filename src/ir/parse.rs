@@ -50,21 +50,31 @@ pub fn parse_module(src: &SourceFile) -> Result<Module, Diagnostic> {
             .with_hint("a Paddle program dump starts with a line `{`"));
     };
     if first.kind != Kind::Open {
-        return Err(Diagnostic::at(src, first.offset, "expected `{` to start the main program")
-            .with_hint("a Paddle program dump starts with a line `{`"));
+        return Err(
+            Diagnostic::at(src, first.offset, "expected `{` to start the main program")
+                .with_hint("a Paddle program dump starts with a line `{`"),
+        );
     }
     let (main, next) = b.program(&lines, cur)?;
     module.main = main;
     cur = skip_trivia(&lines, next);
     if let Some(l) = lines.get(cur) {
         if l.kind != Kind::StartupOpen {
-            return Err(Diagnostic::at(src, l.offset, "expected `startup {` or the end of the file"));
+            return Err(Diagnostic::at(
+                src,
+                l.offset,
+                "expected `startup {` or the end of the file",
+            ));
         }
         let (startup, next) = b.program(&lines, cur)?;
         module.startup = Some(startup);
         cur = skip_trivia(&lines, next);
         if let Some(l) = lines.get(cur) {
-            return Err(Diagnostic::at(src, l.offset, "expected the end of the file after the startup program"));
+            return Err(Diagnostic::at(
+                src,
+                l.offset,
+                "expected the end of the file after the startup program",
+            ));
         }
     }
     module.trailing = trailing_blank_lines(src);
@@ -79,15 +89,26 @@ pub fn parse_startup_into(module: &mut Module, src: &SourceFile) -> Result<(), D
     let mut b = Builder::new(src, &mut module.ctx, &raw);
     let cur = skip_trivia(&lines, 0);
     let Some(first) = lines.get(cur) else {
-        return Err(Diagnostic::in_file(&src.name, "the startup file holds no program"));
+        return Err(Diagnostic::in_file(
+            &src.name,
+            "the startup file holds no program",
+        ));
     };
     if first.kind != Kind::Open && first.kind != Kind::StartupOpen {
-        return Err(Diagnostic::at(src, first.offset, "expected `{` to start the startup program"));
+        return Err(Diagnostic::at(
+            src,
+            first.offset,
+            "expected `{` to start the startup program",
+        ));
     }
     let (startup, next) = b.program(&lines, cur)?;
     let next = skip_trivia(&lines, next);
     if let Some(l) = lines.get(next) {
-        return Err(Diagnostic::at(src, l.offset, "expected the end of the file after the startup program"));
+        return Err(Diagnostic::at(
+            src,
+            l.offset,
+            "expected the end of the file after the startup program",
+        ));
     }
     module.startup = Some(startup);
     Ok(())
@@ -156,7 +177,11 @@ fn split_lines(src: &SourceFile) -> Result<Vec<Line<'_>>, Diagnostic> {
                 _ => Kind::Other,
             },
         };
-        lines.push(Line { offset, text: body, kind });
+        lines.push(Line {
+            offset,
+            text: body,
+            kind,
+        });
     }
     // `split` yields an empty last piece after a final newline.
     if text.ends_with('\n') {
@@ -215,14 +240,21 @@ impl<'a> RawOps<'a> {
 }
 
 fn parse_op_lines<'a>(src: &'a SourceFile, lines: &[Line<'a>]) -> Result<RawOps<'a>, Diagnostic> {
-    let op_lines: Vec<Line<'a>> = lines.iter().filter(|l| l.kind == Kind::Op).copied().collect();
+    let op_lines: Vec<Line<'a>> = lines
+        .iter()
+        .filter(|l| l.kind == Kind::Op)
+        .copied()
+        .collect();
     let pieces: Vec<&[Line<'a>]> = op_lines.chunks(CHUNK).collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
     let results: Vec<Result<RawChunk<'a>, Diagnostic>> = if pieces.len() <= 1 || threads == 1 {
         pieces.iter().map(|p| parse_chunk(src, p)).collect()
     } else {
         // Chunks are handed out round-robin to a fixed set of threads; results keep file order.
-        let mut out: Vec<Option<Result<RawChunk<'a>, Diagnostic>>> = (0..pieces.len()).map(|_| None).collect();
+        let mut out: Vec<Option<Result<RawChunk<'a>, Diagnostic>>> =
+            (0..pieces.len()).map(|_| None).collect();
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
@@ -246,7 +278,9 @@ fn parse_op_lines<'a>(src: &'a SourceFile, lines: &[Line<'a>]) -> Result<RawOps<
                 }
             }
         });
-        out.into_iter().map(|r| r.unwrap_or_else(|| Err(Diagnostic::error("internal: chunk lost")))).collect()
+        out.into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(Diagnostic::error("internal: chunk lost"))))
+            .collect()
     };
     let mut chunks = Vec::with_capacity(results.len());
     for r in results {
@@ -273,7 +307,11 @@ fn range(start: usize, end: usize) -> Range32 {
     (start as u32, end as u32)
 }
 
-fn parse_op_line<'a>(src: &'a SourceFile, l: &Line<'a>, c: &mut RawChunk<'a>) -> Result<RawOp<'a>, Diagnostic> {
+fn parse_op_line<'a>(
+    src: &'a SourceFile,
+    l: &Line<'a>,
+    c: &mut RawChunk<'a>,
+) -> Result<RawOp<'a>, Diagnostic> {
     check_nesting(src, l)?;
     let pairs = PirParser::parse(Rule::op_line, l.text).map_err(|e| pest_error(src, l, e))?;
     let mut op = RawOp {
@@ -302,8 +340,14 @@ fn parse_op_line<'a>(src: &'a SourceFile, l: &Line<'a>, c: &mut RawChunk<'a>) ->
                 for q in p.into_inner() {
                     match q.as_rule() {
                         Rule::operand_label => label = Some(q.as_str()),
-                        Rule::null_value => c.operands.push(RawOperand { label: label.take(), value: None }),
-                        _ => c.operands.push(RawOperand { label: label.take(), value: Some(q.as_str()) }),
+                        Rule::null_value => c.operands.push(RawOperand {
+                            label: label.take(),
+                            value: None,
+                        }),
+                        _ => c.operands.push(RawOperand {
+                            label: label.take(),
+                            value: Some(q.as_str()),
+                        }),
                     }
                 }
                 op.operands = range(s, c.operands.len());
@@ -346,8 +390,12 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<(), Diagnostic> {
             b'{' | b'[' | b'(' | b'<' => {
                 depth += 1;
                 if depth > MAX_NESTING {
-                    return Err(Diagnostic::at(src, l.offset + i, format!("brackets nested deeper than {MAX_NESTING} levels"))
-                        .with_hint("irw bounds nesting so that no input can exhaust its stack"));
+                    return Err(Diagnostic::at(
+                        src,
+                        l.offset + i,
+                        format!("brackets nested deeper than {MAX_NESTING} levels"),
+                    )
+                    .with_hint("irw bounds nesting so that no input can exhaust its stack"));
                 }
             }
             b'}' | b']' | b')' | b'>' => depth = depth.saturating_sub(1),
@@ -363,9 +411,11 @@ fn describe(rule: &Rule) -> &'static str {
         Rule::value_def => "a result name like `%3`",
         Rule::op_name => "a quoted op name like \"pd_op.add\"",
         Rule::operands => "an operand list like `(%0, %1)`",
-        Rule::operand_label | Rule::null_value | Rule::value_ref | Rule::arg_ref | Rule::kwarg_ref => {
-            "a value like `%3`, `%arg_0`, `%kwarg_<name>` or `<<NULL VALUE>>`"
-        }
+        Rule::operand_label
+        | Rule::null_value
+        | Rule::value_ref
+        | Rule::arg_ref
+        | Rule::kwarg_ref => "a value like `%3`, `%arg_0`, `%kwarg_<name>` or `<<NULL VALUE>>`",
         Rule::attr_dict | Rule::dict => "an attribute dictionary like `{op_role:1}`",
         Rule::attr_key => "an attribute name",
         Rule::operand_types => "operand types like `(tensor<4xf32>)`",
@@ -383,16 +433,24 @@ fn pest_error(src: &SourceFile, l: &Line<'_>, e: pest::error::Error<Rule>) -> Di
         pest::error::InputLocation::Span((s, _)) => s,
     };
     let mut expected: Vec<&str> = match &e.variant {
-        pest::error::ErrorVariant::ParsingError { positives, .. } => {
-            positives.iter().map(describe).filter(|s| !s.is_empty()).collect()
-        }
+        pest::error::ErrorVariant::ParsingError { positives, .. } => positives
+            .iter()
+            .map(describe)
+            .filter(|s| !s.is_empty())
+            .collect(),
         pest::error::ErrorVariant::CustomError { .. } => vec![],
     };
     expected.dedup();
     let rest = &l.text[pos.min(l.text.len())..];
     let found = match rest.chars().next() {
         None => "the end of the line".to_string(),
-        Some(c) => format!("`{}`", rest.split([' ', ',', ')']).next().filter(|s| !s.is_empty()).unwrap_or(&c.to_string())),
+        Some(c) => format!(
+            "`{}`",
+            rest.split([' ', ',', ')'])
+                .next()
+                .filter(|s| !s.is_empty())
+                .unwrap_or(&c.to_string())
+        ),
     };
     let msg = if expected.is_empty() {
         format!("unexpected {found} in op line")
@@ -403,7 +461,9 @@ fn pest_error(src: &SourceFile, l: &Line<'_>, e: pest::error::Error<Rule>) -> Di
     if rest.starts_with('"') && !rest[1..].contains('"') {
         d = d.with_hint("this string is not terminated on its line");
     } else {
-        d = d.with_hint("an op line reads `(%0) = \"dialect.op\" (%1, %2) {attrs} : (types) -> types`");
+        d = d.with_hint(
+            "an op line reads `(%0) = \"dialect.op\" (%1, %2) {attrs} : (types) -> types`",
+        );
     }
     d
 }
@@ -456,7 +516,8 @@ impl<'a> Names<'a> {
         }
         if n < DENSE_LIMIT {
             if n >= self.dense.len() as u64 {
-                self.dense.resize((n as usize + 1).max(self.dense.len() * 2), u32::MAX);
+                self.dense
+                    .resize((n as usize + 1).max(self.dense.len() * 2), u32::MAX);
             }
             self.dense[n as usize] = v.0;
         } else {
@@ -468,7 +529,14 @@ impl<'a> Names<'a> {
 
 impl<'a, 'c> Builder<'a, 'c> {
     fn new(src: &'a SourceFile, ctx: &'c mut Context, raw: &'c RawOps<'a>) -> Self {
-        Builder { src, ctx, raw, next_raw: 0, attr_cache: FxHashMap::default(), type_cache: FxHashMap::default() }
+        Builder {
+            src,
+            ctx,
+            raw,
+            next_raw: 0,
+            attr_cache: FxHashMap::default(),
+            type_cache: FxHashMap::default(),
+        }
     }
 
     fn err(&self, at: &str, msg: impl Into<String>) -> Diagnostic {
@@ -478,11 +546,21 @@ impl<'a, 'c> Builder<'a, 'c> {
 
     /// Builds the program whose opening line is `lines[start]`; returns it and the index of
     /// the line after its closing `}`.
-    fn program(&mut self, lines: &[Line<'a>], start: usize) -> Result<(Program, usize), Diagnostic> {
+    fn program(
+        &mut self,
+        lines: &[Line<'a>],
+        start: usize,
+    ) -> Result<(Program, usize), Diagnostic> {
         let mut prog = Program::new();
         prog.reserve(lines.len().saturating_sub(start));
         let mut names = Names::default();
-        let mut stack = vec![Frame { block: prog.top_block(), owner: None, offset: lines[start].offset, kw_open: false, seen_op: false }];
+        let mut stack = vec![Frame {
+            block: prog.top_block(),
+            owner: None,
+            offset: lines[start].offset,
+            kw_open: false,
+            seen_op: false,
+        }];
         let mut i = start + 1;
         while i < lines.len() {
             let l = lines[i];
@@ -502,28 +580,52 @@ impl<'a, 'c> Builder<'a, 'c> {
                         Some(op) if prog.op(op).syntax == OpSyntax::Regions => {
                             stack.pop();
                             let b = prog.add_region(op);
-                            stack.push(Frame { block: b, owner: Some(op), offset: l.offset, kw_open: false, seen_op: false });
+                            stack.push(Frame {
+                                block: b,
+                                owner: Some(op),
+                                offset: l.offset,
+                                kw_open: false,
+                                seen_op: false,
+                            });
                         }
-                        _ => return Err(Diagnostic::at(self.src, l.offset, "`} else {` outside the region of a `pd_op.if`-style op")),
+                        _ => {
+                            return Err(Diagnostic::at(
+                                self.src,
+                                l.offset,
+                                "`} else {` outside the region of a `pd_op.if`-style op",
+                            ))
+                        }
                     }
                 }
                 Kind::KwHeader => {
                     if top.seen_op || top.kw_open || !prog.block_kwargs(top.block).is_empty() {
-                        return Err(Diagnostic::at(self.src, l.offset, "`^kw:` must come first in a block, once")
-                            .with_hint("keyword arguments are listed before the block's ops"));
+                        return Err(Diagnostic::at(
+                            self.src,
+                            l.offset,
+                            "`^kw:` must come first in a block, once",
+                        )
+                        .with_hint("keyword arguments are listed before the block's ops"));
                     }
                     top.kw_open = true;
                 }
                 Kind::Kwarg => {
                     if !top.kw_open || top.seen_op {
-                        return Err(Diagnostic::at(self.src, l.offset, "keyword argument outside a `^kw:` list"));
+                        return Err(Diagnostic::at(
+                            self.src,
+                            l.offset,
+                            "keyword argument outside a `^kw:` list",
+                        ));
                     }
                     let block = top.block;
                     self.kwarg(&mut prog, &mut names, block, l)?;
                 }
                 Kind::Args => {
                     if top.seen_op || top.kw_open || !prog.block_args(top.block).is_empty() {
-                        return Err(Diagnostic::at(self.src, l.offset, "block arguments must be the first line of a block"));
+                        return Err(Diagnostic::at(
+                            self.src,
+                            l.offset,
+                            "block arguments must be the first line of a block",
+                        ));
                     }
                     let block = top.block;
                     self.block_args(&mut prog, &mut names, block, l)?;
@@ -535,10 +637,20 @@ impl<'a, 'c> Builder<'a, 'c> {
                     let (op, opens) = self.op(&mut prog, &mut names, block, l)?;
                     if opens {
                         if stack.len() >= MAX_REGION_DEPTH {
-                            return Err(Diagnostic::at(self.src, l.offset, format!("regions nested deeper than {MAX_REGION_DEPTH} levels")));
+                            return Err(Diagnostic::at(
+                                self.src,
+                                l.offset,
+                                format!("regions nested deeper than {MAX_REGION_DEPTH} levels"),
+                            ));
                         }
                         let b = prog.add_region(op);
-                        stack.push(Frame { block: b, owner: Some(op), offset: l.offset, kw_open: false, seen_op: false });
+                        stack.push(Frame {
+                            block: b,
+                            owner: Some(op),
+                            offset: l.offset,
+                            kw_open: false,
+                            seen_op: false,
+                        });
                     }
                 }
                 Kind::Open | Kind::StartupOpen | Kind::Other => {
@@ -556,9 +668,16 @@ impl<'a, 'c> Builder<'a, 'c> {
             .with_hint("the file ends before the matching `}`"))
     }
 
-    fn kwarg(&mut self, prog: &mut Program, names: &mut Names<'a>, block: BlockId, l: Line<'a>) -> Result<(), Diagnostic> {
+    fn kwarg(
+        &mut self,
+        prog: &mut Program,
+        names: &mut Names<'a>,
+        block: BlockId,
+        l: Line<'a>,
+    ) -> Result<(), Diagnostic> {
         check_nesting(self.src, &l)?;
-        let pairs = PirParser::parse(Rule::kwarg_line, l.text).map_err(|e| pest_error(self.src, &l, e))?;
+        let pairs =
+            PirParser::parse(Rule::kwarg_line, l.text).map_err(|e| pest_error(self.src, &l, e))?;
         let mut name = "";
         let mut attrs = Context::EMPTY_ATTRS;
         for p in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
@@ -577,9 +696,16 @@ impl<'a, 'c> Builder<'a, 'c> {
         Ok(())
     }
 
-    fn block_args(&mut self, prog: &mut Program, names: &mut Names<'a>, block: BlockId, l: Line<'a>) -> Result<(), Diagnostic> {
+    fn block_args(
+        &mut self,
+        prog: &mut Program,
+        names: &mut Names<'a>,
+        block: BlockId,
+        l: Line<'a>,
+    ) -> Result<(), Diagnostic> {
         check_nesting(self.src, &l)?;
-        let pairs = PirParser::parse(Rule::block_args_line, l.text).map_err(|e| pest_error(self.src, &l, e))?;
+        let pairs = PirParser::parse(Rule::block_args_line, l.text)
+            .map_err(|e| pest_error(self.src, &l, e))?;
         for arg in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
             if arg.as_rule() != Rule::block_arg {
                 continue;
@@ -602,7 +728,13 @@ impl<'a, 'c> Builder<'a, 'c> {
         Ok(())
     }
 
-    fn op(&mut self, prog: &mut Program, names: &mut Names<'a>, block: BlockId, l: Line<'a>) -> Result<(OpId, bool), Diagnostic> {
+    fn op(
+        &mut self,
+        prog: &mut Program,
+        names: &mut Names<'a>,
+        block: BlockId,
+        l: Line<'a>,
+    ) -> Result<(OpId, bool), Diagnostic> {
         let raw = self.raw;
         let (c, r) = raw.get(self.next_raw);
         self.next_raw += 1;
@@ -617,25 +749,48 @@ impl<'a, 'c> Builder<'a, 'c> {
                 && operands.iter().skip(2).all(|o| o.label.is_none());
             if !ok {
                 let at = operands.iter().find_map(|o| o.label).unwrap_or(l.text);
-                return Err(self.err(at, "labelled operands are only understood as `(cond=%c, inputs=%a, ...)`"));
+                return Err(self.err(
+                    at,
+                    "labelled operands are only understood as `(cond=%c, inputs=%a, ...)`",
+                ));
             }
             if !r.region_open || r.operand_types.is_some() || r.result_types.is_some() {
-                return Err(Diagnostic::at(self.src, l.offset, "a `while`-style op is written `(...) = \"op\" (cond=%c, inputs=...) {`"));
+                return Err(Diagnostic::at(
+                    self.src,
+                    l.offset,
+                    "a `while`-style op is written `(...) = \"op\" (cond=%c, inputs=...) {`",
+                ));
             }
             OpSyntax::While
         } else if r.operand_types.is_some() {
             if r.region_open {
-                return Err(self.err(l.text.trim_end().get(l.text.trim_end().len() - 1..).unwrap_or(l.text), "an op with a `: (types) -> types` signature cannot open a region"));
+                return Err(self.err(
+                    l.text
+                        .trim_end()
+                        .get(l.text.trim_end().len() - 1..)
+                        .unwrap_or(l.text),
+                    "an op with a `: (types) -> types` signature cannot open a region",
+                ));
             }
             if r.result_types.is_none() {
-                return Err(Diagnostic::at(self.src, l.offset + l.text.trim_end().len(), "expected `->` and the result types"));
+                return Err(Diagnostic::at(
+                    self.src,
+                    l.offset + l.text.trim_end().len(),
+                    "expected `->` and the result types",
+                ));
             }
             OpSyntax::Plain
         } else if r.region_open && r.result_types.is_some() {
             OpSyntax::Regions
         } else {
-            return Err(Diagnostic::at(self.src, l.offset + l.text.trim_end().len(), "expected ` : (operand types) -> result types`")
-                .with_hint("an op line reads `(%0) = \"dialect.op\" (%1, %2) {attrs} : (types) -> types`"));
+            return Err(Diagnostic::at(
+                self.src,
+                l.offset + l.text.trim_end().len(),
+                "expected ` : (operand types) -> result types`",
+            )
+            .with_hint(
+                "an op line reads `(%0) = \"dialect.op\" (%1, %2) {attrs} : (types) -> types`",
+            ));
         };
 
         // Operands.
@@ -653,8 +808,9 @@ impl<'a, 'c> Builder<'a, 'c> {
                     match v {
                         Some(v) => vals.push(Some(v)),
                         None => {
-                            return Err(self.err(name, format!("unknown value {name}"))
-                                .with_hint("a value must be defined on an earlier line before it is used"))
+                            return Err(self.err(name, format!("unknown value {name}")).with_hint(
+                                "a value must be defined on an earlier line before it is used",
+                            ))
                         }
                     }
                 }
@@ -667,14 +823,21 @@ impl<'a, 'c> Builder<'a, 'c> {
             let tys = &c.types[s as usize..e as usize];
             if tys.len() != vals.len() {
                 let at = tys.first().copied().unwrap_or(l.text);
-                return Err(self.err(at, format!("{} operand types for {} operands", tys.len(), vals.len())));
+                return Err(self.err(
+                    at,
+                    format!("{} operand types for {} operands", tys.len(), vals.len()),
+                ));
             }
             for (i, (&t, &v)) in tys.iter().zip(&vals).enumerate() {
                 let tid = self.ty(t)?;
                 match v {
                     None => {
                         if tid != Context::NULL_TYPE {
-                            return Err(self.err(t, format!("operand {i} is <<NULL VALUE>> but its type is {t}"))
+                            return Err(self
+                                .err(
+                                    t,
+                                    format!("operand {i} is <<NULL VALUE>> but its type is {t}"),
+                                )
                                 .with_hint("an absent operand has type <<NULL TYPE>>"));
                         }
                     }
@@ -684,7 +847,13 @@ impl<'a, 'c> Builder<'a, 'c> {
                             prog.set_value_type(v, tid);
                         } else if have != tid {
                             let name = operands[i].value.unwrap_or("");
-                            return Err(self.err(t, format!("type mismatch: {name} has type {} but is used here as {t}", self.ctx.type_text(have))));
+                            return Err(self.err(
+                                t,
+                                format!(
+                                    "type mismatch: {name} has type {} but is used here as {t}",
+                                    self.ctx.type_text(have)
+                                ),
+                            ));
                         }
                     }
                 }
@@ -698,7 +867,10 @@ impl<'a, 'c> Builder<'a, 'c> {
                 let tys = &c.types[s as usize..e as usize];
                 if tys.len() != results.len() {
                     let at = tys.first().copied().unwrap_or(l.text);
-                    return Err(self.err(at, format!("{} result types for {} results", tys.len(), results.len())));
+                    return Err(self.err(
+                        at,
+                        format!("{} result types for {} results", tys.len(), results.len()),
+                    ));
                 }
                 for &t in tys {
                     rtys.push(self.ty(t)?);
@@ -717,7 +889,8 @@ impl<'a, 'c> Builder<'a, 'c> {
         for (i, &res) in results.iter().enumerate() {
             let n = self.value_number(res)?;
             if !names.define_num(n, prog.result(op, i)) {
-                return Err(self.err(res, format!("duplicate definition of {res}"))
+                return Err(self
+                    .err(res, format!("duplicate definition of {res}"))
                     .with_hint("every value is defined once"));
             }
         }
@@ -725,7 +898,11 @@ impl<'a, 'c> Builder<'a, 'c> {
     }
 
     fn value_number(&self, name: &str) -> Result<u64, Diagnostic> {
-        name[1..].parse::<u64>().ok().filter(|&n| n < u32::MAX as u64).ok_or_else(|| self.err(name, format!("value number {name} is too large")))
+        name[1..]
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n < u32::MAX as u64)
+            .ok_or_else(|| self.err(name, format!("value number {name} is too large")))
     }
 
     fn attrs(&mut self, text: &'a str) -> Result<AttrId, Diagnostic> {
@@ -737,7 +914,10 @@ impl<'a, 'c> Builder<'a, 'c> {
                 pest::error::InputLocation::Pos(p) => p,
                 pest::error::InputLocation::Span((s, _)) => s,
             };
-            self.err(&text[pos.min(text.len())..], "malformed attribute dictionary")
+            self.err(
+                &text[pos.min(text.len())..],
+                "malformed attribute dictionary",
+            )
         })?;
         let dict_pair = pairs.flatten().find(|p| p.as_rule() == Rule::dict);
         let dict = match dict_pair {
@@ -753,7 +933,9 @@ impl<'a, 'c> Builder<'a, 'c> {
         let mut d = AttrDict::default();
         for entry in p.into_inner() {
             let mut it = entry.into_inner();
-            let (Some(k), Some(v)) = (it.next(), it.next()) else { continue };
+            let (Some(k), Some(v)) = (it.next(), it.next()) else {
+                continue;
+            };
             if d.entries.contains_key(k.as_str()) {
                 return Err(self.err(k.as_str(), format!("duplicate attribute `{}`", k.as_str())));
             }
@@ -767,19 +949,33 @@ impl<'a, 'c> Builder<'a, 'c> {
         let s = p.as_str();
         Ok(match p.as_rule() {
             Rule::dict => Attr::Dict(self.dict(p)?),
-            Rule::array => Attr::Array(p.into_inner().map(|q| self.attr_value(q)).collect::<Result<_, _>>()?),
+            Rule::array => Attr::Array(
+                p.into_inner()
+                    .map(|q| self.attr_value(q))
+                    .collect::<Result<_, _>>()?,
+            ),
             Rule::string => Attr::Str(s[1..s.len() - 1].into()),
             Rule::number => {
                 let is_int = !s.contains(['.', 'e', 'E', 'i', 'n']);
                 if is_int {
                     match s.parse::<i64>() {
                         Ok(i) if i.to_string() == s => Attr::Int(i),
-                        Ok(i) => Attr::Float { value: i as f64, text: s.into() },
-                        Err(_) => return Err(self.err(s, format!("integer {s} does not fit in 64 bits"))),
+                        Ok(i) => Attr::Float {
+                            value: i as f64,
+                            text: s.into(),
+                        },
+                        Err(_) => {
+                            return Err(self.err(s, format!("integer {s} does not fit in 64 bits")))
+                        }
                     }
                 } else {
-                    let value = s.parse::<f64>().map_err(|_| self.err(s, format!("malformed number {s}")))?;
-                    Attr::Float { value, text: s.into() }
+                    let value = s
+                        .parse::<f64>()
+                        .map_err(|_| self.err(s, format!("malformed number {s}")))?;
+                    Attr::Float {
+                        value,
+                        text: s.into(),
+                    }
                 }
             }
             Rule::word => match s {
@@ -795,7 +991,8 @@ impl<'a, 'c> Builder<'a, 'c> {
         if let Some(&id) = self.type_cache.get(text) {
             return Ok(id);
         }
-        let pairs = PirParser::parse(Rule::type_full, text).map_err(|_| self.err(text, format!("malformed type `{text}`")))?;
+        let pairs = PirParser::parse(Rule::type_full, text)
+            .map_err(|_| self.err(text, format!("malformed type `{text}`")))?;
         let Some(p) = pairs.flatten().find(|p| p.as_rule() == Rule::ty) else {
             return Err(self.err(text, format!("malformed type `{text}`")));
         };

@@ -35,7 +35,14 @@ fn estimate(p: &Program) -> usize {
 }
 
 fn print_program_into(ctx: &Context, p: &Program, out: &mut String) {
-    let mut pr = Printer { ctx, p, out, names: vec![u32::MAX; p.value_capacity()], next: 0, next_arg: 0 };
+    let mut pr = Printer {
+        ctx,
+        p,
+        out,
+        names: vec![u32::MAX; p.value_capacity()],
+        next: 0,
+        next_arg: 0,
+    };
     pr.out.push_str("{\n");
     pr.block(p.top_block(), 1);
     pr.out.push_str("}\n");

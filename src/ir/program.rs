@@ -254,7 +254,9 @@ impl Program {
     pub fn operands(&self, op: OpId) -> impl ExactSizeIterator<Item = Option<ValueId>> + '_ {
         let d = &self.ops[op.index()];
         let s = d.operands_start as usize;
-        self.operands[s..s + d.operands_len as usize].iter().map(|o| opt(o.value).map(ValueId))
+        self.operands[s..s + d.operands_len as usize]
+            .iter()
+            .map(|o| opt(o.value).map(ValueId))
     }
 
     pub fn num_results(&self, op: OpId) -> usize {
@@ -291,7 +293,8 @@ impl Program {
 
     /// The op whose region holds `block` (`None` for the top block).
     pub fn block_parent_op(&self, block: BlockId) -> Option<OpId> {
-        opt(self.blocks[block.index()].parent_region).map(|r| OpId(self.regions[r as usize].parent_op))
+        opt(self.blocks[block.index()].parent_region)
+            .map(|r| OpId(self.regions[r as usize].parent_op))
     }
 
     pub fn next_op(&self, op: OpId) -> Option<OpId> {
@@ -316,7 +319,10 @@ impl Program {
 
     /// The ops of a block in order.
     pub fn block_ops(&self, block: BlockId) -> BlockOps<'_> {
-        BlockOps { prog: self, next: self.blocks[block.index()].first }
+        BlockOps {
+            prog: self,
+            next: self.blocks[block.index()].first,
+        }
     }
 
     /// Every live op of the program in print order (pre-order: an op before its regions' ops).
@@ -367,7 +373,10 @@ impl Program {
 
     /// The uses of `v` (most recent first).
     pub fn uses(&self, v: ValueId) -> Uses<'_> {
-        Uses { prog: self, next: self.values[v.index()].first_use }
+        Uses {
+            prog: self,
+            next: self.values[v.index()].first_use,
+        }
     }
 
     pub fn has_uses(&self, v: ValueId) -> bool {
@@ -382,7 +391,11 @@ impl Program {
 
     fn new_value(&mut self, ty: TypeId, def: ValueDef) -> ValueId {
         let id = ValueId(u32::try_from(self.values.len()).expect("fewer than 2^32 values"));
-        self.values.push(ValueData { ty, def, first_use: NONE });
+        self.values.push(ValueData {
+            ty,
+            def,
+            first_use: NONE,
+        });
         id
     }
 
@@ -399,7 +412,13 @@ impl Program {
         let operands_start = self.operands.len() as u32;
         let results_start = self.values.len() as u32;
         for (i, &t) in result_types.iter().enumerate() {
-            self.new_value(t, ValueDef::Result { op: id, index: i as u32 });
+            self.new_value(
+                t,
+                ValueDef::Result {
+                    op: id,
+                    index: i as u32,
+                },
+            );
         }
         self.ops.push(OpData {
             name,
@@ -417,7 +436,12 @@ impl Program {
         });
         for &v in operands {
             let slot = self.operands.len() as u32;
-            self.operands.push(OperandSlot { value: NONE, user: id.0, prev_use: NONE, next_use: NONE });
+            self.operands.push(OperandSlot {
+                value: NONE,
+                user: id.0,
+                prev_use: NONE,
+                next_use: NONE,
+            });
             if let Some(v) = v {
                 self.link_use(slot, v);
             }
@@ -428,7 +452,10 @@ impl Program {
     /// Adds a region with one empty block to `op` and returns the block.
     pub fn add_region(&mut self, op: OpId) -> BlockId {
         let r = RegionId(self.regions.len() as u32);
-        self.regions.push(RegionData { blocks: Vec::new(), parent_op: op.0 });
+        self.regions.push(RegionData {
+            blocks: Vec::new(),
+            parent_op: op.0,
+        });
         let b = self.new_block(r.0);
         self.regions[r.index()].blocks.push(b);
         self.ops[op.index()].regions.push(r);
@@ -439,7 +466,9 @@ impl Program {
     pub fn add_block_arg(&mut self, block: BlockId, ty: TypeId, attrs: AttrId) -> ValueId {
         let index = self.blocks[block.index()].args.len() as u32;
         let v = self.new_value(ty, ValueDef::Arg { block, index });
-        self.blocks[block.index()].args.push(BlockArg { value: v, attrs });
+        self.blocks[block.index()]
+            .args
+            .push(BlockArg { value: v, attrs });
         v
     }
 
@@ -447,14 +476,22 @@ impl Program {
     pub fn add_kwarg(&mut self, block: BlockId, name: Sym, ty: TypeId, attrs: AttrId) -> ValueId {
         let index = self.blocks[block.index()].kwargs.len() as u32;
         let v = self.new_value(ty, ValueDef::Kwarg { block, index });
-        self.blocks[block.index()].kwargs.push(Kwarg { name, value: v, attrs });
+        self.blocks[block.index()].kwargs.push(Kwarg {
+            name,
+            value: v,
+            attrs,
+        });
         v
     }
 
     /// The keyword argument of `block` named `name`. Linear in the number of keyword arguments;
     /// passes that look many up build their own index.
     pub fn find_kwarg(&self, block: BlockId, name: Sym) -> Option<ValueId> {
-        self.blocks[block.index()].kwargs.iter().find(|k| k.name == name).map(|k| k.value)
+        self.blocks[block.index()]
+            .kwargs
+            .iter()
+            .find(|k| k.name == name)
+            .map(|k| k.value)
     }
 
     // ---- placement -----------------------------------------------------------------------
@@ -489,7 +526,10 @@ impl Program {
 
     fn link(&mut self, op: OpId, block: BlockId, prev: u32, next: u32) {
         let d = &mut self.ops[op.index()];
-        assert!(d.parent == NONE && !d.dead, "op is already placed or erased");
+        assert!(
+            d.parent == NONE && !d.dead,
+            "op is already placed or erased"
+        );
         d.parent = block.0;
         d.prev = prev;
         d.next = next;
@@ -574,7 +614,10 @@ impl Program {
             }
         }
         for v in self.results(op) {
-            assert!(!self.has_uses(v), "erasing an op whose result is still used");
+            assert!(
+                !self.has_uses(v),
+                "erasing an op whose result is still used"
+            );
         }
         self.drop_operands(op);
         self.detach(op);
@@ -640,7 +683,12 @@ impl Program {
         let start = self.operands.len() as u32;
         for &v in operands {
             let slot = self.operands.len() as u32;
-            self.operands.push(OperandSlot { value: NONE, user: op.0, prev_use: NONE, next_use: NONE });
+            self.operands.push(OperandSlot {
+                value: NONE,
+                user: op.0,
+                prev_use: NONE,
+                next_use: NONE,
+            });
             if let Some(v) = v {
                 self.link_use(slot, v);
             }
@@ -662,7 +710,12 @@ impl Program {
     }
 
     /// Replaces the uses of `old` by `new` in the ops `keep` accepts. O(uses of `old`).
-    pub fn replace_uses_where(&mut self, old: ValueId, new: ValueId, mut keep: impl FnMut(Use) -> bool) {
+    pub fn replace_uses_where(
+        &mut self,
+        old: ValueId,
+        new: ValueId,
+        mut keep: impl FnMut(Use) -> bool,
+    ) {
         if old == new {
             return;
         }
@@ -715,7 +768,10 @@ impl Iterator for Uses<'_> {
         let o = &self.prog.operands[slot as usize];
         self.next = o.next_use;
         let op = OpId(o.user);
-        Some(Use { op, index: slot - self.prog.ops[op.index()].operands_start })
+        Some(Use {
+            op,
+            index: slot - self.prog.ops[op.index()].operands_start,
+        })
     }
 }
 
@@ -767,7 +823,13 @@ mod tests {
         p.append(b, d1);
         p.append(b, d2);
         let (v1, v2) = (p.result(d1, 0), p.result(d2, 0));
-        let u1 = p.create_op(n, Context::EMPTY_ATTRS, &[Some(v1), None, Some(v1)], &[], OpSyntax::Plain);
+        let u1 = p.create_op(
+            n,
+            Context::EMPTY_ATTRS,
+            &[Some(v1), None, Some(v1)],
+            &[],
+            OpSyntax::Plain,
+        );
         let u2 = p.create_op(n, Context::EMPTY_ATTRS, &[Some(v1)], &[], OpSyntax::Plain);
         p.append(b, u1);
         p.append(b, u2);
@@ -783,7 +845,11 @@ mod tests {
         uses.sort();
         assert_eq!(
             uses,
-            vec![Use { op: u1, index: 0 }, Use { op: u1, index: 2 }, Use { op: u2, index: 0 }]
+            vec![
+                Use { op: u1, index: 0 },
+                Use { op: u1, index: 2 },
+                Use { op: u2, index: 0 }
+            ]
         );
         p.set_operand(u2, 0, None);
         assert_eq!(p.num_uses(v2), 2);
@@ -800,7 +866,13 @@ mod tests {
     fn erasing_a_used_value_is_a_bug() {
         let (_ctx, mut p, n) = setup();
         let b = p.top_block();
-        let d = p.create_op(n, Context::EMPTY_ATTRS, &[], &[Context::NULL_TYPE], OpSyntax::Plain);
+        let d = p.create_op(
+            n,
+            Context::EMPTY_ATTRS,
+            &[],
+            &[Context::NULL_TYPE],
+            OpSyntax::Plain,
+        );
         p.append(b, d);
         let v = p.result(d, 0);
         let u = p.create_op(n, Context::EMPTY_ATTRS, &[Some(v)], &[], OpSyntax::Plain);

@@ -131,7 +131,11 @@ pub enum Type {
     /// `vec[t0,t1,...]`, the type `builtin.combine` produces.
     Vec(Vec<TypeId>),
     /// `pd_dist.tensor<shape x dtype, rest>`: a tensor with distribution attributes kept as text.
-    Dist { shape: Vec<i64>, dtype: DType, rest: String },
+    Dist {
+        shape: Vec<i64>,
+        dtype: DType,
+        rest: String,
+    },
     /// Any other type, kept as written.
     Opaque(String),
 }
@@ -140,7 +144,9 @@ impl Type {
     /// Shape and dtype for tensor-like types.
     pub fn tensor(&self) -> Option<(&[i64], DType)> {
         match self {
-            Type::Tensor { shape, dtype } | Type::Dist { shape, dtype, .. } => Some((shape, *dtype)),
+            Type::Tensor { shape, dtype } | Type::Dist { shape, dtype, .. } => {
+                Some((shape, *dtype))
+            }
             _ => None,
         }
     }
