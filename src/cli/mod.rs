@@ -154,6 +154,7 @@ impl From<Diagnostic> for Failure {
 pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnostic> {
     let src = read_source(input)?;
     let mut module = ir::parse_module(&src)?;
+    let mut startup_src = None;
     if let Some(s) = startup {
         if module.startup.is_some() {
             return Err(Diagnostic::error(format!(
@@ -162,8 +163,15 @@ pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnos
         }
         let ssrc = read_source(s)?;
         ir::parse_startup_into(&mut module, &ssrc)?;
+        startup_src = Some(ssrc);
     }
-    ir::verify_module(&module)?;
+    if let Err(e) = ir::verify_module(&module) {
+        let src = match e.which {
+            ir::Which::Startup if startup_src.is_some() => startup_src.as_ref(),
+            _ => Some(&src),
+        };
+        return Err(e.to_diagnostic(&module, src));
+    }
     Ok(module)
 }
 
