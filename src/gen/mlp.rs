@@ -154,6 +154,78 @@ impl MlpOptions {
     }
 }
 
+impl Optimizer {
+    /// Every optimizer, in the order the command line lists them.
+    pub const ALL: [Optimizer; 4] = [
+        Optimizer::Sgd,
+        Optimizer::Momentum,
+        Optimizer::Adam,
+        Optimizer::AdamW,
+    ];
+
+    /// The command-line spelling: `sgd`, `momentum`, `adam`, `adamw`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Optimizer::Sgd => "sgd",
+            Optimizer::Momentum => "momentum",
+            Optimizer::Adam => "adam",
+            Optimizer::AdamW => "adamw",
+        }
+    }
+}
+
+impl std::fmt::Display for Optimizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Optimizer {
+    type Err = String;
+
+    /// Parses the command-line spelling (ASCII case-insensitive).
+    fn from_str(s: &str) -> Result<Self, String> {
+        Optimizer::ALL
+            .into_iter()
+            .find(|o| o.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                format!("unknown optimizer `{s}` (expected sgd, momentum, adam or adamw)")
+            })
+    }
+}
+
+impl Dtype {
+    /// Every dtype, in the order the command line lists them.
+    pub const ALL: [Dtype; 2] = [Dtype::F32, Dtype::Bf16];
+
+    /// The command-line spelling: `f32`, `bf16`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "f32",
+            Dtype::Bf16 => "bf16",
+        }
+    }
+}
+
+impl std::fmt::Display for Dtype {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Dtype {
+    type Err = String;
+
+    /// Parses `f32` or `bf16` (ASCII case-insensitive; `float32` and `bfloat16` too).
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "f32" | "float32" => Ok(Dtype::F32),
+            "bf16" | "bfloat16" => Ok(Dtype::Bf16),
+            _ => Err(format!("unknown dtype `{s}` (expected f32 or bf16)")),
+        }
+    }
+}
+
 fn nz(n: usize) -> NonZeroUsize {
     NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN)
 }
@@ -336,8 +408,8 @@ struct Gen<'o> {
     pe: Elem,
     layers: usize,
     params: Vec<ParamIds>,
-    /// Xavier bounds per distinct (fan_in, fan_out), already formatted: at most three pairs.
-    bounds: Vec<((usize, usize), String)>,
+    /// Float attributes already formatted, by bit pattern (a handful of values).
+    floats: Vec<(u64, String)>,
 }
 
 impl<'o> Gen<'o> {
@@ -353,7 +425,7 @@ impl<'o> Gen<'o> {
             },
             layers,
             params: vec![ParamIds::default(); 2 * layers],
-            bounds: Vec::new(),
+            floats: Vec::new(),
         }
     }
 
@@ -509,8 +581,18 @@ impl<'o> Gen<'o> {
         self.out.push(']');
     }
 
+    /// A float attribute, `%g`-formatted once per distinct value (the same few values repeat
+    /// on every layer, and formatting a float costs more than the rest of a line).
     fn g(&mut self, v: f64) {
-        push_g(&mut self.out, v);
+        let bits = v.to_bits();
+        if let Some((_, s)) = self.floats.iter().find(|(b, _)| *b == bits) {
+            self.out.push_str(s);
+            return;
+        }
+        let mut s = String::new();
+        push_g(&mut s, v);
+        self.out.push_str(&s);
+        self.floats.push((bits, s));
     }
 
     // ---- names ----------------------------------------------------------------------------
@@ -1110,20 +1192,11 @@ impl<'o> Gen<'o> {
         }
     }
 
-    /// `±sqrt(6 / (fan_in + fan_out))` without the sign, as `%g`; formatted once per shape.
+    /// `sqrt(6 / (fan_in + fan_out))`, the Xavier-uniform bound. Paddle computes it in Python
+    /// floats (f64) and hands it to `uniform` as a Scalar, which keeps the double; the printer
+    /// rounds it to 6 significant digits.
     fn xavier_bound(&mut self, fan_in: usize, fan_out: usize) {
-        let key = (fan_in, fan_out);
-        if let Some((_, s)) = self.bounds.iter().find(|(k, _)| *k == key) {
-            self.out.push_str(s);
-            return;
-        }
-        let mut s = String::new();
-        // Paddle computes the bound in Python floats (f64) and hands it to `uniform` as a
-        // Scalar, which keeps the double; the printer then rounds it to 6 digits.
-        let bound = (6.0 / (fan_in as f64 + fan_out as f64)).sqrt();
-        push_g(&mut s, bound);
-        self.out.push_str(&s);
-        self.bounds.push((key, s));
+        self.g((6.0 / (fan_in as f64 + fan_out as f64)).sqrt());
     }
 
     /// A persistable `pd_op.full` of type `t` filled with `value`.
@@ -1176,4 +1249,47 @@ struct Forward {
     pow: u64,
     axes: u64,
     mean: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The output is allocated once: had the string grown, its capacity would differ from the
+    /// estimate (growth doubles it).
+    #[test]
+    fn output_is_allocated_once() {
+        for n in [3, 10, 997, 3_001] {
+            for optimizer in Optimizer::ALL {
+                for dtype in Dtype::ALL {
+                    let opts = MlpOptions {
+                        optimizer,
+                        dtype,
+                        allreduce: n % 2 == 1,
+                        first_layer_index: n,
+                        ..MlpOptions::with_layers(nz(n))
+                    };
+                    let out = mlp(&opts);
+                    assert_eq!(out.capacity(), estimate_len(&opts), "{opts:?}");
+                    // And, on programs big enough to matter, not wildly over.
+                    if n > 100 {
+                        assert!(out.capacity() < out.len() + out.len() / 10, "{opts:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for o in Optimizer::ALL {
+            assert_eq!(o.name().parse::<Optimizer>(), Ok(o));
+        }
+        for d in Dtype::ALL {
+            assert_eq!(d.to_string().parse::<Dtype>(), Ok(d));
+        }
+        assert_eq!("AdamW".parse::<Optimizer>(), Ok(Optimizer::AdamW));
+        assert!("lamb".parse::<Optimizer>().is_err());
+        assert!("f16".parse::<Dtype>().is_err());
+    }
 }
