@@ -41,7 +41,10 @@
 //! (`before.ir` + `startup_before.ir`), Adam f32 3 layers (`before_adam.ir` +
 //! `startup_before_adam.ir`), SGD bf16 2 layers (`master_grad_before.ir` +
 //! `master_grad_startup_before.ir`), SGD f32 3 layers with `allreduce` (main of
-//! `allreduce_sync1_before.ir`) and without roles (`before_noroles.ir`).
+//! `allreduce_sync1_before.ir`) and without roles (`before_noroles.ir`). With
+//! `first_layer_index: 72, lr_index: 2` (the name counters of the process that made it), every
+//! forward and backward op of the 256-layer program occurs, in order and identical up to value
+//! ids, in Paddle's gradient-merge output `after_256.ir`.
 //!
 //! Built by analogy, with no Paddle dump to compare against (the structure is what Paddle's
 //! optimizer code does; the details below are this generator's choices):
@@ -56,6 +59,8 @@
 //!   and `multi_precision` is true; in main the accumulators come first, then the learning rate,
 //!   then the masters.
 //! - `allreduce` with bf16: the collective acts on the bf16 gradient, before the master-grad cast.
+//!   The startup program with `allreduce` is the plain one (`allreduce_sync1_before.ir` has no
+//!   startup dump of its own; a collective adds no state).
 //! - `roles: false` with `allreduce`: the collectives are backward ops and print
 //!   `stop_gradient:[true]` like them.
 //! - The learning rate is 0.1 for SGD and Momentum and 0.01 for Adam and AdamW (as in the
@@ -270,7 +275,7 @@ fn estimate_len(opts: &MlpOptions) -> usize {
         (two.matches("linear_").count()).saturating_sub(one.matches("linear_").count());
     let max_id = ids_two.saturating_mul(layers as u64);
     let id_digits = digits(max_id);
-    let name_digits = digits((opts.first_layer_index + layers) as u64);
+    let name_digits = digits(opts.first_layer_index.saturating_add(layers) as u64);
     let per_layer = per_layer + refs_per_layer * id_digits + names_per_layer * name_digits;
     one.len().saturating_add(per_layer.saturating_mul(layers))
 }
@@ -599,7 +604,7 @@ impl<'o> Gen<'o> {
 
     fn param_name(&mut self, idx: usize) {
         self.s("linear_");
-        self.uint((self.o.first_layer_index + idx / 2) as u64);
+        self.uint(self.o.first_layer_index.saturating_add(idx / 2) as u64);
         self.s(if idx.is_multiple_of(2) {
             ".w_0"
         } else {
@@ -629,7 +634,7 @@ impl<'o> Gen<'o> {
 
     fn struct_name(&mut self, layer: usize) {
         self.s("struct_name:\"/Linear");
-        let k = self.o.first_layer_index + layer;
+        let k = self.o.first_layer_index.saturating_add(layer);
         if k > 0 {
             self.out.push('_');
             self.uint(k as u64);
