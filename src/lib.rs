@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod diag;
 pub mod dialect;
+pub mod gen;
 pub mod ir;
 
 pub use diag::{Diagnostic, SourceFile};
