@@ -37,11 +37,20 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
     let text = std::fs::read_to_string(path)?;
     let rel = path.strip_prefix(root()).unwrap_or(path);
     let dir = rel.parent().unwrap_or(Path::new("."));
-    let mut case = Case { args: vec![], exit: 0, out_checks: vec![], err_checks: vec![] };
+    let mut case = Case {
+        args: vec![],
+        exit: 0,
+        out_checks: vec![],
+        err_checks: vec![],
+    };
     for line in text.lines() {
-        let Some(rest) = line.trim_start().strip_prefix("//") else { continue };
+        let Some(rest) = line.trim_start().strip_prefix("//") else {
+            continue;
+        };
         let rest = rest.trim_start();
-        let Some((key, val)) = rest.split_once(':') else { continue };
+        let Some((key, val)) = rest.split_once(':') else {
+            continue;
+        };
         let val = val.strip_prefix(' ').unwrap_or(val);
         match key {
             "RUN" => {
@@ -50,14 +59,20 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
                     return Err("RUN must start with `irw`".into());
                 }
                 case.args = words
-                    .map(|w| w.replace("%s", &rel.to_string_lossy()).replace("%S", &dir.to_string_lossy()))
+                    .map(|w| {
+                        w.replace("%s", &rel.to_string_lossy())
+                            .replace("%S", &dir.to_string_lossy())
+                    })
                     .collect();
             }
             "EXIT" => case.exit = val.trim().parse().map_err(|_| "bad EXIT")?,
             k => {
                 if let Some(d) = directive(k) {
                     case.out_checks.push(format!("{d} {val}"));
-                } else if let Some(d) = k.strip_prefix("CHECK-ERR").and_then(|s| directive(&format!("CHECK{s}"))) {
+                } else if let Some(d) = k
+                    .strip_prefix("CHECK-ERR")
+                    .and_then(|s| directive(&format!("CHECK{s}")))
+                {
                     case.err_checks.push(format!("{d} {val}"));
                 }
             }
@@ -75,10 +90,13 @@ fn filecheck(directives: &[String], text: &str, what: &str) -> Result<(), Failed
     }
     let mut b = filecheck::CheckerBuilder::new();
     for d in directives {
-        b.directive(d).map_err(|e| format!("bad directive `{d}`: {e}"))?;
+        b.directive(d)
+            .map_err(|e| format!("bad directive `{d}`: {e}"))?;
     }
     let checker = b.finish();
-    let (ok, explain) = checker.explain(text, filecheck::NO_VARIABLES).map_err(|e| e.to_string())?;
+    let (ok, explain) = checker
+        .explain(text, filecheck::NO_VARIABLES)
+        .map_err(|e| e.to_string())?;
     if !ok {
         return Err(format!("{what} does not match:\n{explain}\n--- {what} ---\n{text}").into());
     }
@@ -94,7 +112,12 @@ fn run_case(path: PathBuf) -> Result<(), Failed> {
         return Err(format!("irw panicked:\n{stderr}").into());
     }
     if out.status.code() != Some(case.exit) {
-        return Err(format!("exit code {:?}, want {}; stderr:\n{stderr}", out.status.code(), case.exit).into());
+        return Err(format!(
+            "exit code {:?}, want {}; stderr:\n{stderr}",
+            out.status.code(),
+            case.exit
+        )
+        .into());
     }
     filecheck(&case.out_checks, &stdout, "stdout")?;
     filecheck(&case.err_checks, &stderr, "stderr")?;
@@ -104,7 +127,11 @@ fn run_case(path: PathBuf) -> Result<(), Failed> {
     } else if expected.exists() {
         let want = std::fs::read_to_string(&expected)?;
         if want != stdout {
-            let line = stdout.lines().zip(want.lines()).position(|(a, b)| a != b).unwrap_or(0);
+            let line = stdout
+                .lines()
+                .zip(want.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
             return Err(format!(
                 "stdout differs from {} at line {} (IRW_BLESS=1 to update):\n  want: {}\n  got:  {}",
                 expected.display(),

@@ -95,9 +95,21 @@ enum GenCommand {
 
 #[derive(Args, Debug)]
 struct GenMlpArgs {
-    /// Number of linear layers.
-    #[arg(long, default_value_t = 3)]
-    layers: usize,
+    /// Number of linear layers (at least 1); about 10 main ops per layer.
+    #[arg(long, default_value = "3")]
+    layers: std::num::NonZeroUsize,
+    /// Optimizer: sgd, momentum, adam or adamw.
+    #[arg(long, default_value = "sgd")]
+    optimizer: crate::gen::Optimizer,
+    /// Parameter dtype: f32, or bf16 with f32 master weights and master gradients.
+    #[arg(long, default_value = "f32")]
+    dtype: crate::gen::Dtype,
+    /// Data parallel: a `c_allreduce_sum` after each parameter gradient.
+    #[arg(long)]
+    allreduce: bool,
+    /// Leave out the `op_role` attributes (as a program built without roles prints).
+    #[arg(long)]
+    no_roles: bool,
     /// Write to FILE (atomically) instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<String>,
@@ -118,9 +130,7 @@ pub fn main() -> i32 {
         Some(Command::Check(_)) | Some(Command::Run(_)) => Err(Failure::Usage(
             "this subcommand is not implemented yet".into(),
         )),
-        Some(Command::Gen(GenCommand::Mlp(_))) => {
-            Err(Failure::Usage("`irw gen` is not implemented yet".into()))
-        }
+        Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(&a),
     };
     match result {
         Ok(()) => 0,
@@ -206,5 +216,18 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
             t_print.as_secs_f64()
         );
     }
+    Ok(())
+}
+
+fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
+    let opts = crate::gen::MlpOptions {
+        optimizer: a.optimizer,
+        dtype: a.dtype,
+        allreduce: a.allreduce,
+        roles: !a.no_roles,
+        ..crate::gen::MlpOptions::with_layers(a.layers)
+    };
+    let text = crate::gen::mlp(&opts);
+    write_output(a.output.as_deref().unwrap_or("-"), &text)?;
     Ok(())
 }
