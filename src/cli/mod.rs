@@ -46,6 +46,29 @@ enum Command {
     /// Generate training programs exactly as Paddle prints them.
     #[command(subcommand)]
     Gen(GenCommand),
+    /// Compare two programs structurally: equal up to value renaming and the order of
+    /// independent ops (exit code 0 when equal, 1 when not).
+    Diff(DiffArgs),
+}
+
+#[derive(Args, Debug)]
+struct DiffArgs {
+    /// The first program file (main, optionally with `startup { ... }`).
+    a: String,
+    /// The second program file.
+    b: String,
+    /// Read A's startup program from FILE.
+    #[arg(long, value_name = "FILE")]
+    startup_a: Option<String>,
+    /// Read B's startup program from FILE.
+    #[arg(long, value_name = "FILE")]
+    startup_b: Option<String>,
+    /// Leave attribute NAME out of the comparison (repeatable), e.g. `struct_name`.
+    #[arg(long = "ignore-attr", value_name = "NAME")]
+    ignore_attr: Vec<String>,
+    /// Show at most N differing ops per side.
+    #[arg(long, default_value_t = 20)]
+    max_lines: usize,
 }
 
 /// Options of the rewrite command (the default command).
@@ -131,6 +154,7 @@ pub fn main() -> i32 {
             "this subcommand is not implemented yet".into(),
         )),
         Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(&a),
+        Some(Command::Diff(a)) => diff_command(&a),
     };
     match result {
         Ok(()) => 0,
@@ -138,6 +162,7 @@ pub fn main() -> i32 {
             eprint!("{d}");
             1
         }
+        Err(Failure::Mismatch) => 1,
         Err(Failure::Usage(msg)) => {
             eprintln!("error: {msg}");
             eprintln!("\nFor more information, try '--help'.");
@@ -152,6 +177,8 @@ pub enum Failure {
     Input(Diagnostic),
     /// Bad usage: exit code 2.
     Usage(String),
+    /// A comparison or check found a difference (already reported): exit code 1.
+    Mismatch,
 }
 
 impl From<Diagnostic> for Failure {
@@ -230,4 +257,16 @@ fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
     let text = crate::gen::mlp(&opts);
     write_output(a.output.as_deref().unwrap_or("-"), &text)?;
     Ok(())
+}
+
+fn diff_command(a: &DiffArgs) -> Result<(), Failure> {
+    let ma = load_module(&a.a, a.startup_a.as_deref())?;
+    let mb = load_module(&a.b, a.startup_b.as_deref())?;
+    let (report, equal) = crate::diff::diff_modules(&ma, &mb, a.max_lines, &a.ignore_attr);
+    print!("{report}");
+    if equal {
+        Ok(())
+    } else {
+        Err(Failure::Mismatch)
+    }
 }
