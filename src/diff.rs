@@ -162,10 +162,10 @@ pub fn diff_programs(
     let (ma, mb) = (count(ca, a), count(cb, b));
     let (la, lb) = (op_lines(ca, a), op_lines(cb, b));
     let mut d = ProgramDiff::default();
-    let mut only = |m1: &BTreeMap<u64, (usize, OpId)>,
-                    m2: &BTreeMap<u64, (usize, OpId)>,
-                    lines: &FxHashMap<OpId, String>,
-                    out: &mut Vec<(OpId, String)>| {
+    let only = |m1: &BTreeMap<u64, (usize, OpId)>,
+                m2: &BTreeMap<u64, (usize, OpId)>,
+                lines: &FxHashMap<OpId, String>,
+                out: &mut Vec<(OpId, String)>| {
         for (sig, &(n, op)) in m1 {
             let other = m2.get(sig).map_or(0, |e| e.0);
             for _ in other..n {
