@@ -3,6 +3,7 @@
 //! See `ARCHITECTURE.md` for the bird's-eye view and the code map.
 
 pub mod diag;
+pub mod dialect;
 pub mod ir;
 pub mod rules;
 

@@ -20,3 +20,26 @@ fn shipped_rule_files_parse() {
     }
     assert!(n >= 3);
 }
+
+#[test]
+fn shipped_rule_files_resolve() {
+    let sets = vec![("k_steps".to_string(), "4".to_string())];
+    let rs =
+        irw::rules::load(&["rules/grad_merge.rw".into()], &sets).unwrap_or_else(|d| panic!("{d}"));
+    let names: Vec<&str> = rs.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["check", "master_grad", "accumulate", "hoist", "zero"]
+    );
+    let sets = vec![
+        ("k_steps".to_string(), "4".to_string()),
+        (
+            "gradient_sync_after_accumulate".to_string(),
+            "false".to_string(),
+        ),
+    ];
+    let rs =
+        irw::rules::load(&["rules/grad_merge.rw".into()], &sets).unwrap_or_else(|d| panic!("{d}"));
+    let names: Vec<&str> = rs.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["check", "master_grad", "accumulate", "zero"]);
+}
