@@ -5,6 +5,7 @@
 pub mod diag;
 pub mod dialect;
 pub mod ir;
+pub mod rewrite;
 pub mod rules;
 
 pub use diag::{Diagnostic, SourceFile};
