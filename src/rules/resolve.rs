@@ -647,7 +647,7 @@ impl<'a> Checker<'a> {
         for c in &r.clauses {
             match c {
                 Clause::Where(e) => {
-                    let t = self.expr(e)?;
+                    let t = self.expr_no_build(e)?;
                     if !t.is(Ty::Bool) {
                         return Err(self.at(
                             e.span().0,
@@ -821,7 +821,7 @@ impl<'a> Checker<'a> {
     fn pattern_exprs(&mut self, p: &OpPattern) -> Result<(), Diagnostic> {
         for a in &p.attrs {
             if let AttrPatVal::Equals(e) = &a.val {
-                self.expr(e)?;
+                self.expr_no_build(e)?;
             }
         }
         for a in &p.args {
