@@ -25,7 +25,14 @@ fn main() {
         }
     };
     let t = std::time::Instant::now();
-    match apply(&mut m, &rs, &Options { trace: true, ..Default::default() }) {
+    match apply(
+        &mut m,
+        &rs,
+        &Options {
+            trace: true,
+            ..Default::default()
+        },
+    ) {
         Ok(st) => {
             eprint!("{}", st.render());
             for l in &st.trace {

@@ -6,16 +6,23 @@ use std::path::Path;
 #[test]
 fn bad_rule_files_report_their_errors() {
     let dir = Path::new("tests/golden/rules/errors");
-    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "rw")).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rw"))
+        .collect();
     files.sort();
     assert!(files.len() >= 15, "at least 15 bad rule files");
     let mut failures = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
-        let expects: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("// EXPECT: ")).collect();
+        let expects: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("// EXPECT: "))
+            .collect();
         assert!(!expects.is_empty(), "{}: no // EXPECT: line", f.display());
         let sets = vec![];
-        match irw::rules::load(&[f.clone()], &sets) {
+        match irw::rules::load(std::slice::from_ref(f), &sets) {
             Ok(_) => failures.push(format!("{}: loaded without error", f.display())),
             Err(d) => {
                 let shown = d.to_string();
@@ -26,7 +33,11 @@ fn bad_rule_files_report_their_errors() {
                         failures.push(format!("{}: expected `{e}` in:\n{shown}", f.display()));
                     }
                 }
-                assert!(shown.contains('^') || !shown.contains(".rw:"), "{}: located error without a caret:\n{shown}", f.display());
+                assert!(
+                    shown.contains('^') || !shown.contains(".rw:"),
+                    "{}: located error without a caret:\n{shown}",
+                    f.display()
+                );
             }
         }
     }

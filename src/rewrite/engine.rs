@@ -6,7 +6,10 @@ use super::runtime::{as_op, as_value, op_role, Bindings, RtEnv};
 use super::{Options, PhaseStats, RuleStats, Stats};
 use crate::diag::Diagnostic;
 use crate::dialect::{Dialect, ResultRule};
-use crate::ir::{Attr, AttrDict, BlockId, Context, Module, OpId, OpSyntax, Type, TypeId, ValueDef, ValueId, Which};
+use crate::ir::{
+    Attr, AttrDict, BlockId, Context, Module, OpId, OpSyntax, Type, TypeId, ValueDef, ValueId,
+    Which,
+};
 use crate::rules::ast::{Action, Build, Expr, Ident, InsertPoint, OperandSel, Rule, Span};
 use crate::rules::eval::{eval, eval_str, EvalError};
 use crate::rules::{LoadedRule, RuleSet, Val, ROLE_ATTR, STAGES};
@@ -47,7 +50,11 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 });
             }
         }
-        let cap = if opts.max_applications == 0 { 16 * eng.m.main.num_ops() + 1000 } else { opts.max_applications };
+        let cap = if opts.max_applications == 0 {
+            16 * eng.m.main.num_ops() + 1000
+        } else {
+            opts.max_applications
+        };
         let mut work: VecDeque<OpId> = eng.m.main.walk().into();
         let mut queued: HashSet<OpId> = work.iter().copied().collect();
         let mut memo: HashSet<(usize, Vec<OpId>)> = HashSet::new();
@@ -62,7 +69,14 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                     continue;
                 }
                 let lr = &phase.rules[*ri];
-                let mut s = Searcher { m: eng.m, rules, c, memo: &memo, rule_index: *ri, matches: 0 };
+                let mut s = Searcher {
+                    m: eng.m,
+                    rules,
+                    c,
+                    memo: &memo,
+                    rule_index: *ri,
+                    matches: 0,
+                };
                 let found = s.find(op).map_err(|e| eval_diag(rules, lr, e))?;
                 stats.rules[first_stat + k].matches += s.matches;
                 let Some(mt) = found else { continue };
@@ -74,16 +88,29 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                     ));
                 }
                 memo.insert((*ri, mt.ops.clone()));
-                let touched = eng.run(lr, c.rule.clauses.iter().filter_map(|cl| match cl {
-                    crate::rules::ast::Clause::Action(a) => Some(a),
-                    _ => None,
-                }), mt)?;
+                let touched = eng.run(
+                    lr,
+                    c.rule.clauses.iter().filter_map(|cl| match cl {
+                        crate::rules::ast::Clause::Action(a) => Some(a),
+                        _ => None,
+                    }),
+                    mt,
+                )?;
                 stats.rules[first_stat + k].applications += 1;
                 applied += 1;
                 if applied as usize > cap {
                     let mut top: Vec<&RuleStats> = stats.rules[first_stat..].iter().collect();
-                    top.sort_by(|a, b| b.applications.cmp(&a.applications));
-                    let list: Vec<String> = top.iter().take(3).map(|r| format!("{} ({} applications, {})", r.name, r.applications, r.location)).collect();
+                    top.sort_by_key(|r| std::cmp::Reverse(r.applications));
+                    let list: Vec<String> = top
+                        .iter()
+                        .take(3)
+                        .map(|r| {
+                            format!(
+                                "{} ({} applications, {})",
+                                r.name, r.applications, r.location
+                            )
+                        })
+                        .collect();
                     return Err(Diagnostic::error(format!("phase `{}` stopped after {cap} rule applications: its rules may be looping", phase.name))
                         .with_note(format!("most applied: {}", list.join("; ")))
                         .with_hint("a rule should remove what it matches, or add something its pattern then excludes"));
@@ -95,7 +122,11 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 }
             }
         }
-        stats.phases.push(PhaseStats { name: phase.name.clone(), applications: applied, time: start.elapsed() });
+        stats.phases.push(PhaseStats {
+            name: phase.name.clone(),
+            applications: applied,
+            time: start.elapsed(),
+        });
     }
     Ok(stats)
 }
@@ -141,11 +172,27 @@ impl<'a> Engine<'a> {
                 stage_last.insert(r, op);
             }
         }
-        let kwargs = m.main.block_kwargs(top).iter().map(|k| (m.ctx.str(k.name).to_string(), k.value)).collect();
-        Engine { m, rules, stage_first, stage_last, kwargs }
+        let kwargs = m
+            .main
+            .block_kwargs(top)
+            .iter()
+            .map(|k| (m.ctx.str(k.name).to_string(), k.value))
+            .collect();
+        Engine {
+            m,
+            rules,
+            stage_first,
+            stage_last,
+            kwargs,
+        }
     }
 
-    fn run<'r>(&mut self, lr: &LoadedRule, actions: impl Iterator<Item = &'r Action>, mt: Match) -> Result<Vec<OpId>, Diagnostic> {
+    fn run<'r>(
+        &mut self,
+        lr: &LoadedRule,
+        actions: impl Iterator<Item = &'r Action>,
+        mt: Match,
+    ) -> Result<Vec<OpId>, Diagnostic> {
         let mut b = mt.bindings;
         let mut fx = Effects::default();
         for a in actions {
@@ -163,7 +210,11 @@ impl<'a> Engine<'a> {
     }
 
     fn eval(&mut self, lr: &LoadedRule, b: &mut Bindings, e: &Expr) -> Result<Val, Diagnostic> {
-        let mut env = RtEnv { m: self.m, rules: self.rules, b };
+        let mut env = RtEnv {
+            m: self.m,
+            rules: self.rules,
+            b,
+        };
         eval(&mut env, e).map_err(|er| eval_diag(self.rules, lr, er))
     }
 
@@ -171,45 +222,109 @@ impl<'a> Engine<'a> {
         Diagnostic::at(&self.rules.sources[lr.file], span.0, msg)
     }
 
-    fn value_of(&mut self, lr: &LoadedRule, b: &mut Bindings, e: &Expr) -> Result<Option<ValueId>, Diagnostic> {
+    fn value_of(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        e: &Expr,
+    ) -> Result<Option<ValueId>, Diagnostic> {
         let v = self.eval(lr, b, e)?;
-        as_value(self.m, &v).ok_or_else(|| self.err(lr, e.span(), format!("expected a value, found a {}", v.kind())))
+        as_value(self.m, &v).ok_or_else(|| {
+            self.err(
+                lr,
+                e.span(),
+                format!("expected a value, found a {}", v.kind()),
+            )
+        })
     }
 
-    fn op_of(&mut self, lr: &LoadedRule, b: &mut Bindings, name: &Ident) -> Result<OpId, Diagnostic> {
-        let v = b.values.get(&name.name).cloned().ok_or_else(|| self.err(lr, name.span, format!("`{}` is not bound", name.name)))?;
-        as_op(self.m, &v).ok_or_else(|| self.err(lr, name.span, format!("`{}` is not defined by an op", name.name)))
+    fn op_of(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        name: &Ident,
+    ) -> Result<OpId, Diagnostic> {
+        let v = b
+            .values
+            .get(&name.name)
+            .cloned()
+            .ok_or_else(|| self.err(lr, name.span, format!("`{}` is not bound", name.name)))?;
+        as_op(self.m, &v).ok_or_else(|| {
+            self.err(
+                lr,
+                name.span,
+                format!("`{}` is not defined by an op", name.name),
+            )
+        })
     }
 
-    fn action(&mut self, lr: &LoadedRule, a: &Action, b: &mut Bindings, fx: &mut Effects) -> Result<(), Diagnostic> {
+    fn action(
+        &mut self,
+        lr: &LoadedRule,
+        a: &Action,
+        b: &mut Bindings,
+        fx: &mut Effects,
+    ) -> Result<(), Diagnostic> {
         match a {
             Action::Let { name, value, .. } => {
                 let v = self.eval(lr, b, value)?;
                 b.captures.insert(name.name.clone(), v);
             }
-            Action::If { cond, then, els, .. } => {
+            Action::If {
+                cond, then, els, ..
+            } => {
                 let branch = match self.eval(lr, b, cond)? {
                     Val::Bool(true) => then,
                     Val::Bool(false) => els,
-                    v => return Err(self.err(lr, cond.span(), format!("`if` needs a bool, found a {}", v.kind()))),
+                    v => {
+                        return Err(self.err(
+                            lr,
+                            cond.span(),
+                            format!("`if` needs a bool, found a {}", v.kind()),
+                        ))
+                    }
                 };
                 for a in branch {
                     self.action(lr, a, b, fx)?;
                 }
             }
             Action::Error { message, span } => {
-                let mut env = RtEnv { m: self.m, rules: self.rules, b };
+                let mut env = RtEnv {
+                    m: self.m,
+                    rules: self.rules,
+                    b,
+                };
                 let msg = eval_str(&mut env, message).map_err(|e| eval_diag(self.rules, lr, e))?;
-                return Err(self.err(lr, *span, msg).with_note(format!("raised by rule `{}`", lr.rule.name().name)));
+                return Err(self
+                    .err(lr, *span, msg)
+                    .with_note(format!("raised by rule `{}`", lr.rule.name().name)));
             }
-            Action::State { bind, name, ty, init, span } => {
+            Action::State {
+                bind,
+                name,
+                ty,
+                init,
+                span,
+            } => {
                 let n = match self.eval(lr, b, name)? {
                     Val::Str(s) => s,
-                    v => return Err(self.err(lr, name.span(), format!("a state name must be a string, found a {}", v.kind()))),
+                    v => {
+                        return Err(self.err(
+                            lr,
+                            name.span(),
+                            format!("a state name must be a string, found a {}", v.kind()),
+                        ))
+                    }
                 };
                 let t = match self.eval(lr, b, ty)? {
                     Val::Type(t) => t,
-                    v => return Err(self.err(lr, ty.span(), format!("a state type must be a type, found a {}", v.kind()))),
+                    v => {
+                        return Err(self.err(
+                            lr,
+                            ty.span(),
+                            format!("a state type must be a type, found a {}", v.kind()),
+                        ))
+                    }
                 };
                 let v = match self.kwargs.get(&n) {
                     Some(v) => *v,
@@ -235,7 +350,12 @@ impl<'a> Engine<'a> {
                 }
                 let _ = op;
             }
-            Action::Replace { value, with, only_in_stage, span } => {
+            Action::Replace {
+                value,
+                with,
+                only_in_stage,
+                span,
+            } => {
                 let Some(old) = self.value_of(lr, b, value)? else {
                     return Err(self.err(lr, *span, "cannot replace an absent operand"));
                 };
@@ -244,12 +364,16 @@ impl<'a> Engine<'a> {
                     Expr::Build(bd) => {
                         let mut cur = match self.m.main.value_def(old) {
                             ValueDef::Result { op, .. } => Cursor::After(op),
-                            ValueDef::Arg { block, .. } | ValueDef::Kwarg { block, .. } => Cursor::BlockStart(block),
+                            ValueDef::Arg { block, .. } | ValueDef::Kwarg { block, .. } => {
+                                Cursor::BlockStart(block)
+                            }
                         };
                         let op = self.build(lr, b, bd, &mut cur, fx)?;
                         self.first_result(lr, op, bd.span)?
                     }
-                    e => self.value_of(lr, b, e)?.ok_or_else(|| self.err(lr, e.span(), "cannot replace by an absent operand"))?,
+                    e => self.value_of(lr, b, e)?.ok_or_else(|| {
+                        self.err(lr, e.span(), "cannot replace by an absent operand")
+                    })?,
                 };
                 let created: HashSet<OpId> = fx.touched[before..].iter().copied().collect();
                 let stage = only_in_stage.as_ref().map(stage_of);
@@ -257,7 +381,9 @@ impl<'a> Engine<'a> {
                 let users: Vec<OpId> = m.main.uses(old).map(|u| u.op).collect();
                 let keep: HashSet<OpId> = users
                     .into_iter()
-                    .filter(|u| !created.contains(u) && stage.is_none_or(|s| op_role(m, *u) == Some(s)))
+                    .filter(|u| {
+                        !created.contains(u) && stage.is_none_or(|s| op_role(m, *u) == Some(s))
+                    })
                     .collect();
                 let mut n = 0;
                 self.m.main.replace_uses_where(old, new, |u| {
@@ -268,7 +394,9 @@ impl<'a> Engine<'a> {
                 fx.edits += n;
                 fx.touched.extend(keep);
             }
-            Action::SetOperand { op, target, value, .. } => {
+            Action::SetOperand {
+                op, target, value, ..
+            } => {
                 let o = self.op_of(lr, b, &op.name)?;
                 let new = match value {
                     Expr::Build(bd) => {
@@ -281,19 +409,39 @@ impl<'a> Engine<'a> {
                 let idxs: Vec<usize> = match target {
                     OperandSel::Name(n) => {
                         let name = self.m.ctx.str(self.m.main.op_name(o)).to_string();
-                        match Dialect::get().spec(&name).and_then(|s| s.operand_index(&n.name)) {
+                        match Dialect::get()
+                            .spec(&name)
+                            .and_then(|s| s.operand_index(&n.name))
+                        {
                             Some(i) if i < self.m.main.num_operands(o) => vec![i],
-                            _ => return Err(self.err(lr, n.span, format!("`{name}` has no operand `{}` here", n.name))),
+                            _ => {
+                                return Err(self.err(
+                                    lr,
+                                    n.span,
+                                    format!("`{name}` has no operand `{}` here", n.name),
+                                ))
+                            }
                         }
                     }
                     OperandSel::Value(v) => {
                         let old = self.value_of(lr, b, &Expr::Value(v.clone()))?;
-                        self.m.main.operands(o).enumerate().filter(|(_, x)| *x == old).map(|(i, _)| i).collect()
+                        self.m
+                            .main
+                            .operands(o)
+                            .enumerate()
+                            .filter(|(_, x)| *x == old)
+                            .map(|(i, _)| i)
+                            .collect()
                     }
                 };
                 for i in idxs {
                     if self.m.main.operand(o, i) != new {
-                        if let Some(d) = self.m.main.operand(o, i).and_then(|v| self.m.main.defining_op(v)) {
+                        if let Some(d) = self
+                            .m
+                            .main
+                            .operand(o, i)
+                            .and_then(|v| self.m.main.defining_op(v))
+                        {
                             fx.touched.push(d);
                         }
                         self.m.main.set_operand(o, i, new);
@@ -305,10 +453,21 @@ impl<'a> Engine<'a> {
             Action::Erase { op, span } => {
                 let o = self.op_of(lr, b, &op.name)?;
                 if self.m.main.results(o).any(|r| self.m.main.has_uses(r)) {
-                    return Err(self.err(lr, *span, format!("cannot erase `{}`: its result is still used", op.name.name))
+                    return Err(self
+                        .err(
+                            lr,
+                            *span,
+                            format!("cannot erase `{}`: its result is still used", op.name.name),
+                        )
                         .with_hint("replace its uses first: `replace %c with %x;`"));
                 }
-                let defs: Vec<OpId> = self.m.main.operands(o).flatten().filter_map(|v| self.m.main.defining_op(v)).collect();
+                let defs: Vec<OpId> = self
+                    .m
+                    .main
+                    .operands(o)
+                    .flatten()
+                    .filter_map(|v| self.m.main.defining_op(v))
+                    .collect();
                 self.forget_marker(o);
                 self.m.main.erase(o);
                 fx.touched.extend(defs);
@@ -332,7 +491,10 @@ impl<'a> Engine<'a> {
                 let mut cur = cur;
                 self.place(&mut cur, o);
                 if let Some(s) = stage {
-                    let id = self.m.ctx.with_attr(self.m.main.op_attrs(o), ROLE_ATTR, Attr::Int(s));
+                    let id = self
+                        .m
+                        .ctx
+                        .with_attr(self.m.main.op_attrs(o), ROLE_ATTR, Attr::Int(s));
                     self.m.main.set_op_attrs(o, id);
                     if matches!(to, InsertPoint::StageEnd(_)) {
                         self.stage_last.insert(s, o);
@@ -347,7 +509,13 @@ impl<'a> Engine<'a> {
                 let mut d = self.m.ctx.attrs(old).clone();
                 for (k, e) in attrs {
                     let v = self.eval(lr, b, e)?;
-                    let a = v.to_attr().ok_or_else(|| self.err(lr, e.span(), format!("an attribute cannot hold a {}", v.kind())))?;
+                    let a = v.to_attr().ok_or_else(|| {
+                        self.err(
+                            lr,
+                            e.span(),
+                            format!("an attribute cannot hold a {}", v.kind()),
+                        )
+                    })?;
                     d.set(&k.name, a);
                 }
                 let new = self.m.ctx.intern_attrs(d);
@@ -380,16 +548,29 @@ impl<'a> Engine<'a> {
         p.is_live(op) && p.op_block(op) == Some(p.top_block()) && op_role(self.m, op) == Some(stage)
     }
 
-    fn cursor(&mut self, lr: &LoadedRule, b: &mut Bindings, at: &InsertPoint) -> Result<Cursor, Diagnostic> {
+    fn cursor(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        at: &InsertPoint,
+    ) -> Result<Cursor, Diagnostic> {
         let top = self.m.main.top_block();
         Ok(match at {
             InsertPoint::After(e) => match self.eval(lr, b, e)? {
                 Val::Op(o) => Cursor::After(o),
                 Val::Value(v) => match self.m.main.value_def(v) {
                     ValueDef::Result { op, .. } => Cursor::After(op),
-                    ValueDef::Arg { block, .. } | ValueDef::Kwarg { block, .. } => Cursor::BlockStart(block),
+                    ValueDef::Arg { block, .. } | ValueDef::Kwarg { block, .. } => {
+                        Cursor::BlockStart(block)
+                    }
                 },
-                v => return Err(self.err(lr, e.span(), format!("`after` needs a value or an op, found a {}", v.kind()))),
+                v => {
+                    return Err(self.err(
+                        lr,
+                        e.span(),
+                        format!("`after` needs a value or an op, found a {}", v.kind()),
+                    ))
+                }
             },
             InsertPoint::Before(e) => match self.eval(lr, b, e)? {
                 Val::Op(o) => Cursor::Before(o),
@@ -397,11 +578,21 @@ impl<'a> Engine<'a> {
                     Some(o) => Cursor::Before(o),
                     None => Cursor::BlockStart(top),
                 },
-                v => return Err(self.err(lr, e.span(), format!("`before` needs an op, found a {}", v.kind()))),
+                v => {
+                    return Err(self.err(
+                        lr,
+                        e.span(),
+                        format!("`before` needs an op, found a {}", v.kind()),
+                    ))
+                }
             },
             InsertPoint::StageEnd(s) => {
                 let st = stage_of(s);
-                let mk = self.stage_last.get(&st).copied().filter(|o| self.marker_ok(*o, st));
+                let mk = self
+                    .stage_last
+                    .get(&st)
+                    .copied()
+                    .filter(|o| self.marker_ok(*o, st));
                 let mk = mk.or_else(|| {
                     // Rare: the marker moved away. Find the last op of the stage again.
                     let mut cur = self.m.main.last_op(top);
@@ -423,8 +614,17 @@ impl<'a> Engine<'a> {
             }
             InsertPoint::StageStart(s) => {
                 let st = stage_of(s);
-                let mk = self.stage_first.get(&st).copied().filter(|o| self.marker_ok(*o, st));
-                let mk = mk.or_else(|| self.m.main.block_ops(top).find(|o| op_role(self.m, *o) == Some(st)));
+                let mk = self
+                    .stage_first
+                    .get(&st)
+                    .copied()
+                    .filter(|o| self.marker_ok(*o, st));
+                let mk = mk.or_else(|| {
+                    self.m
+                        .main
+                        .block_ops(top)
+                        .find(|o| op_role(self.m, *o) == Some(st))
+                });
                 match mk {
                     Some(o) => {
                         self.stage_first.insert(st, o);
@@ -453,11 +653,21 @@ impl<'a> Engine<'a> {
     }
 
     /// Builds an op (and, first, the ops nested in its operands) at `cur`, in main.
-    fn build(&mut self, lr: &LoadedRule, b: &mut Bindings, bd: &Build, cur: &mut Cursor, fx: &mut Effects) -> Result<OpId, Diagnostic> {
+    fn build(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        bd: &Build,
+        cur: &mut Cursor,
+        fx: &mut Effects,
+    ) -> Result<OpId, Diagnostic> {
         let (name, operands, attrs) = self.build_parts(lr, b, bd, Which::Main, cur, fx)?;
         let types = self.result_types(lr, bd, &name, &operands, attrs, Which::Main)?;
         let sym = self.m.ctx.sym(&name);
-        let op = self.m.main.create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
+        let op = self
+            .m
+            .main
+            .create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
         self.place(cur, op);
         if let Some(r) = op_role(self.m, op) {
             // Keep the stage markers right when a build lands at a stage's edge.
@@ -485,7 +695,11 @@ impl<'a> Engine<'a> {
         fx: &mut Effects,
     ) -> Result<(String, Vec<Option<ValueId>>, crate::ir::AttrId), Diagnostic> {
         let name = bd.op.name.name.clone();
-        let spec = if bd.op.quoted { None } else { Dialect::get().spec(&name) };
+        let spec = if bd.op.quoted {
+            None
+        } else {
+            Dialect::get().spec(&name)
+        };
         let mut operands: Vec<Option<ValueId>> = Vec::new();
         for (i, a) in bd.args.iter().enumerate() {
             let v = match &a.value {
@@ -499,7 +713,9 @@ impl<'a> Engine<'a> {
                 e => self.value_of(lr, b, e)?,
             };
             let idx = match (&a.operand, spec) {
-                (Some(n), Some(s)) => s.operand_index(&n.name).ok_or_else(|| self.err(lr, n.span, format!("`{name}` has no operand `{}`", n.name)))?,
+                (Some(n), Some(s)) => s.operand_index(&n.name).ok_or_else(|| {
+                    self.err(lr, n.span, format!("`{name}` has no operand `{}`", n.name))
+                })?,
                 _ => i,
             };
             if operands.len() <= idx {
@@ -516,7 +732,13 @@ impl<'a> Engine<'a> {
         let mut d = AttrDict::default();
         for (k, e) in &bd.attrs {
             let v = self.eval(lr, b, e)?;
-            let a = v.to_attr().ok_or_else(|| self.err(lr, e.span(), format!("an attribute cannot hold a {}", v.kind())))?;
+            let a = v.to_attr().ok_or_else(|| {
+                self.err(
+                    lr,
+                    e.span(),
+                    format!("an attribute cannot hold a {}", v.kind()),
+                )
+            })?;
             d.set(&k.name, a);
         }
         let attrs = self.m.ctx.intern_attrs(d);
@@ -532,36 +754,64 @@ impl<'a> Engine<'a> {
         attrs: crate::ir::AttrId,
         which: Which,
     ) -> Result<Vec<TypeId>, Diagnostic> {
-        let Some(spec) = (if bd.op.quoted { None } else { Dialect::get().spec(name) }) else {
-            return Err(self.err(lr, bd.span, format!("irw cannot derive the result type of `{name}`: it is not in the dialect table")));
+        let Some(spec) = (if bd.op.quoted {
+            None
+        } else {
+            Dialect::get().spec(name)
+        }) else {
+            return Err(self.err(
+                lr,
+                bd.span,
+                format!(
+                    "irw cannot derive the result type of `{name}`: it is not in the dialect table"
+                ),
+            ));
         };
         let prog = match which {
             Which::Main => &self.m.main,
             Which::Startup => self.m.startup.as_ref().unwrap_or(&self.m.main),
         };
-        let operand_ty = |i: u8| operands.get(i as usize).copied().flatten().map(|v| prog.value_type(v));
+        let operand_ty = |i: u8| {
+            operands
+                .get(i as usize)
+                .copied()
+                .flatten()
+                .map(|v| prog.value_type(v))
+        };
         let d = self.m.ctx.attrs(attrs).clone();
-        let dtype_attr = || d.get("dtype").and_then(|a| a.as_word()).and_then(crate::ir::DType::from_attr_name);
+        let dtype_attr = || {
+            d.get("dtype")
+                .and_then(|a| a.as_word())
+                .and_then(crate::ir::DType::from_attr_name)
+        };
         let ty: Option<Type> = match spec.result_rule {
             ResultRule::SameAs(i) => operand_ty(i).map(|t| self.m.ctx.ty(t).clone()),
             ResultRule::FromShapeDtypeAttrs => {
-                let shape: Option<Vec<i64>> = d.get("shape").and_then(|a| a.as_array()).and_then(|v| v.iter().map(Attr::as_i64).collect());
+                let shape: Option<Vec<i64>> = d
+                    .get("shape")
+                    .and_then(|a| a.as_array())
+                    .and_then(|v| v.iter().map(Attr::as_i64).collect());
                 match (shape, dtype_attr()) {
                     (Some(shape), Some(dtype)) => Some(Type::Tensor { shape, dtype }),
                     _ => None,
                 }
             }
             ResultRule::CastOf(i) => {
-                let shape = operand_ty(i).and_then(|t| self.m.ctx.ty(t).shape().map(|s| s.to_vec()));
+                let shape =
+                    operand_ty(i).and_then(|t| self.m.ctx.ty(t).shape().map(|s| s.to_vec()));
                 match (shape, dtype_attr()) {
                     (Some(shape), Some(dtype)) => Some(Type::Tensor { shape, dtype }),
                     _ => None,
                 }
             }
-            ResultRule::IntArray => d
-                .get("value")
-                .and_then(|a| a.as_array())
-                .map(|v| Type::Tensor { shape: vec![v.len() as i64], dtype: crate::ir::DType::I64 }),
+            ResultRule::IntArray => {
+                d.get("value")
+                    .and_then(|a| a.as_array())
+                    .map(|v| Type::Tensor {
+                        shape: vec![v.len() as i64],
+                        dtype: crate::ir::DType::I64,
+                    })
+            }
             ResultRule::Explicit => None,
         };
         let n_results = spec.results.iter().filter(|r| !r.starts_with('?')).count();
@@ -579,11 +829,17 @@ impl<'a> Engine<'a> {
     }
 
     /// Builds an op at the end of the startup program (for state initializers).
-    fn build_startup(&mut self, lr: &LoadedRule, b: &mut Bindings, bd: &Build) -> Result<ValueId, Diagnostic> {
+    fn build_startup(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        bd: &Build,
+    ) -> Result<ValueId, Diagnostic> {
         self.m.startup_mut();
         let mut dummy = Cursor::BlockEnd(self.m.main.top_block());
         let mut fx = Effects::default();
-        let (name, operands, attrs) = self.build_parts(lr, b, bd, Which::Startup, &mut dummy, &mut fx)?;
+        let (name, operands, attrs) =
+            self.build_parts(lr, b, bd, Which::Startup, &mut dummy, &mut fx)?;
         let types = self.result_types(lr, bd, &name, &operands, attrs, Which::Startup)?;
         let sym = self.m.ctx.sym(&name);
         let sp = self.m.startup_mut();
@@ -596,16 +852,32 @@ impl<'a> Engine<'a> {
         Ok(sp.result(op, 0))
     }
 
-    fn create_state(&mut self, lr: &LoadedRule, b: &mut Bindings, name: &str, ty: TypeId, init: &Build, span: Span) -> Result<ValueId, Diagnostic> {
+    fn create_state(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        name: &str,
+        ty: TypeId,
+        init: &Build,
+        span: Span,
+    ) -> Result<ValueId, Diagnostic> {
         let init_v = self.build_startup(lr, b, init)?;
-        let sp = self.m.startup.as_ref().ok_or_else(|| self.err(lr, span, "no startup program"))?;
+        let sp = self
+            .m
+            .startup
+            .as_ref()
+            .ok_or_else(|| self.err(lr, span, "no startup program"))?;
         let init_ty = sp.value_type(init_v);
         if init_ty != ty {
-            return Err(self.err(lr, init.span, format!(
-                "the initializer makes a `{}` but the state is a `{}`",
-                self.m.ctx.type_text(init_ty),
-                self.m.ctx.type_text(ty)
-            )));
+            return Err(self.err(
+                lr,
+                init.span,
+                format!(
+                    "the initializer makes a `{}` but the state is a `{}`",
+                    self.m.ctx.type_text(init_ty),
+                    self.m.ctx.type_text(ty)
+                ),
+            ));
         }
         let publish = self.m.ctx.sym(PUBLISH_OP);
         let mut d = AttrDict::default();
@@ -618,7 +890,11 @@ impl<'a> Engine<'a> {
         // The keyword argument, with its attributes in Paddle's order.
         let mut kd = AttrDict::default();
         for (k, v) in KWARG_ATTRS {
-            let a = if *v == "true" { Attr::Bool(true) } else { Attr::Word((*v).into()) };
+            let a = if *v == "true" {
+                Attr::Bool(true)
+            } else {
+                Attr::Word((*v).into())
+            };
             kd.entries.insert((*k).into(), a);
         }
         let kattrs = self.m.ctx.intern_attrs(kd);
@@ -631,5 +907,8 @@ impl<'a> Engine<'a> {
 }
 
 fn stage_of(s: &Ident) -> i64 {
-    STAGES.iter().find(|(n, _)| *n == s.name).map_or(-1, |(_, r)| *r)
+    STAGES
+        .iter()
+        .find(|(n, _)| *n == s.name)
+        .map_or(-1, |(_, r)| *r)
 }

@@ -12,7 +12,7 @@
 use super::runtime::{as_value, op_role, Bindings, RtEnv};
 use crate::dialect::{Dialect, Effect};
 use crate::ir::{Module, OpId, Sym};
-use crate::rules::ast::{AttrPatVal, Expr, OpPattern, OpSel, StructRule, ValPat, Clause};
+use crate::rules::ast::{AttrPatVal, Clause, Expr, OpPattern, OpSel, StructRule, ValPat};
 use crate::rules::eval::{eval, EvalError};
 use crate::rules::{RuleSet, Val, STAGES};
 use std::collections::HashSet;
@@ -80,7 +80,12 @@ impl<'r> Compiled<'r> {
         for p in &patterns {
             walk(m, p, &mut accepts);
         }
-        Compiled { rule, patterns, accepts, guards }
+        Compiled {
+            rule,
+            patterns,
+            accepts,
+            guards,
+        }
     }
 
     /// Whether `op` can be the root of a match (cheap pre-filter for the worklist).
@@ -91,7 +96,17 @@ impl<'r> Compiled<'r> {
     fn accept_index(&self, pattern: usize) -> usize {
         // Pre-order index of top-level pattern `pattern`.
         fn size(p: &OpPattern) -> usize {
-            1 + p.args.iter().map(|a| if let ValPat::Op(i) = &a.pat { size(i) } else { 0 }).sum::<usize>()
+            1 + p
+                .args
+                .iter()
+                .map(|a| {
+                    if let ValPat::Op(i) = &a.pat {
+                        size(i)
+                    } else {
+                        0
+                    }
+                })
+                .sum::<usize>()
         }
         self.patterns[..pattern].iter().map(|p| size(p)).sum()
     }
@@ -126,7 +141,11 @@ impl Searcher<'_, '_> {
         self.extend(&mut ops, b)
     }
 
-    fn extend(&mut self, ops: &mut Vec<Option<OpId>>, b: Bindings) -> Result<Option<Match>, EvalError> {
+    fn extend(
+        &mut self,
+        ops: &mut Vec<Option<OpId>>,
+        b: Bindings,
+    ) -> Result<Option<Match>, EvalError> {
         let Some(next) = ops.iter().position(Option::is_none) else {
             return self.complete(ops, b);
         };
@@ -171,7 +190,9 @@ impl Searcher<'_, '_> {
             }
             for a in &pat.args {
                 if let ValPat::Var { name, .. } = &a.pat {
-                    if let Some(Some(v)) = b.values.get(&name.name).and_then(|x| as_value(self.m, x)) {
+                    if let Some(Some(v)) =
+                        b.values.get(&name.name).and_then(|x| as_value(self.m, x))
+                    {
                         let mut users: Vec<OpId> = p.uses(v).map(|u| u.op).collect();
                         users.sort();
                         users.dedup();
@@ -184,17 +205,33 @@ impl Searcher<'_, '_> {
         (None, p.walk())
     }
 
-    fn complete(&mut self, ops: &[Option<OpId>], mut b: Bindings) -> Result<Option<Match>, EvalError> {
+    fn complete(
+        &mut self,
+        ops: &[Option<OpId>],
+        mut b: Bindings,
+    ) -> Result<Option<Match>, EvalError> {
         for g in &self.c.guards {
-            let mut env = RtEnv { m: self.m, rules: self.rules, b: &mut b };
+            let mut env = RtEnv {
+                m: self.m,
+                rules: self.rules,
+                b: &mut b,
+            };
             match eval(&mut env, g)? {
                 Val::Bool(true) => {}
                 Val::Bool(false) => return Ok(None),
-                v => return Err(EvalError { span: g.span(), message: format!("a guard must be a bool, found a {}", v.kind()) }),
+                v => {
+                    return Err(EvalError {
+                        span: g.span(),
+                        message: format!("a guard must be a bool, found a {}", v.kind()),
+                    })
+                }
             }
         }
         self.matches += 1;
-        let ops: Vec<OpId> = ops.iter().map(|o| o.expect("complete match binds every pattern")).collect();
+        let ops: Vec<OpId> = ops
+            .iter()
+            .map(|o| o.expect("complete match binds every pattern"))
+            .collect();
         if self.memo.contains(&(self.rule_index, ops.clone())) {
             return Ok(None);
         }
@@ -202,7 +239,13 @@ impl Searcher<'_, '_> {
     }
 
     /// Matches one pattern (and its nested patterns) at `op`, extending `b`.
-    fn match_op(&mut self, pat: &OpPattern, acc: &mut usize, op: OpId, b: &mut Bindings) -> Result<bool, EvalError> {
+    fn match_op(
+        &mut self,
+        pat: &OpPattern,
+        acc: &mut usize,
+        op: OpId,
+        b: &mut Bindings,
+    ) -> Result<bool, EvalError> {
         let my_acc = *acc;
         *acc += 1;
         let m = &*self.m;
@@ -218,7 +261,11 @@ impl Searcher<'_, '_> {
         if let Some(bind) = &pat.bind {
             match b.values.get(&bind.name) {
                 Some(Val::Op(o)) if *o != op => return Ok(false),
-                Some(Val::Value(v)) if m.main.num_results(op) == 0 || m.main.result(op, 0) != *v => return Ok(false),
+                Some(Val::Value(v))
+                    if m.main.num_results(op) == 0 || m.main.result(op, 0) != *v =>
+                {
+                    return Ok(false)
+                }
                 _ => {}
             }
             b.values.insert(bind.name.clone(), Val::Op(op));
@@ -256,7 +303,11 @@ impl Searcher<'_, '_> {
                 }
                 AttrPatVal::Equals(e) => {
                     let Some(a) = have else { return Ok(false) };
-                    let mut env = RtEnv { m: self.m, rules: self.rules, b };
+                    let mut env = RtEnv {
+                        m: self.m,
+                        rules: self.rules,
+                        b,
+                    };
                     let want = eval(&mut env, e)?;
                     let got = Val::from_attr(a);
                     // `{flag: true}` also accepts Paddle's one-element array form `[true]`.
@@ -314,7 +365,9 @@ impl Searcher<'_, '_> {
                 }
                 ValPat::Op(inner) => {
                     let Some(v) = operand else { return Ok(false) };
-                    let Some(d) = self.m.main.defining_op(v) else { return Ok(false) };
+                    let Some(d) = self.m.main.defining_op(v) else {
+                        return Ok(false);
+                    };
                     if self.m.main.result(d, 0) != v || !self.match_op(inner, acc, d, b)? {
                         return Ok(false);
                     }

@@ -93,13 +93,27 @@ impl Stats {
         let mut s = String::new();
         let _ = writeln!(s, "rewrite: {} phase(s)", self.phases.len());
         for p in &self.phases {
-            let _ = writeln!(s, "  phase {:<16} {:>8} applications {:>10.3} ms", p.name, p.applications, p.time.as_secs_f64() * 1e3);
+            let _ = writeln!(
+                s,
+                "  phase {:<16} {:>8} applications {:>10.3} ms",
+                p.name,
+                p.applications,
+                p.time.as_secs_f64() * 1e3
+            );
         }
         for r in &self.rules {
-            let _ = writeln!(s, "  rule {:<28} {:>8} matches {:>8} applications  ({})", r.name, r.matches, r.applications, r.location);
+            let _ = writeln!(
+                s,
+                "  rule {:<28} {:>8} matches {:>8} applications  ({})",
+                r.name, r.matches, r.applications, r.location
+            );
         }
         if self.equational_rules > 0 {
-            let _ = writeln!(s, "  {} equational rule(s) left to the e-graph layer", self.equational_rules);
+            let _ = writeln!(
+                s,
+                "  {} equational rule(s) left to the e-graph layer",
+                self.equational_rules
+            );
         }
         s
     }

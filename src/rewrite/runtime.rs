@@ -20,7 +20,10 @@ const NAME_ATTRS: &[&str] = &["parameter_name", "name", "output_name"];
 
 /// The op role of `op`, if it has one.
 pub fn op_role(m: &Module, op: OpId) -> Option<i64> {
-    m.ctx.attrs(m.main.op_attrs(op)).get(ROLE_ATTR).and_then(Attr::as_i64)
+    m.ctx
+        .attrs(m.main.op_attrs(op))
+        .get(ROLE_ATTR)
+        .and_then(Attr::as_i64)
 }
 
 /// The value a `Val` denotes in operand position: an op means its first result.
@@ -74,8 +77,13 @@ impl Env for RtEnv<'_> {
                     }
                 };
                 match idx {
-                    Some(i) if i < self.m.main.num_results(o) => Ok(Val::Value(self.m.main.result(o, i))),
-                    _ => err(span, format!("the op bound to `{name}` has no result `{f}`")),
+                    Some(i) if i < self.m.main.num_results(o) => {
+                        Ok(Val::Value(self.m.main.result(o, i)))
+                    }
+                    _ => err(
+                        span,
+                        format!("the op bound to `{name}` has no result `{f}`"),
+                    ),
                 }
             }
             (_, Some(f)) => err(span, format!("`{name}` is a value; it has no result `{f}`")),
@@ -87,7 +95,7 @@ impl Env for RtEnv<'_> {
     }
 
     fn query(&mut self, func: &str, args: &[Val], span: Span) -> Option<EvalResult> {
-        Some(query(self.m, func, args, span)?)
+        query(self.m, func, args, span)
     }
 }
 
@@ -102,7 +110,10 @@ fn query(m: &mut Module, func: &str, args: &[Val], span: Span) -> Option<EvalRes
     let op_arg = |m: &Module| -> Result<OpId, crate::rules::eval::EvalError> {
         match args.first().and_then(|a| as_op(m, a)) {
             Some(o) => Ok(o),
-            None => err(span, format!("`{func}` needs an op (or a value an op defines)")),
+            None => err(
+                span,
+                format!("`{func}` needs an op (or a value an op defines)"),
+            ),
         }
     };
     let r: EvalResult = (|| match func {
@@ -114,7 +125,13 @@ fn query(m: &mut Module, func: &str, args: &[Val], span: Span) -> Option<EvalRes
             let v = value_arg(m)?;
             let ty = m.ctx.ty(m.main.value_type(v)).clone();
             let Some((shape, dtype)) = ty.tensor() else {
-                return err(span, format!("`{func}`: the value's type `{}` is not a tensor", m.ctx.type_text(m.main.value_type(v))));
+                return err(
+                    span,
+                    format!(
+                        "`{func}`: the value's type `{}` is not a tensor",
+                        m.ctx.type_text(m.main.value_type(v))
+                    ),
+                );
             };
             Ok(match func {
                 "dtype" => Val::DType(dtype),
@@ -126,7 +143,11 @@ fn query(m: &mut Module, func: &str, args: &[Val], span: Span) -> Option<EvalRes
         "uses" => Ok(Val::Int(m.main.num_uses(value_arg(m)?) as i64)),
         "role" => Ok(Val::Int(match args.first() {
             Some(Val::Op(o)) => op_role(m, *o).unwrap_or(-1),
-            Some(Val::Value(v)) => m.main.defining_op(*v).and_then(|o| op_role(m, o)).unwrap_or(-1),
+            Some(Val::Value(v)) => m
+                .main
+                .defining_op(*v)
+                .and_then(|o| op_role(m, o))
+                .unwrap_or(-1),
             _ => -1,
         })),
         "op_name" => {
@@ -135,7 +156,9 @@ fn query(m: &mut Module, func: &str, args: &[Val], span: Span) -> Option<EvalRes
         }
         "has_attr" | "attr" => {
             let o = op_arg(m)?;
-            let Some(Val::Str(key)) = args.get(1) else { return err(span, format!("`{func}` needs an attribute name")) };
+            let Some(Val::Str(key)) = args.get(1) else {
+                return err(span, format!("`{func}` needs an attribute name"));
+            };
             let a = m.ctx.attrs(m.main.op_attrs(o)).get(key).cloned();
             if func == "has_attr" {
                 return Ok(Val::Bool(a.is_some()));
@@ -149,14 +172,22 @@ fn query(m: &mut Module, func: &str, args: &[Val], span: Span) -> Option<EvalRes
             let (Some(Val::List(dims)), Some(Val::DType(d))) = (args.first(), args.get(1)) else {
                 return err(span, "`tensor` takes a shape list and a dtype");
             };
-            let shape: Option<Vec<i64>> = dims.iter().map(|x| if let Val::Int(i) = x { Some(*i) } else { None }).collect();
-            let Some(shape) = shape else { return err(span, "`tensor`: the shape must be a list of ints") };
-            Ok(Val::Type(m.ctx.intern_type(Type::Tensor { shape, dtype: *d })))
+            let shape: Option<Vec<i64>> = dims
+                .iter()
+                .map(|x| if let Val::Int(i) = x { Some(*i) } else { None })
+                .collect();
+            let Some(shape) = shape else {
+                return err(span, "`tensor`: the shape must be a list of ints");
+            };
+            Ok(Val::Type(
+                m.ctx.intern_type(Type::Tensor { shape, dtype: *d }),
+            ))
         }
         _ => err(span, "not a query"),
     })();
     match func {
-        "name" | "dtype" | "shape" | "rank" | "type" | "uses" | "role" | "op_name" | "has_attr" | "attr" | "tensor" => Some(r),
+        "name" | "dtype" | "shape" | "rank" | "type" | "uses" | "role" | "op_name" | "has_attr"
+        | "attr" | "tensor" => Some(r),
         _ => None,
     }
 }
@@ -165,10 +196,16 @@ fn query(m: &mut Module, func: &str, args: &[Val], span: Span) -> Option<EvalRes
 /// that defines it (`builtin.parameter` → its `parameter_name`); empty for anonymous values.
 pub fn value_name(m: &Module, v: ValueId) -> String {
     match m.main.value_def(v) {
-        ValueDef::Kwarg { block, index } => m.ctx.str(m.main.block_kwargs(block)[index as usize].name).to_string(),
+        ValueDef::Kwarg { block, index } => m
+            .ctx
+            .str(m.main.block_kwargs(block)[index as usize].name)
+            .to_string(),
         ValueDef::Result { op, .. } => {
             let d = m.ctx.attrs(m.main.op_attrs(op));
-            NAME_ATTRS.iter().find_map(|k| d.get(k).and_then(|a| a.as_str().map(|s| s.into_owned()))).unwrap_or_default()
+            NAME_ATTRS
+                .iter()
+                .find_map(|k| d.get(k).and_then(|a| a.as_str().map(|s| s.into_owned())))
+                .unwrap_or_default()
         }
         ValueDef::Arg { .. } => String::new(),
     }

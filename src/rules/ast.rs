@@ -91,6 +91,8 @@ pub struct PhaseDecl {
     pub span: Span,
 }
 
+// A rule file holds tens of rules: boxing variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rule {
     Structural(StructRule),
@@ -122,6 +124,7 @@ pub struct StructRule {
 
 /// One `;`-terminated clause of a structural rule, in source order. The resolver requires the
 /// order `match`, then `where`, then actions.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Clause {
     Match(Vec<OpPattern>),

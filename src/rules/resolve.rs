@@ -1300,8 +1300,8 @@ impl<'a> Checker<'a> {
                         Ty::Bool
                     }
                     BinOp::Contains | BinOp::StartsWith | BinOp::EndsWith => {
-                        if !(a.is(Ty::Str) && b.is(Ty::Str))
-                            && !(a == Ty::List && *op == BinOp::Contains)
+                        if !(a.is(Ty::Str) && b.is(Ty::Str)
+                            || a == Ty::List && *op == BinOp::Contains)
                         {
                             return Err(bad(self).with_hint(
                                 "name tests work on strings: name(%x) contains \"@RENAME\"",
