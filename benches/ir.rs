@@ -31,9 +31,15 @@ fn bench(c: &mut Criterion) {
         let m = parse_module(&src).expect("generated programs parse");
         let ops = m.num_ops() as u64;
         g.throughput(Throughput::Elements(ops));
-        g.bench_with_input(BenchmarkId::new("parse", ops), &src, |b, s| b.iter(|| parse_module(s).expect("parses")));
-        g.bench_with_input(BenchmarkId::new("verify", ops), &m, |b, m| b.iter(|| verify_module(m).is_ok()));
-        g.bench_with_input(BenchmarkId::new("print", ops), &m, |b, m| b.iter(|| print_module(m).len()));
+        g.bench_with_input(BenchmarkId::new("parse", ops), &src, |b, s| {
+            b.iter(|| parse_module(s).expect("parses"))
+        });
+        g.bench_with_input(BenchmarkId::new("verify", ops), &m, |b, m| {
+            b.iter(|| verify_module(m).is_ok())
+        });
+        g.bench_with_input(BenchmarkId::new("print", ops), &m, |b, m| {
+            b.iter(|| print_module(m).len())
+        });
     }
     g.finish();
 }

@@ -8,5 +8,7 @@ pub mod dialect;
 pub mod diff;
 pub mod gen;
 pub mod ir;
+pub mod rewrite;
+pub mod rules;
 
 pub use diag::{Diagnostic, SourceFile};

@@ -163,6 +163,10 @@ pub fn main() -> i32 {
             1
         }
         Err(Failure::Mismatch) => 1,
+        Err(Failure::UsageDiag(d)) => {
+            eprint!("{d}");
+            2
+        }
         Err(Failure::Usage(msg)) => {
             eprintln!("error: {msg}");
             eprintln!("\nFor more information, try '--help'.");
@@ -179,11 +183,17 @@ pub enum Failure {
     Usage(String),
     /// A comparison or check found a difference (already reported): exit code 1.
     Mismatch,
+    /// Bad usage found while loading rules (a `--set` value): exit code 2.
+    UsageDiag(Diagnostic),
 }
 
 impl From<Diagnostic> for Failure {
     fn from(d: Diagnostic) -> Self {
-        Failure::Input(d)
+        if d.usage {
+            Failure::UsageDiag(d)
+        } else {
+            Failure::Input(d)
+        }
     }
 }
 
@@ -212,21 +222,69 @@ pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnos
     Ok(module)
 }
 
+/// Loads the rule files named on the command line, with their `--set` values. All errors in
+/// the rule files are reported here, before anything runs.
+pub fn load_rules(args: &RewriteArgs) -> Result<crate::rules::RuleSet, Diagnostic> {
+    let sets = args
+        .set
+        .iter()
+        .map(|s| crate::rules::parse_set(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let paths: Vec<std::path::PathBuf> = args.rules.iter().map(std::path::PathBuf::from).collect();
+    crate::rules::load(&paths, &sets)
+}
+
+/// Applies `rules` to `module` and verifies the result; prints `--stats`/`--trace` output.
+pub fn apply_rules(
+    module: &mut Module,
+    rules: &crate::rules::RuleSet,
+    args: &RewriteArgs,
+) -> Result<(), Diagnostic> {
+    let opts = crate::rewrite::Options {
+        trace: args.trace,
+        ..Default::default()
+    };
+    let stats = crate::rewrite::apply(module, rules, &opts)?;
+    for l in &stats.trace {
+        eprintln!("{l}");
+    }
+    if args.stats {
+        eprint!("{}", stats.render());
+    }
+    ir::verify_module(module).map_err(|e| {
+        e.to_diagnostic(module, None)
+            .with_note("the rewritten program is invalid: this is a bug in a rule or in irw")
+    })
+}
+
 fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
     let Some(input) = args.input.as_deref() else {
         return Err(Failure::Usage(
             "no INPUT program given (use `-` for standard input)".into(),
         ));
     };
-    let t0 = Instant::now();
-    let module = load_module(input, args.startup.as_deref())?;
-    let t_parse = t0.elapsed();
-    if !args.rules.is_empty() {
-        return Err(Failure::Usage("rule files are not supported yet".into()));
+    if !args.set.is_empty() && args.rules.is_empty() {
+        return Err(Failure::Usage(
+            "--set needs --rules: parameters belong to rule files".into(),
+        ));
     }
+    // Rule files first: a mistake in them is reported before the (possibly large) program is read.
+    let rules = if args.rules.is_empty() {
+        None
+    } else {
+        Some(load_rules(args)?)
+    };
+    let t0 = Instant::now();
+    let mut module = load_module(input, args.startup.as_deref())?;
+    let t_parse = t0.elapsed();
     let t1 = Instant::now();
+    if let Some(rules) = &rules {
+        apply_rules(&mut module, rules, args)?;
+    }
+    let t_rewrite = t1.elapsed();
+    let t2 = Instant::now();
     let text = ir::print_module(&module);
-    let t_print = t1.elapsed();
+    let t_print = t2.elapsed();
     write_output(args.output.as_deref().unwrap_or("-"), &text)?;
     if args.stats {
         let (types, dicts) = module.ctx.interned_counts();
@@ -238,8 +296,9 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
             dicts
         );
         eprintln!(
-            "irw: parse+verify {:.3} s, print {:.3} s",
+            "irw: parse+verify {:.3} s, rewrite+verify {:.3} s, print {:.3} s",
             t_parse.as_secs_f64(),
+            t_rewrite.as_secs_f64(),
             t_print.as_secs_f64()
         );
     }
