@@ -3,5 +3,6 @@
 //! See `ARCHITECTURE.md` for the bird's-eye view and the code map.
 
 pub mod diag;
+pub mod exec;
 
 pub use diag::{Diagnostic, SourceFile};
