@@ -138,7 +138,7 @@ pub fn cast(x: &Tensor, to: DType) -> Tensor {
         DType::F32 => Data::F32(widen_to_f32(d)),
         DType::F64 => Data::F64(widen_to_f64(d)),
         DType::BF16 => match d {
-            Data::F64(v) => Data::BF16(map(v, |x| bf16::from_f64(x))),
+            Data::F64(v) => Data::BF16(map(v, bf16::from_f64)),
             _ => Data::BF16(f32_to_bf16_vec(&widen_to_f32(d))),
         },
         DType::F16 => match d {
@@ -191,7 +191,7 @@ mod tests {
         };
         let xv = x as f64;
         let (dl, dh) = ((xv - lo_v).abs(), (hi_v - xv).abs());
-        if x.is_infinite() || dl < dh || (dl == dh && lo % 2 == 0) {
+        if x.is_infinite() || dl < dh || (dl == dh && lo.is_multiple_of(2)) {
             lo
         } else {
             hi
@@ -231,7 +231,7 @@ mod tests {
                 assert!(f32_from_bf16(bf16::from_bits(got)).is_nan());
             }
         }
-        assert_eq!(f32_from_bf16(bf16_from_f32(0.1)), 0.10009765625);
+        assert_eq!(f32_from_bf16(bf16_from_f32(0.1)) as f64, 0.10009765625f64);
     }
 
     #[test]
