@@ -26,7 +26,10 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
-        SourceFile { name: name.into(), text: text.into() }
+        SourceFile {
+            name: name.into(),
+            text: text.into(),
+        }
     }
 
     /// 1-based line and column (in characters) of a byte offset; offsets past the end point
@@ -44,7 +47,9 @@ impl SourceFile {
     pub fn line_text(&self, offset: usize) -> &str {
         let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
         let start = self.text[..offset].rfind('\n').map_or(0, |i| i + 1);
-        let end = self.text[offset..].find('\n').map_or(self.text.len(), |i| offset + i);
+        let end = self.text[offset..]
+            .find('\n')
+            .map_or(self.text.len(), |i| offset + i);
         self.text[start..end].trim_end_matches('\r')
     }
 }
@@ -71,7 +76,8 @@ pub struct Location {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
     pub message: String,
-    pub location: Option<Location>,
+    /// Boxed to keep `Result<_, Diagnostic>` small.
+    pub location: Option<Box<Location>>,
     pub hints: Vec<String>,
     pub notes: Vec<String>,
 }
@@ -79,7 +85,12 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// An error without a position (a missing file, a bad flag value).
     pub fn error(message: impl Into<String>) -> Self {
-        Diagnostic { message: message.into(), location: None, hints: vec![], notes: vec![] }
+        Diagnostic {
+            message: message.into(),
+            location: None,
+            hints: vec![],
+            notes: vec![],
+        }
     }
 
     /// An error at byte `offset` of `src`.
@@ -87,12 +98,12 @@ impl Diagnostic {
         let (line, col) = src.line_col(offset);
         Diagnostic {
             message: message.into(),
-            location: Some(Location {
+            location: Some(Box::new(Location {
                 file: src.name.clone(),
                 line,
                 col,
                 source_line: src.line_text(offset).to_string(),
-            }),
+            })),
             hints: vec![],
             notes: vec![],
         }
@@ -102,12 +113,12 @@ impl Diagnostic {
     pub fn in_file(file: &str, message: impl Into<String>) -> Self {
         Diagnostic {
             message: message.into(),
-            location: Some(Location {
+            location: Some(Box::new(Location {
                 file: file.to_string(),
                 line: 1,
                 col: 1,
                 source_line: String::new(),
-            }),
+            })),
             hints: vec![],
             notes: vec![],
         }
@@ -128,7 +139,11 @@ impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.location {
             Some(loc) => {
-                writeln!(f, "{}:{}:{}: error: {}", loc.file, loc.line, loc.col, self.message)?;
+                writeln!(
+                    f,
+                    "{}:{}:{}: error: {}",
+                    loc.file, loc.line, loc.col, self.message
+                )?;
                 if !loc.source_line.is_empty() {
                     // Long generated lines are cut around the caret so the message stays readable.
                     let (shown, caret_col) = clip_line(&loc.source_line, loc.col);
@@ -157,7 +172,9 @@ fn clip_line(line: &str, col: usize) -> (String, usize) {
     if chars.len() <= WIDTH {
         return (line.to_string(), col);
     }
-    let start = col.saturating_sub(WIDTH / 2).min(chars.len().saturating_sub(WIDTH));
+    let start = col
+        .saturating_sub(WIDTH / 2)
+        .min(chars.len().saturating_sub(WIDTH));
     let end = (start + WIDTH).min(chars.len());
     let mut s: String = chars[start..end].iter().collect();
     let mut caret = col - start;

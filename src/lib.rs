@@ -2,7 +2,10 @@
 //!
 //! See `ARCHITECTURE.md` for the bird's-eye view and the code map.
 
+pub mod cli;
 pub mod diag;
+pub mod dialect;
 pub mod exec;
+pub mod ir;
 
 pub use diag::{Diagnostic, SourceFile};

@@ -1,1 +1,4 @@
-fn main() {}
+//! The `irw` binary: see [`irw::cli`].
+fn main() {
+    std::process::exit(irw::cli::main());
+}

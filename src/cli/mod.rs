@@ -1,0 +1,202 @@
+//! The `irw` command line.
+//!
+//! `irw [--rules FILE]... [--set NAME=VALUE]... [--startup FILE] [-o FILE] INPUT` reads a
+//! program, applies rule files, verifies, and prints. Subcommands: `check` (prove a rewrite
+//! numerically), `run` (execute a program), `gen` (generate programs).
+//!
+//! Exit codes: 0 success, 1 bad input (a diagnostic was printed) or a failed check, 2 bad usage.
+
+mod io;
+
+pub use io::{read_source, write_output};
+
+use crate::diag::Diagnostic;
+use crate::ir::{self, Module};
+use clap::{Args, Parser, Subcommand};
+use std::time::Instant;
+
+const EXAMPLES: &str = "\
+Examples:
+  irw prog.ir                                             parse, verify and print a program
+  irw --rules rules/grad_merge.rw --set k_steps=4 prog.ir  gradient merge over 4 micro-batches
+  irw --rules rules/grad_merge.rw --set k_steps=4 main.ir --startup startup.ir -o out.ir
+  irw check --rules rules/grad_merge.rw --set k_steps=4 prog.ir   prove the rewrite numerically
+  irw gen mlp --layers 8 -o mlp.ir                        a training program for an 8-layer MLP
+
+A program file holds a main program `{ ... }` and optionally `startup { ... }` after it, exactly
+as Paddle prints them (`print(program)`); `--startup FILE` reads a separately dumped startup
+program instead. The output holds both, main first.";
+
+/// A declarative rewrite-rule engine for PaddlePaddle training programs.
+#[derive(Parser, Debug)]
+#[command(name = "irw", version, about, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    rewrite: RewriteArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Rewrite a program, run the original and the rewritten one, and compare them numerically.
+    Check(CheckArgs),
+    /// Execute a program with Paddle's schedule and print the loss per step.
+    Run(RunArgs),
+    /// Generate training programs exactly as Paddle prints them.
+    #[command(subcommand)]
+    Gen(GenCommand),
+}
+
+/// Options of the rewrite command (the default command).
+#[derive(Args, Debug, Default)]
+pub struct RewriteArgs {
+    /// A rule file to apply (repeatable; applied in order).
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<String>,
+    /// Set a rule parameter, e.g. `--set k_steps=4` (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Read the startup program from FILE (a separate Paddle dump).
+    #[arg(long, value_name = "FILE")]
+    pub startup: Option<String>,
+    /// Write the result to FILE (atomically) instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<String>,
+    /// Print statistics (rule firings, e-graph size, time per phase) to standard error.
+    #[arg(long)]
+    pub stats: bool,
+    /// Print one line per rule application to standard error.
+    #[arg(long)]
+    pub trace: bool,
+    /// The program to read (`-` for standard input).
+    #[arg(value_name = "INPUT")]
+    pub input: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct CheckArgs {
+    #[command(flatten)]
+    rewrite: RewriteArgs,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// The program to run.
+    #[arg(value_name = "PROG")]
+    input: String,
+}
+
+#[derive(Subcommand, Debug)]
+enum GenCommand {
+    /// An N-layer MLP training program (width 16, relu, MSE loss).
+    Mlp(GenMlpArgs),
+}
+
+#[derive(Args, Debug)]
+struct GenMlpArgs {
+    /// Number of linear layers.
+    #[arg(long, default_value_t = 3)]
+    layers: usize,
+    /// Write to FILE (atomically) instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<String>,
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let result = match cli.command {
+        None => rewrite_command(&cli.rewrite),
+        Some(Command::Check(_)) | Some(Command::Run(_)) => Err(Failure::Usage(
+            "this subcommand is not implemented yet".into(),
+        )),
+        Some(Command::Gen(GenCommand::Mlp(_))) => {
+            Err(Failure::Usage("`irw gen` is not implemented yet".into()))
+        }
+    };
+    match result {
+        Ok(()) => 0,
+        Err(Failure::Input(d)) => {
+            eprint!("{d}");
+            1
+        }
+        Err(Failure::Usage(msg)) => {
+            eprintln!("error: {msg}");
+            eprintln!("\nFor more information, try '--help'.");
+            2
+        }
+    }
+}
+
+/// Why a command failed.
+pub enum Failure {
+    /// Bad input: exit code 1.
+    Input(Diagnostic),
+    /// Bad usage: exit code 2.
+    Usage(String),
+}
+
+impl From<Diagnostic> for Failure {
+    fn from(d: Diagnostic) -> Self {
+        Failure::Input(d)
+    }
+}
+
+/// Reads INPUT (and `--startup`), parses and verifies them.
+pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnostic> {
+    let src = read_source(input)?;
+    let mut module = ir::parse_module(&src)?;
+    if let Some(s) = startup {
+        if module.startup.is_some() {
+            return Err(Diagnostic::error(format!(
+                "{input} already holds a startup program; --startup {s} would replace it"
+            )));
+        }
+        let ssrc = read_source(s)?;
+        ir::parse_startup_into(&mut module, &ssrc)?;
+    }
+    ir::verify_module(&module)?;
+    Ok(module)
+}
+
+fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
+    let Some(input) = args.input.as_deref() else {
+        return Err(Failure::Usage(
+            "no INPUT program given (use `-` for standard input)".into(),
+        ));
+    };
+    let t0 = Instant::now();
+    let module = load_module(input, args.startup.as_deref())?;
+    let t_parse = t0.elapsed();
+    if !args.rules.is_empty() {
+        return Err(Failure::Usage("rule files are not supported yet".into()));
+    }
+    let t1 = Instant::now();
+    let text = ir::print_module(&module);
+    let t_print = t1.elapsed();
+    write_output(args.output.as_deref().unwrap_or("-"), &text)?;
+    if args.stats {
+        let (types, dicts) = module.ctx.interned_counts();
+        eprintln!(
+            "irw: {} ops, {} bytes out; {} distinct types, {} distinct attribute dictionaries",
+            module.num_ops(),
+            text.len(),
+            types,
+            dicts
+        );
+        eprintln!(
+            "irw: parse+verify {:.3} s, print {:.3} s",
+            t_parse.as_secs_f64(),
+            t_print.as_secs_f64()
+        );
+    }
+    Ok(())
+}

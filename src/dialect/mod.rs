@@ -1,0 +1,170 @@
+//! The dialect: what irw knows about each op, as data.
+//!
+//! One table ([`table::OPS`]) says, per op name: operand and result names, which results alias
+//! which operands (in-place ops), the effect class, and how a rule that creates the op derives
+//! its result type. Everything else in irw asks this table; no other module matches on op names.
+//!
+//! Ops missing from the table are *unknown*: they are kept verbatim, treated as having effects
+//! (never reordered across, never merged, never removed), and their operand/result counts are
+//! not checked.
+
+pub mod table;
+
+use crate::ir::{Context, OpId, Program};
+use rustc_hash::FxHashMap;
+use std::sync::OnceLock;
+
+/// What an op may do besides computing its results. Everything but [`Effect::Pure`] is kept in
+/// program order by the rewrite engine.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// Computes its results from its operands and attributes only.
+    Pure,
+    /// Writes the operand its result aliases (`add_`, `scale_`, `set_value_with_tensor_`).
+    InPlace,
+    /// Communicates across data-parallel ranks (`c_allreduce_sum`, `c_reduce_avg`).
+    Collective,
+    /// Updates a parameter and optimizer state in place (`sgd_`, `adam_`).
+    Optimizer,
+    /// Reads or writes named persistable state or feeds (`pd_op.data`, `builtin.parameter`,
+    /// `builtin.shadow_output`, `builtin.set_parameter`).
+    Io,
+    /// Draws random numbers from a generator (`pd_op.uniform`).
+    Random,
+    /// Holds regions or terminates them (`pd_op.if`, `pd_op.while`, `cf.yield`).
+    Control,
+    /// Not in the table.
+    Unknown,
+}
+
+impl Effect {
+    /// The class name rules use (`optimizer`, `collective`, ...).
+    pub fn class_name(self) -> &'static str {
+        match self {
+            Effect::Pure => "pure",
+            Effect::InPlace => "inplace",
+            Effect::Collective => "collective",
+            Effect::Optimizer => "optimizer",
+            Effect::Io => "io",
+            Effect::Random => "random",
+            Effect::Control => "control",
+            Effect::Unknown => "unknown",
+        }
+    }
+
+    pub fn from_class_name(s: &str) -> Option<Effect> {
+        [
+            Effect::Pure,
+            Effect::InPlace,
+            Effect::Collective,
+            Effect::Optimizer,
+            Effect::Io,
+            Effect::Random,
+            Effect::Control,
+            Effect::Unknown,
+        ]
+        .into_iter()
+        .find(|e| e.class_name() == s)
+    }
+
+    pub fn is_pure(self) -> bool {
+        self == Effect::Pure
+    }
+}
+
+/// How the result type of an op a rule creates is derived.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ResultRule {
+    /// The rule must give the type.
+    Explicit,
+    /// Same type as operand `n`.
+    SameAs(u8),
+    /// `shape` and `dtype` attributes (`pd_op.full`).
+    FromShapeDtypeAttrs,
+    /// Shape of operand `n`, dtype from the `dtype` attribute (`pd_op.cast`).
+    CastOf(u8),
+    /// A 1-D int64 tensor as long as the `value` attribute (`pd_op.full_int_array`).
+    IntArray,
+}
+
+/// What the table says about one op.
+#[derive(Debug)]
+pub struct OpSpec {
+    pub name: &'static str,
+    /// Operand names in order. A name starting with `*` takes all remaining operands
+    /// (variadic); one starting with `?` may be absent at the end.
+    pub operands: &'static [&'static str],
+    /// Result names, with the same `*` and `?` conventions.
+    pub results: &'static [&'static str],
+    /// `(result, operand)`: the result is the operand, updated in place.
+    pub aliases: &'static [(u8, u8)],
+    pub effect: Effect,
+    pub result_rule: ResultRule,
+}
+
+impl OpSpec {
+    /// Index of the operand called `name`.
+    pub fn operand_index(&self, name: &str) -> Option<usize> {
+        self.operands
+            .iter()
+            .position(|o| o.trim_start_matches(['*', '?']) == name)
+    }
+
+    /// Index of the result called `name`.
+    pub fn result_index(&self, name: &str) -> Option<usize> {
+        self.results
+            .iter()
+            .position(|o| o.trim_start_matches(['*', '?']) == name)
+    }
+
+    /// The operand a result aliases, for in-place ops.
+    pub fn aliased_operand(&self, result: usize) -> Option<usize> {
+        self.aliases
+            .iter()
+            .find(|(r, _)| *r as usize == result)
+            .map(|(_, o)| *o as usize)
+    }
+
+    /// Whether `n` items fit a name list with `*`/`?` conventions.
+    pub fn count_fits(names: &[&str], n: usize) -> bool {
+        if names.last().is_some_and(|l| l.starts_with('*')) {
+            return n + 1 >= names.len();
+        }
+        let required = names.iter().filter(|s| !s.starts_with('?')).count();
+        n >= required && n <= names.len()
+    }
+}
+
+/// The dialect table, indexed by name.
+pub struct Dialect {
+    by_name: FxHashMap<&'static str, &'static OpSpec>,
+}
+
+impl Dialect {
+    /// The built-in table.
+    pub fn get() -> &'static Dialect {
+        static D: OnceLock<Dialect> = OnceLock::new();
+        D.get_or_init(|| Dialect {
+            by_name: table::OPS.iter().map(|s| (s.name, s)).collect(),
+        })
+    }
+
+    pub fn spec(&self, name: &str) -> Option<&'static OpSpec> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The effect class of an op name; [`Effect::Unknown`] if not in the table.
+    pub fn effect(&self, name: &str) -> Effect {
+        self.spec(name).map_or(Effect::Unknown, |s| s.effect)
+    }
+
+    /// The effect of an op in a program.
+    pub fn op_effect(&self, ctx: &Context, p: &Program, op: OpId) -> Effect {
+        self.effect(ctx.str(p.op_name(op)))
+    }
+
+    /// All specs, in table order.
+    pub fn all(&self) -> &'static [OpSpec] {
+        table::OPS
+    }
+}

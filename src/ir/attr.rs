@@ -1,0 +1,312 @@
+//! Attributes as Paddle prints them: `{k:v,...}` with ints, floats (text kept: Paddle prints ~6
+//! significant digits, so re-formatting would change the program), bools, strings (escapes kept
+//! verbatim), arrays, bare words (dtypes such as `float32`) and calls (`Place(cpu)`), and nested
+//! dictionaries (`op_dist_attr:{...}` with keys like `operand(0)`).
+//!
+//! A dictionary is an [`AttrDict`]: an `IndexMap` in the order the program lists it (Paddle sorts
+//! keys; [`AttrDict::set`] inserts new keys in sorted position so rewritten ops print the way
+//! Paddle would print them). Dictionaries are interned as [`AttrId`]s in the
+//! [`Context`](super::Context).
+
+use indexmap::IndexMap;
+use std::fmt::Write;
+use std::hash::{Hash, Hasher};
+
+/// Index of an interned [`AttrDict`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AttrId(pub(crate) u32);
+
+/// One attribute value.
+#[derive(Clone, Debug)]
+pub enum Attr {
+    Int(i64),
+    /// A number that is not a plain integer: its value and the text it was written with.
+    Float {
+        value: f64,
+        text: Box<str>,
+    },
+    Bool(bool),
+    /// A string's contents as written between the quotes (escapes not decoded).
+    Str(Box<str>),
+    Array(Vec<Attr>),
+    /// A bare word (`float32`, `Undefined`) or call (`Place(cpu)`), kept as written.
+    Word(Box<str>),
+    Dict(AttrDict),
+}
+
+impl PartialEq for Attr {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Attr::Int(a), Attr::Int(b)) => a == b,
+            (Attr::Float { text: a, .. }, Attr::Float { text: b, .. }) => a == b,
+            (Attr::Bool(a), Attr::Bool(b)) => a == b,
+            (Attr::Str(a), Attr::Str(b)) => a == b,
+            (Attr::Array(a), Attr::Array(b)) => a == b,
+            (Attr::Word(a), Attr::Word(b)) => a == b,
+            (Attr::Dict(a), Attr::Dict(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+impl Eq for Attr {}
+
+impl Hash for Attr {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        std::mem::discriminant(self).hash(h);
+        match self {
+            Attr::Int(i) => i.hash(h),
+            Attr::Float { text, .. } => text.hash(h),
+            Attr::Bool(b) => b.hash(h),
+            Attr::Str(s) | Attr::Word(s) => s.hash(h),
+            Attr::Array(a) => a.hash(h),
+            Attr::Dict(d) => d.hash(h),
+        }
+    }
+}
+
+impl Attr {
+    /// A float attribute, formatted the way Paddle prints floats (C++ `%g`-like, 6 significant
+    /// digits: `0.25`, `2`, `1e-08`).
+    pub fn float(value: f64) -> Attr {
+        Attr::Float {
+            value,
+            text: format_float_like_paddle(value).into(),
+        }
+    }
+
+    /// A string attribute from its decoded contents.
+    pub fn string(s: &str) -> Attr {
+        let mut out = String::with_capacity(s.len());
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                _ => out.push(c),
+            }
+        }
+        Attr::Str(out.into())
+    }
+
+    /// The numeric value of an int or float attribute.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Attr::Int(i) => Some(*i as f64),
+            Attr::Float { value, .. } => Some(*value),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Attr::Int(i) => Some(*i),
+            Attr::Float { value, .. } if value.fract() == 0.0 => Some(*value as i64),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Attr::Bool(b) => Some(*b),
+            // Paddle wraps some flags in one-element arrays: `stop_gradient:[true]`.
+            Attr::Array(a) if a.len() == 1 => a[0].as_bool(),
+            _ => None,
+        }
+    }
+
+    /// A string's decoded contents.
+    pub fn as_str(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self {
+            Attr::Str(s) if !s.contains('\\') => Some(std::borrow::Cow::Borrowed(s)),
+            Attr::Str(s) => {
+                let mut out = String::with_capacity(s.len());
+                let mut chars = s.chars();
+                while let Some(c) = chars.next() {
+                    if c == '\\' {
+                        match chars.next() {
+                            Some('n') => out.push('\n'),
+                            Some('t') => out.push('\t'),
+                            Some(o) => out.push(o),
+                            None => {}
+                        }
+                    } else {
+                        out.push(c);
+                    }
+                }
+                Some(std::borrow::Cow::Owned(out))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn as_word(&self) -> Option<&str> {
+        match self {
+            Attr::Word(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&[Attr]> {
+        match self {
+            Attr::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// Appends the printed form.
+    pub fn write_to(&self, out: &mut String) {
+        match self {
+            Attr::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Attr::Float { text, .. } => out.push_str(text),
+            Attr::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Attr::Str(s) => {
+                out.push('"');
+                out.push_str(s);
+                out.push('"');
+            }
+            Attr::Array(items) => {
+                out.push('[');
+                for (i, a) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    a.write_to(out);
+                }
+                out.push(']');
+            }
+            Attr::Word(w) => out.push_str(w),
+            Attr::Dict(d) => d.write_to(out),
+        }
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        self.write_to(&mut s);
+        s
+    }
+}
+
+/// Formats a float as C++ `std::ostream << double` does by default (6 significant digits, `%g`),
+/// which is how Paddle prints float attributes.
+pub fn format_float_like_paddle(v: f64) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let exp = v.abs().log10().floor() as i32;
+    // %g: scientific when exp < -4 or exp >= precision.
+    let sci = format!("{:.5e}", v);
+    let (mant, e) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let e: i32 = e.parse().unwrap_or(exp);
+    if !(-4..6).contains(&e) {
+        let mant = trim_zeros(mant);
+        let sign = if e < 0 { '-' } else { '+' };
+        format!("{mant}e{sign}{:02}", e.abs())
+    } else {
+        let decimals = (5 - e).max(0) as usize;
+        trim_zeros(&format!("{:.*}", decimals, v)).to_string()
+    }
+}
+
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// An attribute dictionary, in print order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AttrDict {
+    pub entries: IndexMap<Box<str>, Attr>,
+}
+
+impl Hash for AttrDict {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.entries.len().hash(h);
+        for (k, v) in &self.entries {
+            k.hash(h);
+            v.hash(h);
+        }
+    }
+}
+
+impl AttrDict {
+    pub fn get(&self, key: &str) -> Option<&Attr> {
+        self.entries.get(key)
+    }
+
+    /// Sets `key`, keeping its position if present, else inserting it where sorted order puts
+    /// it (Paddle prints keys sorted).
+    pub fn set(&mut self, key: &str, value: Attr) {
+        if let Some(v) = self.entries.get_mut(key) {
+            *v = value;
+            return;
+        }
+        let pos = self
+            .entries
+            .keys()
+            .position(|k| k.as_ref() > key)
+            .unwrap_or(self.entries.len());
+        self.entries.shift_insert(pos, key.into(), value);
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<Attr> {
+        self.entries.shift_remove(key)
+    }
+
+    pub fn write_to(&self, out: &mut String) {
+        out.push('{');
+        for (i, (k, v)) in self.entries.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(k);
+            out.push(':');
+            v.write_to(out);
+        }
+        out.push('}');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_print_like_paddle() {
+        assert_eq!(format_float_like_paddle(0.25), "0.25");
+        assert_eq!(format_float_like_paddle(2.0), "2");
+        assert_eq!(format_float_like_paddle(1e-8), "1e-08");
+        assert_eq!(format_float_like_paddle(0.4330127018922193), "0.433013");
+        assert_eq!(format_float_like_paddle(-0.5477225575051661), "-0.547723");
+        assert_eq!(format_float_like_paddle(0.999), "0.999");
+        assert_eq!(format_float_like_paddle(1000.0), "1000");
+        assert_eq!(format_float_like_paddle(1234567.0), "1.23457e+06");
+        assert_eq!(format_float_like_paddle(0.0001), "0.0001");
+        assert_eq!(format_float_like_paddle(0.00001), "1e-05");
+    }
+
+    #[test]
+    fn set_inserts_sorted() {
+        let mut d = AttrDict::default();
+        d.set("op_role", Attr::Int(1));
+        d.set("dtype", Attr::Word("float32".into()));
+        d.set("stop_gradient", Attr::Bool(true));
+        let mut s = String::new();
+        d.write_to(&mut s);
+        assert_eq!(s, "{dtype:float32,op_role:1,stop_gradient:true}");
+    }
+}

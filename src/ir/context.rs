@@ -1,0 +1,104 @@
+//! The [`Context`] owns everything interned: strings, types and attribute dictionaries. One
+//! context serves a whole [`Module`](super::Module) (main and startup programs), so the same
+//! name or dictionary has the same id in both.
+
+use super::attr::{AttrDict, AttrId};
+use super::intern::{Interner, Sym, Symbols};
+use super::types::{format_type, Type, TypeId};
+
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub syms: Symbols,
+    types: Interner<Type>,
+    type_text: Vec<String>,
+    attrs: Interner<AttrDict>,
+    attr_text: Vec<String>,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        let mut ctx = Context {
+            syms: Symbols::default(),
+            types: Interner::default(),
+            type_text: Vec::new(),
+            attrs: Interner::default(),
+            attr_text: Vec::new(),
+        };
+        // Fixed ids for the two types every program needs.
+        let null = ctx.intern_type(Type::Null);
+        let unknown = ctx.intern_type(Type::Unknown);
+        debug_assert_eq!((null, unknown), (Self::NULL_TYPE, Self::UNKNOWN_TYPE));
+        let empty = ctx.intern_attrs(AttrDict::default());
+        debug_assert_eq!(empty, Self::EMPTY_ATTRS);
+        ctx
+    }
+}
+
+impl Context {
+    /// `<<NULL TYPE>>`.
+    pub const NULL_TYPE: TypeId = TypeId(0);
+    /// A type not printed where the value is defined and not yet known from a use.
+    pub const UNKNOWN_TYPE: TypeId = TypeId(1);
+    /// `{}`.
+    pub const EMPTY_ATTRS: AttrId = AttrId(0);
+
+    pub fn sym(&mut self, s: &str) -> Sym {
+        self.syms.intern(s)
+    }
+
+    pub fn str(&self, s: Sym) -> &str {
+        self.syms.get(s)
+    }
+
+    pub fn intern_type(&mut self, ty: Type) -> TypeId {
+        let n = self.types.len();
+        let id = self.types.intern(ty);
+        if id as usize == n {
+            let t = self.types.get(id).clone();
+            let text = format_type(&t, &|tid| self.type_text[tid.0 as usize].clone());
+            self.type_text.push(text);
+        }
+        TypeId(id)
+    }
+
+    pub fn ty(&self, id: TypeId) -> &Type {
+        self.types.get(id.0)
+    }
+
+    /// The printed form of a type.
+    pub fn type_text(&self, id: TypeId) -> &str {
+        &self.type_text[id.0 as usize]
+    }
+
+    pub fn intern_attrs(&mut self, dict: AttrDict) -> AttrId {
+        let n = self.attrs.len();
+        let id = self.attrs.intern(dict);
+        if id as usize == n {
+            let mut text = String::new();
+            self.attrs.get(id).write_to(&mut text);
+            self.attr_text.push(text);
+        }
+        AttrId(id)
+    }
+
+    pub fn attrs(&self, id: AttrId) -> &AttrDict {
+        self.attrs.get(id.0)
+    }
+
+    /// The printed form of a dictionary.
+    pub fn attr_text(&self, id: AttrId) -> &str {
+        &self.attr_text[id.0 as usize]
+    }
+
+    /// A copy of `id` with `key` set to `value`.
+    pub fn with_attr(&mut self, id: AttrId, key: &str, value: super::Attr) -> AttrId {
+        let mut d = self.attrs(id).clone();
+        d.set(key, value);
+        self.intern_attrs(d)
+    }
+
+    /// Number of distinct types and dictionaries (for `--stats`).
+    pub fn interned_counts(&self) -> (usize, usize) {
+        (self.types.len(), self.attrs.len())
+    }
+}

@@ -1,0 +1,39 @@
+//! The IR: Paddle PIR programs as an arena of ops, values, blocks and regions.
+//!
+//! ```
+//! use irw::ir::{parse_module, print_module};
+//! use irw::SourceFile;
+//!
+//! let text = "{\n    (%0) = \"pd_op.full\" () {dtype:float32,value:1} : () -> tensor<f32>\n}\n";
+//! let m = parse_module(&SourceFile::new("ex.ir", text)).unwrap();
+//! assert_eq!(m.main.num_ops(), 1);
+//! assert_eq!(print_module(&m), text); // printing a parsed dump gives back the same bytes
+//! ```
+//!
+//! - [`program`]: the arena and the O(1)/O(uses) edits a rewrite needs;
+//! - [`context`]: interned names, types and attribute dictionaries shared by a module;
+//! - [`parse`] / [`print`]: the text form (`grammar/pir.pest`);
+//! - [`verify`]: the invariants every program must satisfy after parsing and after every rewrite.
+
+mod attr;
+mod context;
+mod intern;
+mod module;
+pub mod parse;
+pub mod print;
+mod program;
+mod types;
+pub mod verify;
+
+pub use attr::{format_float_like_paddle, Attr, AttrDict, AttrId};
+pub use context::Context;
+pub use intern::{Interner, Sym, Symbols};
+pub use module::{Module, Which};
+pub use parse::{parse_module, parse_startup_into};
+pub use print::{print_module, print_program};
+pub use program::{
+    BlockArg, BlockId, BlockOps, Kwarg, OpData, OpId, OpSyntax, Program, RegionId, Use, Uses,
+    ValueDef, ValueId,
+};
+pub use types::{DType, Type, TypeId};
+pub use verify::verify_module;

@@ -1,0 +1,1050 @@
+//! Parsing Paddle's program text into a [`Module`].
+//!
+//! The grammar is `grammar/pir.pest`. Paddle prints one op per line, so parsing runs in three
+//! steps, each linear:
+//!
+//! 1. **Lines.** The text is split into lines and each line is classified by its first
+//!    characters (`{`, `}`, `} else {`, `^kw:`, `%kwarg_...`, `^%arg...`, `(` for an op).
+//! 2. **Op lines**, the bulk of the work, are parsed with pest's `op_line` rule into [`RawOp`]s
+//!    that borrow slices of the text. Lines are independent, so large files are cut into chunks
+//!    parsed on all cores. Attribute dictionaries and types come out as single spans.
+//! 3. **Building** walks the lines in order with a stack of open blocks, resolves `%N` names,
+//!    and interns names, types and dictionaries *by their text*: a program repeats a few dozen
+//!    distinct dictionaries, so only those few are parsed into [`AttrDict`]s.
+//!
+//! Every failure is a [`Diagnostic`] pointing at the offending character. The parser never
+//! panics on any input: deep nesting is bounded before pest recurses
+//! ([`MAX_NESTING`], [`MAX_REGION_DEPTH`]).
+
+use super::attr::{Attr, AttrDict, AttrId};
+use super::program::{BlockId, OpId, OpSyntax, Program, ValueId};
+use super::types::{DType, Type, TypeId};
+use super::{Context, Module};
+use crate::diag::{Diagnostic, SourceFile};
+use pest::iterators::Pair;
+use pest::Parser as _;
+use rustc_hash::FxHashMap;
+
+#[derive(pest_derive::Parser)]
+#[grammar = "../grammar/pir.pest"]
+struct PirParser;
+
+/// Deepest bracket nesting accepted inside one line (attributes, types).
+pub const MAX_NESTING: usize = 64;
+/// Deepest nesting of regions (`pd_op.if` inside `pd_op.while` inside ...).
+pub const MAX_REGION_DEPTH: usize = 256;
+/// Op lines per parallel chunk; smaller files are parsed on one thread.
+const CHUNK: usize = 16_384;
+
+/// Parses a file holding a main program and optionally `startup { ... }`.
+pub fn parse_module(src: &SourceFile) -> Result<Module, Diagnostic> {
+    let mut module = Module::default();
+    let lines = split_lines(src)?;
+    let raw = parse_op_lines(src, &lines)?;
+    let mut b = Builder::new(src, &mut module.ctx, &raw);
+    let mut cur = 0;
+    // Main program.
+    cur = skip_trivia(&lines, cur);
+    let Some(first) = lines.get(cur) else {
+        return Err(Diagnostic::in_file(&src.name, "the file holds no program")
+            .with_hint("a Paddle program dump starts with a line `{`"));
+    };
+    if first.kind != Kind::Open {
+        return Err(
+            Diagnostic::at(src, first.offset, "expected `{` to start the main program")
+                .with_hint("a Paddle program dump starts with a line `{`"),
+        );
+    }
+    let (main, next) = b.program(&lines, cur)?;
+    module.main = main;
+    cur = skip_trivia(&lines, next);
+    if let Some(l) = lines.get(cur) {
+        if l.kind != Kind::StartupOpen {
+            return Err(Diagnostic::at(
+                src,
+                l.offset,
+                "expected `startup {` or the end of the file",
+            ));
+        }
+        let (startup, next) = b.program(&lines, cur)?;
+        module.startup = Some(startup);
+        cur = skip_trivia(&lines, next);
+        if let Some(l) = lines.get(cur) {
+            return Err(Diagnostic::at(
+                src,
+                l.offset,
+                "expected the end of the file after the startup program",
+            ));
+        }
+    }
+    module.trailing = trailing_blank_lines(src);
+    Ok(module)
+}
+
+/// Parses a separate file holding only a startup program (`--startup FILE`, a bare `{ ... }`
+/// as Paddle dumps it) into `module`, sharing its context.
+pub fn parse_startup_into(module: &mut Module, src: &SourceFile) -> Result<(), Diagnostic> {
+    let lines = split_lines(src)?;
+    let raw = parse_op_lines(src, &lines)?;
+    let mut b = Builder::new(src, &mut module.ctx, &raw);
+    let cur = skip_trivia(&lines, 0);
+    let Some(first) = lines.get(cur) else {
+        return Err(Diagnostic::in_file(
+            &src.name,
+            "the startup file holds no program",
+        ));
+    };
+    if first.kind != Kind::Open && first.kind != Kind::StartupOpen {
+        return Err(Diagnostic::at(
+            src,
+            first.offset,
+            "expected `{` to start the startup program",
+        ));
+    }
+    let (startup, next) = b.program(&lines, cur)?;
+    let next = skip_trivia(&lines, next);
+    if let Some(l) = lines.get(next) {
+        return Err(Diagnostic::at(
+            src,
+            l.offset,
+            "expected the end of the file after the startup program",
+        ));
+    }
+    module.startup = Some(startup);
+    Ok(())
+}
+
+fn trailing_blank_lines(src: &SourceFile) -> String {
+    let t = &src.text;
+    let end = t.trim_end_matches([' ', '\t', '\r', '\n']).len();
+    // Keep what follows the final `}` line's newline.
+    let after = &t[end..];
+    match after.find('\n') {
+        Some(i) => after[i + 1..].to_string(),
+        None => String::new(),
+    }
+}
+
+// ---- step 1: lines ---------------------------------------------------------------------------
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Kind {
+    Blank,
+    Comment,
+    Open,
+    StartupOpen,
+    Close,
+    Else,
+    KwHeader,
+    Kwarg,
+    Args,
+    Op,
+    Other,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Line<'a> {
+    /// Byte offset of `text` in the file.
+    offset: usize,
+    /// The line without indentation and line break.
+    text: &'a str,
+    kind: Kind,
+}
+
+fn split_lines(src: &SourceFile) -> Result<Vec<Line<'_>>, Diagnostic> {
+    let text = src.text.as_str();
+    let mut lines = Vec::with_capacity(text.len() / 120 + 8);
+    let mut start = 0;
+    for raw in text.split('\n') {
+        let line_start = start;
+        start += raw.len() + 1;
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        let body = raw.trim_start_matches([' ', '\t']);
+        let offset = line_start + (raw.len() - body.len());
+        let trimmed = body.trim_end_matches([' ', '\t']);
+        let kind = match trimmed.as_bytes().first() {
+            None => Kind::Blank,
+            Some(b'(') => Kind::Op,
+            Some(b'%') if trimmed.starts_with("%kwarg_") => Kind::Kwarg,
+            Some(b'^') if trimmed == "^kw:" => Kind::KwHeader,
+            Some(b'^') => Kind::Args,
+            Some(b'/') if trimmed.starts_with("//") => Kind::Comment,
+            _ => match trimmed {
+                "{" => Kind::Open,
+                "}" => Kind::Close,
+                "} else {" => Kind::Else,
+                "startup {" => Kind::StartupOpen,
+                _ => Kind::Other,
+            },
+        };
+        lines.push(Line {
+            offset,
+            text: body,
+            kind,
+        });
+    }
+    // `split` yields an empty last piece after a final newline.
+    if text.ends_with('\n') {
+        lines.pop();
+    }
+    Ok(lines)
+}
+
+fn skip_trivia(lines: &[Line<'_>], mut i: usize) -> usize {
+    while i < lines.len() && matches!(lines[i].kind, Kind::Blank | Kind::Comment) {
+        i += 1;
+    }
+    i
+}
+
+// ---- step 2: op lines --------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug)]
+struct RawOperand<'a> {
+    label: Option<&'a str>,
+    /// `None` for `<<NULL VALUE>>`.
+    value: Option<&'a str>,
+}
+
+type Range32 = (u32, u32);
+
+#[derive(Clone, Debug)]
+struct RawOp<'a> {
+    results: Range32,
+    name: &'a str,
+    operands: Range32,
+    attrs: Option<&'a str>,
+    operand_types: Option<Range32>,
+    result_types: Option<Range32>,
+    region_open: bool,
+}
+
+#[derive(Default)]
+struct RawChunk<'a> {
+    ops: Vec<RawOp<'a>>,
+    values: Vec<&'a str>,
+    operands: Vec<RawOperand<'a>>,
+    types: Vec<&'a str>,
+}
+
+struct RawOps<'a> {
+    chunks: Vec<RawChunk<'a>>,
+}
+
+impl<'a> RawOps<'a> {
+    /// The `i`-th op line of the file.
+    fn get(&self, i: usize) -> (&RawChunk<'a>, &RawOp<'a>) {
+        let c = &self.chunks[i / CHUNK];
+        (c, &c.ops[i % CHUNK])
+    }
+}
+
+fn parse_op_lines<'a>(src: &'a SourceFile, lines: &[Line<'a>]) -> Result<RawOps<'a>, Diagnostic> {
+    let op_lines: Vec<Line<'a>> = lines
+        .iter()
+        .filter(|l| l.kind == Kind::Op)
+        .copied()
+        .collect();
+    let pieces: Vec<&[Line<'a>]> = op_lines.chunks(CHUNK).collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let results: Vec<Result<RawChunk<'a>, Diagnostic>> = if pieces.len() <= 1 || threads == 1 {
+        pieces.iter().map(|p| parse_chunk(src, p)).collect()
+    } else {
+        // Chunks are handed out round-robin to a fixed set of threads; results keep file order.
+        let mut out: Vec<Option<Result<RawChunk<'a>, Diagnostic>>> =
+            (0..pieces.len()).map(|_| None).collect();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let pieces = &pieces;
+                    s.spawn(move || {
+                        (t..pieces.len())
+                            .step_by(threads)
+                            .map(|i| (i, parse_chunk(src, pieces[i])))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            for h in handles {
+                match h.join() {
+                    Ok(done) => {
+                        for (i, r) in done {
+                            out[i] = Some(r);
+                        }
+                    }
+                    Err(e) => std::panic::resume_unwind(e),
+                }
+            }
+        });
+        out.into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(Diagnostic::error("internal: chunk lost"))))
+            .collect()
+    };
+    let mut chunks = Vec::with_capacity(results.len());
+    for r in results {
+        chunks.push(r?);
+    }
+    Ok(RawOps { chunks })
+}
+
+fn parse_chunk<'a>(src: &'a SourceFile, lines: &[Line<'a>]) -> Result<RawChunk<'a>, Diagnostic> {
+    let mut c = RawChunk {
+        ops: Vec::with_capacity(lines.len()),
+        values: Vec::with_capacity(lines.len() * 2),
+        operands: Vec::with_capacity(lines.len() * 3),
+        types: Vec::with_capacity(lines.len() * 4),
+    };
+    for l in lines {
+        let op = parse_op_line(src, l, &mut c)?;
+        c.ops.push(op);
+    }
+    Ok(c)
+}
+
+fn range(start: usize, end: usize) -> Range32 {
+    (start as u32, end as u32)
+}
+
+fn parse_op_line<'a>(
+    src: &'a SourceFile,
+    l: &Line<'a>,
+    c: &mut RawChunk<'a>,
+) -> Result<RawOp<'a>, Diagnostic> {
+    check_nesting(src, l)?;
+    let pairs = PirParser::parse(Rule::op_line, l.text).map_err(|e| pest_error(src, l, e))?;
+    let mut op = RawOp {
+        results: (0, 0),
+        name: "",
+        operands: (0, 0),
+        attrs: None,
+        operand_types: None,
+        result_types: None,
+        region_open: false,
+    };
+    for p in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
+        match p.as_rule() {
+            Rule::results => {
+                let s = c.values.len();
+                c.values.extend(p.into_inner().map(|v| v.as_str()));
+                op.results = range(s, c.values.len());
+            }
+            Rule::op_name => {
+                let s = p.as_str();
+                op.name = &s[1..s.len() - 1];
+            }
+            Rule::operands => {
+                let s = c.operands.len();
+                let mut label = None;
+                for q in p.into_inner() {
+                    match q.as_rule() {
+                        Rule::operand_label => label = Some(q.as_str()),
+                        Rule::null_value => c.operands.push(RawOperand {
+                            label: label.take(),
+                            value: None,
+                        }),
+                        _ => c.operands.push(RawOperand {
+                            label: label.take(),
+                            value: Some(q.as_str()),
+                        }),
+                    }
+                }
+                op.operands = range(s, c.operands.len());
+            }
+            Rule::attr_dict => op.attrs = Some(p.as_str()),
+            Rule::operand_types => {
+                let s = c.types.len();
+                c.types.extend(p.into_inner().map(|t| t.as_str()));
+                op.operand_types = Some(range(s, c.types.len()));
+            }
+            Rule::result_types => {
+                let s = c.types.len();
+                c.types.extend(p.into_inner().map(|t| t.as_str()));
+                op.result_types = Some(range(s, c.types.len()));
+            }
+            Rule::region_open => op.region_open = true,
+            _ => {}
+        }
+    }
+    Ok(op)
+}
+
+/// Rejects lines whose brackets nest deeper than [`MAX_NESTING`] before pest recurses into them.
+fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<(), Diagnostic> {
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    for (i, b) in l.text.bytes().enumerate() {
+        if in_str {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'{' | b'[' | b'(' | b'<' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(Diagnostic::at(
+                        src,
+                        l.offset + i,
+                        format!("brackets nested deeper than {MAX_NESTING} levels"),
+                    )
+                    .with_hint("irw bounds nesting so that no input can exhaust its stack"));
+                }
+            }
+            b'}' | b']' | b')' | b'>' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn describe(rule: &Rule) -> &'static str {
+    match rule {
+        Rule::results => "a result list like `(%0)` or `()`",
+        Rule::value_def => "a result name like `%3`",
+        Rule::op_name => "a quoted op name like \"pd_op.add\"",
+        Rule::operands => "an operand list like `(%0, %1)`",
+        Rule::operand_label
+        | Rule::null_value
+        | Rule::value_ref
+        | Rule::arg_ref
+        | Rule::kwarg_ref => "a value like `%3`, `%arg_0`, `%kwarg_<name>` or `<<NULL VALUE>>`",
+        Rule::attr_dict | Rule::dict => "an attribute dictionary like `{op_role:1}`",
+        Rule::attr_key => "an attribute name",
+        Rule::operand_types => "operand types like `(tensor<4xf32>)`",
+        Rule::result_types | Rule::type_ | Rule::ty => "a type like `tensor<-1x8xf32>`",
+        Rule::region_open => "`{`",
+        Rule::EOI => "the end of the line",
+        Rule::block_arg => "a block argument like `%arg_0 {attrs}`",
+        _ => "",
+    }
+}
+
+fn pest_error(src: &SourceFile, l: &Line<'_>, e: pest::error::Error<Rule>) -> Diagnostic {
+    let pos = match e.location {
+        pest::error::InputLocation::Pos(p) => p,
+        pest::error::InputLocation::Span((s, _)) => s,
+    };
+    let mut expected: Vec<&str> = match &e.variant {
+        pest::error::ErrorVariant::ParsingError { positives, .. } => positives
+            .iter()
+            .map(describe)
+            .filter(|s| !s.is_empty())
+            .collect(),
+        pest::error::ErrorVariant::CustomError { .. } => vec![],
+    };
+    expected.dedup();
+    let rest = &l.text[pos.min(l.text.len())..];
+    let found = match rest.chars().next() {
+        None => "the end of the line".to_string(),
+        Some(c) => format!(
+            "`{}`",
+            rest.split([' ', ',', ')'])
+                .next()
+                .filter(|s| !s.is_empty())
+                .unwrap_or(&c.to_string())
+        ),
+    };
+    let msg = if expected.is_empty() {
+        format!("unexpected {found} in op line")
+    } else {
+        format!("expected {}, found {found}", expected.join(" or "))
+    };
+    let mut d = Diagnostic::at(src, l.offset + pos, msg);
+    if rest.starts_with('"') && !rest[1..].contains('"') {
+        d = d.with_hint("this string is not terminated on its line");
+    } else {
+        d = d.with_hint(
+            "an op line reads `(%0) = \"dialect.op\" (%1, %2) {attrs} : (types) -> types`",
+        );
+    }
+    d
+}
+
+// ---- step 3: building ----------------------------------------------------------------------
+
+struct Frame {
+    block: BlockId,
+    /// The op owning this block, for regions.
+    owner: Option<OpId>,
+    offset: usize,
+    kw_open: bool,
+    seen_op: bool,
+}
+
+struct Builder<'a, 'c> {
+    src: &'a SourceFile,
+    ctx: &'c mut Context,
+    raw: &'c RawOps<'a>,
+    /// Index of the next op line to take from `raw`.
+    next_raw: usize,
+    attr_cache: FxHashMap<&'a str, AttrId>,
+    type_cache: FxHashMap<&'a str, TypeId>,
+}
+
+/// Maps `%N` to values: a dense vector for the usual dense numbering, a hash map beyond.
+#[derive(Default)]
+struct Names<'a> {
+    dense: Vec<u32>,
+    sparse: FxHashMap<u64, ValueId>,
+    named: FxHashMap<&'a str, ValueId>,
+}
+
+const DENSE_LIMIT: u64 = 1 << 24;
+
+impl<'a> Names<'a> {
+    fn get_num(&self, n: u64) -> Option<ValueId> {
+        if n < self.dense.len() as u64 {
+            let v = self.dense[n as usize];
+            (v != u32::MAX).then_some(ValueId(v))
+        } else {
+            self.sparse.get(&n).copied()
+        }
+    }
+
+    /// Returns false if `n` was already defined.
+    fn define_num(&mut self, n: u64, v: ValueId) -> bool {
+        if self.get_num(n).is_some() {
+            return false;
+        }
+        if n < DENSE_LIMIT {
+            if n >= self.dense.len() as u64 {
+                self.dense
+                    .resize((n as usize + 1).max(self.dense.len() * 2), u32::MAX);
+            }
+            self.dense[n as usize] = v.0;
+        } else {
+            self.sparse.insert(n, v);
+        }
+        true
+    }
+}
+
+impl<'a, 'c> Builder<'a, 'c> {
+    fn new(src: &'a SourceFile, ctx: &'c mut Context, raw: &'c RawOps<'a>) -> Self {
+        Builder {
+            src,
+            ctx,
+            raw,
+            next_raw: 0,
+            attr_cache: FxHashMap::default(),
+            type_cache: FxHashMap::default(),
+        }
+    }
+
+    fn err(&self, at: &str, msg: impl Into<String>) -> Diagnostic {
+        let offset = (at.as_ptr() as usize).wrapping_sub(self.src.text.as_ptr() as usize);
+        Diagnostic::at(self.src, offset.min(self.src.text.len()), msg)
+    }
+
+    /// Builds the program whose opening line is `lines[start]`; returns it and the index of
+    /// the line after its closing `}`.
+    fn program(
+        &mut self,
+        lines: &[Line<'a>],
+        start: usize,
+    ) -> Result<(Program, usize), Diagnostic> {
+        let mut prog = Program::new();
+        prog.reserve(lines.len().saturating_sub(start));
+        let mut names = Names::default();
+        let mut stack = vec![Frame {
+            block: prog.top_block(),
+            owner: None,
+            offset: lines[start].offset,
+            kw_open: false,
+            seen_op: false,
+        }];
+        let mut i = start + 1;
+        while i < lines.len() {
+            let l = lines[i];
+            i += 1;
+            let Some(top) = stack.last_mut() else { break };
+            match l.kind {
+                Kind::Blank | Kind::Comment => {}
+                Kind::Close => {
+                    stack.pop();
+                    if stack.is_empty() {
+                        return Ok((prog, i));
+                    }
+                }
+                Kind::Else => {
+                    let owner = top.owner;
+                    match owner {
+                        Some(op) if prog.op(op).syntax == OpSyntax::Regions => {
+                            stack.pop();
+                            let b = prog.add_region(op);
+                            stack.push(Frame {
+                                block: b,
+                                owner: Some(op),
+                                offset: l.offset,
+                                kw_open: false,
+                                seen_op: false,
+                            });
+                        }
+                        _ => {
+                            return Err(Diagnostic::at(
+                                self.src,
+                                l.offset,
+                                "`} else {` outside the region of a `pd_op.if`-style op",
+                            ))
+                        }
+                    }
+                }
+                Kind::KwHeader => {
+                    if top.seen_op || top.kw_open || !prog.block_kwargs(top.block).is_empty() {
+                        return Err(Diagnostic::at(
+                            self.src,
+                            l.offset,
+                            "`^kw:` must come first in a block, once",
+                        )
+                        .with_hint("keyword arguments are listed before the block's ops"));
+                    }
+                    top.kw_open = true;
+                }
+                Kind::Kwarg => {
+                    if !top.kw_open || top.seen_op {
+                        return Err(Diagnostic::at(
+                            self.src,
+                            l.offset,
+                            "keyword argument outside a `^kw:` list",
+                        ));
+                    }
+                    let block = top.block;
+                    self.kwarg(&mut prog, &mut names, block, l)?;
+                }
+                Kind::Args => {
+                    if top.seen_op || top.kw_open || !prog.block_args(top.block).is_empty() {
+                        return Err(Diagnostic::at(
+                            self.src,
+                            l.offset,
+                            "block arguments must be the first line of a block",
+                        ));
+                    }
+                    let block = top.block;
+                    self.block_args(&mut prog, &mut names, block, l)?;
+                }
+                Kind::Op => {
+                    top.seen_op = true;
+                    top.kw_open = false;
+                    let block = top.block;
+                    let (op, opens) = self.op(&mut prog, &mut names, block, l)?;
+                    if opens {
+                        if stack.len() >= MAX_REGION_DEPTH {
+                            return Err(Diagnostic::at(
+                                self.src,
+                                l.offset,
+                                format!("regions nested deeper than {MAX_REGION_DEPTH} levels"),
+                            ));
+                        }
+                        let b = prog.add_region(op);
+                        stack.push(Frame {
+                            block: b,
+                            owner: Some(op),
+                            offset: l.offset,
+                            kw_open: false,
+                            seen_op: false,
+                        });
+                    }
+                }
+                Kind::Open | Kind::StartupOpen | Kind::Other => {
+                    let msg = if l.text.starts_with('{') || l.text.starts_with("startup") {
+                        "a program cannot start inside another program"
+                    } else {
+                        "expected an op line `(%0) = \"dialect.op\" (...) ...`, `}` or `^kw:`"
+                    };
+                    return Err(Diagnostic::at(self.src, l.offset, msg));
+                }
+            }
+        }
+        let open = stack.last().map_or(lines[start].offset, |f| f.offset);
+        Err(Diagnostic::at(self.src, open, "this `{` is never closed")
+            .with_hint("the file ends before the matching `}`"))
+    }
+
+    fn kwarg(
+        &mut self,
+        prog: &mut Program,
+        names: &mut Names<'a>,
+        block: BlockId,
+        l: Line<'a>,
+    ) -> Result<(), Diagnostic> {
+        check_nesting(self.src, &l)?;
+        let pairs =
+            PirParser::parse(Rule::kwarg_line, l.text).map_err(|e| pest_error(self.src, &l, e))?;
+        let mut name = "";
+        let mut attrs = Context::EMPTY_ATTRS;
+        for p in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
+            match p.as_rule() {
+                Rule::kwarg_ref => name = p.as_str(),
+                Rule::attr_dict => attrs = self.attrs(p.as_str())?,
+                _ => {}
+            }
+        }
+        if names.named.contains_key(name) {
+            return Err(self.err(name, format!("duplicate definition of {name}")));
+        }
+        let sym = self.ctx.sym(&name["%kwarg_".len()..]);
+        let v = prog.add_kwarg(block, sym, Context::UNKNOWN_TYPE, attrs);
+        names.named.insert(name, v);
+        Ok(())
+    }
+
+    fn block_args(
+        &mut self,
+        prog: &mut Program,
+        names: &mut Names<'a>,
+        block: BlockId,
+        l: Line<'a>,
+    ) -> Result<(), Diagnostic> {
+        check_nesting(self.src, &l)?;
+        let pairs = PirParser::parse(Rule::block_args_line, l.text)
+            .map_err(|e| pest_error(self.src, &l, e))?;
+        for arg in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
+            if arg.as_rule() != Rule::block_arg {
+                continue;
+            }
+            let mut name = "";
+            let mut attrs = Context::EMPTY_ATTRS;
+            for p in arg.into_inner() {
+                match p.as_rule() {
+                    Rule::arg_ref => name = p.as_str(),
+                    Rule::attr_dict => attrs = self.attrs(p.as_str())?,
+                    _ => {}
+                }
+            }
+            if names.named.contains_key(name) {
+                return Err(self.err(name, format!("duplicate definition of {name}")));
+            }
+            let v = prog.add_block_arg(block, Context::UNKNOWN_TYPE, attrs);
+            names.named.insert(name, v);
+        }
+        Ok(())
+    }
+
+    fn op(
+        &mut self,
+        prog: &mut Program,
+        names: &mut Names<'a>,
+        block: BlockId,
+        l: Line<'a>,
+    ) -> Result<(OpId, bool), Diagnostic> {
+        let raw = self.raw;
+        let (c, r) = raw.get(self.next_raw);
+        self.next_raw += 1;
+        let operands = &c.operands[r.operands.0 as usize..r.operands.1 as usize];
+        let results = &c.values[r.results.0 as usize..r.results.1 as usize];
+        let labeled = operands.iter().any(|o| o.label.is_some());
+
+        // Which of the three printed forms this is.
+        let syntax = if labeled {
+            let ok = operands.first().is_some_and(|o| o.label == Some("cond"))
+                && operands.get(1).is_none_or(|o| o.label == Some("inputs"))
+                && operands.iter().skip(2).all(|o| o.label.is_none());
+            if !ok {
+                let at = operands.iter().find_map(|o| o.label).unwrap_or(l.text);
+                return Err(self.err(
+                    at,
+                    "labelled operands are only understood as `(cond=%c, inputs=%a, ...)`",
+                ));
+            }
+            if !r.region_open || r.operand_types.is_some() || r.result_types.is_some() {
+                return Err(Diagnostic::at(
+                    self.src,
+                    l.offset,
+                    "a `while`-style op is written `(...) = \"op\" (cond=%c, inputs=...) {`",
+                ));
+            }
+            OpSyntax::While
+        } else if r.operand_types.is_some() {
+            if r.region_open {
+                return Err(self.err(
+                    l.text
+                        .trim_end()
+                        .get(l.text.trim_end().len() - 1..)
+                        .unwrap_or(l.text),
+                    "an op with a `: (types) -> types` signature cannot open a region",
+                ));
+            }
+            if r.result_types.is_none() {
+                return Err(Diagnostic::at(
+                    self.src,
+                    l.offset + l.text.trim_end().len(),
+                    "expected `->` and the result types",
+                ));
+            }
+            OpSyntax::Plain
+        } else if r.region_open && r.result_types.is_some() {
+            OpSyntax::Regions
+        } else {
+            return Err(Diagnostic::at(
+                self.src,
+                l.offset + l.text.trim_end().len(),
+                "expected ` : (operand types) -> result types`",
+            )
+            .with_hint(
+                "an op line reads `(%0) = \"dialect.op\" (%1, %2) {attrs} : (types) -> types`",
+            ));
+        };
+
+        // Operands.
+        let mut vals: Vec<Option<ValueId>> = Vec::with_capacity(operands.len());
+        for o in operands {
+            match o.value {
+                None => vals.push(None),
+                Some(name) => {
+                    let v = if name.starts_with("%arg_") || name.starts_with("%kwarg_") {
+                        names.named.get(name).copied()
+                    } else {
+                        let n = self.value_number(name)?;
+                        names.get_num(n)
+                    };
+                    match v {
+                        Some(v) => vals.push(Some(v)),
+                        None => {
+                            return Err(self.err(name, format!("unknown value {name}")).with_hint(
+                                "a value must be defined on an earlier line before it is used",
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+
+        // Operand types: check against the values' types, and learn types not printed where
+        // a value is defined (keyword and block arguments, while results).
+        if let Some((s, e)) = r.operand_types {
+            let tys = &c.types[s as usize..e as usize];
+            if tys.len() != vals.len() {
+                let at = tys.first().copied().unwrap_or(l.text);
+                return Err(self.err(
+                    at,
+                    format!("{} operand types for {} operands", tys.len(), vals.len()),
+                ));
+            }
+            for (i, (&t, &v)) in tys.iter().zip(&vals).enumerate() {
+                let tid = self.ty(t)?;
+                match v {
+                    None => {
+                        if tid != Context::NULL_TYPE {
+                            return Err(self
+                                .err(
+                                    t,
+                                    format!("operand {i} is <<NULL VALUE>> but its type is {t}"),
+                                )
+                                .with_hint("an absent operand has type <<NULL TYPE>>"));
+                        }
+                    }
+                    Some(v) => {
+                        let have = prog.value_type(v);
+                        if have == Context::UNKNOWN_TYPE {
+                            prog.set_value_type(v, tid);
+                        } else if have != tid {
+                            let name = operands[i].value.unwrap_or("");
+                            return Err(self.err(
+                                t,
+                                format!(
+                                    "type mismatch: {name} has type {} but is used here as {t}",
+                                    self.ctx.type_text(have)
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+
+        // Result types.
+        let mut rtys: Vec<TypeId> = Vec::with_capacity(results.len());
+        match r.result_types {
+            Some((s, e)) => {
+                let tys = &c.types[s as usize..e as usize];
+                if tys.len() != results.len() {
+                    let at = tys.first().copied().unwrap_or(l.text);
+                    return Err(self.err(
+                        at,
+                        format!("{} result types for {} results", tys.len(), results.len()),
+                    ));
+                }
+                for &t in tys {
+                    rtys.push(self.ty(t)?);
+                }
+            }
+            None => rtys.resize(results.len(), Context::UNKNOWN_TYPE),
+        }
+
+        let name = self.ctx.sym(r.name);
+        let attrs = match r.attrs {
+            Some(a) => self.attrs(a)?,
+            None => Context::EMPTY_ATTRS,
+        };
+        let op = prog.create_op(name, attrs, &vals, &rtys, syntax);
+        prog.append(block, op);
+        for (i, &res) in results.iter().enumerate() {
+            let n = self.value_number(res)?;
+            if !names.define_num(n, prog.result(op, i)) {
+                return Err(self
+                    .err(res, format!("duplicate definition of {res}"))
+                    .with_hint("every value is defined once"));
+            }
+        }
+        Ok((op, r.region_open))
+    }
+
+    fn value_number(&self, name: &str) -> Result<u64, Diagnostic> {
+        name[1..]
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n < u32::MAX as u64)
+            .ok_or_else(|| self.err(name, format!("value number {name} is too large")))
+    }
+
+    fn attrs(&mut self, text: &'a str) -> Result<AttrId, Diagnostic> {
+        if let Some(&id) = self.attr_cache.get(text) {
+            return Ok(id);
+        }
+        let pairs = PirParser::parse(Rule::attr_dict_full, text).map_err(|e| {
+            let pos = match e.location {
+                pest::error::InputLocation::Pos(p) => p,
+                pest::error::InputLocation::Span((s, _)) => s,
+            };
+            self.err(
+                &text[pos.min(text.len())..],
+                "malformed attribute dictionary",
+            )
+        })?;
+        let dict_pair = pairs.flatten().find(|p| p.as_rule() == Rule::dict);
+        let dict = match dict_pair {
+            Some(p) => self.dict(p)?,
+            None => AttrDict::default(),
+        };
+        let id = self.ctx.intern_attrs(dict);
+        self.attr_cache.insert(text, id);
+        Ok(id)
+    }
+
+    fn dict(&self, p: Pair<'a, Rule>) -> Result<AttrDict, Diagnostic> {
+        let mut d = AttrDict::default();
+        for entry in p.into_inner() {
+            let mut it = entry.into_inner();
+            let (Some(k), Some(v)) = (it.next(), it.next()) else {
+                continue;
+            };
+            if d.entries.contains_key(k.as_str()) {
+                return Err(self.err(k.as_str(), format!("duplicate attribute `{}`", k.as_str())));
+            }
+            let value = self.attr_value(v)?;
+            d.entries.insert(k.as_str().into(), value);
+        }
+        Ok(d)
+    }
+
+    fn attr_value(&self, p: Pair<'a, Rule>) -> Result<Attr, Diagnostic> {
+        let s = p.as_str();
+        Ok(match p.as_rule() {
+            Rule::dict => Attr::Dict(self.dict(p)?),
+            Rule::array => Attr::Array(
+                p.into_inner()
+                    .map(|q| self.attr_value(q))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Rule::string => Attr::Str(s[1..s.len() - 1].into()),
+            Rule::number => {
+                let is_int = !s.contains(['.', 'e', 'E', 'i', 'n']);
+                if is_int {
+                    match s.parse::<i64>() {
+                        Ok(i) if i.to_string() == s => Attr::Int(i),
+                        Ok(i) => Attr::Float {
+                            value: i as f64,
+                            text: s.into(),
+                        },
+                        Err(_) => {
+                            return Err(self.err(s, format!("integer {s} does not fit in 64 bits")))
+                        }
+                    }
+                } else {
+                    let value = s
+                        .parse::<f64>()
+                        .map_err(|_| self.err(s, format!("malformed number {s}")))?;
+                    Attr::Float {
+                        value,
+                        text: s.into(),
+                    }
+                }
+            }
+            Rule::word => match s {
+                "true" => Attr::Bool(true),
+                "false" => Attr::Bool(false),
+                _ => Attr::Word(s.into()),
+            },
+            _ => Attr::Word(s.into()),
+        })
+    }
+
+    fn ty(&mut self, text: &'a str) -> Result<TypeId, Diagnostic> {
+        if let Some(&id) = self.type_cache.get(text) {
+            return Ok(id);
+        }
+        let pairs = PirParser::parse(Rule::type_full, text)
+            .map_err(|_| self.err(text, format!("malformed type `{text}`")))?;
+        let Some(p) = pairs.flatten().find(|p| p.as_rule() == Rule::ty) else {
+            return Err(self.err(text, format!("malformed type `{text}`")));
+        };
+        let ty = self.type_of(p)?;
+        let id = self.ctx.intern_type(ty);
+        self.type_cache.insert(text, id);
+        Ok(id)
+    }
+
+    fn type_of(&mut self, ty: Pair<'a, Rule>) -> Result<Type, Diagnostic> {
+        let text = ty.as_str();
+        let Some(p) = ty.into_inner().next() else {
+            return Err(self.err(text, format!("malformed type `{text}`")));
+        };
+        Ok(match p.as_rule() {
+            Rule::null_type => Type::Null,
+            Rule::vec_type => {
+                let mut items = Vec::new();
+                for q in p.into_inner() {
+                    let t = self.type_of(q)?;
+                    items.push(self.ctx.intern_type(t));
+                }
+                Type::Vec(items)
+            }
+            Rule::tensor_type | Rule::dist_type => {
+                let dist = p.as_rule() == Rule::dist_type;
+                let mut shape = Vec::new();
+                let mut dtype = None;
+                let mut rest = String::new();
+                for q in p.into_inner() {
+                    match q.as_rule() {
+                        Rule::dim => shape.push(q.as_str().parse::<i64>().map_err(|_| self.err(q.as_str(), format!("dimension {} is too large", q.as_str())))?),
+                        Rule::dtype => {
+                            dtype = Some(DType::from_short_name(q.as_str()).ok_or_else(|| {
+                                self.err(q.as_str(), format!("unknown element type `{}`", q.as_str()))
+                                    .with_hint("element types are f32, f64, f16, bf16, i64, i32, i16, i8, ui8, b, c64, c128")
+                            })?)
+                        }
+                        Rule::dist_rest => rest = q.as_str().to_string(),
+                        _ => {}
+                    }
+                }
+                let Some(dtype) = dtype else {
+                    return Err(self.err(text, format!("malformed type `{text}`")));
+                };
+                if dist {
+                    Type::Dist { shape, dtype, rest }
+                } else {
+                    Type::Tensor { shape, dtype }
+                }
+            }
+            _ => Type::Opaque(p.as_str().to_string()),
+        })
+    }
+}

@@ -1,0 +1,186 @@
+//! The verifier: the invariants every program satisfies after parsing and after every rewrite.
+//!
+//! - every use is dominated by its definition (defined earlier in the same block or in an
+//!   enclosing block, never inside a region that has ended);
+//! - for ops in the dialect table, operand and result counts fit the table;
+//! - every value that a plain op uses has a known type (so it can be printed);
+//! - keyword-argument names are unique within their block.
+//!
+//! Duplicate definitions cannot be represented in the arena (each value has one definition), so
+//! the parser reports them. A failure after a rewrite is a bug in a rule or in irw, and is
+//! reported as such.
+
+use super::program::{BlockId, OpSyntax, Program, ValueId};
+use super::{Context, Module};
+use crate::diag::Diagnostic;
+use crate::dialect::{Dialect, OpSpec};
+use rustc_hash::FxHashSet;
+
+/// Verifies both programs of a module.
+pub fn verify_module(m: &Module) -> Result<(), Diagnostic> {
+    verify_program(&m.ctx, &m.main).map_err(|d| d.with_note("in the main program"))?;
+    if let Some(s) = &m.startup {
+        verify_program(&m.ctx, s).map_err(|d| d.with_note("in the startup program"))?;
+    }
+    Ok(())
+}
+
+/// Verifies one program.
+pub fn verify_program(ctx: &Context, p: &Program) -> Result<(), Diagnostic> {
+    let mut v = Verifier {
+        ctx,
+        p,
+        defined: vec![false; p.value_capacity()],
+        index: 0,
+    };
+    v.block(p.top_block())
+}
+
+struct Verifier<'a> {
+    ctx: &'a Context,
+    p: &'a Program,
+    defined: Vec<bool>,
+    /// Position of the current op in print order, for messages.
+    index: usize,
+}
+
+impl Verifier<'_> {
+    fn fail(&self, op_name: &str, msg: String) -> Diagnostic {
+        Diagnostic::error(format!("op #{} ({op_name}): {msg}", self.index))
+    }
+
+    fn value_name(&self, v: ValueId) -> String {
+        match self.p.value_def(v) {
+            super::ValueDef::Kwarg { block, index } => {
+                format!(
+                    "%kwarg_{}",
+                    self.ctx
+                        .str(self.p.block_kwargs(block)[index as usize].name)
+                )
+            }
+            super::ValueDef::Arg { index, .. } => format!("block argument {index}"),
+            super::ValueDef::Result { op, index } => {
+                format!("result {index} of a `{}`", self.ctx.str(self.p.op_name(op)))
+            }
+        }
+    }
+
+    fn block(&mut self, b: BlockId) -> Result<(), Diagnostic> {
+        let p = self.p;
+        let mut names = FxHashSet::default();
+        for k in p.block_kwargs(b) {
+            if !names.insert(k.name) {
+                return Err(Diagnostic::error(format!(
+                    "duplicate keyword argument %kwarg_{}",
+                    self.ctx.str(k.name)
+                )));
+            }
+            self.defined[k.value.index()] = true;
+        }
+        for a in p.block_args(b) {
+            self.defined[a.value.index()] = true;
+        }
+        let dialect = Dialect::get();
+        for op in p.block_ops(b) {
+            let name = self.ctx.str(p.op_name(op));
+            let syntax = p.op(op).syntax;
+            for v in p.operands(op).flatten() {
+                if !self.defined[v.index()] {
+                    return Err(self.fail(
+                        name,
+                        format!(
+                            "uses {} before it is defined, or outside its region",
+                            self.value_name(v)
+                        ),
+                    ));
+                }
+                if syntax == OpSyntax::Plain && p.value_type(v) == Context::UNKNOWN_TYPE {
+                    return Err(self.fail(
+                        name,
+                        format!("uses {} whose type is not known", self.value_name(v)),
+                    ));
+                }
+            }
+            if let Some(spec) = dialect.spec(name) {
+                if !OpSpec::count_fits(spec.operands, p.num_operands(op)) {
+                    return Err(self.fail(
+                        name,
+                        format!(
+                            "has {} operands; the dialect table says {:?}",
+                            p.num_operands(op),
+                            spec.operands
+                        ),
+                    ));
+                }
+                if !OpSpec::count_fits(spec.results, p.num_results(op)) {
+                    return Err(self.fail(
+                        name,
+                        format!(
+                            "has {} results; the dialect table says {:?}",
+                            p.num_results(op),
+                            spec.results
+                        ),
+                    ));
+                }
+            }
+            self.index += 1;
+            for &r in p.regions(op) {
+                for &inner in p.region_blocks(r) {
+                    self.block(inner)?;
+                }
+            }
+            for r in p.results(op) {
+                self.defined[r.index()] = true;
+            }
+        }
+        // Values defined in a nested block are not visible after it.
+        if p.block_parent_op(b).is_some() {
+            for op in p.block_ops(b) {
+                for r in p.results(op) {
+                    self.defined[r.index()] = false;
+                }
+            }
+            for a in p.block_args(b) {
+                self.defined[a.value.index()] = false;
+            }
+            for k in p.block_kwargs(b) {
+                self.defined[k.value.index()] = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{parse_module, verify_module};
+    use crate::SourceFile;
+
+    fn check(text: &str) -> Result<(), String> {
+        let m = parse_module(&SourceFile::new("t.ir", text)).map_err(|d| d.to_string())?;
+        verify_module(&m).map_err(|d| d.to_string())
+    }
+
+    #[test]
+    fn a_value_from_an_ended_region_is_rejected() {
+        let text = "{\n    (%0) = \"pd_op.full\" () {} : () -> tensor<b>\n    (%1) = \"pd_op.if\" (%0) {} -> tensor<f32> {\n        (%2) = \"pd_op.full\" () {} : () -> tensor<f32>\n        () = \"cf.yield\" (%2) {} : (tensor<f32>) -> \n    } else {\n        () = \"cf.yield\" (%2) {} : (tensor<f32>) -> \n    }\n}\n";
+        let e = check(text).unwrap_err();
+        assert!(
+            e.contains("before it is defined, or outside its region"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn operand_counts_follow_the_table() {
+        let text = "{\n    (%0) = \"pd_op.full\" () {} : () -> tensor<f32>\n    (%1) = \"pd_op.relu\" (%0, %0) {} : (tensor<f32>, tensor<f32>) -> tensor<f32>\n}\n";
+        let e = check(text).unwrap_err();
+        assert!(e.contains("pd_op.relu") && e.contains("2 operands"), "{e}");
+    }
+
+    #[test]
+    fn unknown_ops_are_not_counted() {
+        let text = "{\n    (%0) = \"my.op\" () {} : () -> tensor<f32>\n    (%1, %2) = \"my.other\" (%0, %0, <<NULL VALUE>>) {} : (tensor<f32>, tensor<f32>, <<NULL TYPE>>) -> tensor<f32>, tensor<f32>\n}\n";
+        check(text).unwrap();
+    }
+}
