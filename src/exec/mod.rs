@@ -12,8 +12,13 @@
 
 pub mod dtype;
 pub mod error;
+pub mod feed;
+pub mod interp;
 pub mod kernels;
+pub mod ops;
 pub mod rng;
+pub mod run;
+pub mod scope;
 pub mod simd;
 pub mod tensor;
 
