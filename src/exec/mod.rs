@@ -10,6 +10,8 @@
 //! Architecture invariant: kernels never panic on program-controlled input; they return
 //! [`KernelError`], which the interpreter turns into a diagnostic at the op.
 
+pub mod check;
+pub mod cmd;
 pub mod dtype;
 pub mod error;
 pub mod feed;
