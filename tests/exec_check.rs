@@ -67,9 +67,12 @@ const PARAMS: [&str; 6] = [
     "linear_0.w_0",
 ];
 
+/// A (main, startup) pair of fixture names.
+type Pair = (&'static str, &'static str);
+
 #[test]
 fn paddles_rewrites_pass() {
-    let cases: &[((&str, &str), (&str, &str), Option<&str>)] = &[
+    let cases: &[(Pair, Pair, Option<&str>)] = &[
         (
             ("before.ir", "startup_before.ir"),
             ("after.ir", "startup_after.ir"),
