@@ -350,3 +350,48 @@ fn cli_run_prints_loss_and_dumps() {
     assert_eq!(code, 1);
     assert!(err.contains("regions"), "{err}");
 }
+
+#[test]
+fn bf16_accumulation_buffer_is_named() {
+    // master_grad_after.ir with its merge buffers created as bfloat16 instead of float32.
+    let s = paddle("master_grad_startup_after.ir");
+    let lines: Vec<String> = std::fs::read_to_string(&s)
+        .expect("readable")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let startup: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| match lines.get(i + 1) {
+            Some(next) if next.contains("@GRAD@MERGE") => {
+                l.replace("dtype:float32", "dtype:bfloat16")
+            }
+            _ => l.clone(),
+        })
+        .collect();
+    let m = paddle("master_grad_after.ir");
+    let mut rew = parse_module(&SourceFile::new(
+        m.display().to_string(),
+        std::fs::read_to_string(&m).expect("readable"),
+    ))
+    .expect("parses");
+    parse_startup_into(
+        &mut rew,
+        &SourceFile::new("bf16_startup.ir", startup.join("\n") + "\n"),
+    )
+    .expect("startup parses");
+    let original = load(
+        paddle("master_grad_before.ir"),
+        paddle("master_grad_startup_before.ir"),
+    );
+    let r = check(&original, &rew, &CheckOptions::default()).expect("runs");
+    println!("{r}");
+    let bufs = failing(&r, "buffer");
+    assert_eq!(bufs.len(), 4, "{r}");
+    assert!(bufs.iter().all(|b| b.ends_with("@GRAD@MERGE")));
+    assert!(r
+        .failures()
+        .filter(|row| row.kind == "buffer")
+        .all(|row| row.note.contains("float32")));
+}

@@ -11,7 +11,8 @@
 //! - **param** / **state**: every persistable of the original after the step (parameters,
 //!   optimizer moments, beta powers, learning rate);
 //! - **buffer**: state the rewrite introduced must be back at its initial value after the step
-//!   (gradient-merge buffers zeroed for the next step);
+//!   (gradient-merge buffers zeroed for the next step), and must not be a 16-bit float
+//!   (accumulation belongs in f32);
 //! - **frozen**: nothing the original owns may change on micro-steps 1..k−1 (no update before the
 //!   boundary);
 //! - **replicas**: with several ranks, every rank ends with the same parameters.
@@ -356,6 +357,21 @@ pub fn check(
             continue;
         };
         let (ma, mr, ok) = compare(got, start, 0.0, 0.0);
+        if got.dtype().is_half() {
+            // Accumulating k gradients in a 16-bit buffer loses most of their low bits.
+            rows.push(Row {
+                tensor: name.to_string(),
+                kind: "buffer",
+                max_abs: ma,
+                max_rel: mr,
+                ok: false,
+                note: format!(
+                    "is a {} buffer: gradients must be accumulated in float32",
+                    got.dtype()
+                ),
+            });
+            continue;
+        }
         let note = if ok {
             String::new()
         } else {

@@ -483,6 +483,49 @@ mod tests {
     }
 
     #[test]
+    fn random_broadcast_shapes_match_reference() {
+        let mut rng = Rng::new(77);
+        for _ in 0..200 {
+            let rank = rng.below(5);
+            let out: Vec<usize> = (0..rank).map(|_| 1 + rng.below(19)).collect();
+            // each operand drops some leading dims and sets some dims to 1
+            let pick = |rng: &mut Rng| -> Vec<usize> {
+                let drop = rng.below(rank + 1);
+                out[drop..]
+                    .iter()
+                    .map(|&d| if rng.below(3) == 0 { 1 } else { d })
+                    .collect()
+            };
+            let (sa, sb) = (pick(&mut rng), pick(&mut rng));
+            let a = rand_tensor(&mut rng, &sa);
+            let b = rand_tensor(&mut rng, &sb);
+            for op in [BinaryOp::Add, BinaryOp::Multiply, BinaryOp::Divide] {
+                let got = binary(op, &a, &b, -1).unwrap();
+                let fallback = with_level(Level::Scalar, || binary(op, &a, &b, -1).unwrap());
+                assert_eq!(bits(&got), bits(&fallback), "{op:?} {sa:?} {sb:?}");
+                let (av, bv) = (a.as_f32().unwrap(), b.as_f32().unwrap());
+                for (i, &o) in got.as_f32().unwrap().iter().enumerate() {
+                    let idx = unravel(i, got.shape());
+                    let want = f32_scalar(
+                        op,
+                        av[ravel_broadcast(&idx, &sa)],
+                        bv[ravel_broadcast(&idx, &sb)],
+                    );
+                    assert_eq!(
+                        o.to_bits(),
+                        want.to_bits(),
+                        "{op:?} {sa:?} {sb:?} at {idx:?}"
+                    );
+                }
+                // the gradient of a broadcasting add sums back to each operand's shape
+                let (dx, dy) = add_sub_grad(&a, &b, &got, -1, false).unwrap();
+                assert_eq!(dx.shape(), a.shape());
+                assert_eq!(dy.shape(), b.shape());
+            }
+        }
+    }
+
+    #[test]
     fn bf16_computes_in_f32_and_rounds_once() {
         let a = cast(&Tensor::f32(&[3], vec![1.0, 0.1, 3.0]), DType::BF16);
         let b = cast(
