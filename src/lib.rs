@@ -5,7 +5,9 @@
 pub mod cli;
 pub mod diag;
 pub mod dialect;
+pub mod diff;
 pub mod exec;
+pub mod gen;
 pub mod ir;
 
 pub use diag::{Diagnostic, SourceFile};

@@ -46,6 +46,29 @@ enum Command {
     /// Generate training programs exactly as Paddle prints them.
     #[command(subcommand)]
     Gen(GenCommand),
+    /// Compare two programs structurally: equal up to value renaming and the order of
+    /// independent ops (exit code 0 when equal, 1 when not).
+    Diff(DiffArgs),
+}
+
+#[derive(Args, Debug)]
+struct DiffArgs {
+    /// The first program file (main, optionally with `startup { ... }`).
+    a: String,
+    /// The second program file.
+    b: String,
+    /// Read A's startup program from FILE.
+    #[arg(long, value_name = "FILE")]
+    startup_a: Option<String>,
+    /// Read B's startup program from FILE.
+    #[arg(long, value_name = "FILE")]
+    startup_b: Option<String>,
+    /// Leave attribute NAME out of the comparison (repeatable), e.g. `struct_name`.
+    #[arg(long = "ignore-attr", value_name = "NAME")]
+    ignore_attr: Vec<String>,
+    /// Show at most N differing ops per side.
+    #[arg(long, default_value_t = 20)]
+    max_lines: usize,
 }
 
 /// Options of the rewrite command (the default command).
@@ -82,9 +105,21 @@ enum GenCommand {
 
 #[derive(Args, Debug)]
 struct GenMlpArgs {
-    /// Number of linear layers.
-    #[arg(long, default_value_t = 3)]
-    layers: usize,
+    /// Number of linear layers (at least 1); about 10 main ops per layer.
+    #[arg(long, default_value = "3")]
+    layers: std::num::NonZeroUsize,
+    /// Optimizer: sgd, momentum, adam or adamw.
+    #[arg(long, default_value = "sgd")]
+    optimizer: crate::gen::Optimizer,
+    /// Parameter dtype: f32, or bf16 with f32 master weights and master gradients.
+    #[arg(long, default_value = "f32")]
+    dtype: crate::gen::Dtype,
+    /// Data parallel: a `c_allreduce_sum` after each parameter gradient.
+    #[arg(long)]
+    allreduce: bool,
+    /// Leave out the `op_role` attributes (as a program built without roles prints).
+    #[arg(long)]
+    no_roles: bool,
     /// Write to FILE (atomically) instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<String>,
@@ -104,9 +139,8 @@ pub fn main() -> i32 {
         None => rewrite_command(&cli.rewrite),
         Some(Command::Check(a)) => crate::exec::cmd::check_command(&a),
         Some(Command::Run(a)) => crate::exec::cmd::run_command(&a),
-        Some(Command::Gen(GenCommand::Mlp(_))) => {
-            Err(Failure::Usage("`irw gen` is not implemented yet".into()))
-        }
+        Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(&a),
+        Some(Command::Diff(a)) => diff_command(&a),
     };
     match result {
         Ok(()) => 0,
@@ -114,6 +148,7 @@ pub fn main() -> i32 {
             eprint!("{d}");
             1
         }
+        Err(Failure::Mismatch) => 1,
         Err(Failure::Usage(msg)) => {
             eprintln!("error: {msg}");
             eprintln!("\nFor more information, try '--help'.");
@@ -128,6 +163,8 @@ pub enum Failure {
     Input(Diagnostic),
     /// Bad usage: exit code 2.
     Usage(String),
+    /// A comparison or check found a difference (already reported): exit code 1.
+    Mismatch,
 }
 
 impl From<Diagnostic> for Failure {
@@ -140,6 +177,7 @@ impl From<Diagnostic> for Failure {
 pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnostic> {
     let src = read_source(input)?;
     let mut module = ir::parse_module(&src)?;
+    let mut startup_src = None;
     if let Some(s) = startup {
         if module.startup.is_some() {
             return Err(Diagnostic::error(format!(
@@ -148,8 +186,15 @@ pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnos
         }
         let ssrc = read_source(s)?;
         ir::parse_startup_into(&mut module, &ssrc)?;
+        startup_src = Some(ssrc);
     }
-    ir::verify_module(&module)?;
+    if let Err(e) = ir::verify_module(&module) {
+        let src = match e.which {
+            ir::Which::Startup if startup_src.is_some() => startup_src.as_ref(),
+            _ => Some(&src),
+        };
+        return Err(e.to_diagnostic(&module, src));
+    }
     Ok(module)
 }
 
@@ -185,4 +230,29 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
+    let opts = crate::gen::MlpOptions {
+        optimizer: a.optimizer,
+        dtype: a.dtype,
+        allreduce: a.allreduce,
+        roles: !a.no_roles,
+        ..crate::gen::MlpOptions::with_layers(a.layers)
+    };
+    let text = crate::gen::mlp(&opts);
+    write_output(a.output.as_deref().unwrap_or("-"), &text)?;
+    Ok(())
+}
+
+fn diff_command(a: &DiffArgs) -> Result<(), Failure> {
+    let ma = load_module(&a.a, a.startup_a.as_deref())?;
+    let mb = load_module(&a.b, a.startup_b.as_deref())?;
+    let (report, equal) = crate::diff::diff_modules(&ma, &mb, a.max_lines, &a.ignore_attr);
+    print!("{report}");
+    if equal {
+        Ok(())
+    } else {
+        Err(Failure::Mismatch)
+    }
 }

@@ -162,9 +162,10 @@ pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
             .failures()
             .map(|r| format!("{} ({})", r.tensor, r.kind))
             .collect();
-        Err(Failure::Input(Diagnostic::error(format!(
-            "the rewritten program does not compute the same step: {}",
+        eprintln!(
+            "error: the rewritten program does not compute the same step: {}",
             names.join(", ")
-        ))))
+        );
+        Err(Failure::Mismatch)
     }
 }

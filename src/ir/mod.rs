@@ -36,4 +36,4 @@ pub use program::{
     ValueDef, ValueId,
 };
 pub use types::{DType, Type, TypeId};
-pub use verify::verify_module;
+pub use verify::{verify_module, VerifyError};

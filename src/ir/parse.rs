@@ -370,12 +370,18 @@ fn parse_op_line<'a>(
     Ok(op)
 }
 
-/// Rejects lines whose brackets nest deeper than [`MAX_NESTING`] before pest recurses into them.
+/// Rejects lines whose brackets nest deeper than [`MAX_NESTING`] before pest recurses into them,
+/// and lines that end before a `(`, `[` or `{` is closed (a truncated op), with a message that
+/// points at the unclosed bracket.
 fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<(), Diagnostic> {
     let mut depth = 0usize;
     let mut in_str = false;
     let mut escaped = false;
-    for (i, b) in l.text.bytes().enumerate() {
+    // Open `(`, `[`, `{` not yet closed: (byte, position). Angle brackets are not tracked for
+    // balance (`->` holds a lone `>`), only for depth.
+    let mut open: Vec<(u8, usize)> = Vec::new();
+    let text = l.text.trim_end();
+    for (i, b) in text.bytes().enumerate() {
         if in_str {
             match (escaped, b) {
                 (true, _) => escaped = false,
@@ -397,10 +403,46 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<(), Diagnostic> {
                     )
                     .with_hint("irw bounds nesting so that no input can exhaust its stack"));
                 }
+                if b != b'<' && open.len() < MAX_NESTING {
+                    open.push((b, i));
+                }
             }
-            b'}' | b']' | b')' | b'>' => depth = depth.saturating_sub(1),
+            b'}' | b']' | b')' | b'>' => {
+                depth = depth.saturating_sub(1);
+                if b != b'>' {
+                    open.pop();
+                }
+            }
             _ => {}
         }
+    }
+    let region_open = open.len() == 1 && open[0].0 == b'{' && text.ends_with('{');
+    if in_str {
+        if let Some(q) = text.rfind('"') {
+            return Err(Diagnostic::at(
+                src,
+                l.offset + q,
+                "this string is not terminated on its line",
+            ));
+        }
+    }
+    if !open.is_empty() && !region_open {
+        let (b, at) = open[open.len() - 1];
+        let close = match b {
+            b'(' => ')',
+            b'[' => ']',
+            _ => '}',
+        };
+        return Err(Diagnostic::at(
+            src,
+            l.offset + text.len(),
+            format!(
+                "the line ends before `{close}` closes the `{}` at column {}",
+                b as char,
+                at + 1 + (l.offset - src.text[..l.offset].rfind('\n').map_or(0, |n| n + 1))
+            ),
+        )
+        .with_hint("is the op line truncated?"));
     }
     Ok(())
 }
@@ -421,6 +463,7 @@ fn describe(rule: &Rule) -> &'static str {
         Rule::operand_types => "operand types like `(tensor<4xf32>)`",
         Rule::result_types | Rule::type_ | Rule::ty => "a type like `tensor<-1x8xf32>`",
         Rule::region_open => "`{`",
+        Rule::dim | Rule::dtype | Rule::tensor_type => "a tensor type like `tensor<4xf32>`",
         Rule::EOI => "the end of the line",
         Rule::block_arg => "a block argument like `%arg_0 {attrs}`",
         _ => "",
@@ -458,7 +501,9 @@ fn pest_error(src: &SourceFile, l: &Line<'_>, e: pest::error::Error<Rule>) -> Di
         format!("expected {}, found {found}", expected.join(" or "))
     };
     let mut d = Diagnostic::at(src, l.offset + pos, msg);
-    if rest.starts_with('"') && !rest[1..].contains('"') {
+    if rest.starts_with('<') && !rest.contains('>') {
+        d = d.with_hint("this `<` is not closed by `>`: a type reads like `tensor<4xf32>`");
+    } else if rest.starts_with('"') && !rest[1..].contains('"') {
         d = d.with_hint("this string is not terminated on its line");
     } else {
         d = d.with_hint(
@@ -886,6 +931,7 @@ impl<'a, 'c> Builder<'a, 'c> {
         };
         let op = prog.create_op(name, attrs, &vals, &rtys, syntax);
         prog.append(block, op);
+        prog.set_position(op, l.offset);
         for (i, &res) in results.iter().enumerate() {
             let n = self.value_number(res)?;
             if !names.define_num(n, prog.result(op, i)) {

@@ -153,6 +153,9 @@ pub struct Program {
     regions: Vec<RegionData>,
     top: BlockId,
     live_ops: usize,
+    /// Byte offset in the source file of each parsed op (`u32::MAX` for ops a rewrite made);
+    /// only for pointing diagnostics at the input.
+    positions: Vec<u32>,
 }
 
 impl Default for Program {
@@ -172,6 +175,7 @@ impl Program {
             regions: Vec::new(),
             top: BlockId(0),
             live_ops: 0,
+            positions: Vec::new(),
         };
         p.top = p.new_block(NONE);
         p
@@ -385,6 +389,22 @@ impl Program {
 
     pub fn num_uses(&self, v: ValueId) -> usize {
         self.uses(v).count()
+    }
+
+    /// Records where `op` was written in the source (the parser calls this).
+    pub fn set_position(&mut self, op: OpId, offset: usize) {
+        if self.positions.len() <= op.index() {
+            self.positions.resize(op.index() + 1, u32::MAX);
+        }
+        self.positions[op.index()] = u32::try_from(offset).unwrap_or(u32::MAX);
+    }
+
+    /// Where `op` was written in the source, if it was parsed.
+    pub fn position(&self, op: OpId) -> Option<usize> {
+        self.positions
+            .get(op.index())
+            .filter(|&&p| p != u32::MAX)
+            .map(|&p| p as usize)
     }
 
     // ---- construction --------------------------------------------------------------------

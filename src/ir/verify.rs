@@ -6,27 +6,69 @@
 //! - every value that a plain op uses has a known type (so it can be printed);
 //! - keyword-argument names are unique within their block.
 //!
+//! Errors name the op; [`VerifyError::to_diagnostic`] points at its line when the op was parsed
+//! (the parser records positions), so a bad input is reported like a syntax error.
+//!
 //! Duplicate definitions cannot be represented in the arena (each value has one definition), so
 //! the parser reports them. A failure after a rewrite is a bug in a rule or in irw, and is
 //! reported as such.
 
-use super::program::{BlockId, OpSyntax, Program, ValueId};
-use super::{Context, Module};
+use super::program::{BlockId, OpId, OpSyntax, Program, ValueId};
+use super::{Context, Module, Which};
 use crate::diag::Diagnostic;
 use crate::dialect::{Dialect, OpSpec};
 use rustc_hash::FxHashSet;
 
+/// A broken invariant: which program, which op, and what is wrong.
+#[derive(Debug, Clone)]
+pub struct VerifyError {
+    pub which: Which,
+    pub op: Option<OpId>,
+    pub message: String,
+}
+
+impl VerifyError {
+    /// A diagnostic pointing at the op's line in `src` when the op was parsed from it.
+    pub fn to_diagnostic(&self, m: &Module, src: Option<&crate::diag::SourceFile>) -> Diagnostic {
+        let pos = self
+            .op
+            .and_then(|op| m.program(self.which).and_then(|p| p.position(op)));
+        let d = match (pos, src) {
+            (Some(pos), Some(src)) => Diagnostic::at(src, pos, self.message.clone()),
+            _ => Diagnostic::error(self.message.clone()),
+        };
+        match self.which {
+            Which::Main => d,
+            Which::Startup => d.with_note("in the startup program"),
+        }
+    }
+}
+
+impl std::fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// Verifies both programs of a module.
-pub fn verify_module(m: &Module) -> Result<(), Diagnostic> {
-    verify_program(&m.ctx, &m.main).map_err(|d| d.with_note("in the main program"))?;
+pub fn verify_module(m: &Module) -> Result<(), VerifyError> {
+    verify_program(&m.ctx, &m.main).map_err(|(op, message)| VerifyError {
+        which: Which::Main,
+        op,
+        message,
+    })?;
     if let Some(s) = &m.startup {
-        verify_program(&m.ctx, s).map_err(|d| d.with_note("in the startup program"))?;
+        verify_program(&m.ctx, s).map_err(|(op, message)| VerifyError {
+            which: Which::Startup,
+            op,
+            message,
+        })?;
     }
     Ok(())
 }
 
-/// Verifies one program.
-pub fn verify_program(ctx: &Context, p: &Program) -> Result<(), Diagnostic> {
+/// Verifies one program; on failure, the offending op (if any) and the message.
+pub fn verify_program(ctx: &Context, p: &Program) -> Result<(), (Option<OpId>, String)> {
     let mut v = Verifier {
         ctx,
         p,
@@ -45,8 +87,11 @@ struct Verifier<'a> {
 }
 
 impl Verifier<'_> {
-    fn fail(&self, op_name: &str, msg: String) -> Diagnostic {
-        Diagnostic::error(format!("op #{} ({op_name}): {msg}", self.index))
+    fn fail(&self, op: OpId, op_name: &str, msg: String) -> (Option<OpId>, String) {
+        (
+            Some(op),
+            format!("`{op_name}` (op #{} in print order) {msg}", self.index),
+        )
     }
 
     fn value_name(&self, v: ValueId) -> String {
@@ -65,15 +110,15 @@ impl Verifier<'_> {
         }
     }
 
-    fn block(&mut self, b: BlockId) -> Result<(), Diagnostic> {
+    fn block(&mut self, b: BlockId) -> Result<(), (Option<OpId>, String)> {
         let p = self.p;
         let mut names = FxHashSet::default();
         for k in p.block_kwargs(b) {
             if !names.insert(k.name) {
-                return Err(Diagnostic::error(format!(
-                    "duplicate keyword argument %kwarg_{}",
-                    self.ctx.str(k.name)
-                )));
+                return Err((
+                    None,
+                    format!("duplicate keyword argument %kwarg_{}", self.ctx.str(k.name)),
+                ));
             }
             self.defined[k.value.index()] = true;
         }
@@ -87,6 +132,7 @@ impl Verifier<'_> {
             for v in p.operands(op).flatten() {
                 if !self.defined[v.index()] {
                     return Err(self.fail(
+                        op,
                         name,
                         format!(
                             "uses {} before it is defined, or outside its region",
@@ -96,6 +142,7 @@ impl Verifier<'_> {
                 }
                 if syntax == OpSyntax::Plain && p.value_type(v) == Context::UNKNOWN_TYPE {
                     return Err(self.fail(
+                        op,
                         name,
                         format!("uses {} whose type is not known", self.value_name(v)),
                     ));
@@ -104,6 +151,7 @@ impl Verifier<'_> {
             if let Some(spec) = dialect.spec(name) {
                 if !OpSpec::count_fits(spec.operands, p.num_operands(op)) {
                     return Err(self.fail(
+                        op,
                         name,
                         format!(
                             "has {} operands; the dialect table says {:?}",
@@ -114,6 +162,7 @@ impl Verifier<'_> {
                 }
                 if !OpSpec::count_fits(spec.results, p.num_results(op)) {
                     return Err(self.fail(
+                        op,
                         name,
                         format!(
                             "has {} results; the dialect table says {:?}",
@@ -158,7 +207,7 @@ mod tests {
 
     fn check(text: &str) -> Result<(), String> {
         let m = parse_module(&SourceFile::new("t.ir", text)).map_err(|d| d.to_string())?;
-        verify_module(&m).map_err(|d| d.to_string())
+        verify_module(&m).map_err(|e| e.to_diagnostic(&m, None).to_string())
     }
 
     #[test]
