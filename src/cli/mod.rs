@@ -40,9 +40,9 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Rewrite a program, run the original and the rewritten one, and compare them numerically.
-    Check(CheckArgs),
+    Check(crate::exec::cmd::CheckArgs),
     /// Execute a program with Paddle's schedule and print the loss per step.
-    Run(RunArgs),
+    Run(crate::exec::cmd::RunArgs),
     /// Generate training programs exactly as Paddle prints them.
     #[command(subcommand)]
     Gen(GenCommand),
@@ -97,19 +97,6 @@ pub struct RewriteArgs {
     pub input: Option<String>,
 }
 
-#[derive(Args, Debug)]
-struct CheckArgs {
-    #[command(flatten)]
-    rewrite: RewriteArgs,
-}
-
-#[derive(Args, Debug)]
-struct RunArgs {
-    /// The program to run.
-    #[arg(value_name = "PROG")]
-    input: String,
-}
-
 #[derive(Subcommand, Debug)]
 enum GenCommand {
     /// An N-layer MLP training program (width 16, relu, MSE loss).
@@ -150,9 +137,8 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         None => rewrite_command(&cli.rewrite),
-        Some(Command::Check(_)) | Some(Command::Run(_)) => Err(Failure::Usage(
-            "this subcommand is not implemented yet".into(),
-        )),
+        Some(Command::Check(a)) => crate::exec::cmd::check_command(&a),
+        Some(Command::Run(a)) => crate::exec::cmd::run_command(&a),
         Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(&a),
         Some(Command::Diff(a)) => diff_command(&a),
     };
