@@ -6,6 +6,8 @@
 use clap::Args;
 
 use crate::cli::{load_module, write_output, Failure, RewriteArgs};
+// `irw check --set k_steps=K` also sets the number of micro-steps the check runs (a convenience
+// for the shipped rule files; `--k-steps` overrides it).
 use crate::diag::Diagnostic;
 use crate::exec::check::{check, CheckOptions};
 use crate::exec::feed::{scope_to_json, Feed};
@@ -129,11 +131,10 @@ pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
             ));
         }
         None => {
-            return Err(Failure::Usage(
-                "checking with --rules needs the rewrite engine, which is not available yet; \
-                 rewrite first and pass the result with --rewritten"
-                    .into(),
-            ))
+            let rules = crate::cli::load_rules(&a.rewrite)?;
+            let mut m = original.clone();
+            crate::cli::apply_rules(&mut m, &rules, &a.rewrite)?;
+            m
         }
     };
     let k = match (a.k_steps, k_from_set(&a.rewrite.set)?) {
