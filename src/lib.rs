@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod diag;
 pub mod dialect;
+pub mod egraph;
 pub mod gen;
 pub mod ir;
 
