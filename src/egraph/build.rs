@@ -106,8 +106,9 @@ fn is_pure_candidate(ctx: &Context, p: &Program, op: OpId) -> bool {
         && Dialect::get().effect(ctx.str(p.op_name(op))) == Effect::Pure
 }
 
-/// Adds the top-level block of `p` to `egraph` (whose analysis owns the context).
-pub fn build(egraph: &mut IrEGraph, p: &Program) -> Built {
+/// Adds the top-level block of `p` to `egraph` (whose analysis owns the context). With `cse`
+/// off, identical ops get distinct nodes (see [`Node::Op`]'s `inst`).
+pub fn build(egraph: &mut IrEGraph, p: &Program, cse: bool) -> Built {
     let nvals = p.value_capacity();
     let block = p.top_block();
 
@@ -208,6 +209,7 @@ pub fn build(egraph: &mut IrEGraph, p: &Program) -> Built {
             attrs: p.op_attrs(op),
             types,
             children: children.as_slice().into(),
+            inst: if cse { 0 } else { op.0 + 1 },
         };
         let id = egraph.add(node.clone());
         if p.num_results(op) == 1 {

@@ -206,6 +206,7 @@ impl Elab<'_> {
                     attrs,
                     types,
                     children,
+                    ..
                 } => {
                     let operands = children
                         .iter()

@@ -32,6 +32,9 @@ pub enum Node {
         types: Box<[TypeId]>,
         /// One e-class per operand, `Null` for an absent one.
         children: Box<[Id]>,
+        /// 0, except when CSE is off: then each original op gets its own instance number, so
+        /// identical ops stay apart (rules still match them; they ignore this field).
+        inst: u32,
     },
     /// Result `index` of a multi-result op (the child is the tuple's e-class).
     Proj { index: u32, tuple: [Id; 1] },
@@ -95,18 +98,21 @@ impl Ord for Node {
                     attrs: a1,
                     types: t1,
                     children: c1,
+                    inst: i1,
                 },
                 Node::Op {
                     name: n2,
                     attrs: a2,
                     types: t2,
                     children: c2,
+                    inst: i2,
                 },
             ) => n1
                 .cmp(n2)
                 .then(c1.len().cmp(&c2.len()))
                 .then(a1.cmp(a2))
                 .then(t1.cmp(t2))
+                .then(i1.cmp(i2))
                 .then(c1.cmp(c2)),
             (
                 Node::Proj {
@@ -159,14 +165,16 @@ impl egg::Language for Node {
                     attrs: a1,
                     types: t1,
                     children: c1,
+                    inst: i1,
                 },
                 Node::Op {
                     name: n2,
                     attrs: a2,
                     types: t2,
                     children: c2,
+                    inst: i2,
                 },
-            ) => n1 == n2 && a1 == a2 && t1 == t2 && c1.len() == c2.len(),
+            ) => n1 == n2 && a1 == a2 && t1 == t2 && i1 == i2 && c1.len() == c2.len(),
             (Node::Proj { index: i1, .. }, Node::Proj { index: i2, .. }) => i1 == i2,
             (Node::Leaf { .. }, Node::Leaf { .. }) => self == other,
             (Node::Null, Node::Null) => true,
@@ -206,6 +214,7 @@ mod tests {
             attrs,
             types: vec![Context::NULL_TYPE].into(),
             children: vec![Id::from(0); n].into(),
+            inst: 0,
         };
         let other = ctx.intern_attrs({
             let mut d = crate::ir::AttrDict::default();

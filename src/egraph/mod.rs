@@ -44,13 +44,13 @@
 //!
 //! # Example
 //! ```
-//! use irw::egraph::{saturate, Limits};
+//! use irw::egraph::{saturate, Options};
 //! use irw::ir::{parse_module, print_module, Which};
 //! use irw::SourceFile;
 //!
 //! let text = "{\n    (%0) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[1],value:2} : () -> tensor<1xf32>\n    (%1) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[1],value:2} : () -> tensor<1xf32>\n    () = \"builtin.shadow_output\" (%1) {output_name:\"y\"} : (tensor<1xf32>) -> \n}\n";
 //! let mut m = parse_module(&SourceFile::new("ex.ir", text)).unwrap();
-//! let report = saturate(&mut m, Which::Main, &[], &Limits::default()).unwrap();
+//! let report = saturate(&mut m, Which::Main, &[], &Options::default()).unwrap();
 //! assert_eq!(m.main.num_ops(), 2); // the duplicate `full` merged into the first
 //! assert!(print_module(&m).contains("\"builtin.shadow_output\" (%0)"));
 //! assert_eq!(report.elab.erased, 1);
@@ -73,7 +73,7 @@ pub use pattern::{
     AttrTest, BinOp, Build, Cap, EqRule, Expr, Label, OpBuild, OpPattern, Pattern, TypesBuild,
     Value, Var,
 };
-pub use run::{Limits, Outcome};
+pub use run::{Limits, Options, Outcome};
 
 use crate::diag::Diagnostic;
 use crate::ir::{verify::verify_program, Module, Which};
@@ -198,13 +198,14 @@ impl fmt::Display for EGraphReport {
 /// Saturates the top-level block of one program of `module` with `rules` and writes the result
 /// back in place.
 ///
-/// Pure ops of the block become e-nodes (identical ones merge: CSE needs no rule); effectful
+/// Pure ops of the block become e-nodes (identical ones merge unless [`Options::cse`] is off:
+/// CSE needs no rule); effectful
 /// ops, unknown ops and region ops (with everything inside them) stay in order. The rules run
-/// under `limits`; hitting one is reported in [`EGraphReport::outcome`], not an error. The
+/// under [`Options::limits`]; hitting one is reported in [`EGraphReport::outcome`], not an error. The
 /// result is extracted (shared sub-terms counted once, never a cycle, deterministic) and
 /// elaborated in the original op order, then verified.
 ///
-/// With no rules and nothing to merge, the program is left exactly as it was.
+/// With no rules and CSE off (or nothing to merge), the program is left exactly as it was.
 ///
 /// # Errors
 /// A rule that cannot be resolved (an op that is not pure, a result type that cannot be
@@ -214,7 +215,7 @@ pub fn saturate(
     module: &mut Module,
     which: Which,
     rules: &[EqRule],
-    limits: &Limits,
+    opts: &Options,
 ) -> Result<EGraphReport, Diagnostic> {
     let ctx = std::mem::take(&mut module.ctx);
     let prog = match which {
@@ -229,7 +230,7 @@ pub fn saturate(
             }
         },
     };
-    let (ctx, result) = saturate_program(prog, ctx, rules, limits);
+    let (ctx, result) = saturate_program(prog, ctx, rules, opts);
     module.ctx = ctx;
     let mut report = result?;
     let t = Instant::now();
@@ -252,7 +253,7 @@ fn saturate_program(
     prog: &mut crate::ir::Program,
     mut ctx: crate::ir::Context,
     rules: &[EqRule],
-    limits: &Limits,
+    opts: &Options,
 ) -> (crate::ir::Context, Result<EGraphReport, Diagnostic>) {
     let mut prepared = Vec::with_capacity(rules.len());
     let mut names = std::collections::BTreeSet::new();
@@ -271,13 +272,13 @@ fn saturate_program(
 
     let t = Instant::now();
     let mut eg = IrEGraph::new(IrAnalysis::new(ctx));
-    let built = build::build(&mut eg, prog);
+    let built = build::build(&mut eg, prog, opts.cse);
     eg.rebuild();
     let (initial_nodes, initial_classes) = (eg.total_size(), eg.number_of_classes());
     times.build = t.elapsed();
 
     let t = Instant::now();
-    let (eg, outcome, iterations) = run::run(eg, &prepared, limits);
+    let (eg, outcome, iterations) = run::run(eg, &prepared, &opts.limits);
     times.run = t.elapsed();
 
     let t = Instant::now();

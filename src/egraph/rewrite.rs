@@ -614,6 +614,7 @@ impl Compiled {
             attrs,
             types,
             children: children.into(),
+            inst: 0,
         }))
     }
 

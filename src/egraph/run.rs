@@ -58,6 +58,35 @@ impl Limits {
     }
 }
 
+/// Everything [`saturate`](super::saturate) can be told.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    pub limits: Limits,
+    /// Whether identical pure ops merge (hash-consing). On by default; off, a program with no
+    /// rules comes back exactly as it was, duplicates included.
+    pub cse: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            limits: Limits::default(),
+            cse: true,
+        }
+    }
+}
+
+impl Options {
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+    pub fn with_cse(mut self, cse: bool) -> Self {
+        self.cse = cse;
+        self
+    }
+}
+
 /// Why saturation stopped.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
