@@ -5,8 +5,11 @@
 pub mod cli;
 pub mod diag;
 pub mod dialect;
+pub mod diff;
 pub mod egraph;
 pub mod gen;
 pub mod ir;
+pub mod rewrite;
+pub mod rules;
 
 pub use diag::{Diagnostic, SourceFile};

@@ -21,7 +21,11 @@ fn check(ir: std::path::PathBuf) -> Result<(), Failed> {
         return Err(format!("irw panicked:\n{stderr}").into());
     }
     if out.status.code() != Some(1) {
-        return Err(format!("exit code {:?}, want 1; stderr:\n{stderr}", out.status.code()).into());
+        return Err(format!(
+            "exit code {:?}, want 1; stderr:\n{stderr}",
+            out.status.code()
+        )
+        .into());
     }
     if !out.stdout.is_empty() {
         return Err("irw printed output for a bad input".into());
@@ -56,11 +60,18 @@ fn check(ir: std::path::PathBuf) -> Result<(), Failed> {
 fn main() {
     let args = Arguments::from_args();
     let files = files_with_ext(&root().join("tests/bad"), "ir");
-    assert!(files.len() >= 25, "the bad-input corpus has {} files", files.len());
+    assert!(
+        files.len() >= 25,
+        "the bad-input corpus has {} files",
+        files.len()
+    );
     let trials = files
         .into_iter()
         .map(|f| {
-            let name = format!("bad::{}", f.file_stem().unwrap_or_default().to_string_lossy());
+            let name = format!(
+                "bad::{}",
+                f.file_stem().unwrap_or_default().to_string_lossy()
+            );
             Trial::test(name, move || check(f))
         })
         .collect();

@@ -7,6 +7,9 @@
 //! - `// CHECK: text`, `// CHECK-NEXT: text`, `// CHECK-SAME: text`, `// CHECK-NOT: text`,
 //!   `// CHECK-UNORDERED: text` — FileCheck-style directives (the `filecheck` crate) matched
 //!   against standard output; `// CHECK-ERR...:` the same against standard error.
+//! - `// EXPECT: text` — standard error must contain `text`. A `.rw` case without a RUN line is a
+//!   bad rule file: it runs as `irw --rules %s ../shared/fixtures/paddle/before.ir` and must
+//!   exit with code 1 (unless `EXIT` says otherwise).
 //! - An optional `NAME.expected` beside the case holds the whole expected standard output;
 //!   `IRW_BLESS=1 cargo test --test golden` rewrites it from the current output.
 
@@ -17,7 +20,10 @@ use std::path::{Path, PathBuf};
 
 struct Case {
     args: Vec<String>,
-    exit: i32,
+    exit: Option<i32>,
+    expect: Vec<String>,
+    /// A bad rule file run with the default command.
+    bad_rules: bool,
     out_checks: Vec<String>,
     err_checks: Vec<String>,
 }
@@ -37,11 +43,22 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
     let text = std::fs::read_to_string(path)?;
     let rel = path.strip_prefix(root()).unwrap_or(path);
     let dir = rel.parent().unwrap_or(Path::new("."));
-    let mut case = Case { args: vec![], exit: 0, out_checks: vec![], err_checks: vec![] };
+    let mut case = Case {
+        args: vec![],
+        exit: None,
+        expect: vec![],
+        bad_rules: false,
+        out_checks: vec![],
+        err_checks: vec![],
+    };
     for line in text.lines() {
-        let Some(rest) = line.trim_start().strip_prefix("//") else { continue };
+        let Some(rest) = line.trim_start().strip_prefix("//") else {
+            continue;
+        };
         let rest = rest.trim_start();
-        let Some((key, val)) = rest.split_once(':') else { continue };
+        let Some((key, val)) = rest.split_once(':') else {
+            continue;
+        };
         let val = val.strip_prefix(' ').unwrap_or(val);
         match key {
             "RUN" => {
@@ -50,18 +67,34 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
                     return Err("RUN must start with `irw`".into());
                 }
                 case.args = words
-                    .map(|w| w.replace("%s", &rel.to_string_lossy()).replace("%S", &dir.to_string_lossy()))
+                    .map(|w| {
+                        w.replace("%s", &rel.to_string_lossy())
+                            .replace("%S", &dir.to_string_lossy())
+                    })
                     .collect();
             }
-            "EXIT" => case.exit = val.trim().parse().map_err(|_| "bad EXIT")?,
+            "EXIT" => case.exit = Some(val.trim().parse().map_err(|_| "bad EXIT")?),
+            "EXPECT" => case.expect.push(val.trim().to_string()),
             k => {
                 if let Some(d) = directive(k) {
                     case.out_checks.push(format!("{d} {val}"));
-                } else if let Some(d) = k.strip_prefix("CHECK-ERR").and_then(|s| directive(&format!("CHECK{s}"))) {
+                } else if let Some(d) = k
+                    .strip_prefix("CHECK-ERR")
+                    .and_then(|s| directive(&format!("CHECK{s}")))
+                {
                     case.err_checks.push(format!("{d} {val}"));
                 }
             }
         }
+    }
+    if case.args.is_empty() && path.extension().is_some_and(|e| e == "rw") {
+        case.args = vec![
+            "--rules".into(),
+            rel.to_string_lossy().into_owned(),
+            "../shared/fixtures/paddle/before.ir".into(),
+        ];
+        case.exit.get_or_insert(1);
+        case.bad_rules = true;
     }
     if case.args.is_empty() {
         return Err("no `// RUN: irw ...` line".into());
@@ -75,10 +108,13 @@ fn filecheck(directives: &[String], text: &str, what: &str) -> Result<(), Failed
     }
     let mut b = filecheck::CheckerBuilder::new();
     for d in directives {
-        b.directive(d).map_err(|e| format!("bad directive `{d}`: {e}"))?;
+        b.directive(d)
+            .map_err(|e| format!("bad directive `{d}`: {e}"))?;
     }
     let checker = b.finish();
-    let (ok, explain) = checker.explain(text, filecheck::NO_VARIABLES).map_err(|e| e.to_string())?;
+    let (ok, explain) = checker
+        .explain(text, filecheck::NO_VARIABLES)
+        .map_err(|e| e.to_string())?;
     if !ok {
         return Err(format!("{what} does not match:\n{explain}\n--- {what} ---\n{text}").into());
     }
@@ -93,8 +129,21 @@ fn run_case(path: PathBuf) -> Result<(), Failed> {
     if stderr.contains("panicked") {
         return Err(format!("irw panicked:\n{stderr}").into());
     }
-    if out.status.code() != Some(case.exit) {
-        return Err(format!("exit code {:?}, want {}; stderr:\n{stderr}", out.status.code(), case.exit).into());
+    let exit = case.exit.unwrap_or(0);
+    if out.status.code() != Some(exit) {
+        return Err(format!(
+            "exit code {:?}, want {exit}; stderr:\n{stderr}",
+            out.status.code()
+        )
+        .into());
+    }
+    for e in &case.expect {
+        if !stderr.contains(e.as_str()) {
+            return Err(format!("stderr lacks `{e}`:\n{stderr}").into());
+        }
+    }
+    if case.bad_rules && !out.stdout.is_empty() {
+        return Err("a failing run printed a program".into());
     }
     filecheck(&case.out_checks, &stdout, "stdout")?;
     filecheck(&case.err_checks, &stderr, "stderr")?;
@@ -104,7 +153,11 @@ fn run_case(path: PathBuf) -> Result<(), Failed> {
     } else if expected.exists() {
         let want = std::fs::read_to_string(&expected)?;
         if want != stdout {
-            let line = stdout.lines().zip(want.lines()).position(|(a, b)| a != b).unwrap_or(0);
+            let line = stdout
+                .lines()
+                .zip(want.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
             return Err(format!(
                 "stdout differs from {} at line {} (IRW_BLESS=1 to update):\n  want: {}\n  got:  {}",
                 expected.display(),

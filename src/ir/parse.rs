@@ -396,8 +396,12 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<(), Diagnostic> {
             b'{' | b'[' | b'(' | b'<' => {
                 depth += 1;
                 if depth > MAX_NESTING {
-                    return Err(Diagnostic::at(src, l.offset + i, format!("brackets nested deeper than {MAX_NESTING} levels"))
-                        .with_hint("irw bounds nesting so that no input can exhaust its stack"));
+                    return Err(Diagnostic::at(
+                        src,
+                        l.offset + i,
+                        format!("brackets nested deeper than {MAX_NESTING} levels"),
+                    )
+                    .with_hint("irw bounds nesting so that no input can exhaust its stack"));
                 }
                 if b != b'<' && open.len() < MAX_NESTING {
                     open.push((b, i));
@@ -415,7 +419,11 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<(), Diagnostic> {
     let region_open = open.len() == 1 && open[0].0 == b'{' && text.ends_with('{');
     if in_str {
         if let Some(q) = text.rfind('"') {
-            return Err(Diagnostic::at(src, l.offset + q, "this string is not terminated on its line"));
+            return Err(Diagnostic::at(
+                src,
+                l.offset + q,
+                "this string is not terminated on its line",
+            ));
         }
     }
     if !open.is_empty() && !region_open {
@@ -425,8 +433,16 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<(), Diagnostic> {
             b'[' => ']',
             _ => '}',
         };
-        return Err(Diagnostic::at(src, l.offset + text.len(), format!("the line ends before `{close}` closes the `{}` at column {}", b as char, at + 1 + (l.offset - src.text[..l.offset].rfind('\n').map_or(0, |n| n + 1))))
-            .with_hint("is the op line truncated?"));
+        return Err(Diagnostic::at(
+            src,
+            l.offset + text.len(),
+            format!(
+                "the line ends before `{close}` closes the `{}` at column {}",
+                b as char,
+                at + 1 + (l.offset - src.text[..l.offset].rfind('\n').map_or(0, |n| n + 1))
+            ),
+        )
+        .with_hint("is the op line truncated?"));
     }
     Ok(())
 }
@@ -485,7 +501,9 @@ fn pest_error(src: &SourceFile, l: &Line<'_>, e: pest::error::Error<Rule>) -> Di
         format!("expected {}, found {found}", expected.join(" or "))
     };
     let mut d = Diagnostic::at(src, l.offset + pos, msg);
-    if rest.starts_with('"') && !rest[1..].contains('"') {
+    if rest.starts_with('<') && !rest.contains('>') {
+        d = d.with_hint("this `<` is not closed by `>`: a type reads like `tensor<4xf32>`");
+    } else if rest.starts_with('"') && !rest[1..].contains('"') {
         d = d.with_hint("this string is not terminated on its line");
     } else {
         d = d.with_hint(

@@ -401,7 +401,10 @@ impl Program {
 
     /// Where `op` was written in the source, if it was parsed.
     pub fn position(&self, op: OpId) -> Option<usize> {
-        self.positions.get(op.index()).filter(|&&p| p != u32::MAX).map(|&p| p as usize)
+        self.positions
+            .get(op.index())
+            .filter(|&&p| p != u32::MAX)
+            .map(|&p| p as usize)
     }
 
     // ---- construction --------------------------------------------------------------------

@@ -88,7 +88,10 @@ struct Verifier<'a> {
 
 impl Verifier<'_> {
     fn fail(&self, op: OpId, op_name: &str, msg: String) -> (Option<OpId>, String) {
-        (Some(op), format!("`{op_name}` (op #{} in print order) {msg}", self.index))
+        (
+            Some(op),
+            format!("`{op_name}` (op #{} in print order) {msg}", self.index),
+        )
     }
 
     fn value_name(&self, v: ValueId) -> String {
@@ -128,7 +131,9 @@ impl Verifier<'_> {
             let syntax = p.op(op).syntax;
             for v in p.operands(op).flatten() {
                 if !self.defined[v.index()] {
-                    return Err(self.fail(op, name,
+                    return Err(self.fail(
+                        op,
+                        name,
                         format!(
                             "uses {} before it is defined, or outside its region",
                             self.value_name(v)
@@ -136,14 +141,18 @@ impl Verifier<'_> {
                     ));
                 }
                 if syntax == OpSyntax::Plain && p.value_type(v) == Context::UNKNOWN_TYPE {
-                    return Err(self.fail(op, name,
+                    return Err(self.fail(
+                        op,
+                        name,
                         format!("uses {} whose type is not known", self.value_name(v)),
                     ));
                 }
             }
             if let Some(spec) = dialect.spec(name) {
                 if !OpSpec::count_fits(spec.operands, p.num_operands(op)) {
-                    return Err(self.fail(op, name,
+                    return Err(self.fail(
+                        op,
+                        name,
                         format!(
                             "has {} operands; the dialect table says {:?}",
                             p.num_operands(op),
@@ -152,7 +161,9 @@ impl Verifier<'_> {
                     ));
                 }
                 if !OpSpec::count_fits(spec.results, p.num_results(op)) {
-                    return Err(self.fail(op, name,
+                    return Err(self.fail(
+                        op,
+                        name,
                         format!(
                             "has {} results; the dialect table says {:?}",
                             p.num_results(op),
