@@ -162,13 +162,9 @@ impl Elab<'_> {
     /// Emits the chosen term of a feasible class before `anchor`, reusing `cand` (the original
     /// op being processed) where its own node is chosen.
     fn emit(&mut self, c: Id, anchor: OpId, cand: Option<OpId>) -> Result<Emit, Diagnostic> {
-        let cand_node = match cand {
-            Some(op) => match self.built.op_node.get(&op) {
-                Some((n, _)) => Some(n.clone().map_children(|k| self.find(k))),
-                None => None,
-            },
-            None => None,
-        };
+        let cand_node = cand
+            .and_then(|op| self.built.op_node.get(&op))
+            .map(|(n, _)| n.clone().map_children(|k| self.find(k)));
         let mut stack = vec![(c, false)];
         while let Some((x, expanded)) = stack.pop() {
             if self.valid(x).is_some() {
