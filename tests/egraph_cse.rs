@@ -169,3 +169,24 @@ fn startup_program_saturates_too() {
     let mut none = parse("{\n}\n");
     assert!(saturate(&mut none, Which::Startup, &[], &Options::default()).is_err());
 }
+
+#[test]
+fn duplicate_multi_result_ops_merge_through_projections() {
+    let text = "{
+    (%0) = \"pd_op.data\" () {dtype:float32,name:\"x\",place:Place(undefined:0),shape:[2,4],stop_gradient:[true]} : () -> tensor<2x4xf32>
+    (%1) = \"pd_op.data\" () {dtype:float32,name:\"b\",place:Place(undefined:0),shape:[4],stop_gradient:[true]} : () -> tensor<4xf32>
+    (%2) = \"pd_op.data\" () {dtype:float32,name:\"g\",place:Place(undefined:0),shape:[2,4],stop_gradient:[true]} : () -> tensor<2x4xf32>
+    (%3, %4) = \"pd_op.add_grad\" (%0, %1, %2) {axis:-1} : (tensor<2x4xf32>, tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>, tensor<4xf32>
+    (%5, %6) = \"pd_op.add_grad\" (%0, %1, %2) {axis:-1} : (tensor<2x4xf32>, tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>, tensor<4xf32>
+    () = \"builtin.shadow_output\" (%6) {output_name:\"db\"} : (tensor<4xf32>) -> 
+    () = \"builtin.shadow_output\" (%5) {output_name:\"dx\"} : (tensor<2x4xf32>) -> 
+}
+";
+    let mut m = parse(text);
+    let r = saturate(&mut m, Which::Main, &[], &Options::default()).expect("saturates");
+    assert_eq!(r.elab.erased, 1);
+    let out = print_module(&m);
+    assert_eq!(out.matches("add_grad").count(), 1);
+    assert!(out.contains("\"builtin.shadow_output\" (%4)"), "{out}");
+    assert!(out.contains("\"builtin.shadow_output\" (%3)"), "{out}");
+}

@@ -240,14 +240,19 @@ impl Elab<'_> {
             .ok_or_else(|| internal(format!("e-class {c} not emitted")))
     }
 
-    /// Keeps the original op `p` as the emission of its own node's class.
-    fn keep_original(&mut self, p: OpId) -> Result<Emit, Diagnostic> {
+    /// Keeps the original op `p` as the emission of its own node's class. Unless `force`, an
+    /// existing valid emission of that class is used instead. With `force` (the existing
+    /// emission is a buffer that changes before `p`'s uses), `p` becomes the class's emission:
+    /// an immutable snapshot, valid from here on.
+    fn keep_original(&mut self, p: OpId, force: bool) -> Result<Emit, Diagnostic> {
         let Some((_, class)) = self.built.op_node.get(&p) else {
             return Err(internal("original op has no e-node".into()));
         };
         let class = self.find(*class);
-        if let Some(e) = self.valid(class) {
-            return Ok(e);
+        if !force {
+            if let Some(e) = self.valid(class) {
+                return Ok(e);
+            }
         }
         self.reused = Some(p);
         self.stats.fallbacks += 1;
@@ -301,7 +306,7 @@ impl Elab<'_> {
                 Some(e) => e,
                 None if self.feasible(c)? => self.emit(c, p, Some(p))?,
                 None => {
-                    let k = self.keep_original(p)?;
+                    let k = self.keep_original(p, false)?;
                     self.project(k, i)?
                 }
             };
@@ -310,11 +315,9 @@ impl Elab<'_> {
                 if w != v && self.is_written(w) {
                     let root = self.built.buffer[w.index()];
                     if !self.uses_before_next_write(v, root, at) {
-                        let k = self.keep_original(p)?;
+                        let k = self.keep_original(p, true)?;
                         e = self.project(k, i)?;
-                        if self.reused == Some(p) {
-                            self.emitted[usize::from(c)] = Some((e, NO_TAG));
-                        }
+                        self.emitted[usize::from(c)] = Some((e, NO_TAG));
                     }
                 }
             }
