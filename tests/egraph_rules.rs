@@ -355,3 +355,28 @@ fn a_cheaper_equal_term_is_never_hoisted_above_what_it_reads() {
     assert!(r.elab.fallbacks >= 1, "{r}");
     assert_eq!(def_name(&m, output(&m, "early")), "pd_op.relu");
 }
+
+#[test]
+fn master_grad_f32_copies_that_are_scaled_in_place_are_kept() {
+    // In master_grad_after.ir every f32 -> f32 `cast` of a merge buffer is then scaled in place
+    // by `scale_`: the cast is a copy that gets written, so the e-graph must keep it (removing
+    // it would scale the buffer itself). That clean-up needs a structural rule.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/paddle/master_grad_after.ir");
+    let text = std::fs::read_to_string(path).expect("fixture is readable");
+    let mut m = parse(&text);
+    let count = |t: &str| {
+        t.lines()
+            .filter(|l| l.contains("master_grad_cast:true"))
+            .count()
+    };
+    assert_eq!(count(&text), 4);
+    let r = saturate(
+        &mut m,
+        Which::Main,
+        &[cast_same_dtype()],
+        &Options::default(),
+    )
+    .expect("ok");
+    assert_eq!(count(&print_module(&m)), 4, "{r}");
+}
