@@ -6,6 +6,7 @@ pub mod cli;
 pub mod diag;
 pub mod dialect;
 pub mod diff;
+pub mod egraph;
 pub mod exec;
 pub mod gen;
 pub mod ir;
