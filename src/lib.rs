@@ -7,5 +7,6 @@ pub mod diag;
 pub mod dialect;
 pub mod gen;
 pub mod ir;
+pub mod json;
 
 pub use diag::{Diagnostic, SourceFile};
