@@ -47,16 +47,31 @@ fn startup_gm_json_prints_as_startup_after_ir() {
 fn the_binary_detects_json_by_content() {
     let dir = root().join("../shared/fixtures/paddle-json");
     let out = run_irw(&[dir.join("main.json")]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), text_fixture("before.ir"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        text_fixture("before.ir")
+    );
     // Main as text, startup as JSON.
     let out = run_irw(&[
         paddle_fixtures().join("before.ir").as_os_str(),
         "--startup".as_ref(),
         dir.join("startup.json").as_os_str(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let want = format!("{}startup {}", text_fixture("before.ir"), text_fixture("startup_before.ir"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = format!(
+        "{}startup {}",
+        text_fixture("before.ir"),
+        text_fixture("startup_before.ir")
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), want);
 }
 
@@ -66,7 +81,12 @@ fn kwargs_are_read_as_keyword_arguments() {
     let m = read_module(&json_fixture("main_gm_fixed.json")).unwrap_or_else(|d| panic!("{d}"));
     ir::verify_module(&m).unwrap_or_else(|e| panic!("{}", e.message));
     let top = m.main.top_block();
-    let names: Vec<&str> = m.main.block_kwargs(top).iter().map(|k| m.ctx.str(k.name)).collect();
+    let names: Vec<&str> = m
+        .main
+        .block_kwargs(top)
+        .iter()
+        .map(|k| m.ctx.str(k.name))
+        .collect();
     assert_eq!(names.len(), 6);
     assert_eq!(names[0], "linear_0.w_0@GRAD@MERGE");
     let text = ir::print_module(&m);
@@ -104,23 +124,29 @@ fn unknown_ops_and_attributes_are_kept() {
         ])
     );
     // Without the hints the writer refuses rather than guess a tag.
-    let err = irw::json::write_module(&m, &Default::default()).err().expect("refused");
-    assert!(err.message.contains("no JSON type tag is known for attribute `ax` of `pd_op.no_such_op`"), "{err}");
+    let err = irw::json::write_module(&m, &Default::default()).expect_err("refused");
+    assert!(
+        err.message
+            .contains("no JSON type tag is known for attribute `ax` of `pd_op.no_such_op`"),
+        "{err}"
+    );
 }
 
 fn read_err(text: &str) -> String {
     read_module(&SourceFile::new("bad.json", text))
-        .err()
-        .expect("the file is refused")
+        .expect_err("the file is refused")
         .to_string()
 }
 
 #[test]
 fn bad_files_are_refused_with_positions() {
     // Paddle's own main_gm.json: its writer drops the kwargs, leaving ids -1..-6 undefined.
-    let d = read_module(&json_fixture("main_gm.json")).err().expect("refused");
+    let d = read_module(&json_fixture("main_gm.json")).expect_err("refused");
     let s = d.to_string();
-    assert!(s.contains("value id -6 is used before it is defined"), "{s}");
+    assert!(
+        s.contains("value id -6 is used before it is defined"),
+        "{s}"
+    );
     assert!(s.contains("<<NULL VALUE>>"), "{s}");
     let loc = d.location.as_ref().expect("a position");
     let text = json_fixture("main_gm.json").text;
@@ -138,7 +164,10 @@ fn bad_files_are_refused_with_positions() {
     let dup = UNKNOWN.replace(r#""O":[{"%":9"#, r#""O":[{"%":5"#);
     let s = read_err(&dup);
     assert!(s.contains("value id 5 is defined twice"), "{s}");
-    assert!(s.contains("at program.regions[0].blocks[0].ops[1].O[0]"), "{s}");
+    assert!(
+        s.contains("at program.regions[0].blocks[0].ops[1].O[0]"),
+        "{s}"
+    );
 
     let s = read_err(&UNKNOWN.replace("1.no_such_op", "9.no_such_op"));
     assert!(s.contains("unknown dialect id `9`"), "{s}");

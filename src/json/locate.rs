@@ -237,7 +237,7 @@ mod tests {
         let names: Vec<&str> = offs.iter().map(|&o| &DOC[o..o + 8]).collect();
         assert_eq!(
             names,
-            vec![r##"{"#": "x"##, r##"{"#":"y"}"##, r##"{"#": "z"##]
+            vec![r##"{"#": "x"##, r##"{"#":"y""##, r##"{"#": "z"##]
         );
     }
 }

@@ -29,6 +29,7 @@ use crate::ir::{Attr, BlockId, Context, Module, OpId, Program, Type, ValueId, Wh
 use serde_json::{json, Map, Value};
 
 /// The JSON texts of a module: main, and startup if the module has one.
+#[derive(Debug, Clone)]
 pub struct JsonModule {
     pub main: String,
     pub startup: Option<String>,
