@@ -80,6 +80,9 @@ pub struct Diagnostic {
     pub location: Option<Box<Location>>,
     pub hints: Vec<String>,
     pub notes: Vec<String>,
+    /// The error is about how irw was invoked (a flag, a `--set` value), not about an input
+    /// file: the command line exits with code 2 instead of 1.
+    pub usage: bool,
 }
 
 impl Diagnostic {
@@ -90,6 +93,7 @@ impl Diagnostic {
             location: None,
             hints: vec![],
             notes: vec![],
+            usage: false,
         }
     }
 
@@ -106,6 +110,7 @@ impl Diagnostic {
             })),
             hints: vec![],
             notes: vec![],
+            usage: false,
         }
     }
 
@@ -121,7 +126,14 @@ impl Diagnostic {
             })),
             hints: vec![],
             notes: vec![],
+            usage: false,
         }
+    }
+
+    /// Marks the error as bad usage (exit code 2).
+    pub fn as_usage(mut self) -> Self {
+        self.usage = true;
+        self
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {

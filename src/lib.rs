@@ -5,8 +5,12 @@
 pub mod cli;
 pub mod diag;
 pub mod dialect;
+pub mod diff;
+pub mod exec;
 pub mod gen;
 pub mod ir;
 pub mod json;
+pub mod rewrite;
+pub mod rules;
 
 pub use diag::{Diagnostic, SourceFile};

@@ -7,6 +7,9 @@
 //! - `// CHECK: text`, `// CHECK-NEXT: text`, `// CHECK-SAME: text`, `// CHECK-NOT: text`,
 //!   `// CHECK-UNORDERED: text` — FileCheck-style directives (the `filecheck` crate) matched
 //!   against standard output; `// CHECK-ERR...:` the same against standard error.
+//! - `// EXPECT: text` — standard error must contain `text`. A `.rw` case without a RUN line is a
+//!   bad rule file: it runs as `irw --rules %s ../shared/fixtures/paddle/before.ir` and must
+//!   exit with code 1 (unless `EXIT` says otherwise).
 //! - An optional `NAME.expected` beside the case holds the whole expected standard output;
 //!   `IRW_BLESS=1 cargo test --test golden` rewrites it from the current output.
 
@@ -17,7 +20,10 @@ use std::path::{Path, PathBuf};
 
 struct Case {
     args: Vec<String>,
-    exit: i32,
+    exit: Option<i32>,
+    expect: Vec<String>,
+    /// A bad rule file run with the default command.
+    bad_rules: bool,
     out_checks: Vec<String>,
     err_checks: Vec<String>,
 }
@@ -39,7 +45,9 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
     let dir = rel.parent().unwrap_or(Path::new("."));
     let mut case = Case {
         args: vec![],
-        exit: 0,
+        exit: None,
+        expect: vec![],
+        bad_rules: false,
         out_checks: vec![],
         err_checks: vec![],
     };
@@ -65,7 +73,8 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
                     })
                     .collect();
             }
-            "EXIT" => case.exit = val.trim().parse().map_err(|_| "bad EXIT")?,
+            "EXIT" => case.exit = Some(val.trim().parse().map_err(|_| "bad EXIT")?),
+            "EXPECT" => case.expect.push(val.trim().to_string()),
             k => {
                 if let Some(d) = directive(k) {
                     case.out_checks.push(format!("{d} {val}"));
@@ -77,6 +86,15 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
                 }
             }
         }
+    }
+    if case.args.is_empty() && path.extension().is_some_and(|e| e == "rw") {
+        case.args = vec![
+            "--rules".into(),
+            rel.to_string_lossy().into_owned(),
+            "../shared/fixtures/paddle/before.ir".into(),
+        ];
+        case.exit.get_or_insert(1);
+        case.bad_rules = true;
     }
     if case.args.is_empty() {
         return Err("no `// RUN: irw ...` line".into());
@@ -111,13 +129,21 @@ fn run_case(path: PathBuf) -> Result<(), Failed> {
     if stderr.contains("panicked") {
         return Err(format!("irw panicked:\n{stderr}").into());
     }
-    if out.status.code() != Some(case.exit) {
+    let exit = case.exit.unwrap_or(0);
+    if out.status.code() != Some(exit) {
         return Err(format!(
-            "exit code {:?}, want {}; stderr:\n{stderr}",
-            out.status.code(),
-            case.exit
+            "exit code {:?}, want {exit}; stderr:\n{stderr}",
+            out.status.code()
         )
         .into());
+    }
+    for e in &case.expect {
+        if !stderr.contains(e.as_str()) {
+            return Err(format!("stderr lacks `{e}`:\n{stderr}").into());
+        }
+    }
+    if case.bad_rules && !out.stdout.is_empty() {
+        return Err("a failing run printed a program".into());
     }
     filecheck(&case.out_checks, &stdout, "stdout")?;
     filecheck(&case.err_checks, &stderr, "stderr")?;

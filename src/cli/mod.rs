@@ -44,12 +44,35 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Rewrite a program, run the original and the rewritten one, and compare them numerically.
-    Check(CheckArgs),
+    Check(crate::exec::cmd::CheckArgs),
     /// Execute a program with Paddle's schedule and print the loss per step.
-    Run(RunArgs),
+    Run(crate::exec::cmd::RunArgs),
     /// Generate training programs exactly as Paddle prints them.
     #[command(subcommand)]
     Gen(GenCommand),
+    /// Compare two programs structurally: equal up to value renaming and the order of
+    /// independent ops (exit code 0 when equal, 1 when not).
+    Diff(DiffArgs),
+}
+
+#[derive(Args, Debug)]
+struct DiffArgs {
+    /// The first program file (main, optionally with `startup { ... }`).
+    a: String,
+    /// The second program file.
+    b: String,
+    /// Read A's startup program from FILE.
+    #[arg(long, value_name = "FILE")]
+    startup_a: Option<String>,
+    /// Read B's startup program from FILE.
+    #[arg(long, value_name = "FILE")]
+    startup_b: Option<String>,
+    /// Leave attribute NAME out of the comparison (repeatable), e.g. `struct_name`.
+    #[arg(long = "ignore-attr", value_name = "NAME")]
+    ignore_attr: Vec<String>,
+    /// Show at most N differing ops per side.
+    #[arg(long, default_value_t = 20)]
+    max_lines: usize,
 }
 
 /// Options of the rewrite command (the default command).
@@ -95,19 +118,6 @@ pub enum Emit {
     PaddleJson,
 }
 
-#[derive(Args, Debug)]
-struct CheckArgs {
-    #[command(flatten)]
-    rewrite: RewriteArgs,
-}
-
-#[derive(Args, Debug)]
-struct RunArgs {
-    /// The program to run.
-    #[arg(value_name = "PROG")]
-    input: String,
-}
-
 #[derive(Subcommand, Debug)]
 enum GenCommand {
     /// An N-layer MLP training program (width 16, relu, MSE loss).
@@ -148,16 +158,21 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         None => rewrite_command(&cli.rewrite),
-        Some(Command::Check(_)) | Some(Command::Run(_)) => Err(Failure::Usage(
-            "this subcommand is not implemented yet".into(),
-        )),
+        Some(Command::Check(a)) => crate::exec::cmd::check_command(&a),
+        Some(Command::Run(a)) => crate::exec::cmd::run_command(&a),
         Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(&a),
+        Some(Command::Diff(a)) => diff_command(&a),
     };
     match result {
         Ok(()) => 0,
         Err(Failure::Input(d)) => {
             eprint!("{d}");
             1
+        }
+        Err(Failure::Mismatch) => 1,
+        Err(Failure::UsageDiag(d)) => {
+            eprint!("{d}");
+            2
         }
         Err(Failure::Usage(msg)) => {
             eprintln!("error: {msg}");
@@ -173,11 +188,19 @@ pub enum Failure {
     Input(Diagnostic),
     /// Bad usage: exit code 2.
     Usage(String),
+    /// A comparison or check found a difference (already reported): exit code 1.
+    Mismatch,
+    /// Bad usage found while loading rules (a `--set` value): exit code 2.
+    UsageDiag(Diagnostic),
 }
 
 impl From<Diagnostic> for Failure {
     fn from(d: Diagnostic) -> Self {
-        Failure::Input(d)
+        if d.usage {
+            Failure::UsageDiag(d)
+        } else {
+            Failure::Input(d)
+        }
     }
 }
 
@@ -224,21 +247,69 @@ pub fn load_module_with_hints(
     Ok((module, hints))
 }
 
+/// Loads the rule files named on the command line, with their `--set` values. All errors in
+/// the rule files are reported here, before anything runs.
+pub fn load_rules(args: &RewriteArgs) -> Result<crate::rules::RuleSet, Diagnostic> {
+    let sets = args
+        .set
+        .iter()
+        .map(|s| crate::rules::parse_set(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let paths: Vec<std::path::PathBuf> = args.rules.iter().map(std::path::PathBuf::from).collect();
+    crate::rules::load(&paths, &sets)
+}
+
+/// Applies `rules` to `module` and verifies the result; prints `--stats`/`--trace` output.
+pub fn apply_rules(
+    module: &mut Module,
+    rules: &crate::rules::RuleSet,
+    args: &RewriteArgs,
+) -> Result<(), Diagnostic> {
+    let opts = crate::rewrite::Options {
+        trace: args.trace,
+        ..Default::default()
+    };
+    let stats = crate::rewrite::apply(module, rules, &opts)?;
+    for l in &stats.trace {
+        eprintln!("{l}");
+    }
+    if args.stats {
+        eprint!("{}", stats.render());
+    }
+    ir::verify_module(module).map_err(|e| {
+        e.to_diagnostic(module, None)
+            .with_note("the rewritten program is invalid: this is a bug in a rule or in irw")
+    })
+}
+
 fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
     let Some(input) = args.input.as_deref() else {
         return Err(Failure::Usage(
             "no INPUT program given (use `-` for standard input)".into(),
         ));
     };
-    let t0 = Instant::now();
-    let (module, hints) = load_module_with_hints(input, args.startup.as_deref())?;
-    let t_parse = t0.elapsed();
-    if !args.rules.is_empty() {
-        return Err(Failure::Usage("rule files are not supported yet".into()));
+    if !args.set.is_empty() && args.rules.is_empty() {
+        return Err(Failure::Usage(
+            "--set needs --rules: parameters belong to rule files".into(),
+        ));
     }
+    // Rule files first: a mistake in them is reported before the (possibly large) program is read.
+    let rules = if args.rules.is_empty() {
+        None
+    } else {
+        Some(load_rules(args)?)
+    };
+    let t0 = Instant::now();
+    let (mut module, hints) = load_module_with_hints(input, args.startup.as_deref())?;
+    let t_parse = t0.elapsed();
     let t1 = Instant::now();
+    if let Some(rules) = &rules {
+        apply_rules(&mut module, rules, args)?;
+    }
+    let t_rewrite = t1.elapsed();
+    let t2 = Instant::now();
     let text = emit(&module, &hints, args)?;
-    let t_print = t1.elapsed();
+    let t_print = t2.elapsed();
     if args.stats {
         let (types, dicts) = module.ctx.interned_counts();
         eprintln!(
@@ -249,8 +320,9 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
             dicts
         );
         eprintln!(
-            "irw: parse+verify {:.3} s, print {:.3} s",
+            "irw: parse+verify {:.3} s, rewrite+verify {:.3} s, print {:.3} s",
             t_parse.as_secs_f64(),
+            t_rewrite.as_secs_f64(),
             t_print.as_secs_f64()
         );
     }
@@ -307,4 +379,16 @@ fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
     let text = crate::gen::mlp(&opts);
     write_output(a.output.as_deref().unwrap_or("-"), &text)?;
     Ok(())
+}
+
+fn diff_command(a: &DiffArgs) -> Result<(), Failure> {
+    let ma = load_module(&a.a, a.startup_a.as_deref())?;
+    let mb = load_module(&a.b, a.startup_b.as_deref())?;
+    let (report, equal) = crate::diff::diff_modules(&ma, &mb, a.max_lines, &a.ignore_attr);
+    print!("{report}");
+    if equal {
+        Ok(())
+    } else {
+        Err(Failure::Mismatch)
+    }
 }

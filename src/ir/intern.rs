@@ -8,25 +8,25 @@
 //!
 //! [`Context`]: super::Context
 
-use rustc_hash::FxHashMap;
-use std::hash::Hash;
+use indexmap::IndexSet;
+use rustc_hash::FxHasher;
+use std::hash::{BuildHasherDefault, Hash};
 
 /// An interned string (op names, keyword-argument names).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Sym(pub(crate) u32);
 
-/// A table of unique values of `T`, each with a dense index.
+/// A table of unique values of `T`, each with a dense index. Each value is stored once (an
+/// `IndexSet`), which matters for the many distinct attribute dictionaries of a large program.
 #[derive(Debug, Clone)]
 pub struct Interner<T: Hash + Eq + Clone> {
-    items: Vec<T>,
-    index: FxHashMap<T, u32>,
+    items: IndexSet<T, BuildHasherDefault<FxHasher>>,
 }
 
 impl<T: Hash + Eq + Clone> Default for Interner<T> {
     fn default() -> Self {
         Interner {
-            items: Vec::new(),
-            index: FxHashMap::default(),
+            items: IndexSet::default(),
         }
     }
 }
@@ -34,22 +34,16 @@ impl<T: Hash + Eq + Clone> Default for Interner<T> {
 impl<T: Hash + Eq + Clone> Interner<T> {
     /// The index of `item`, adding it if it is new.
     pub fn intern(&mut self, item: T) -> u32 {
-        if let Some(&i) = self.index.get(&item) {
-            return i;
-        }
-        let i = u32::try_from(self.items.len()).expect("fewer than 2^32 interned items");
-        self.items.push(item.clone());
-        self.index.insert(item, i);
-        i
+        let (i, _) = self.items.insert_full(item);
+        u32::try_from(i).expect("fewer than 2^32 interned items")
     }
 
     /// The index of `item` if it was interned.
     pub fn lookup<Q>(&self, item: &Q) -> Option<u32>
     where
-        T: std::borrow::Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
+        Q: Hash + indexmap::Equivalent<T> + ?Sized,
     {
-        self.index.get(item).copied()
+        self.items.get_index_of(item).map(|i| i as u32)
     }
 
     pub fn get(&self, i: u32) -> &T {

@@ -501,7 +501,9 @@ fn pest_error(src: &SourceFile, l: &Line<'_>, e: pest::error::Error<Rule>) -> Di
         format!("expected {}, found {found}", expected.join(" or "))
     };
     let mut d = Diagnostic::at(src, l.offset + pos, msg);
-    if rest.starts_with('"') && !rest[1..].contains('"') {
+    if rest.starts_with('<') && !rest.contains('>') {
+        d = d.with_hint("this `<` is not closed by `>`: a type reads like `tensor<4xf32>`");
+    } else if rest.starts_with('"') && !rest[1..].contains('"') {
         d = d.with_hint("this string is not terminated on its line");
     } else {
         d = d.with_hint(

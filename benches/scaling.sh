@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# End-to-end scaling of the release binary on generated MLP programs of about 10^3..10^6 ops:
+# parse + verify + print without rules, and parse + grad_merge + print.
+# Prints a table: ops, bytes, seconds, ops/s, peak RSS (from /usr/bin/time -v).
+#
+#   benches/scaling.sh            # all sizes
+#   SIZES="60 600" benches/scaling.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+IRW=target/release/irw
+TIME=/usr/bin/time
+[[ -x $TIME ]] || { echo "needs /usr/bin/time (apt-get install time)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+SIZES=${SIZES:-"60 600 6000 60000"}
+
+run() { # label, args...
+  local label=$1; shift
+  local best="" rss=""
+  for _ in 1 2 3; do
+    $TIME -f "%e %M" -o "$tmp/t" "$IRW" "$@" -o "$tmp/out.ir"
+    read -r s kb < "$tmp/t"
+    if [[ -z $best ]] || awk "BEGIN{exit !($s < $best)}"; then best=$s; rss=$kb; fi
+  done
+  echo "$best $rss"
+}
+
+printf "%-14s %9s %11s %8s %11s %9s\n" task ops bytes seconds ops/s "RSS MiB"
+for layers in $SIZES; do
+  f="$tmp/mlp$layers.ir"
+  $IRW gen mlp --layers "$layers" -o "$f"
+  bytes=$(stat -c %s "$f")
+  ops=$($IRW --stats "$f" 2>&1 >/dev/null | sed -n 's/^irw: \([0-9]*\) ops.*/\1/p')
+  read -r s kb < <(run roundtrip "$f")
+  printf "%-14s %9d %11d %8.3f %11.0f %9.0f\n" roundtrip "$ops" "$bytes" "$s" "$(awk "BEGIN{print $ops/($s>0?$s:0.001)}")" "$(awk "BEGIN{print $kb/1024}")"
+  if [[ -f rules/grad_merge.rw ]]; then
+    read -r s kb < <(run grad_merge --rules rules/grad_merge.rw --set k_steps=4 "$f")
+    printf "%-14s %9d %11d %8.3f %11.0f %9.0f\n" grad_merge "$ops" "$bytes" "$s" "$(awk "BEGIN{print $ops/($s>0?$s:0.001)}")" "$(awk "BEGIN{print $kb/1024}")"
+  fi
+done

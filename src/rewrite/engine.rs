@@ -1,0 +1,914 @@
+//! The worklist driver and the actions of structural rules. See the module docs of
+//! [`crate::rewrite`] for the algorithm and its invariants.
+
+use super::matcher::{Compiled, Match, Searcher};
+use super::runtime::{as_op, as_value, op_role, Bindings, RtEnv};
+use super::{Options, PhaseStats, RuleStats, Stats};
+use crate::diag::Diagnostic;
+use crate::dialect::{Dialect, ResultRule};
+use crate::ir::{
+    Attr, AttrDict, BlockId, Context, Module, OpId, OpSyntax, Type, TypeId, ValueDef, ValueId,
+    Which,
+};
+use crate::rules::ast::{Action, Build, Expr, Ident, InsertPoint, OperandSel, Rule, Span};
+use crate::rules::eval::{eval, eval_str, EvalError};
+use crate::rules::{LoadedRule, RuleSet, Val, ROLE_ATTR, STAGES};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::Instant;
+
+/// The op that publishes a persistable value of the startup program under a name (Paddle's
+/// `builtin.shadow_output {output_name}`), and the attributes of a persistable keyword argument
+/// of main. Both are how the Paddle dialect represents persistable state, not choices of a pass.
+const PUBLISH_OP: &str = "builtin.shadow_output";
+const PUBLISH_NAME_ATTR: &str = "output_name";
+const KWARG_ATTRS: &[(&str, &str)] = &[("place", "Place(cpu)"), ("persistable", "true")];
+
+/// Runs every phase of `rules` on `module`. Errors are diagnostics pointing at the rule file
+/// (an `error` action, a guard that fails to evaluate, a rule that changed nothing, the
+/// application cap).
+pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Stats, Diagnostic> {
+    let mut stats = Stats::default();
+    for phase in &rules.phases {
+        let start = Instant::now();
+        let mut eng = Engine::new(module, rules);
+        let mut compiled = Vec::new();
+        for (i, lr) in phase.rules.iter().enumerate() {
+            match &lr.rule {
+                Rule::Structural(r) => compiled.push((i, Compiled::new(eng.m, r))),
+                Rule::Equational(_) => stats.equational_rules += 1,
+            }
+        }
+        let first_stat = stats.rules.len();
+        for lr in &phase.rules {
+            if let Rule::Structural(r) = &lr.rule {
+                stats.rules.push(RuleStats {
+                    name: r.name.name.clone(),
+                    phase: phase.name.clone(),
+                    location: format!("{}:{}", rules.sources[lr.file].name, lr.line),
+                    matches: 0,
+                    applications: 0,
+                });
+            }
+        }
+        let cap = if opts.max_applications == 0 {
+            16 * eng.m.main.num_ops() + 1000
+        } else {
+            opts.max_applications
+        };
+        let mut work: VecDeque<OpId> = eng.m.main.walk().into();
+        let mut queued: HashSet<OpId> = work.iter().copied().collect();
+        let mut memo: HashSet<(usize, Vec<OpId>)> = HashSet::new();
+        let mut applied: u64 = 0;
+        while let Some(op) = work.pop_front() {
+            queued.remove(&op);
+            if !eng.m.main.is_live(op) {
+                continue;
+            }
+            for (k, (ri, c)) in compiled.iter().enumerate() {
+                if !eng.m.main.is_live(op) || !c.root_accepts(eng.m, op) {
+                    continue;
+                }
+                let lr = &phase.rules[*ri];
+                let mut s = Searcher {
+                    m: eng.m,
+                    rules,
+                    c,
+                    memo: &memo,
+                    rule_index: *ri,
+                    matches: 0,
+                };
+                let found = s.find(op).map_err(|e| eval_diag(rules, lr, e))?;
+                stats.rules[first_stat + k].matches += s.matches;
+                let Some(mt) = found else { continue };
+                if opts.trace {
+                    let name = eng.m.ctx.str(eng.m.main.op_name(op)).to_string();
+                    stats.trace.push(format!(
+                        "rule {} ({}:{}) on main op #{} \"{}\"",
+                        c.rule.name.name, rules.sources[lr.file].name, lr.line, op.0, name
+                    ));
+                }
+                memo.insert((*ri, mt.ops.clone()));
+                let touched = eng.run(
+                    lr,
+                    c.rule.clauses.iter().filter_map(|cl| match cl {
+                        crate::rules::ast::Clause::Action(a) => Some(a),
+                        _ => None,
+                    }),
+                    mt,
+                )?;
+                stats.rules[first_stat + k].applications += 1;
+                applied += 1;
+                if applied as usize > cap {
+                    let mut top: Vec<&RuleStats> = stats.rules[first_stat..].iter().collect();
+                    top.sort_by_key(|r| std::cmp::Reverse(r.applications));
+                    let list: Vec<String> = top
+                        .iter()
+                        .take(3)
+                        .map(|r| {
+                            format!(
+                                "{} ({} applications, {})",
+                                r.name, r.applications, r.location
+                            )
+                        })
+                        .collect();
+                    return Err(Diagnostic::error(format!("phase `{}` stopped after {cap} rule applications: its rules may be looping", phase.name))
+                        .with_note(format!("most applied: {}", list.join("; ")))
+                        .with_hint("a rule should remove what it matches, or add something its pattern then excludes"));
+                }
+                for t in touched.into_iter().chain(std::iter::once(op)) {
+                    if eng.m.main.is_live(t) && queued.insert(t) {
+                        work.push_back(t);
+                    }
+                }
+            }
+        }
+        stats.phases.push(PhaseStats {
+            name: phase.name.clone(),
+            applications: applied,
+            time: start.elapsed(),
+        });
+    }
+    Ok(stats)
+}
+
+fn eval_diag(rules: &RuleSet, lr: &LoadedRule, e: EvalError) -> Diagnostic {
+    Diagnostic::at(&rules.sources[lr.file], e.span.0, e.message)
+}
+
+/// Where the next built op goes.
+#[derive(Debug, Clone, Copy)]
+enum Cursor {
+    After(OpId),
+    Before(OpId),
+    BlockStart(BlockId),
+    BlockEnd(BlockId),
+}
+
+struct Engine<'a> {
+    m: &'a mut Module,
+    rules: &'a RuleSet,
+    /// Per stage: the first and last op of the top block with that role (markers).
+    stage_first: HashMap<i64, OpId>,
+    stage_last: HashMap<i64, OpId>,
+    /// Keyword arguments of main by name.
+    kwargs: HashMap<String, ValueId>,
+}
+
+/// What an application did, for the worklist and the rule-bug check.
+#[derive(Default)]
+struct Effects {
+    edits: usize,
+    touched: Vec<OpId>,
+}
+
+impl<'a> Engine<'a> {
+    fn new(m: &'a mut Module, rules: &'a RuleSet) -> Self {
+        let top = m.main.top_block();
+        let mut stage_first = HashMap::new();
+        let mut stage_last = HashMap::new();
+        for op in m.main.block_ops(top) {
+            if let Some(r) = op_role(m, op) {
+                stage_first.entry(r).or_insert(op);
+                stage_last.insert(r, op);
+            }
+        }
+        let kwargs = m
+            .main
+            .block_kwargs(top)
+            .iter()
+            .map(|k| (m.ctx.str(k.name).to_string(), k.value))
+            .collect();
+        Engine {
+            m,
+            rules,
+            stage_first,
+            stage_last,
+            kwargs,
+        }
+    }
+
+    fn run<'r>(
+        &mut self,
+        lr: &LoadedRule,
+        actions: impl Iterator<Item = &'r Action>,
+        mt: Match,
+    ) -> Result<Vec<OpId>, Diagnostic> {
+        let mut b = mt.bindings;
+        let mut fx = Effects::default();
+        for a in actions {
+            self.action(lr, a, &mut b, &mut fx)?;
+        }
+        if fx.edits == 0 {
+            let src = &self.rules.sources[lr.file];
+            let name = self.m.ctx.str(self.m.main.op_name(mt.ops[0])).to_string();
+            return Err(Diagnostic::at(src, lr.rule.name().span.0, format!("rule `{}` matched but changed nothing", lr.rule.name().name))
+                .with_note(format!("matched main op #{} \"{name}\"", mt.ops[0].0))
+                .with_hint("this is a bug in the rule: it would match again forever; make its actions change the program or its guard exclude this case"));
+        }
+        fx.touched.extend(mt.ops);
+        Ok(fx.touched)
+    }
+
+    fn eval(&mut self, lr: &LoadedRule, b: &mut Bindings, e: &Expr) -> Result<Val, Diagnostic> {
+        let mut env = RtEnv {
+            m: self.m,
+            rules: self.rules,
+            b,
+        };
+        eval(&mut env, e).map_err(|er| eval_diag(self.rules, lr, er))
+    }
+
+    fn err(&self, lr: &LoadedRule, span: Span, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::at(&self.rules.sources[lr.file], span.0, msg)
+    }
+
+    fn value_of(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        e: &Expr,
+    ) -> Result<Option<ValueId>, Diagnostic> {
+        let v = self.eval(lr, b, e)?;
+        as_value(self.m, &v).ok_or_else(|| {
+            self.err(
+                lr,
+                e.span(),
+                format!("expected a value, found a {}", v.kind()),
+            )
+        })
+    }
+
+    fn op_of(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        name: &Ident,
+    ) -> Result<OpId, Diagnostic> {
+        let v = b
+            .values
+            .get(&name.name)
+            .cloned()
+            .ok_or_else(|| self.err(lr, name.span, format!("`{}` is not bound", name.name)))?;
+        as_op(self.m, &v).ok_or_else(|| {
+            self.err(
+                lr,
+                name.span,
+                format!("`{}` is not defined by an op", name.name),
+            )
+        })
+    }
+
+    fn action(
+        &mut self,
+        lr: &LoadedRule,
+        a: &Action,
+        b: &mut Bindings,
+        fx: &mut Effects,
+    ) -> Result<(), Diagnostic> {
+        match a {
+            Action::Let { name, value, .. } => {
+                let v = self.eval(lr, b, value)?;
+                b.captures.insert(name.name.clone(), v);
+            }
+            Action::If {
+                cond, then, els, ..
+            } => {
+                let branch = match self.eval(lr, b, cond)? {
+                    Val::Bool(true) => then,
+                    Val::Bool(false) => els,
+                    v => {
+                        return Err(self.err(
+                            lr,
+                            cond.span(),
+                            format!("`if` needs a bool, found a {}", v.kind()),
+                        ))
+                    }
+                };
+                for a in branch {
+                    self.action(lr, a, b, fx)?;
+                }
+            }
+            Action::Error { message, span } => {
+                let mut env = RtEnv {
+                    m: self.m,
+                    rules: self.rules,
+                    b,
+                };
+                let msg = eval_str(&mut env, message).map_err(|e| eval_diag(self.rules, lr, e))?;
+                return Err(self
+                    .err(lr, *span, msg)
+                    .with_note(format!("raised by rule `{}`", lr.rule.name().name)));
+            }
+            Action::State {
+                bind,
+                name,
+                ty,
+                init,
+                span,
+            } => {
+                let n = match self.eval(lr, b, name)? {
+                    Val::Str(s) => s,
+                    v => {
+                        return Err(self.err(
+                            lr,
+                            name.span(),
+                            format!("a state name must be a string, found a {}", v.kind()),
+                        ))
+                    }
+                };
+                let t = match self.eval(lr, b, ty)? {
+                    Val::Type(t) => t,
+                    v => {
+                        return Err(self.err(
+                            lr,
+                            ty.span(),
+                            format!("a state type must be a type, found a {}", v.kind()),
+                        ))
+                    }
+                };
+                let v = match self.kwargs.get(&n) {
+                    Some(v) => *v,
+                    None => {
+                        let v = self.create_state(lr, b, &n, t, init, *span)?;
+                        fx.edits += 1;
+                        v
+                    }
+                };
+                b.values.insert(bind.name.clone(), Val::Value(v));
+            }
+            Action::Insert { at, build, .. } => {
+                let stage = match at {
+                    InsertPoint::StageEnd(s) => Some(stage_of(s)),
+                    _ => None,
+                };
+                let mut cur = self.cursor(lr, b, at)?;
+                let op = self.build(lr, b, build, &mut cur, fx)?;
+                if let (Some(s), Cursor::After(last)) = (stage, cur) {
+                    if op_role(self.m, last) == Some(s) {
+                        self.stage_last.insert(s, last);
+                    }
+                }
+                let _ = op;
+            }
+            Action::Replace {
+                value,
+                with,
+                only_in_stage,
+                span,
+            } => {
+                let Some(old) = self.value_of(lr, b, value)? else {
+                    return Err(self.err(lr, *span, "cannot replace an absent operand"));
+                };
+                let before = fx.touched.len();
+                let new = match with {
+                    Expr::Build(bd) => {
+                        let mut cur = match self.m.main.value_def(old) {
+                            ValueDef::Result { op, .. } => Cursor::After(op),
+                            ValueDef::Arg { block, .. } | ValueDef::Kwarg { block, .. } => {
+                                Cursor::BlockStart(block)
+                            }
+                        };
+                        let op = self.build(lr, b, bd, &mut cur, fx)?;
+                        self.first_result(lr, op, bd.span)?
+                    }
+                    e => self.value_of(lr, b, e)?.ok_or_else(|| {
+                        self.err(lr, e.span(), "cannot replace by an absent operand")
+                    })?,
+                };
+                let created: HashSet<OpId> = fx.touched[before..].iter().copied().collect();
+                let stage = only_in_stage.as_ref().map(stage_of);
+                let m = &*self.m;
+                let users: Vec<OpId> = m.main.uses(old).map(|u| u.op).collect();
+                let keep: HashSet<OpId> = users
+                    .into_iter()
+                    .filter(|u| {
+                        !created.contains(u) && stage.is_none_or(|s| op_role(m, *u) == Some(s))
+                    })
+                    .collect();
+                let mut n = 0;
+                self.m.main.replace_uses_where(old, new, |u| {
+                    let k = keep.contains(&u.op);
+                    n += usize::from(k);
+                    k
+                });
+                fx.edits += n;
+                fx.touched.extend(keep);
+            }
+            Action::SetOperand {
+                op, target, value, ..
+            } => {
+                let o = self.op_of(lr, b, &op.name)?;
+                let new = match value {
+                    Expr::Build(bd) => {
+                        let mut cur = Cursor::Before(o);
+                        let nb = self.build(lr, b, bd, &mut cur, fx)?;
+                        Some(self.first_result(lr, nb, bd.span)?)
+                    }
+                    e => self.value_of(lr, b, e)?,
+                };
+                let idxs: Vec<usize> = match target {
+                    OperandSel::Name(n) => {
+                        let name = self.m.ctx.str(self.m.main.op_name(o)).to_string();
+                        match Dialect::get()
+                            .spec(&name)
+                            .and_then(|s| s.operand_index(&n.name))
+                        {
+                            Some(i) if i < self.m.main.num_operands(o) => vec![i],
+                            _ => {
+                                return Err(self.err(
+                                    lr,
+                                    n.span,
+                                    format!("`{name}` has no operand `{}` here", n.name),
+                                ))
+                            }
+                        }
+                    }
+                    OperandSel::Value(v) => {
+                        let old = self.value_of(lr, b, &Expr::Value(v.clone()))?;
+                        self.m
+                            .main
+                            .operands(o)
+                            .enumerate()
+                            .filter(|(_, x)| *x == old)
+                            .map(|(i, _)| i)
+                            .collect()
+                    }
+                };
+                for i in idxs {
+                    if self.m.main.operand(o, i) != new {
+                        if let Some(d) = self
+                            .m
+                            .main
+                            .operand(o, i)
+                            .and_then(|v| self.m.main.defining_op(v))
+                        {
+                            fx.touched.push(d);
+                        }
+                        self.m.main.set_operand(o, i, new);
+                        fx.edits += 1;
+                    }
+                }
+                fx.touched.push(o);
+            }
+            Action::Erase { op, span } => {
+                let o = self.op_of(lr, b, &op.name)?;
+                if self.m.main.results(o).any(|r| self.m.main.has_uses(r)) {
+                    return Err(self
+                        .err(
+                            lr,
+                            *span,
+                            format!("cannot erase `{}`: its result is still used", op.name.name),
+                        )
+                        .with_hint("replace its uses first: `replace %c with %x;`"));
+                }
+                let defs: Vec<OpId> = self
+                    .m
+                    .main
+                    .operands(o)
+                    .flatten()
+                    .filter_map(|v| self.m.main.defining_op(v))
+                    .collect();
+                self.forget_marker(o);
+                self.m.main.erase(o);
+                fx.touched.extend(defs);
+                fx.edits += 1;
+            }
+            Action::Move { op, to, span } => {
+                let o = self.op_of(lr, b, &op.name)?;
+                let stage = match to {
+                    InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => Some(stage_of(s)),
+                    _ => None,
+                };
+                self.forget_marker(o);
+                let cur = self.cursor(lr, b, to)?;
+                match cur {
+                    Cursor::After(a) | Cursor::Before(a) if a == o => {
+                        return Err(self.err(lr, *span, "an op cannot move next to itself"));
+                    }
+                    _ => {}
+                }
+                self.m.main.detach(o);
+                let mut cur = cur;
+                self.place(&mut cur, o);
+                if let Some(s) = stage {
+                    let id = self
+                        .m
+                        .ctx
+                        .with_attr(self.m.main.op_attrs(o), ROLE_ATTR, Attr::Int(s));
+                    self.m.main.set_op_attrs(o, id);
+                    if matches!(to, InsertPoint::StageEnd(_)) {
+                        self.stage_last.insert(s, o);
+                    }
+                }
+                fx.edits += 1;
+                fx.touched.push(o);
+            }
+            Action::SetAttrs { op, attrs, .. } => {
+                let o = self.op_of(lr, b, &op.name)?;
+                let old = self.m.main.op_attrs(o);
+                let mut d = self.m.ctx.attrs(old).clone();
+                for (k, e) in attrs {
+                    let v = self.eval(lr, b, e)?;
+                    let a = v.to_attr().ok_or_else(|| {
+                        self.err(
+                            lr,
+                            e.span(),
+                            format!("an attribute cannot hold a {}", v.kind()),
+                        )
+                    })?;
+                    d.set(&k.name, a);
+                }
+                let new = self.m.ctx.intern_attrs(d);
+                if new != old {
+                    self.forget_marker(o);
+                    self.m.main.set_op_attrs(o, new);
+                    fx.edits += 1;
+                }
+                fx.touched.push(o);
+            }
+        }
+        Ok(())
+    }
+
+    fn first_result(&self, lr: &LoadedRule, op: OpId, span: Span) -> Result<ValueId, Diagnostic> {
+        if self.m.main.num_results(op) == 0 {
+            return Err(self.err(lr, span, "this op has no result to use as a value"));
+        }
+        Ok(self.m.main.result(op, 0))
+    }
+
+    /// A marker that is moved, erased or re-roled is looked up again when next needed.
+    fn forget_marker(&mut self, op: OpId) {
+        self.stage_first.retain(|_, o| *o != op);
+        self.stage_last.retain(|_, o| *o != op);
+    }
+
+    fn marker_ok(&self, op: OpId, stage: i64) -> bool {
+        let p = &self.m.main;
+        p.is_live(op) && p.op_block(op) == Some(p.top_block()) && op_role(self.m, op) == Some(stage)
+    }
+
+    fn cursor(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        at: &InsertPoint,
+    ) -> Result<Cursor, Diagnostic> {
+        let top = self.m.main.top_block();
+        Ok(match at {
+            InsertPoint::After(e) => match self.eval(lr, b, e)? {
+                Val::Op(o) => Cursor::After(o),
+                Val::Value(v) => match self.m.main.value_def(v) {
+                    ValueDef::Result { op, .. } => Cursor::After(op),
+                    ValueDef::Arg { block, .. } | ValueDef::Kwarg { block, .. } => {
+                        Cursor::BlockStart(block)
+                    }
+                },
+                v => {
+                    return Err(self.err(
+                        lr,
+                        e.span(),
+                        format!("`after` needs a value or an op, found a {}", v.kind()),
+                    ))
+                }
+            },
+            InsertPoint::Before(e) => match self.eval(lr, b, e)? {
+                Val::Op(o) => Cursor::Before(o),
+                Val::Value(v) => match self.m.main.defining_op(v) {
+                    Some(o) => Cursor::Before(o),
+                    None => Cursor::BlockStart(top),
+                },
+                v => {
+                    return Err(self.err(
+                        lr,
+                        e.span(),
+                        format!("`before` needs an op, found a {}", v.kind()),
+                    ))
+                }
+            },
+            InsertPoint::StageEnd(s) => {
+                let st = stage_of(s);
+                let mk = self
+                    .stage_last
+                    .get(&st)
+                    .copied()
+                    .filter(|o| self.marker_ok(*o, st));
+                let mk = mk.or_else(|| {
+                    // Rare: the marker moved away. Find the last op of the stage again.
+                    let mut cur = self.m.main.last_op(top);
+                    while let Some(o) = cur {
+                        if op_role(self.m, o) == Some(st) {
+                            return Some(o);
+                        }
+                        cur = self.m.main.prev_op(o);
+                    }
+                    None
+                });
+                match mk {
+                    Some(o) => {
+                        self.stage_last.insert(st, o);
+                        Cursor::After(o)
+                    }
+                    None => Cursor::BlockEnd(top),
+                }
+            }
+            InsertPoint::StageStart(s) => {
+                let st = stage_of(s);
+                let mk = self
+                    .stage_first
+                    .get(&st)
+                    .copied()
+                    .filter(|o| self.marker_ok(*o, st));
+                let mk = mk.or_else(|| {
+                    self.m
+                        .main
+                        .block_ops(top)
+                        .find(|o| op_role(self.m, *o) == Some(st))
+                });
+                match mk {
+                    Some(o) => {
+                        self.stage_first.insert(st, o);
+                        Cursor::Before(o)
+                    }
+                    None => Cursor::BlockEnd(top),
+                }
+            }
+        })
+    }
+
+    fn place(&mut self, cur: &mut Cursor, op: OpId) {
+        let p = &mut self.m.main;
+        match *cur {
+            Cursor::After(a) => {
+                p.insert_after(a, op);
+                *cur = Cursor::After(op);
+            }
+            Cursor::Before(a) => p.insert_before(a, op),
+            Cursor::BlockStart(bk) => {
+                p.prepend(bk, op);
+                *cur = Cursor::After(op);
+            }
+            Cursor::BlockEnd(bk) => p.append(bk, op),
+        }
+    }
+
+    /// Builds an op (and, first, the ops nested in its operands) at `cur`, in main.
+    fn build(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        bd: &Build,
+        cur: &mut Cursor,
+        fx: &mut Effects,
+    ) -> Result<OpId, Diagnostic> {
+        let (name, operands, attrs) = self.build_parts(lr, b, bd, Which::Main, cur, fx)?;
+        let types = self.result_types(lr, bd, &name, &operands, attrs, Which::Main)?;
+        let sym = self.m.ctx.sym(&name);
+        let op = self
+            .m
+            .main
+            .create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
+        self.place(cur, op);
+        if let Some(r) = op_role(self.m, op) {
+            // Keep the stage markers right when a build lands at a stage's edge.
+            if let Some(&last) = self.stage_last.get(&r) {
+                if self.m.main.prev_op(op) == Some(last) {
+                    self.stage_last.insert(r, op);
+                }
+            }
+        }
+        if let Some(bind) = &bd.bind {
+            b.values.insert(bind.name.clone(), Val::Op(op));
+        }
+        fx.edits += 1;
+        fx.touched.push(op);
+        Ok(op)
+    }
+
+    fn build_parts(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        bd: &Build,
+        which: Which,
+        cur: &mut Cursor,
+        fx: &mut Effects,
+    ) -> Result<(String, Vec<Option<ValueId>>, crate::ir::AttrId), Diagnostic> {
+        let name = bd.op.name.name.clone();
+        let spec = if bd.op.quoted {
+            None
+        } else {
+            Dialect::get().spec(&name)
+        };
+        let mut operands: Vec<Option<ValueId>> = Vec::new();
+        for (i, a) in bd.args.iter().enumerate() {
+            let v = match &a.value {
+                Expr::Build(inner) => match which {
+                    Which::Main => {
+                        let o = self.build(lr, b, inner, cur, fx)?;
+                        Some(self.first_result(lr, o, inner.span)?)
+                    }
+                    Which::Startup => Some(self.build_startup(lr, b, inner)?),
+                },
+                e => self.value_of(lr, b, e)?,
+            };
+            let idx = match (&a.operand, spec) {
+                (Some(n), Some(s)) => s.operand_index(&n.name).ok_or_else(|| {
+                    self.err(lr, n.span, format!("`{name}` has no operand `{}`", n.name))
+                })?,
+                _ => i,
+            };
+            if operands.len() <= idx {
+                operands.resize(idx + 1, None);
+            }
+            operands[idx] = v;
+        }
+        if let Some(s) = spec {
+            let declared = s.operands.iter().filter(|o| !o.starts_with('*')).count();
+            if bd.args.iter().any(|a| a.operand.is_some()) && operands.len() < declared {
+                operands.resize(declared, None);
+            }
+        }
+        let mut d = AttrDict::default();
+        for (k, e) in &bd.attrs {
+            let v = self.eval(lr, b, e)?;
+            let a = v.to_attr().ok_or_else(|| {
+                self.err(
+                    lr,
+                    e.span(),
+                    format!("an attribute cannot hold a {}", v.kind()),
+                )
+            })?;
+            d.set(&k.name, a);
+        }
+        let attrs = self.m.ctx.intern_attrs(d);
+        Ok((name, operands, attrs))
+    }
+
+    fn result_types(
+        &mut self,
+        lr: &LoadedRule,
+        bd: &Build,
+        name: &str,
+        operands: &[Option<ValueId>],
+        attrs: crate::ir::AttrId,
+        which: Which,
+    ) -> Result<Vec<TypeId>, Diagnostic> {
+        let Some(spec) = (if bd.op.quoted {
+            None
+        } else {
+            Dialect::get().spec(name)
+        }) else {
+            return Err(self.err(
+                lr,
+                bd.span,
+                format!(
+                    "irw cannot derive the result type of `{name}`: it is not in the dialect table"
+                ),
+            ));
+        };
+        let prog = match which {
+            Which::Main => &self.m.main,
+            Which::Startup => self.m.startup.as_ref().unwrap_or(&self.m.main),
+        };
+        let operand_ty = |i: u8| {
+            operands
+                .get(i as usize)
+                .copied()
+                .flatten()
+                .map(|v| prog.value_type(v))
+        };
+        let d = self.m.ctx.attrs(attrs).clone();
+        let dtype_attr = || {
+            d.get("dtype")
+                .and_then(|a| a.as_word())
+                .and_then(crate::ir::DType::from_attr_name)
+        };
+        let ty: Option<Type> = match spec.result_rule {
+            ResultRule::SameAs(i) => operand_ty(i).map(|t| self.m.ctx.ty(t).clone()),
+            ResultRule::FromShapeDtypeAttrs => {
+                let shape: Option<Vec<i64>> = d
+                    .get("shape")
+                    .and_then(|a| a.as_array())
+                    .and_then(|v| v.iter().map(Attr::as_i64).collect());
+                match (shape, dtype_attr()) {
+                    (Some(shape), Some(dtype)) => Some(Type::Tensor { shape, dtype }),
+                    _ => None,
+                }
+            }
+            ResultRule::CastOf(i) => {
+                let shape =
+                    operand_ty(i).and_then(|t| self.m.ctx.ty(t).shape().map(|s| s.to_vec()));
+                match (shape, dtype_attr()) {
+                    (Some(shape), Some(dtype)) => Some(Type::Tensor { shape, dtype }),
+                    _ => None,
+                }
+            }
+            ResultRule::IntArray => {
+                d.get("value")
+                    .and_then(|a| a.as_array())
+                    .map(|v| Type::Tensor {
+                        shape: vec![v.len() as i64],
+                        dtype: crate::ir::DType::I64,
+                    })
+            }
+            ResultRule::Explicit => None,
+        };
+        let n_results = spec.results.iter().filter(|r| !r.starts_with('?')).count();
+        if n_results == 0 {
+            return Ok(vec![]);
+        }
+        let Some(ty) = ty else {
+            return Err(self.err(lr, bd.span, format!("cannot derive the result type of `{name}` from its operands and attributes"))
+                .with_hint("check the operands (an in-place op's type comes from its first operand) and the shape/dtype attributes"));
+        };
+        let id = self.m.ctx.intern_type(ty);
+        let mut v = vec![id];
+        v.resize(n_results, Context::NULL_TYPE);
+        Ok(v)
+    }
+
+    /// Builds an op at the end of the startup program (for state initializers).
+    fn build_startup(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        bd: &Build,
+    ) -> Result<ValueId, Diagnostic> {
+        self.m.startup_mut();
+        let mut dummy = Cursor::BlockEnd(self.m.main.top_block());
+        let mut fx = Effects::default();
+        let (name, operands, attrs) =
+            self.build_parts(lr, b, bd, Which::Startup, &mut dummy, &mut fx)?;
+        let types = self.result_types(lr, bd, &name, &operands, attrs, Which::Startup)?;
+        let sym = self.m.ctx.sym(&name);
+        let sp = self.m.startup_mut();
+        let top = sp.top_block();
+        let op = sp.create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
+        sp.append(top, op);
+        if sp.num_results(op) == 0 {
+            return Err(self.err(lr, bd.span, "a state initializer must produce a value"));
+        }
+        Ok(sp.result(op, 0))
+    }
+
+    fn create_state(
+        &mut self,
+        lr: &LoadedRule,
+        b: &mut Bindings,
+        name: &str,
+        ty: TypeId,
+        init: &Build,
+        span: Span,
+    ) -> Result<ValueId, Diagnostic> {
+        let init_v = self.build_startup(lr, b, init)?;
+        let sp = self
+            .m
+            .startup
+            .as_ref()
+            .ok_or_else(|| self.err(lr, span, "no startup program"))?;
+        let init_ty = sp.value_type(init_v);
+        if init_ty != ty {
+            return Err(self.err(
+                lr,
+                init.span,
+                format!(
+                    "the initializer makes a `{}` but the state is a `{}`",
+                    self.m.ctx.type_text(init_ty),
+                    self.m.ctx.type_text(ty)
+                ),
+            ));
+        }
+        let publish = self.m.ctx.sym(PUBLISH_OP);
+        let mut d = AttrDict::default();
+        d.set(PUBLISH_NAME_ATTR, Attr::string(name));
+        let attrs = self.m.ctx.intern_attrs(d);
+        let sp = self.m.startup_mut();
+        let top = sp.top_block();
+        let op = sp.create_op(publish, attrs, &[Some(init_v)], &[], OpSyntax::Plain);
+        sp.append(top, op);
+        // The keyword argument, with its attributes in Paddle's order.
+        let mut kd = AttrDict::default();
+        for (k, v) in KWARG_ATTRS {
+            let a = if *v == "true" {
+                Attr::Bool(true)
+            } else {
+                Attr::Word((*v).into())
+            };
+            kd.entries.insert((*k).into(), a);
+        }
+        let kattrs = self.m.ctx.intern_attrs(kd);
+        let sym = self.m.ctx.sym(name);
+        let top = self.m.main.top_block();
+        let v = self.m.main.add_kwarg(top, sym, ty, kattrs);
+        self.kwargs.insert(name.to_string(), v);
+        Ok(v)
+    }
+}
+
+fn stage_of(s: &Ident) -> i64 {
+    STAGES
+        .iter()
+        .find(|(n, _)| *n == s.name)
+        .map_or(-1, |(_, r)| *r)
+}

@@ -1,0 +1,120 @@
+//! The structural rewrite engine: runs the structural rules of a [`RuleSet`] on a [`Module`],
+//! phase by phase, each phase to a fixpoint.
+//!
+//! ```text
+//! for phase in rules.phases:                      (in order)
+//!     worklist = every op of main, in program order
+//!     while op = worklist.pop():
+//!         for rule in phase (in file order) whose first pattern accepts op:
+//!             find a match rooted at op (backtracking over the other patterns,
+//!             reached through operands and use lists), guards true, not applied before
+//!             apply its actions; push every op they touched (and op again)
+//! ```
+//!
+//! Why this shape:
+//! - **Generic primitives only.** The engine knows patterns, guards and the actions of the rule
+//!   language (build, rewire, replace, erase, move, set attributes, create state); the dialect
+//!   table tells it operand names, effect classes and result types. Which ops a pass touches,
+//!   the names of its buffers and its parameters live in `.rw` files.
+//! - **A rule fires at most once on the same ops.** Each application is remembered by the tuple
+//!   of ops its patterns matched, so a rule that adds something without removing its match
+//!   (zero a buffer at the end of a stage) terminates. A rule whose actions change nothing is
+//!   reported as a rule bug, never retried.
+//! - **O(1) insertion points.** `at end of optimize` / `at start of optimize` use per-stage
+//!   markers (the last/first op of the stage), found once and kept up to date; an op is never
+//!   placed by rescanning the block. Only when a marker op itself is moved or erased is it
+//!   looked up again.
+//! - **Bounded.** The number of applications per phase is capped (`Options::max_applications`);
+//!   hitting the cap is an error naming the rules that fired most.
+//!
+//! Equational rules (`rewrite a: lhs => rhs;`) are not run here: they belong to the e-graph
+//! layer. [`Stats`] counts them so a caller can tell.
+//!
+//! How a caller runs it (the CLI does exactly this):
+//!
+//! ```ignore
+//! let rules = irw::rules::load(&paths, &sets)?;          // parse, resolve, --set
+//! let stats = irw::rewrite::apply(&mut module, &rules, &Options { trace, ..Default::default() })?;
+//! irw::ir::verify_module(&module)?;
+//! if stats_flag { eprint!("{}", stats.render()); }
+//! for line in &stats.trace { eprintln!("{line}"); }      // with --trace
+//! ```
+
+mod engine;
+mod matcher;
+mod runtime;
+
+pub use engine::apply;
+
+use std::fmt::Write;
+use std::time::Duration;
+
+/// How to run the engine.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Record one line per application in [`Stats::trace`].
+    pub trace: bool,
+    /// Cap on applications per phase; 0 means `16 × ops + 1000`.
+    pub max_applications: usize,
+}
+
+/// What the engine did.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    pub rules: Vec<RuleStats>,
+    pub phases: Vec<PhaseStats>,
+    /// With [`Options::trace`]: `rule accumulate (rules/grad_merge.rw:29) on main op #43 "pd_op.sgd_"`.
+    pub trace: Vec<String>,
+    /// Equational rules seen and left to the e-graph layer.
+    pub equational_rules: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct RuleStats {
+    pub name: String,
+    pub phase: String,
+    /// `file:line` of the rule.
+    pub location: String,
+    /// Complete matches (patterns and guards), including ones applied before.
+    pub matches: u64,
+    pub applications: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct PhaseStats {
+    pub name: String,
+    pub applications: u64,
+    pub time: Duration,
+}
+
+impl Stats {
+    /// The `--stats` report.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "rewrite: {} phase(s)", self.phases.len());
+        for p in &self.phases {
+            let _ = writeln!(
+                s,
+                "  phase {:<16} {:>8} applications {:>10.3} ms",
+                p.name,
+                p.applications,
+                p.time.as_secs_f64() * 1e3
+            );
+        }
+        for r in &self.rules {
+            let _ = writeln!(
+                s,
+                "  rule {:<28} {:>8} matches {:>8} applications  ({})",
+                r.name, r.matches, r.applications, r.location
+            );
+        }
+        if self.equational_rules > 0 {
+            let _ = writeln!(
+                s,
+                "  {} equational rule(s) left to the e-graph layer",
+                self.equational_rules
+            );
+        }
+        s
+    }
+}

@@ -1,0 +1,578 @@
+//! The syntax tree of a `.rw` rule file, as the LALRPOP grammar (`grammar/rules.lalrpop`) builds it.
+//!
+//! Every node carries a [`Span`] (byte offsets into its file) so that the resolver and the engine
+//! can point at the exact place of a problem with `file:line:col`, the source line and a caret.
+//!
+//! # Two kinds of rules
+//!
+//! * A **structural rule** ([`StructRule`]) matches a DAG of ops (several `match` patterns that
+//!   share value variables), tests guards, then performs actions on the program: build ops at a
+//!   chosen place, rewire operands, erase, move, set attributes, create persistable state. The
+//!   structural engine (`src/rewrite/`) runs these in their phase until nothing matches.
+//! * An **equational rule** ([`EqRule`]) states an identity between pure terms, `lhs => rhs`
+//!   (or `lhs <=> rhs`), with an optional guard. It is meant for the e-graph layer, and is kept
+//!   as two clean trees:
+//!   - [`PatTerm`]: the left-hand side. A leaf is a variable (`%x`, bound to the e-class of the
+//!     operand at that position) or a wildcard; an inner node is an op selector (a dialect op
+//!     name, a quoted generic name, an op class, or a set of names), attribute constraints
+//!     ([`AttrPat`]: equal to a constant expression, captured into `$name`, present, or absent)
+//!     and the children, **positional**, one per operand.
+//!   - [`Term`]: the right-hand side. A leaf is a variable bound on the left; an inner node is
+//!     an op name, the attributes to give it (each an [`Expr`] over parameters and captures,
+//!     e.g. `value: 1.0 / k_steps` or `dtype: $d`) and its children.
+//!
+//!   The variables a left-hand side binds are listed by [`PatTerm::vars`]; the captures by
+//!   [`PatTerm::captures`]. A guard is an [`Expr`] over those.
+//!
+//! # Expressions
+//!
+//! One expression language ([`Expr`]) serves parameter defaults and constraints, import
+//! conditions, guards, computed attributes and interpolated strings (`"{name(%p)}@GRAD@MERGE"`).
+//! Bare identifiers are resolved by the resolver: a parameter, a stage (`backward`), a dtype
+//! (`float32`), or an error. `%x` is a value (or the op a pattern bound to `%x`), `$x` a captured
+//! attribute or computed constant.
+
+/// Byte offsets `[start, end)` into the file a node came from.
+pub type Span = (usize, usize);
+
+/// A name with its place in the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// A whole `.rw` file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct File {
+    pub items: Vec<Item>,
+}
+
+/// A top-level declaration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    Param(ParamDecl),
+    Import(Import),
+    Phase(PhaseDecl),
+    /// A rule outside any `phase { }`: it belongs to the file's implicit phase, named after the
+    /// file (`canonicalize.rw` → `canonicalize`).
+    Rule(Rule),
+}
+
+/// `param k_steps: int = 4 where k_steps >= 1 else "message";`
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamDecl {
+    pub name: Ident,
+    /// Written type name (`int`, `float`, `bool`, `string`); checked by the resolver.
+    pub ty: Ident,
+    pub default: Option<Expr>,
+    pub constraint: Option<Expr>,
+    /// The message shown when the constraint fails.
+    pub message: Option<StrLit>,
+    pub span: Span,
+}
+
+/// `import "hoist_reduce.rw" if gradient_sync_after_accumulate;`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Import {
+    /// Path relative to the importing file.
+    pub path: String,
+    pub path_span: Span,
+    pub cond: Option<Expr>,
+    pub span: Span,
+}
+
+/// `phase name { rules }`: the rules of a phase run together to a fixpoint; phases run in the
+/// order they appear once imports are expanded in place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseDecl {
+    pub name: Ident,
+    pub rules: Vec<Rule>,
+    pub span: Span,
+}
+
+// A rule file holds tens of rules: boxing variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rule {
+    Structural(StructRule),
+    Equational(EqRule),
+}
+
+impl Rule {
+    pub fn name(&self) -> &Ident {
+        match self {
+            Rule::Structural(r) => &r.name,
+            Rule::Equational(r) => &r.name,
+        }
+    }
+    pub fn span(&self) -> Span {
+        match self {
+            Rule::Structural(r) => r.span,
+            Rule::Equational(r) => r.span,
+        }
+    }
+}
+
+/// `rule name { match ...; where ...; actions }`
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructRule {
+    pub name: Ident,
+    pub clauses: Vec<Clause>,
+    pub span: Span,
+}
+
+/// One `;`-terminated clause of a structural rule, in source order. The resolver requires the
+/// order `match`, then `where`, then actions.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Clause {
+    Match(Vec<OpPattern>),
+    Where(Expr),
+    Action(Action),
+}
+
+/// `rewrite name: lhs => rhs where guard subsume;`
+#[derive(Debug, Clone, PartialEq)]
+pub struct EqRule {
+    pub name: Ident,
+    pub lhs: PatTerm,
+    pub rhs: Term,
+    pub guard: Option<Expr>,
+    pub direction: Direction,
+    /// With `subsume`, the e-graph should prefer the right-hand side and drop the left from
+    /// extraction (Cranelift's `subsume`).
+    pub subsume: bool,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// `=>`: rewrite left to right only.
+    Forward,
+    /// `<=>`: both directions (both sides must then be patterns).
+    Both,
+}
+
+/// Left-hand side of an equational rule: a tree of op patterns with variables at the leaves.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PatTerm {
+    /// `%x`: binds (or, when repeated, must equal) the operand at this position.
+    Var(Ident),
+    /// `_`: any operand.
+    Wild(Span),
+    Op {
+        op: OpSel,
+        attrs: Vec<AttrPat>,
+        children: Vec<PatTerm>,
+        span: Span,
+    },
+}
+
+impl PatTerm {
+    /// Variables bound by this pattern, in first-occurrence order.
+    pub fn vars(&self) -> Vec<&Ident> {
+        let mut out: Vec<&Ident> = Vec::new();
+        self.walk(&mut |t| {
+            if let PatTerm::Var(v) = t {
+                if !out.iter().any(|o| o.name == v.name) {
+                    out.push(v);
+                }
+            }
+        });
+        out
+    }
+
+    /// Attribute captures (`{dtype: $d}`) in first-occurrence order.
+    pub fn captures(&self) -> Vec<&Ident> {
+        let mut out: Vec<&Ident> = Vec::new();
+        self.walk(&mut |t| {
+            if let PatTerm::Op { attrs, .. } = t {
+                for a in attrs {
+                    if let AttrPatVal::Capture(c) = &a.val {
+                        if !out.iter().any(|o| o.name == c.name) {
+                            out.push(c);
+                        }
+                    }
+                }
+            }
+        });
+        out
+    }
+
+    fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a PatTerm)) {
+        f(self);
+        if let PatTerm::Op { children, .. } = self {
+            for c in children {
+                c.walk(f);
+            }
+        }
+    }
+
+    pub fn span(&self) -> Span {
+        match self {
+            PatTerm::Var(v) => v.span,
+            PatTerm::Wild(s) => *s,
+            PatTerm::Op { span, .. } => *span,
+        }
+    }
+}
+
+/// Right-hand side of an equational rule.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Term {
+    Var(Ident),
+    Op {
+        op: OpName,
+        attrs: Vec<(Ident, Expr)>,
+        children: Vec<Term>,
+        span: Span,
+    },
+}
+
+/// Which ops an op pattern accepts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpSel {
+    /// `pd_op.add_`: must be in the dialect table.
+    Name(Ident),
+    /// `"my_dialect.op"`: a generic name, accepted without checking.
+    Quoted(Ident),
+    /// `optimizer`, `collective`, `inplace`, `pure`, ...: an op class of the dialect table;
+    /// `any` accepts every op.
+    Class(Ident),
+    /// `(pd_op.c_allreduce_sum | pd_op.c_reduce_sum)`.
+    OneOf(Vec<OpSel>, Span),
+}
+
+impl OpSel {
+    pub fn span(&self) -> Span {
+        match self {
+            OpSel::Name(i) | OpSel::Quoted(i) | OpSel::Class(i) => i.span,
+            OpSel::OneOf(_, s) => *s,
+        }
+    }
+}
+
+/// A name of an op to build: a dialect name or a quoted generic one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpName {
+    pub name: Ident,
+    pub quoted: bool,
+}
+
+/// `%o = optimizer(param: %p, grad: %g) {multi_precision: $mp} in optimize`
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpPattern {
+    /// `%o =`: names the matched op. In value position `%o` means its first result, `%o.name`
+    /// (or `%o.1`) a named (or numbered) result.
+    pub bind: Option<Ident>,
+    pub op: OpSel,
+    pub args: Vec<ArgPat>,
+    /// `..` at the end of the operand list: more operands may follow. Without it a positional
+    /// list must cover every operand; named operands never need to.
+    pub rest: bool,
+    pub attrs: Vec<AttrPat>,
+    /// `in backward`: the op's stage (op role).
+    pub stage: Option<Ident>,
+    pub span: Span,
+}
+
+/// One operand of an op pattern, positional or named (`grad: %g`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgPat {
+    pub operand: Option<Ident>,
+    pub pat: ValPat,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValPat {
+    /// `%g` or `%g: $t` (also captures the value's type).
+    Var { name: Ident, ty: Option<Ident> },
+    /// `_`: any value, including an absent optional operand.
+    Wild(Span),
+    /// A nested op pattern: the operand is the first result of an op matching it.
+    Op(Box<OpPattern>),
+}
+
+/// One attribute constraint of a pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttrPat {
+    pub key: Ident,
+    pub val: AttrPatVal,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrPatVal {
+    /// `key: $c`: the first occurrence captures the attribute, later ones test equality.
+    Capture(Ident),
+    /// `key: _`: present, any value.
+    Present(Span),
+    /// `not key`: absent.
+    Absent(Span),
+    /// `key: expr`: equal to the value of a constant expression.
+    Equals(Expr),
+}
+
+/// A string literal; `{expr}` inside it is interpolated, `{{` and `}}` are literal braces.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrLit {
+    pub parts: Vec<StrPart>,
+    pub span: Span,
+}
+
+impl StrLit {
+    /// The text when the string has no interpolation.
+    pub fn as_plain(&self) -> Option<String> {
+        let mut s = String::new();
+        for p in &self.parts {
+            match p {
+                StrPart::Lit(l) => s.push_str(l),
+                StrPart::Expr(_) => return None,
+            }
+        }
+        Some(s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StrPart {
+    Lit(String),
+    Expr(Expr),
+}
+
+/// `%x` or `%x.field` (a named or numbered result of the op bound to `%x`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueRef {
+    pub name: Ident,
+    pub field: Option<Ident>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    /// `%v in backward` (stage test) or `x in [a, b]` (membership).
+    In,
+    Contains,
+    StartsWith,
+    EndsWith,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "and",
+            BinOp::Or => "or",
+            BinOp::In => "in",
+            BinOp::Contains => "contains",
+            BinOp::StartsWith => "starts_with",
+            BinOp::EndsWith => "ends_with",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    Int(i64, Span),
+    Float(f64, Span),
+    Bool(bool, Span),
+    Str(StrLit),
+    /// A parameter, a stage, a dtype or another dialect constant, decided by the resolver.
+    Ident(Ident),
+    Value(ValueRef),
+    Capture(Ident),
+    /// `Place(cpu)`, `Place(undefined:0)`: kept as written, inner text only.
+    Place(String, Span),
+    List(Vec<Expr>, Span),
+    /// A built-in function: `name`, `dtype`, `shape`, `type`, `uses`, `rank`, `attr`, ...
+    Call {
+        func: Ident,
+        args: Vec<Expr>,
+        span: Span,
+    },
+    Unary {
+        op: UnOp,
+        e: Box<Expr>,
+        span: Span,
+    },
+    Binary {
+        op: BinOp,
+        l: Box<Expr>,
+        r: Box<Expr>,
+        span: Span,
+    },
+    If {
+        c: Box<Expr>,
+        t: Box<Expr>,
+        e: Box<Expr>,
+        span: Span,
+    },
+    /// An op to build (in an action, or inline as an operand of another build).
+    Build(Box<Build>),
+}
+
+impl Expr {
+    pub fn span(&self) -> Span {
+        match self {
+            Expr::Int(_, s) | Expr::Float(_, s) | Expr::Bool(_, s) | Expr::Place(_, s) => *s,
+            Expr::List(_, s) => *s,
+            Expr::Str(l) => l.span,
+            Expr::Ident(i) | Expr::Capture(i) => i.span,
+            Expr::Value(v) => v.span,
+            Expr::Call { span, .. }
+            | Expr::Unary { span, .. }
+            | Expr::Binary { span, .. }
+            | Expr::If { span, .. } => *span,
+            Expr::Build(b) => b.span,
+        }
+    }
+}
+
+/// `%a = pd_op.add_(%m, %g) {grad_merge_add: true, op_role: backward}`. The attribute block is
+/// required (possibly `{}`): what a rule builds is exactly what gets printed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Build {
+    pub bind: Option<Ident>,
+    pub op: OpName,
+    pub args: Vec<BuildArg>,
+    pub attrs: Vec<(Ident, Expr)>,
+    pub span: Span,
+}
+
+/// An operand of a built op, positional or named (`x: %m`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildArg {
+    pub operand: Option<Ident>,
+    pub value: Expr,
+}
+
+/// Where an action puts new or moved ops.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InsertPoint {
+    /// `after %v`: right after the op defining `%v` (or the op bound to `%v`); at the start of
+    /// the block when `%v` is a block argument.
+    After(Expr),
+    /// `before %o`.
+    Before(Expr),
+    /// `at end of optimize`: after the last op of that stage.
+    StageEnd(Ident),
+    /// `at start of optimize`: before the first op of that stage.
+    StageStart(Ident),
+}
+
+/// What to rewire in `in %o: TARGET := value;`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OperandSel {
+    /// An operand name from the dialect table (`grad`).
+    Name(Ident),
+    /// Every operand of `%o` that currently is this value.
+    Value(ValueRef),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// `let $x = expr;`
+    Let {
+        name: Ident,
+        value: Expr,
+        span: Span,
+    },
+    /// `state %m = "name" : type init pd_op.full() {...};` — a persistable buffer: a `^kw:`
+    /// argument of main plus an initializer (and its publication under the name) in startup.
+    /// When a buffer of that name already exists it is reused.
+    State {
+        bind: Ident,
+        name: Expr,
+        ty: Expr,
+        init: Build,
+        span: Span,
+    },
+    /// `after %g: pd_op.add_(...) {...};` and the other insertion points.
+    Insert {
+        at: InsertPoint,
+        build: Build,
+        span: Span,
+    },
+    /// `replace %x with expr;`: every use; `replace %x with expr for users in optimize;`: only
+    /// the uses by ops of that stage.
+    Replace {
+        value: Expr,
+        with: Expr,
+        only_in_stage: Option<Ident>,
+        span: Span,
+    },
+    /// `in %o: grad := expr;`: only in one op.
+    SetOperand {
+        op: ValueRef,
+        target: OperandSel,
+        value: Expr,
+        span: Span,
+    },
+    /// `erase %o;`
+    Erase { op: ValueRef, span: Span },
+    /// `move %o to end of optimize;` (moving to a stage also gives the op that stage's role).
+    Move {
+        op: ValueRef,
+        to: InsertPoint,
+        span: Span,
+    },
+    /// `set %o {key: expr, ...};`
+    SetAttrs {
+        op: ValueRef,
+        attrs: Vec<(Ident, Expr)>,
+        span: Span,
+    },
+    /// `if cond { ... } else { ... }` — evaluated per match.
+    If {
+        cond: Expr,
+        then: Vec<Action>,
+        els: Vec<Action>,
+        span: Span,
+    },
+    /// `error "message";`: stop with this message, pointing at the matched op.
+    Error { message: StrLit, span: Span },
+}
+
+impl Action {
+    pub fn span(&self) -> Span {
+        match self {
+            Action::Let { span, .. }
+            | Action::State { span, .. }
+            | Action::Insert { span, .. }
+            | Action::Replace { span, .. }
+            | Action::SetOperand { span, .. }
+            | Action::Erase { span, .. }
+            | Action::Move { span, .. }
+            | Action::SetAttrs { span, .. }
+            | Action::If { span, .. }
+            | Action::Error { span, .. } => *span,
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The rule language: `.rw` files, parsed with LALRPOP (`grammar/rules.lalrpop`) and resolved
+//! against the dialect table before anything runs.
+//!
+//! ```text
+//! rules/grad_merge.rw ──parse──▶ ast::File ──resolve (imports, --set, dialect)──▶ RuleSet
+//! ```
+//!
+//! A [`RuleSet`] is an ordered list of [`Phase`]s; the engine (`crate::rewrite`) runs each phase's
+//! structural rules to a fixpoint, in order; equational rules are kept for the e-graph layer.
+//! Rules stay as their syntax tree ([`ast`]): the engine interprets them, so what a user writes
+//! is exactly what runs, and every runtime error can point back at the rule text.
+//!
+//! ```
+//! use irw::rules::{load_str, Val};
+//! let text = "param k: int = 2 where k >= 1;\n\
+//!             // A cast to the dtype its input already has is the identity.\n\
+//!             rule drop_cast {\n\
+//!                 match %c = pd_op.cast(%x) {dtype: $d};\n\
+//!                 where dtype(%x) == $d;\n\
+//!                 replace %c with %x;\n\
+//!                 erase %c;\n\
+//!             }\n";
+//! let set = load_str("ex.rw", text, std::path::Path::new("."), &[("k".into(), "3".into())]).unwrap();
+//! assert_eq!(set.params["k"].value, Val::Int(3));
+//! assert_eq!(set.phases[0].name, "ex");
+//! ```
+//!
+//! Architecture invariant: nothing here knows a particular pass. Op names, op classes and
+//! operand names come from the dialect table; stages from [`STAGES`].
+
+pub mod ast;
+pub mod eval;
+pub mod parse;
+pub mod resolve;
+pub mod value;
+
+pub use resolve::{load, load_str, parse_set};
+pub use value::Val;
+
+use crate::diag::SourceFile;
+use indexmap::IndexMap;
+
+lalrpop_util::lalrpop_mod!(
+    #[allow(clippy::all, unused_parens, dead_code)]
+    pub(crate) grammar,
+    "/rules.rs"
+);
+
+/// The stages of a Paddle training program, by the `op_role` value Paddle gives their ops.
+/// `%x in backward` and `at end of optimize` use these names.
+pub const STAGES: &[(&str, i64)] = &[("forward", 0), ("backward", 1), ("optimize", 2)];
+
+/// The attribute that holds an op's stage.
+pub const ROLE_ATTR: &str = "op_role";
+
+/// Loaded, checked rules, ready for the engine.
+#[derive(Debug, Clone)]
+pub struct RuleSet {
+    /// Every loaded file (diagnostics point into these).
+    pub sources: Vec<SourceFile>,
+    /// Parameters with their final values (default or `--set`).
+    pub params: IndexMap<String, Param>,
+    /// Phases in run order.
+    pub phases: Vec<Phase>,
+}
+
+impl RuleSet {
+    /// Number of rules over all phases.
+    pub fn num_rules(&self) -> usize {
+        self.phases.iter().map(|p| p.rules.len()).sum()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub ty: ParamType,
+    pub value: Val,
+    /// Given with `--set`.
+    pub set: bool,
+    /// Where it is declared (file index, span of the name).
+    pub file: usize,
+    pub span: ast::Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamType {
+    Int,
+    Float,
+    Bool,
+    Str,
+}
+
+impl ParamType {
+    pub fn from_name(s: &str) -> Option<ParamType> {
+        Some(match s {
+            "int" => ParamType::Int,
+            "float" => ParamType::Float,
+            "bool" => ParamType::Bool,
+            "string" => ParamType::Str,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamType::Int => "int",
+            ParamType::Float => "float",
+            ParamType::Bool => "bool",
+            ParamType::Str => "string",
+        }
+    }
+
+    /// Parses a `--set` value.
+    pub fn parse(self, raw: &str) -> Option<Val> {
+        match self {
+            ParamType::Int => raw.parse().ok().map(Val::Int),
+            ParamType::Float => raw
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .map(Val::Float),
+            ParamType::Bool => match raw {
+                "true" => Some(Val::Bool(true)),
+                "false" => Some(Val::Bool(false)),
+                _ => None,
+            },
+            ParamType::Str => Some(Val::Str(raw.to_string())),
+        }
+    }
+
+    /// Checks a default's value against the type (an int is a fine float).
+    pub fn coerce(self, v: Val) -> Result<Val, Val> {
+        match (self, v) {
+            (ParamType::Int, v @ Val::Int(_)) => Ok(v),
+            (ParamType::Float, Val::Int(i)) => Ok(Val::Float(i as f64)),
+            (ParamType::Float, v @ Val::Float(_)) => Ok(v),
+            (ParamType::Bool, v @ Val::Bool(_)) => Ok(v),
+            (ParamType::Str, v @ Val::Str(_)) => Ok(v),
+            (_, v) => Err(v),
+        }
+    }
+}
+
+/// Rules that run together to a fixpoint.
+#[derive(Debug, Clone)]
+pub struct Phase {
+    pub name: String,
+    pub rules: Vec<LoadedRule>,
+}
+
+/// A rule with where it came from.
+#[derive(Debug, Clone)]
+pub struct LoadedRule {
+    /// Index into [`RuleSet::sources`].
+    pub file: usize,
+    /// 1-based line of the `rule`/`rewrite` keyword.
+    pub line: usize,
+    /// The one-line comment above the rule (its identity or soundness argument).
+    pub comment: String,
+    pub rule: ast::Rule,
+}

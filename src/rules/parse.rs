@@ -1,0 +1,393 @@
+//! From rule-file text to the syntax tree ([`crate::rules::ast`]), with parse errors as
+//! [`Diagnostic`]s that point at the offending token.
+//!
+//! The grammar lives in `grammar/rules.lalrpop`; this file holds what the grammar's actions call
+//! (literals, string interpolation, the conversions that give equational rules their tree
+//! types) and the translation of LALRPOP's errors into messages a rule author can act on: the
+//! expected tokens are named in words (`a value like %x`, not `VALUE`) and common slips get a
+//! hint (a missing `;`, an unclosed `{`, a build without its attribute block).
+
+use crate::diag::{Diagnostic, SourceFile};
+use crate::rules::ast::*;
+use crate::rules::grammar;
+use lalrpop_util::ParseError;
+
+/// An error raised inside a grammar action: a byte offset and a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserError {
+    pub offset: usize,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+type PErr<T> = ParseError<usize, T, UserError>;
+
+fn user<T>(offset: usize, message: impl Into<String>) -> PErr<T> {
+    ParseError::User {
+        error: UserError {
+            offset,
+            message: message.into(),
+            hint: None,
+        },
+    }
+}
+
+/// Parses a whole rule file.
+pub fn parse_file(src: &SourceFile) -> Result<File, Diagnostic> {
+    grammar::FileParser::new()
+        .parse(&src.text)
+        .map_err(|e| to_diagnostic(src, e))
+}
+
+/// Parses one expression (used by tests and by `--set` constraint messages).
+pub fn parse_expr(src: &SourceFile) -> Result<Expr, Diagnostic> {
+    grammar::ExprParser::new()
+        .parse(&src.text)
+        .map_err(|e| to_diagnostic(src, e))
+}
+
+fn to_diagnostic<T: std::fmt::Display>(src: &SourceFile, e: PErr<T>) -> Diagnostic {
+    match e {
+        ParseError::InvalidToken { location } => {
+            let ch = src.text[location..].chars().next().unwrap_or(' ');
+            Diagnostic::at(src, location, format!("unexpected character `{ch}`")).with_hint(
+                "values are written %name, captures $name, strings in double quotes, comments start with //",
+            )
+        }
+        ParseError::UnrecognizedEof { location, expected } => {
+            let mut d = Diagnostic::at(
+                src,
+                location,
+                format!(
+                    "unexpected end of file, expected {}",
+                    describe_expected(&expected)
+                ),
+            );
+            if expected.iter().any(|t| t == "\"}\"") {
+                d = d.with_hint("a `{` is not closed");
+            } else if expected.iter().any(|t| t == "\";\"") {
+                d = d.with_hint("every declaration and clause ends with `;`");
+            }
+            d
+        }
+        ParseError::UnrecognizedToken {
+            token: (l, tok, _),
+            expected,
+        } => {
+            let tok = tok.to_string();
+            let shown = token_text(&tok);
+            let mut d = Diagnostic::at(
+                src,
+                l,
+                format!(
+                    "unexpected {shown}, expected {}",
+                    describe_expected(&expected)
+                ),
+            );
+            if expected.iter().any(|t| t == "\"{\"") && expected.len() == 1 {
+                d = d.with_hint("an op a rule builds lists its attributes, even when empty: `pd_op.relu(%x) {}`");
+            } else if expected.iter().any(|t| t == "\";\"") {
+                d = d.with_hint("every declaration and clause ends with `;`");
+            } else if expected.iter().any(|t| t == "\"rule\"") && tok.contains("match") {
+                d = d.with_hint("`match` goes inside `rule name { ... }`");
+            }
+            d
+        }
+        ParseError::ExtraToken { token: (l, tok, _) } => Diagnostic::at(
+            src,
+            l,
+            format!("unexpected {}", token_text(&tok.to_string())),
+        ),
+        ParseError::User { error } => {
+            let d = Diagnostic::at(src, error.offset, error.message);
+            match error.hint {
+                Some(h) => d.with_hint(h),
+                None => d,
+            }
+        }
+    }
+}
+
+/// LALRPOP prints a token as `Token(id, "text")`; show the text.
+fn token_text(tok: &str) -> String {
+    match (tok.find('"'), tok.rfind('"')) {
+        (Some(a), Some(b)) if b > a => {
+            let inner = &tok[a + 1..b];
+            format!("`{}`", inner.replace("\\\"", "\""))
+        }
+        _ => format!("`{tok}`"),
+    }
+}
+
+/// Names the expected tokens in words, shortest useful list first.
+fn describe_expected(expected: &[String]) -> String {
+    let mut words: Vec<String> = Vec::new();
+    for t in expected {
+        let w = match t.as_str() {
+            "IDENT" => "a name".to_string(),
+            "DOTTED" => "an op name like pd_op.add".to_string(),
+            "VALUE" => "a value like %x".to_string(),
+            "CAPTURE" => "a capture like $x".to_string(),
+            "INT" => "an integer".to_string(),
+            "FLOAT" => "a number".to_string(),
+            "STR" => "a string".to_string(),
+            "PLACE" => "a place".to_string(),
+            other => format!("`{}`", other.trim_matches('"').replace("\\\"", "\"")),
+        };
+        if !words.contains(&w) {
+            words.push(w);
+        }
+    }
+    // An expression can start with a dozen tokens; say so instead of listing them.
+    let expr_starts = ["a value like %x", "an integer", "a string", "`[`"];
+    if words.len() > 8 && expr_starts.iter().all(|s| words.iter().any(|w| w == s)) {
+        return "an expression".to_string();
+    }
+    match words.len() {
+        0 => "nothing more".to_string(),
+        1 => words.remove(0),
+        _ => {
+            let last = words.pop().unwrap_or_default();
+            format!("{} or {}", words.join(", "), last)
+        }
+    }
+}
+
+// ------------------------------------------------------------------ helpers used by the grammar
+
+pub fn int_lit<T>(s: &str, l: usize, r: usize) -> Result<Expr, PErr<T>> {
+    s.parse::<i64>()
+        .map(|v| Expr::Int(v, (l, r)))
+        .map_err(|_| user(l, format!("integer `{s}` does not fit in 64 bits")))
+}
+
+pub fn float_lit<T>(s: &str, l: usize, r: usize) -> Result<Expr, PErr<T>> {
+    s.parse::<f64>()
+        .map(|v| Expr::Float(v, (l, r)))
+        .map_err(|_| user(l, format!("bad number `{s}`")))
+}
+
+/// `%x` or `%x.field`.
+pub fn value_ref(s: &str, l: usize, r: usize) -> ValueRef {
+    match s.find('.') {
+        Some(dot) => ValueRef {
+            name: Ident {
+                name: s[..dot].to_string(),
+                span: (l, l + dot),
+            },
+            field: Some(Ident {
+                name: s[dot + 1..].to_string(),
+                span: (l + dot + 1, r),
+            }),
+            span: (l, r),
+        },
+        None => ValueRef {
+            name: Ident {
+                name: s.to_string(),
+                span: (l, r),
+            },
+            field: None,
+            span: (l, r),
+        },
+    }
+}
+
+/// A string token (with its quotes) starting at byte `l`: unescapes `\"`, `\\`, `\n`, `\t` and
+/// parses `{expr}` interpolations with the expression grammar, keeping their offsets in the file.
+pub fn string_lit<T>(tok: &str, l: usize) -> Result<StrLit, PErr<T>> {
+    let body = &tok[1..tok.len() - 1];
+    let base = l + 1;
+    let mut parts = Vec::new();
+    let mut lit = String::new();
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = body[i..].chars().next().unwrap_or('\0');
+        match c {
+            '\\' => {
+                let n = body[i + 1..].chars().next().unwrap_or('\\');
+                match n {
+                    '"' => lit.push('"'),
+                    '\\' => lit.push('\\'),
+                    'n' => lit.push('\n'),
+                    't' => lit.push('\t'),
+                    '{' => lit.push('{'),
+                    '}' => lit.push('}'),
+                    other => return Err(user(base + i, format!("unknown escape `\\{other}`"))),
+                }
+                i += 1 + n.len_utf8();
+            }
+            '{' if body[i + 1..].starts_with('{') => {
+                lit.push('{');
+                i += 2;
+            }
+            '}' if body[i + 1..].starts_with('}') => {
+                lit.push('}');
+                i += 2;
+            }
+            '{' => {
+                let close = match body[i..].find('}') {
+                    Some(c) => i + c,
+                    None => {
+                        return Err(user(
+                            base + i,
+                            "`{` in a string starts an interpolation that is not closed",
+                        )
+                        .map_user_hint("write `{{` for a literal brace"))
+                    }
+                };
+                let inner = &body[i + 1..close];
+                if inner.trim().is_empty() {
+                    return Err(user(base + i, "empty interpolation `{}` in a string"));
+                }
+                // Parse the inner text at its real offset: pad with spaces so every span the
+                // expression parser reports is an offset into the rule file.
+                let start = base + i + 1;
+                let padded = format!("{}{}", " ".repeat(start), inner);
+                let e = grammar::ExprParser::new().parse(&padded).map_err(|e| {
+                    let (off, msg) = match e {
+                        ParseError::User { error } => return ParseError::User { error },
+                        ParseError::InvalidToken { location } => {
+                            (location, "unexpected character in interpolation".into())
+                        }
+                        ParseError::UnrecognizedEof { .. } => (
+                            start + inner.len(),
+                            "incomplete expression in interpolation".into(),
+                        ),
+                        ParseError::UnrecognizedToken {
+                            token: (o, t, _), ..
+                        }
+                        | ParseError::ExtraToken { token: (o, t, _) } => (
+                            o,
+                            format!("unexpected {} in interpolation", token_text(&t.to_string())),
+                        ),
+                    };
+                    user::<T>(off, msg)
+                })?;
+                if !lit.is_empty() {
+                    parts.push(StrPart::Lit(std::mem::take(&mut lit)));
+                }
+                parts.push(StrPart::Expr(e));
+                i = close + 1;
+            }
+            '}' => {
+                return Err(user(base + i, "unmatched `}` in a string")
+                    .map_user_hint("write `}}` for a literal brace"))
+            }
+            c => {
+                lit.push(c);
+                i += c.len_utf8();
+            }
+        }
+    }
+    if !lit.is_empty() || parts.is_empty() {
+        parts.push(StrPart::Lit(lit));
+    }
+    Ok(StrLit {
+        parts,
+        span: (l, l + tok.len()),
+    })
+}
+
+trait UserHint {
+    fn map_user_hint(self, hint: &str) -> Self;
+}
+
+impl<T> UserHint for PErr<T> {
+    fn map_user_hint(self, hint: &str) -> Self {
+        match self {
+            ParseError::User { error } => ParseError::User {
+                error: UserError {
+                    hint: Some(hint.to_string()),
+                    ..error
+                },
+            },
+            e => e,
+        }
+    }
+}
+
+/// The left-hand side of an equational rule is a plain tree: positional operands only, no op
+/// binding, no `..`, no stage (the e-graph holds pure values, which have no stage).
+pub fn pat_to_term_lhs<T>(p: OpPattern) -> Result<PatTerm, PErr<T>> {
+    if let Some(b) = &p.bind {
+        return Err(user(
+            b.span.0,
+            "an equational rule's pattern does not bind its ops; name operands instead",
+        ));
+    }
+    if p.rest {
+        return Err(user(
+            p.span.0,
+            "`..` is not allowed in an equational rule: list every operand",
+        ));
+    }
+    if let Some(s) = &p.stage {
+        return Err(user(
+            s.span.0,
+            "an equational rule works on pure values, which have no stage",
+        ));
+    }
+    let mut children = Vec::with_capacity(p.args.len());
+    for a in p.args {
+        if let Some(o) = &a.operand {
+            return Err(user(
+                o.span.0,
+                "operands of an equational rule are positional: drop the name",
+            ));
+        }
+        children.push(match a.pat {
+            ValPat::Var { name, ty: None } => PatTerm::Var(name),
+            ValPat::Var { name, ty: Some(t) } => {
+                let _ = name;
+                return Err(user(t.span.0, "type captures are not allowed in an equational rule; use dtype(%x) in the guard"));
+            }
+            ValPat::Wild(s) => PatTerm::Wild(s),
+            ValPat::Op(inner) => pat_to_term_lhs(*inner)?,
+        });
+    }
+    Ok(PatTerm::Op {
+        op: p.op,
+        attrs: p.attrs,
+        children,
+        span: p.span,
+    })
+}
+
+/// The right-hand side of an equational rule: a variable or an op built from right-hand sides.
+pub fn expr_to_term<T>(e: Expr) -> Result<Term, PErr<T>> {
+    match e {
+        Expr::Value(v) => {
+            if let Some(f) = &v.field {
+                return Err(user(
+                    f.span.0,
+                    "an equational rule names whole values, not result fields",
+                ));
+            }
+            Ok(Term::Var(v.name))
+        }
+        Expr::Build(b) => {
+            let b = *b;
+            let mut children = Vec::with_capacity(b.args.len());
+            for a in b.args {
+                if let Some(o) = &a.operand {
+                    return Err(user(
+                        o.span.0,
+                        "operands of an equational rule are positional: drop the name",
+                    ));
+                }
+                children.push(expr_to_term(a.value)?);
+            }
+            Ok(Term::Op {
+                op: b.op,
+                attrs: b.attrs,
+                children,
+                span: b.span,
+            })
+        }
+        other => Err(user(
+            other.span().0,
+            "the right-hand side of an equational rule is a value (%x) or an op built from values",
+        )),
+    }
+}

@@ -1,0 +1,1570 @@
+//! Loading and checking rule files: imports, parameters, phases, and every name a rule uses,
+//! checked against the dialect table before anything runs.
+//!
+//! What is checked (each failure is a [`Diagnostic`] at `file:line:col` with the source line, a
+//! caret and, where one helps, a hint):
+//! - imports: the file exists, no import cycle;
+//! - parameters: a known type, a default of that type, the same declaration wherever a name is
+//!   declared twice; `--set` values parse as the type; a required one is set; constraints hold;
+//! - rules: a one-line `//` comment right above every rule; unique rule names; clause order
+//!   (`match`, then `where`, then actions);
+//! - patterns: op names in the dialect table (quoted generic names excepted), op classes that
+//!   exist, operand names the op (or some op of the class) has, stage names;
+//! - expressions: names that are parameters, stages or dtypes; values and captures bound before
+//!   use; known functions with the right number of arguments; operand kinds that fit
+//!   (`1.0 / avg` with a bool `avg` is an error, so is `where 3;`);
+//! - actions: erase/move/set/rewire apply to ops a pattern or build bound; rewired operand
+//!   names exist; ops are built only where an action places them;
+//! - equational rules: the right-hand side uses only variables the left binds.
+//!
+//! Imports are always loaded and checked, even when their condition is false, so a mistake in
+//! `hoist_reduce.rw` shows up whatever `--set` says; only the inclusion of their phases depends
+//! on the condition.
+
+use super::ast::*;
+use super::eval::{dtype_name, eval, eval_str, ConstEnv, PURE_FUNCTIONS, QUERY_FUNCTIONS};
+use super::parse::parse_file;
+use super::value::Val;
+use super::{LoadedRule, Param, ParamType, Phase, RuleSet, STAGES};
+use crate::diag::{Diagnostic, SourceFile};
+use crate::dialect::{Dialect, Effect, OpSpec};
+use indexmap::{IndexMap, IndexSet};
+use std::path::{Path, PathBuf};
+
+/// Loads `paths` (each with its imports) and applies the `--set name=value` pairs.
+pub fn load(paths: &[PathBuf], sets: &[(String, String)]) -> Result<RuleSet, Diagnostic> {
+    let mut l = Loader::default();
+    let mut roots = Vec::new();
+    for p in paths {
+        roots.push(l.load_file(p, None)?);
+    }
+    l.finish(&roots, sets)
+}
+
+/// Loads rule text held in memory (tests, `--rules -`). Imports are resolved against `dir`.
+pub fn load_str(
+    name: &str,
+    text: &str,
+    dir: &Path,
+    sets: &[(String, String)],
+) -> Result<RuleSet, Diagnostic> {
+    let mut l = Loader::default();
+    let root = l.add_source(dir.join(name), SourceFile::new(name, text))?;
+    l.finish(&[root], sets)
+}
+
+/// Splits a `--set name=value` argument.
+pub fn parse_set(arg: &str) -> Result<(String, String), Diagnostic> {
+    match arg.split_once('=') {
+        Some((n, v)) if !n.trim().is_empty() => Ok((n.trim().to_string(), v.trim().to_string())),
+        _ => Err(
+            Diagnostic::error(format!("--set `{arg}`: expected name=value"))
+                .with_hint("for example --set k_steps=4")
+                .as_usage(),
+        ),
+    }
+}
+
+#[derive(Default)]
+struct Loader {
+    sources: Vec<SourceFile>,
+    files: Vec<File>,
+    paths: IndexMap<PathBuf, usize>,
+    /// Files being loaded (import cycle detection).
+    stack: Vec<usize>,
+    /// Per file: the file index each import resolves to, in item order.
+    imports: Vec<Vec<usize>>,
+}
+
+impl Loader {
+    fn load_file(&mut self, path: &Path, from: Option<(usize, Span)>) -> Result<usize, Diagnostic> {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let Some(&i) = self.paths.get(&key) {
+            if self.stack.contains(&i) {
+                let (f, span) = from.unwrap_or((i, (0, 0)));
+                let chain: Vec<&str> = self
+                    .stack
+                    .iter()
+                    .map(|&j| self.sources[j].name.as_str())
+                    .collect();
+                return Err(Diagnostic::at(
+                    &self.sources[f],
+                    span.0,
+                    format!(
+                        "import cycle: {} -> {}",
+                        chain.join(" -> "),
+                        self.sources[i].name
+                    ),
+                )
+                .with_hint("a rule file cannot import itself, directly or through others"));
+            }
+            return Ok(i);
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            let msg = format!("cannot read rule file `{}`: {e}", path.display());
+            match from {
+                Some((f, span)) => Diagnostic::at(&self.sources[f], span.0, msg)
+                    .with_hint("import paths are relative to the importing file"),
+                None => Diagnostic::error(msg),
+            }
+        })?;
+        self.add_source(key, SourceFile::new(path.display().to_string(), text))
+    }
+
+    fn add_source(&mut self, key: PathBuf, src: SourceFile) -> Result<usize, Diagnostic> {
+        let file = parse_file(&src)?;
+        let idx = self.sources.len();
+        self.sources.push(src);
+        self.files.push(file);
+        self.imports.push(Vec::new());
+        self.paths.insert(key.clone(), idx);
+        self.stack.push(idx);
+        let dir = key.parent().map(Path::to_path_buf).unwrap_or_default();
+        let imports: Vec<(String, Span)> = self.files[idx]
+            .items
+            .iter()
+            .filter_map(|it| match it {
+                Item::Import(im) => Some((im.path.clone(), im.path_span)),
+                _ => None,
+            })
+            .collect();
+        for (p, span) in imports {
+            let target = self.load_file(&dir.join(&p), Some((idx, span)))?;
+            self.imports[idx].push(target);
+        }
+        self.stack.pop();
+        Ok(idx)
+    }
+
+    fn finish(self, roots: &[usize], sets: &[(String, String)]) -> Result<RuleSet, Diagnostic> {
+        let params = self.params(sets)?;
+        let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
+        for (i, f) in self.files.iter().enumerate() {
+            Checker::new(&self.sources[i], &params).check_file(f)?;
+        }
+        // Expand imports in place, in order; a file's phases are included once.
+        let mut phases: Vec<Phase> = Vec::new();
+        let mut included: IndexSet<usize> = IndexSet::new();
+        for &r in roots {
+            self.expand(r, &lookup, &mut included, &mut phases)?;
+        }
+        let mut seen: IndexMap<String, (usize, Span)> = IndexMap::new();
+        for ph in &phases {
+            for r in &ph.rules {
+                let name = r.rule.name();
+                if let Some((f, s)) = seen.get(&name.name) {
+                    let (line, _) = self.sources[*f].line_col(s.0);
+                    return Err(Diagnostic::at(
+                        &self.sources[r.file],
+                        name.span.0,
+                        format!("rule `{}` is defined twice", name.name),
+                    )
+                    .with_note(format!("first defined at {}:{line}", self.sources[*f].name)));
+                }
+                seen.insert(name.name.clone(), (r.file, name.span));
+            }
+        }
+        Ok(RuleSet {
+            sources: self.sources,
+            params,
+            phases,
+        })
+    }
+
+    fn expand(
+        &self,
+        f: usize,
+        params: &dyn Fn(&str) -> Option<Val>,
+        included: &mut IndexSet<usize>,
+        phases: &mut Vec<Phase>,
+    ) -> Result<(), Diagnostic> {
+        if !included.insert(f) {
+            return Ok(());
+        }
+        let src = &self.sources[f];
+        let stem = Path::new(&src.name)
+            .file_stem()
+            .map_or("rules".to_string(), |s| s.to_string_lossy().into_owned());
+        let mut import_i = 0;
+        let mut implicit: Option<usize> = None;
+        for item in &self.files[f].items {
+            match item {
+                Item::Import(im) => {
+                    let target = self.imports[f][import_i];
+                    import_i += 1;
+                    let take = match &im.cond {
+                        None => true,
+                        Some(c) => {
+                            let mut env = ConstEnv {
+                                params,
+                                stages: STAGES,
+                            };
+                            match eval(&mut env, c) {
+                                Ok(Val::Bool(b)) => b,
+                                Ok(v) => {
+                                    return Err(Diagnostic::at(
+                                        src,
+                                        c.span().0,
+                                        format!(
+                                            "an import condition must be a bool, found a {}",
+                                            v.kind()
+                                        ),
+                                    ))
+                                }
+                                Err(e) => return Err(Diagnostic::at(src, e.span.0, e.message)),
+                            }
+                        }
+                    };
+                    if take {
+                        self.expand(target, params, included, phases)?;
+                        implicit = None;
+                    }
+                }
+                Item::Phase(p) => {
+                    phases.push(Phase {
+                        name: p.name.name.clone(),
+                        rules: p.rules.iter().map(|r| self.loaded(f, r)).collect(),
+                    });
+                    implicit = None;
+                }
+                Item::Rule(r) => {
+                    let i = match implicit {
+                        Some(i) => i,
+                        None => {
+                            phases.push(Phase {
+                                name: stem.clone(),
+                                rules: Vec::new(),
+                            });
+                            phases.len() - 1
+                        }
+                    };
+                    phases[i].rules.push(self.loaded(f, r));
+                    implicit = Some(i);
+                }
+                Item::Param(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn loaded(&self, f: usize, r: &Rule) -> LoadedRule {
+        let src = &self.sources[f];
+        let (line, _) = src.line_col(r.span().0);
+        LoadedRule {
+            file: f,
+            line,
+            comment: comment_above(src, r.span().0).unwrap_or_default(),
+            rule: r.clone(),
+        }
+    }
+
+    fn params(&self, sets: &[(String, String)]) -> Result<IndexMap<String, Param>, Diagnostic> {
+        let mut params: IndexMap<String, Param> = IndexMap::new();
+        let mut decls: IndexMap<String, (usize, &ParamDecl)> = IndexMap::new();
+        for (fi, file) in self.files.iter().enumerate() {
+            let src = &self.sources[fi];
+            for item in &file.items {
+                let Item::Param(p) = item else { continue };
+                let ty = ParamType::from_name(&p.ty.name).ok_or_else(|| {
+                    Diagnostic::at(
+                        src,
+                        p.ty.span.0,
+                        format!("unknown parameter type `{}`", p.ty.name),
+                    )
+                    .with_hint("parameter types are int, float, bool and string")
+                })?;
+                if let Some((pf, prev)) = decls.get(&p.name.name) {
+                    let same_ty = prev.ty.name == p.ty.name;
+                    let same_default = prev.default.as_ref().map(strip_spans)
+                        == p.default.as_ref().map(strip_spans);
+                    if !same_ty || !same_default {
+                        let (line, _) = self.sources[*pf].line_col(prev.span.0);
+                        return Err(Diagnostic::at(
+                            src,
+                            p.name.span.0,
+                            format!(
+                                "parameter `{}` is declared differently in two files",
+                                p.name.name
+                            ),
+                        )
+                        .with_note(format!(
+                            "also declared at {}:{line}",
+                            self.sources[*pf].name
+                        ))
+                        .with_hint(
+                            "declare a shared parameter with the same type and default everywhere",
+                        ));
+                    }
+                    continue;
+                }
+                decls.insert(p.name.name.clone(), (fi, p));
+                let default = match &p.default {
+                    None => None,
+                    Some(e) => {
+                        let mut env = ConstEnv {
+                            params: &|_| None,
+                            stages: STAGES,
+                        };
+                        let v = eval(&mut env, e)
+                            .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?;
+                        Some(ty.coerce(v).map_err(|v| {
+                            Diagnostic::at(
+                                src,
+                                e.span().0,
+                                format!(
+                                    "default of `{}` is a {}, but the parameter is {}",
+                                    p.name.name,
+                                    v.kind(),
+                                    ty.name()
+                                ),
+                            )
+                        })?)
+                    }
+                };
+                params.insert(
+                    p.name.name.clone(),
+                    Param {
+                        ty,
+                        value: default.unwrap_or(Val::Bool(false)),
+                        set: false,
+                        file: fi,
+                        span: p.name.span,
+                    },
+                );
+                if p.default.is_none() {
+                    params[&p.name.name].set = false;
+                }
+            }
+        }
+        // `--set` values.
+        let mut given: IndexSet<&str> = IndexSet::new();
+        for (name, raw) in sets {
+            let Some(p) = params.get_mut(name) else {
+                let known: Vec<&str> = params.keys().map(|s| s.as_str()).collect();
+                let mut d = Diagnostic::error(format!(
+                    "--set {name}={raw}: no rule file declares a parameter `{name}`"
+                ));
+                d = if known.is_empty() {
+                    d.with_hint("the loaded rule files declare no parameters")
+                } else {
+                    d.with_hint(format!("known parameters: {}", known.join(", ")))
+                };
+                return Err(d.as_usage());
+            };
+            p.value = p.ty.parse(raw).ok_or_else(|| {
+                Diagnostic::error(format!(
+                    "--set {name}={raw}: `{raw}` is not a valid {}",
+                    p.ty.name()
+                ))
+                .with_hint(format!("parameter `{name}` is {}", p.ty.name()))
+                .as_usage()
+            })?;
+            p.set = true;
+            given.insert(name);
+        }
+        for (name, (fi, d)) in &decls {
+            let p = &params[name];
+            if !p.set && d.default.is_none() {
+                let (line, _) = self.sources[*fi].line_col(d.span.0);
+                return Err(Diagnostic::error(format!(
+                    "missing required parameter `{name}` ({})",
+                    p.ty.name()
+                ))
+                .with_hint(format!("pass --set {name}=<{}>", p.ty.name()))
+                .with_note(format!("declared at {}:{line}", self.sources[*fi].name))
+                .as_usage());
+            }
+        }
+        let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
+        for (name, (fi, d)) in &decls {
+            let Some(c) = &d.constraint else { continue };
+            let src = &self.sources[*fi];
+            let mut env = ConstEnv {
+                params: &lookup,
+                stages: STAGES,
+            };
+            let ok = match eval(&mut env, c) {
+                Ok(Val::Bool(b)) => b,
+                Ok(v) => {
+                    return Err(Diagnostic::at(
+                        src,
+                        c.span().0,
+                        format!(
+                            "the constraint of `{name}` must be a bool, found a {}",
+                            v.kind()
+                        ),
+                    ))
+                }
+                Err(e) => return Err(Diagnostic::at(src, e.span.0, e.message)),
+            };
+            if !ok {
+                let msg = match &d.message {
+                    Some(m) => eval_str(&mut env, m).unwrap_or_else(|e| e.message),
+                    None => format!(
+                        "constraint `{}` does not hold",
+                        &src.text[c.span().0..c.span().1]
+                    ),
+                };
+                let (line, _) = src.line_col(d.span.0);
+                return Err(Diagnostic::error(format!(
+                    "parameter {name} = {}: {msg}",
+                    params[name].value.display()
+                ))
+                .with_note(format!(
+                    "constraint `{}` declared at {}:{line}",
+                    &src.text[c.span().0..c.span().1],
+                    src.name
+                ))
+                .as_usage());
+            }
+        }
+        Ok(params)
+    }
+}
+
+/// Compares two expressions ignoring where they are written.
+fn strip_spans(e: &Expr) -> String {
+    let s = format!("{e:?}");
+    // Spans print as `(a, b)`; drop digits inside them is overkill: compare the debug form with
+    // every number-pair span removed.
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s.as_str();
+    while let Some(i) = rest.find("span: (") {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let end = rest.find(')').map_or(rest.len(), |j| j + 1);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The text of the `//` comment on the line right above `offset`'s line, if any.
+pub fn comment_above(src: &SourceFile, offset: usize) -> Option<String> {
+    let line_start = src.text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    if line_start == 0 {
+        return None;
+    }
+    let prev_end = line_start - 1;
+    let prev_start = src.text[..prev_end].rfind('\n').map_or(0, |i| i + 1);
+    let prev = src.text[prev_start..prev_end].trim();
+    prev.strip_prefix("//").map(|c| c.trim().to_string())
+}
+
+// --------------------------------------------------------------------------- checking
+
+/// A rough static type, enough to catch `1.0 / avg` and `where 3;`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ty {
+    Int,
+    Float,
+    Bool,
+    Str,
+    DType,
+    Stage,
+    Place,
+    List,
+    Value,
+    Op,
+    Type,
+    Any,
+}
+
+impl Ty {
+    fn name(self) -> &'static str {
+        match self {
+            Ty::Int => "int",
+            Ty::Float => "float",
+            Ty::Bool => "bool",
+            Ty::Str => "string",
+            Ty::DType => "dtype",
+            Ty::Stage => "stage",
+            Ty::Place => "place",
+            Ty::List => "list",
+            Ty::Value => "value",
+            Ty::Op => "op",
+            Ty::Type => "type",
+            Ty::Any => "anything",
+        }
+    }
+    fn numeric(self) -> bool {
+        matches!(self, Ty::Int | Ty::Float | Ty::Any)
+    }
+    fn is(self, t: Ty) -> bool {
+        self == t || self == Ty::Any
+    }
+    fn valueish(self) -> bool {
+        matches!(self, Ty::Value | Ty::Op | Ty::Any)
+    }
+}
+
+/// What a `%name` is bound to in a rule.
+#[derive(Debug, Clone)]
+enum Binding {
+    /// An op matched by a pattern or built by an action; `ops` lists the op names it can be
+    /// (empty when any op of a class or a quoted name).
+    Op(Vec<&'static OpSpec>),
+    /// A value (an operand variable, a state buffer).
+    Value,
+}
+
+struct Checker<'a> {
+    src: &'a SourceFile,
+    params: &'a IndexMap<String, Param>,
+    dialect: &'static Dialect,
+    values: IndexMap<String, Binding>,
+    captures: IndexSet<String>,
+}
+
+impl<'a> Checker<'a> {
+    fn new(src: &'a SourceFile, params: &'a IndexMap<String, Param>) -> Self {
+        Checker {
+            src,
+            params,
+            dialect: Dialect::get(),
+            values: IndexMap::new(),
+            captures: IndexSet::new(),
+        }
+    }
+
+    fn at(&self, offset: usize, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::at(self.src, offset, msg)
+    }
+
+    fn check_file(&mut self, f: &File) -> Result<(), Diagnostic> {
+        let mut phase_names: IndexSet<&str> = IndexSet::new();
+        let mut rule_names: IndexMap<&str, Span> = IndexMap::new();
+        for item in &f.items {
+            match item {
+                Item::Param(p) => {
+                    if let Some(c) = &p.constraint {
+                        let t = self.expr(c)?;
+                        if !t.is(Ty::Bool) {
+                            return Err(self.at(
+                                c.span().0,
+                                format!(
+                                    "a parameter constraint must be a bool, found a {}",
+                                    t.name()
+                                ),
+                            ));
+                        }
+                    }
+                }
+                Item::Import(im) => {
+                    if let Some(c) = &im.cond {
+                        let t = self.expr(c)?;
+                        if !t.is(Ty::Bool) {
+                            return Err(self.at(
+                                c.span().0,
+                                format!("an import condition must be a bool, found a {}", t.name()),
+                            ));
+                        }
+                    }
+                }
+                Item::Phase(p) => {
+                    if !phase_names.insert(&p.name.name) {
+                        return Err(self.at(
+                            p.name.span.0,
+                            format!("phase `{}` is declared twice in this file", p.name.name),
+                        ));
+                    }
+                    for r in &p.rules {
+                        self.rule(r, &mut rule_names)?;
+                    }
+                }
+                Item::Rule(r) => self.rule(r, &mut rule_names)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn rule<'r>(
+        &mut self,
+        r: &'r Rule,
+        names: &mut IndexMap<&'r str, Span>,
+    ) -> Result<(), Diagnostic> {
+        let name = r.name();
+        if comment_above(self.src, r.span().0).is_none_or(|c| c.is_empty()) {
+            return Err(self
+                .at(r.span().0, format!("rule `{}` has no comment", name.name))
+                .with_hint(
+                    "write a one-line `//` comment right above every rule saying why it is sound",
+                ));
+        }
+        if names.insert(&name.name, name.span).is_some() {
+            return Err(self.at(
+                name.span.0,
+                format!("rule `{}` is defined twice", name.name),
+            ));
+        }
+        self.values.clear();
+        self.captures.clear();
+        match r {
+            Rule::Structural(s) => self.structural(s),
+            Rule::Equational(e) => self.equational(e),
+        }
+    }
+
+    fn structural(&mut self, r: &StructRule) -> Result<(), Diagnostic> {
+        // 0 = matching, 1 = guards, 2 = actions.
+        let mut stage = 0;
+        let mut patterns = Vec::new();
+        for c in &r.clauses {
+            match c {
+                Clause::Match(ps) => {
+                    if stage > 0 {
+                        return Err(self.at(
+                            ps.first().map_or(r.span.0, |p| p.span.0),
+                            "`match` must come before `where` and the actions",
+                        ));
+                    }
+                    patterns.extend(ps.iter());
+                }
+                Clause::Where(_) => {
+                    if stage > 1 {
+                        return Err(self.at(
+                            clause_start(c, r.span.0),
+                            "`where` must come before the actions",
+                        ));
+                    }
+                    stage = 1;
+                }
+                Clause::Action(_) => stage = 2,
+            }
+        }
+        if patterns.is_empty() {
+            return Err(self
+                .at(
+                    r.name.span.0,
+                    format!("rule `{}` has no `match`", r.name.name),
+                )
+                .with_hint("a structural rule starts with `match <pattern>;`"));
+        }
+        // Bind everything the patterns name first: patterns are one conjunction.
+        for p in &patterns {
+            self.bind_pattern(p)?;
+        }
+        for p in &patterns {
+            self.pattern_exprs(p)?;
+        }
+        let mut has_action = false;
+        for c in &r.clauses {
+            match c {
+                Clause::Where(e) => {
+                    let t = self.expr_no_build(e)?;
+                    if !t.is(Ty::Bool) {
+                        return Err(self.at(
+                            e.span().0,
+                            format!("a `where` guard must be a bool, found a {}", t.name()),
+                        ));
+                    }
+                }
+                Clause::Action(a) => {
+                    self.action(a)?;
+                    has_action = true;
+                }
+                Clause::Match(_) => {}
+            }
+        }
+        if !has_action {
+            return Err(self
+                .at(
+                    r.name.span.0,
+                    format!("rule `{}` has no action", r.name.name),
+                )
+                .with_hint("a rule that changes nothing is a bug; add an action after `where`"));
+        }
+        Ok(())
+    }
+
+    fn op_sel(&self, sel: &OpSel) -> Result<Vec<&'static OpSpec>, Diagnostic> {
+        match sel {
+            OpSel::Name(i) => match self.dialect.spec(&i.name) {
+                Some(s) => Ok(vec![s]),
+                None => {
+                    let mut d = self.at(i.span.0, format!("unknown op `{}`", i.name));
+                    if let Some(close) = self.closest_op(&i.name) {
+                        d = d.with_hint(format!("did you mean `{close}`?"));
+                    }
+                    Err(d.with_hint(format!(
+                        "an op outside the dialect table is written quoted: \"{}\"",
+                        i.name
+                    )))
+                }
+            },
+            OpSel::Quoted(_) => Ok(vec![]),
+            OpSel::Class(c) => {
+                if c.name == "any" {
+                    return Ok(vec![]);
+                }
+                match Effect::from_class_name(&c.name) {
+                    Some(e) => Ok(self.dialect.all().iter().filter(|s| s.effect == e).collect()),
+                    None => Err(self.at(c.span.0, format!("unknown op class `{}`", c.name)).with_hint(
+                        "op classes are any, pure, inplace, collective, optimizer, io, random, control, unknown; op names have a dialect prefix (pd_op.add)",
+                    )),
+                }
+            }
+            OpSel::OneOf(v, _) => {
+                let mut out = Vec::new();
+                for s in v {
+                    out.extend(self.op_sel(s)?);
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    fn closest_op(&self, name: &str) -> Option<&'static str> {
+        let mut best: Option<(usize, &'static str)> = None;
+        for s in self.dialect.all() {
+            let d = edit_distance(name, s.name);
+            if d <= 3 && best.is_none_or(|(b, _)| d < b) {
+                best = Some((d, s.name));
+            }
+        }
+        best.map(|(_, n)| n)
+    }
+
+    fn stage_name(&self, i: &Ident) -> Result<(), Diagnostic> {
+        if STAGES.iter().any(|(n, _)| *n == i.name) {
+            Ok(())
+        } else {
+            Err(self
+                .at(i.span.0, format!("unknown stage `{}`", i.name))
+                .with_hint(format!(
+                    "stages are {}",
+                    STAGES
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )))
+        }
+    }
+
+    fn bind_pattern(&mut self, p: &OpPattern) -> Result<(), Diagnostic> {
+        let specs = self.op_sel(&p.op)?;
+        if let Some(s) = &p.stage {
+            self.stage_name(s)?;
+        }
+        if let Some(b) = &p.bind {
+            if matches!(self.values.get(&b.name), Some(Binding::Op(_))) {
+                return Err(self.at(b.span.0, format!("`{}` names two ops in this rule", b.name)));
+            }
+            self.values
+                .insert(b.name.clone(), Binding::Op(specs.clone()));
+        }
+        let named_known = !specs.is_empty();
+        for a in &p.args {
+            if let Some(o) = &a.operand {
+                if named_known && !specs.iter().any(|s| s.operand_index(&o.name).is_some()) {
+                    let names: Vec<&str> = specs[0]
+                        .operands
+                        .iter()
+                        .map(|n| n.trim_start_matches(['*', '?']))
+                        .collect();
+                    return Err(self
+                        .at(
+                            o.span.0,
+                            format!("`{}` has no operand `{}`", sel_text(&p.op), o.name),
+                        )
+                        .with_hint(format!(
+                            "operands of {}: {}",
+                            specs[0].name,
+                            names.join(", ")
+                        )));
+                }
+                if !named_known {
+                    return Err(self
+                        .at(
+                            o.span.0,
+                            format!(
+                                "operand names need a known op; `{}` has no operand list",
+                                sel_text(&p.op)
+                            ),
+                        )
+                        .with_hint("use positional operands for quoted ops and `any`"));
+                }
+            }
+            match &a.pat {
+                ValPat::Var { name, ty } => {
+                    self.values
+                        .entry(name.name.clone())
+                        .or_insert(Binding::Value);
+                    if let Some(t) = ty {
+                        self.captures.insert(t.name.clone());
+                    }
+                }
+                ValPat::Wild(_) => {}
+                ValPat::Op(inner) => self.bind_pattern(inner)?,
+            }
+        }
+        if !p.rest
+            && named_known
+            && p.args.iter().all(|a| a.operand.is_none())
+            && !p.args.is_empty()
+        {
+            let n = p.args.len();
+            if !specs.iter().any(|s| OpSpec::count_fits(s.operands, n)) {
+                return Err(self
+                    .at(
+                        p.span.0,
+                        format!("`{}` does not take {n} operand(s)", sel_text(&p.op)),
+                    )
+                    .with_hint("end the list with `..` to match a prefix, or name the operands"));
+            }
+        }
+        for a in &p.attrs {
+            if let AttrPatVal::Capture(c) = &a.val {
+                self.captures.insert(c.name.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn pattern_exprs(&mut self, p: &OpPattern) -> Result<(), Diagnostic> {
+        for a in &p.attrs {
+            if let AttrPatVal::Equals(e) = &a.val {
+                self.expr_no_build(e)?;
+            }
+        }
+        for a in &p.args {
+            if let ValPat::Op(inner) = &a.pat {
+                self.pattern_exprs(inner)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn op_ref(&self, v: &ValueRef) -> Result<Vec<&'static OpSpec>, Diagnostic> {
+        match self.values.get(&v.name.name) {
+            Some(Binding::Op(s)) if v.field.is_none() => Ok(s.clone()),
+            Some(_) => Err(self
+                .at(v.span.0, format!("`{}` is a value, not an op", text_of(v)))
+                .with_hint("bind the op in the pattern: `match %o = pd_op.cast(%x);`")),
+            None => Err(self.unbound(&v.name)),
+        }
+    }
+
+    fn unbound(&self, i: &Ident) -> Diagnostic {
+        let mut d = self.at(i.span.0, format!("`{}` is not bound", i.name));
+        if let Some(close) = self.values.keys().find(|k| edit_distance(k, &i.name) <= 2) {
+            d = d.with_hint(format!("did you mean `{close}`?"));
+        } else {
+            d = d.with_hint("a value is bound by a pattern (`match pd_op.relu(%x);`), a `state`, or a built op (`%a = pd_op.add(...) {}`)");
+        }
+        d
+    }
+
+    fn action(&mut self, a: &Action) -> Result<(), Diagnostic> {
+        match a {
+            Action::Let { name, value, .. } => {
+                self.expr_no_build(value)?;
+                self.captures.insert(name.name.clone());
+            }
+            Action::State {
+                bind,
+                name,
+                ty,
+                init,
+                ..
+            } => {
+                let t = self.expr_no_build(name)?;
+                if !t.is(Ty::Str) {
+                    return Err(self.at(
+                        name.span().0,
+                        format!("a state's name must be a string, found a {}", t.name()),
+                    ));
+                }
+                let t = self.expr_no_build(ty)?;
+                if !t.is(Ty::Type) {
+                    return Err(self
+                        .at(
+                            ty.span().0,
+                            format!(
+                                "a state's type must be a type (like type(%g)), found a {}",
+                                t.name()
+                            ),
+                        )
+                        .with_hint("type(%g) or tensor(shape(%g), float32)"));
+                }
+                self.values.insert(bind.name.clone(), Binding::Value);
+                self.build(init)?;
+            }
+            Action::Insert { at, build, .. } => {
+                match at {
+                    InsertPoint::After(e) => {
+                        let t = self.expr_no_build(e)?;
+                        if !t.valueish() {
+                            return Err(self.at(
+                                e.span().0,
+                                format!("`after` needs a value or an op, found a {}", t.name()),
+                            ));
+                        }
+                    }
+                    InsertPoint::Before(e) => {
+                        let t = self.expr_no_build(e)?;
+                        if !t.is(Ty::Op) {
+                            return Err(self.at(
+                                e.span().0,
+                                format!(
+                                    "`before` needs an op bound by a pattern, found a {}",
+                                    t.name()
+                                ),
+                            ));
+                        }
+                    }
+                    InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => self.stage_name(s)?,
+                }
+                self.build(build)?;
+            }
+            Action::Replace {
+                value,
+                with,
+                only_in_stage,
+                ..
+            } => {
+                let t = self.expr_no_build(value)?;
+                if !t.valueish() {
+                    return Err(self.at(
+                        value.span().0,
+                        format!("`replace` needs a value, found a {}", t.name()),
+                    ));
+                }
+                let t = self.expr(with)?;
+                if !t.valueish() {
+                    return Err(self.at(
+                        with.span().0,
+                        format!(
+                            "a value can only be replaced by a value, found a {}",
+                            t.name()
+                        ),
+                    ));
+                }
+                if let Some(s) = only_in_stage {
+                    self.stage_name(s)?;
+                }
+            }
+            Action::SetOperand {
+                op, target, value, ..
+            } => {
+                let specs = self.op_ref(op)?;
+                match target {
+                    OperandSel::Name(n) => {
+                        if specs.is_empty() {
+                            return Err(self.at(
+                                n.span.0,
+                                format!(
+                                    "operand names need a known op; `{}` may be any op",
+                                    op.name.name
+                                ),
+                            ));
+                        }
+                        if !specs.iter().any(|s| s.operand_index(&n.name).is_some()) {
+                            let names: Vec<&str> = specs[0]
+                                .operands
+                                .iter()
+                                .map(|x| x.trim_start_matches(['*', '?']))
+                                .collect();
+                            return Err(self
+                                .at(
+                                    n.span.0,
+                                    format!("`{}` has no operand `{}`", op.name.name, n.name),
+                                )
+                                .with_hint(format!(
+                                    "operands of {}: {}",
+                                    specs[0].name,
+                                    names.join(", ")
+                                )));
+                        }
+                    }
+                    OperandSel::Value(v) => {
+                        self.expr_no_build(&Expr::Value(v.clone()))?;
+                    }
+                }
+                let t = self.expr(value)?;
+                if !t.valueish() {
+                    return Err(self.at(
+                        value.span().0,
+                        format!("an operand must be a value, found a {}", t.name()),
+                    ));
+                }
+            }
+            Action::Erase { op, .. } => {
+                self.op_ref(op)?;
+            }
+            Action::Move { op, to, .. } => {
+                self.op_ref(op)?;
+                match to {
+                    InsertPoint::After(e) | InsertPoint::Before(e) => {
+                        let t = self.expr_no_build(e)?;
+                        if !t.valueish() {
+                            return Err(self.at(
+                                e.span().0,
+                                format!(
+                                    "an op can only move next to a value or an op, not a {}",
+                                    t.name()
+                                ),
+                            ));
+                        }
+                    }
+                    InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => self.stage_name(s)?,
+                }
+            }
+            Action::SetAttrs { op, attrs, .. } => {
+                self.op_ref(op)?;
+                for (_, e) in attrs {
+                    self.attr_expr(e)?;
+                }
+            }
+            Action::If {
+                cond, then, els, ..
+            } => {
+                let t = self.expr_no_build(cond)?;
+                if !t.is(Ty::Bool) {
+                    return Err(self.at(
+                        cond.span().0,
+                        format!("`if` needs a bool, found a {}", t.name()),
+                    ));
+                }
+                for a in then.iter().chain(els) {
+                    self.action(a)?;
+                }
+            }
+            Action::Error { message, .. } => {
+                self.str_lit(message)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn build(&mut self, b: &Build) -> Result<Ty, Diagnostic> {
+        let spec = if b.op.quoted {
+            None
+        } else {
+            match self.dialect.spec(&b.op.name.name) {
+                Some(s) => Some(s),
+                None => {
+                    let mut d =
+                        self.at(b.op.name.span.0, format!("unknown op `{}`", b.op.name.name));
+                    if let Some(c) = self.closest_op(&b.op.name.name) {
+                        d = d.with_hint(format!("did you mean `{c}`?"));
+                    }
+                    return Err(d.with_hint(format!(
+                        "an op outside the dialect table is written quoted: \"{}\"",
+                        b.op.name.name
+                    )));
+                }
+            }
+        };
+        for a in &b.args {
+            if let Some(n) = &a.operand {
+                match spec {
+                    Some(s) if s.operand_index(&n.name).is_some() => {}
+                    Some(s) => {
+                        let names: Vec<&str> = s
+                            .operands
+                            .iter()
+                            .map(|x| x.trim_start_matches(['*', '?']))
+                            .collect();
+                        return Err(self
+                            .at(
+                                n.span.0,
+                                format!("`{}` has no operand `{}`", s.name, n.name),
+                            )
+                            .with_hint(format!("operands: {}", names.join(", "))));
+                    }
+                    None => {
+                        return Err(self.at(
+                            n.span.0,
+                            "a quoted op has no operand names: use positional operands",
+                        ))
+                    }
+                }
+            }
+            let t = self.expr(&a.value)?;
+            if !t.valueish() {
+                return Err(self.at(
+                    a.value.span().0,
+                    format!("an operand must be a value, found a {}", t.name()),
+                ));
+            }
+        }
+        if let Some(s) = spec {
+            if b.args.iter().all(|a| a.operand.is_none())
+                && !OpSpec::count_fits(s.operands, b.args.len())
+            {
+                return Err(self.at(
+                    b.span.0,
+                    format!(
+                        "`{}` takes {} operand(s), {} given",
+                        s.name,
+                        s.operands.len(),
+                        b.args.len()
+                    ),
+                ));
+            }
+        }
+        for (_, e) in &b.attrs {
+            self.attr_expr(e)?;
+        }
+        if let Some(bind) = &b.bind {
+            self.values
+                .insert(bind.name.clone(), Binding::Op(spec.into_iter().collect()));
+        }
+        Ok(Ty::Op)
+    }
+
+    fn attr_expr(&mut self, e: &Expr) -> Result<(), Diagnostic> {
+        let t = self.expr_no_build(e)?;
+        if matches!(t, Ty::Value | Ty::Op | Ty::Type) {
+            return Err(self
+                .at(
+                    e.span().0,
+                    format!("an attribute cannot hold a {}", t.name()),
+                )
+                .with_hint(
+                    "use dtype(%x), shape(%x) or name(%x) to get an attribute from a value",
+                ));
+        }
+        Ok(())
+    }
+
+    fn expr_no_build(&mut self, e: &Expr) -> Result<Ty, Diagnostic> {
+        if let Some(b) = find_build(e) {
+            return Err(self.at(b.span.0, "an op can only be built where an action places it").with_hint("build ops in `after`/`before`/`at end of` actions or as the new operand in `in %o: x := ...`"));
+        }
+        self.expr(e)
+    }
+
+    fn str_lit(&mut self, s: &StrLit) -> Result<(), Diagnostic> {
+        for p in &s.parts {
+            if let StrPart::Expr(e) = p {
+                self.expr_no_build(e)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn expr(&mut self, e: &Expr) -> Result<Ty, Diagnostic> {
+        Ok(match e {
+            Expr::Int(..) => Ty::Int,
+            Expr::Float(..) => Ty::Float,
+            Expr::Bool(..) => Ty::Bool,
+            Expr::Str(s) => {
+                self.str_lit(s)?;
+                Ty::Str
+            }
+            Expr::Place(..) => Ty::Place,
+            Expr::Ident(i) => {
+                if let Some(p) = self.params.get(&i.name) {
+                    p.ty.ty()
+                } else if STAGES.iter().any(|(n, _)| *n == i.name) {
+                    Ty::Stage
+                } else if dtype_name(&i.name).is_some() {
+                    Ty::DType
+                } else {
+                    let mut d = self.at(i.span.0, format!("unknown name `{}`", i.name));
+                    d = if self.values.contains_key(&format!("%{}", i.name)) {
+                        d.with_hint(format!("values are written with `%`: %{}", i.name))
+                    } else if self.captures.contains(&format!("${}", i.name)) {
+                        d.with_hint(format!("captures are written with `$`: ${}", i.name))
+                    } else {
+                        let ps: Vec<&str> = self.params.keys().map(|s| s.as_str()).collect();
+                        d.with_hint(format!(
+                            "a bare name is a parameter ({}), a stage ({}) or a dtype (float32, bf16, ...)",
+                            if ps.is_empty() { "none declared".to_string() } else { ps.join(", ") },
+                            STAGES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                        ))
+                    };
+                    return Err(d);
+                }
+            }
+            Expr::Value(v) => match self.values.get(&v.name.name) {
+                None => return Err(self.unbound(&v.name)),
+                Some(Binding::Value) => {
+                    if let Some(f) = &v.field {
+                        return Err(self.at(
+                            f.span.0,
+                            format!("`{}` is a value; only an op has result fields", v.name.name),
+                        ));
+                    }
+                    Ty::Value
+                }
+                Some(Binding::Op(specs)) => {
+                    if let Some(f) = &v.field {
+                        if f.name.parse::<usize>().is_err()
+                            && !specs.is_empty()
+                            && !specs.iter().any(|s| s.result_index(&f.name).is_some())
+                        {
+                            let names: Vec<&str> = specs[0]
+                                .results
+                                .iter()
+                                .map(|x| x.trim_start_matches(['*', '?']))
+                                .collect();
+                            return Err(self
+                                .at(
+                                    f.span.0,
+                                    format!("`{}` has no result `{}`", v.name.name, f.name),
+                                )
+                                .with_hint(format!(
+                                    "results of {}: {}",
+                                    specs[0].name,
+                                    names.join(", ")
+                                )));
+                        }
+                        Ty::Value
+                    } else {
+                        Ty::Op
+                    }
+                }
+            },
+            Expr::Capture(c) => {
+                if !self.captures.contains(&c.name) {
+                    return Err(self.at(c.span.0, format!("`{}` is not bound", c.name))
+                        .with_hint("a capture is bound by an attribute pattern (`{dtype: $d}`), a type pattern (`%x: $t`) or `let`"));
+                }
+                Ty::Any
+            }
+            Expr::List(items, _) => {
+                for i in items {
+                    self.expr(i)?;
+                }
+                Ty::List
+            }
+            Expr::Unary { op, e, span } => {
+                let t = self.expr(e)?;
+                match op {
+                    UnOp::Neg if t.numeric() => t,
+                    UnOp::Not if t.is(Ty::Bool) => Ty::Bool,
+                    UnOp::Neg => {
+                        return Err(self.at(span.0, format!("cannot negate a {}", t.name())))
+                    }
+                    UnOp::Not => {
+                        return Err(
+                            self.at(span.0, format!("`not` needs a bool, found a {}", t.name()))
+                        )
+                    }
+                }
+            }
+            Expr::Binary { op, l, r, span } => {
+                let a = self.expr(l)?;
+                let b = self.expr(r)?;
+                let bad = |me: &Self| {
+                    me.at(
+                        span.0,
+                        format!(
+                            "cannot apply `{}` to a {} and a {}",
+                            op.symbol(),
+                            a.name(),
+                            b.name()
+                        ),
+                    )
+                };
+                match op {
+                    BinOp::Add if a.is(Ty::Str) && b.is(Ty::Str) => Ty::Str,
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => {
+                        if !a.numeric() || !b.numeric() {
+                            return Err(bad(self));
+                        }
+                        if *op == BinOp::Div || a == Ty::Float || b == Ty::Float {
+                            Ty::Float
+                        } else if a == Ty::Any || b == Ty::Any {
+                            Ty::Any
+                        } else {
+                            Ty::Int
+                        }
+                    }
+                    BinOp::And | BinOp::Or => {
+                        if !a.is(Ty::Bool) || !b.is(Ty::Bool) {
+                            return Err(bad(self));
+                        }
+                        Ty::Bool
+                    }
+                    BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                        let ok = (a.numeric() && b.numeric()) || (a.is(Ty::Str) && b.is(Ty::Str));
+                        if !ok {
+                            return Err(bad(self));
+                        }
+                        Ty::Bool
+                    }
+                    BinOp::Eq | BinOp::Ne => Ty::Bool,
+                    BinOp::In => {
+                        let ok = match b {
+                            Ty::Stage => a.valueish(),
+                            Ty::List | Ty::Any => true,
+                            Ty::Str => a.is(Ty::Str),
+                            _ => false,
+                        };
+                        if !ok {
+                            return Err(bad(self).with_hint(
+                                "`x in [a, b]` tests membership, `%v in backward` tests a stage",
+                            ));
+                        }
+                        Ty::Bool
+                    }
+                    BinOp::Contains | BinOp::StartsWith | BinOp::EndsWith => {
+                        if !(a.is(Ty::Str) && b.is(Ty::Str)
+                            || a == Ty::List && *op == BinOp::Contains)
+                        {
+                            return Err(bad(self).with_hint(
+                                "name tests work on strings: name(%x) contains \"@RENAME\"",
+                            ));
+                        }
+                        Ty::Bool
+                    }
+                }
+            }
+            Expr::If { c, t, e, .. } => {
+                let ct = self.expr(c)?;
+                if !ct.is(Ty::Bool) {
+                    return Err(self.at(
+                        c.span().0,
+                        format!("`if` needs a bool, found a {}", ct.name()),
+                    ));
+                }
+                let a = self.expr(t)?;
+                let b = self.expr(e)?;
+                if a == b {
+                    a
+                } else {
+                    Ty::Any
+                }
+            }
+            Expr::Call { func, args, span } => {
+                let tys: Vec<Ty> = args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Result<_, _>>()?;
+                if PURE_FUNCTIONS.contains(&func.name.as_str()) {
+                    match func.name.as_str() {
+                        "len" | "int" => Ty::Int,
+                        "float" => Ty::Float,
+                        "str" => Ty::Str,
+                        _ => Ty::Any,
+                    }
+                } else if let Some((_, arity)) =
+                    QUERY_FUNCTIONS.iter().find(|(f, _)| *f == func.name)
+                {
+                    if tys.len() != *arity {
+                        return Err(self.at(
+                            span.0,
+                            format!(
+                                "`{}` takes {arity} argument(s), {} given",
+                                func.name,
+                                tys.len()
+                            ),
+                        ));
+                    }
+                    let first_ok = match func.name.as_str() {
+                        "tensor" => tys[0].is(Ty::List),
+                        "role" => tys[0].valueish(),
+                        "has_attr" | "attr" | "op_name" => tys[0].valueish(),
+                        _ => tys[0].valueish(),
+                    };
+                    if !first_ok {
+                        return Err(self
+                            .at(
+                                args[0].span().0,
+                                format!(
+                                    "`{}` needs a value or op, found a {}",
+                                    func.name,
+                                    tys[0].name()
+                                ),
+                            )
+                            .with_hint("program queries take %values: name(%p), dtype(%g)"));
+                    }
+                    if matches!(func.name.as_str(), "has_attr" | "attr") && !tys[1].is(Ty::Str) {
+                        return Err(self.at(
+                            args[1].span().0,
+                            format!(
+                                "`{}` needs an attribute name string, found a {}",
+                                func.name,
+                                tys[1].name()
+                            ),
+                        ));
+                    }
+                    match func.name.as_str() {
+                        "name" | "op_name" => Ty::Str,
+                        "dtype" => Ty::DType,
+                        "shape" => Ty::List,
+                        "rank" | "uses" => Ty::Int,
+                        "type" | "tensor" => Ty::Type,
+                        "role" => Ty::Int,
+                        "has_attr" => Ty::Bool,
+                        _ => Ty::Any,
+                    }
+                } else {
+                    let all: Vec<&str> = PURE_FUNCTIONS
+                        .iter()
+                        .copied()
+                        .chain(QUERY_FUNCTIONS.iter().map(|(f, _)| *f))
+                        .collect();
+                    let mut d = self.at(func.span.0, format!("unknown function `{}`", func.name));
+                    if let Some(c) = all.iter().find(|f| edit_distance(f, &func.name) <= 2) {
+                        d = d.with_hint(format!("did you mean `{c}`?"));
+                    } else {
+                        d = d.with_hint(format!("functions: {}", all.join(", ")));
+                    }
+                    return Err(d);
+                }
+            }
+            Expr::Build(b) => self.build(b)?,
+        })
+    }
+
+    fn equational(&mut self, r: &EqRule) -> Result<(), Diagnostic> {
+        self.eq_lhs(&r.lhs)?;
+        if let Some(g) = &r.guard {
+            let t = self.expr_no_build(g)?;
+            if !t.is(Ty::Bool) {
+                return Err(self.at(
+                    g.span().0,
+                    format!("a guard must be a bool, found a {}", t.name()),
+                ));
+            }
+        }
+        self.eq_rhs(&r.rhs)?;
+        if r.direction == Direction::Both {
+            if let Term::Op { attrs, span, .. } = &r.rhs {
+                if attrs.iter().any(|(_, e)| {
+                    !matches!(
+                        e,
+                        Expr::Capture(_)
+                            | Expr::Int(..)
+                            | Expr::Float(..)
+                            | Expr::Bool(..)
+                            | Expr::Str(_)
+                    )
+                }) {
+                    return Err(self.at(span.0, "`<=>` needs both sides to be patterns: computed attributes are only allowed with `=>`"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn eq_lhs(&mut self, t: &PatTerm) -> Result<(), Diagnostic> {
+        match t {
+            PatTerm::Var(v) => {
+                self.values.insert(v.name.clone(), Binding::Value);
+            }
+            PatTerm::Wild(_) => {}
+            PatTerm::Op {
+                op,
+                attrs,
+                children,
+                ..
+            } => {
+                self.op_sel(op)?;
+                for a in attrs {
+                    match &a.val {
+                        AttrPatVal::Capture(c) => {
+                            self.captures.insert(c.name.clone());
+                        }
+                        AttrPatVal::Equals(e) => {
+                            self.expr_no_build(e)?;
+                        }
+                        _ => {}
+                    }
+                }
+                for c in children {
+                    self.eq_lhs(c)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn eq_rhs(&mut self, t: &Term) -> Result<(), Diagnostic> {
+        match t {
+            Term::Var(v) => {
+                if !self.values.contains_key(&v.name) {
+                    return Err(self.at(v.span.0, format!("`{}` is not bound by the left-hand side", v.name))
+                        .with_hint("the right-hand side of an equational rule may only use variables of the left"));
+                }
+            }
+            Term::Op {
+                op,
+                attrs,
+                children,
+                ..
+            } => {
+                if !op.quoted && self.dialect.spec(&op.name.name).is_none() {
+                    return Err(self.at(op.name.span.0, format!("unknown op `{}`", op.name.name)));
+                }
+                for (_, e) in attrs {
+                    self.attr_expr(e)?;
+                }
+                for c in children {
+                    self.eq_rhs(c)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn clause_start(c: &Clause, default: usize) -> usize {
+    match c {
+        Clause::Match(p) => p.first().map_or(default, |p| p.span.0),
+        Clause::Where(e) => e.span().0,
+        Clause::Action(a) => a.span().0,
+    }
+}
+
+fn find_build(e: &Expr) -> Option<&Build> {
+    match e {
+        Expr::Build(b) => Some(b),
+        Expr::List(v, _) => v.iter().find_map(find_build),
+        Expr::Call { args, .. } => args.iter().find_map(find_build),
+        Expr::Unary { e, .. } => find_build(e),
+        Expr::Binary { l, r, .. } => find_build(l).or_else(|| find_build(r)),
+        Expr::If { c, t, e, .. } => find_build(c)
+            .or_else(|| find_build(t))
+            .or_else(|| find_build(e)),
+        _ => None,
+    }
+}
+
+fn sel_text(s: &OpSel) -> String {
+    match s {
+        OpSel::Name(i) | OpSel::Class(i) => i.name.clone(),
+        OpSel::Quoted(i) => format!("\"{}\"", i.name),
+        OpSel::OneOf(v, _) => v.iter().map(sel_text).collect::<Vec<_>>().join(" | "),
+    }
+}
+
+fn text_of(v: &ValueRef) -> String {
+    match &v.field {
+        Some(f) => format!("{}.{}", v.name.name, f.name),
+        None => v.name.name.clone(),
+    }
+}
+
+/// Levenshtein distance, for "did you mean" hints (short strings only).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+impl ParamType {
+    fn ty(self) -> Ty {
+        match self {
+            ParamType::Int => Ty::Int,
+            ParamType::Float => Ty::Float,
+            ParamType::Bool => Ty::Bool,
+            ParamType::Str => Ty::Str,
+        }
+    }
+}
