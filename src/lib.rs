@@ -10,6 +10,7 @@ pub mod egraph;
 pub mod exec;
 pub mod gen;
 pub mod ir;
+pub mod json;
 pub mod rewrite;
 pub mod rules;
 
