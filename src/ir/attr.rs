@@ -8,9 +8,10 @@
 //! Paddle would print them). Dictionaries are interned as [`AttrId`]s in the
 //! [`Context`](super::Context).
 
-use indexmap::IndexMap;
+use rustc_hash::FxHashSet;
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};
+use std::sync::{Mutex, OnceLock};
 
 /// Index of an interned [`AttrDict`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -227,44 +228,82 @@ fn trim_zeros(s: &str) -> &str {
     }
 }
 
-/// An attribute dictionary, in print order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AttrDict {
-    pub entries: IndexMap<Box<str>, Attr>,
+/// An attribute name. Names are interned once per process (a program uses a few dozen), so a
+/// dictionary holds no allocation per key.
+pub type AttrKey = &'static str;
+
+/// Interns an attribute name. Each distinct name is allocated once and kept for the life of
+/// the process; inputs have a few dozen.
+pub fn intern_key(name: &str) -> AttrKey {
+    static KEYS: OnceLock<Mutex<FxHashSet<&'static str>>> = OnceLock::new();
+    let keys = KEYS.get_or_init(|| Mutex::new(FxHashSet::default()));
+    let mut set = keys.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = set.get(name) {
+        return k;
+    }
+    let k: &'static str = Box::leak(name.into());
+    set.insert(k);
+    k
 }
 
-impl Hash for AttrDict {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        self.entries.len().hash(h);
-        for (k, v) in &self.entries {
-            k.hash(h);
-            v.hash(h);
-        }
-    }
+/// An attribute dictionary, in print order. A short vector rather than a hash map: ops carry
+/// about ten attributes, a large program has hundreds of thousands of distinct dictionaries,
+/// and a linear scan over ten keys is as fast as hashing.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct AttrDict {
+    pub entries: Vec<(AttrKey, Attr)>,
 }
 
 impl AttrDict {
     pub fn get(&self, key: &str) -> Option<&Attr> {
-        self.entries.get(key)
+        self.entries.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// The entries in print order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Attr)> {
+        self.entries.iter().map(|(k, v)| (*k, v))
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
     /// Sets `key`, keeping its position if present, else inserting it where sorted order puts
     /// it (Paddle prints keys sorted).
     pub fn set(&mut self, key: &str, value: Attr) {
-        if let Some(v) = self.entries.get_mut(key) {
-            *v = value;
+        if let Some(e) = self.entries.iter_mut().find(|(k, _)| *k == key) {
+            e.1 = value;
             return;
         }
         let pos = self
             .entries
-            .keys()
-            .position(|k| k.as_ref() > key)
+            .iter()
+            .position(|(k, _)| *k > key)
             .unwrap_or(self.entries.len());
-        self.entries.shift_insert(pos, key.into(), value);
+        self.entries.insert(pos, (intern_key(key), value));
+    }
+
+    /// Sets `key`, keeping its position if present, else appending it (for dictionaries whose
+    /// order is not sorted, such as keyword-argument attributes).
+    pub fn push(&mut self, key: &str, value: Attr) {
+        if let Some(e) = self.entries.iter_mut().find(|(k, _)| *k == key) {
+            e.1 = value;
+            return;
+        }
+        self.entries.push((intern_key(key), value));
     }
 
     pub fn remove(&mut self, key: &str) -> Option<Attr> {
-        self.entries.shift_remove(key)
+        let i = self.entries.iter().position(|(k, _)| *k == key)?;
+        Some(self.entries.remove(i).1)
     }
 
     pub fn write_to(&self, out: &mut String) {

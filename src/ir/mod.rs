@@ -25,7 +25,7 @@ mod program;
 mod types;
 pub mod verify;
 
-pub use attr::{format_float_like_paddle, Attr, AttrDict, AttrId};
+pub use attr::{format_float_like_paddle, intern_key, Attr, AttrDict, AttrId, AttrKey};
 pub use context::Context;
 pub use intern::{Interner, Sym, Symbols};
 pub use module::{Module, Which};

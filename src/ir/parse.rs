@@ -40,8 +40,8 @@ const CHUNK: usize = 16_384;
 pub fn parse_module(src: &SourceFile) -> Result<Module, Diagnostic> {
     let mut module = Module::default();
     let lines = split_lines(src)?;
-    let mut raw = parse_op_lines(src, &lines)?;
-    let mut b = Builder::new(src, &mut module.ctx, &mut raw);
+    let raw = parse_op_lines(src, &lines)?;
+    let mut b = Builder::new(src, &mut module.ctx, raw);
     let mut cur = 0;
     // Main program.
     cur = skip_trivia(&lines, cur);
@@ -85,8 +85,8 @@ pub fn parse_module(src: &SourceFile) -> Result<Module, Diagnostic> {
 /// as Paddle dumps it) into `module`, sharing its context.
 pub fn parse_startup_into(module: &mut Module, src: &SourceFile) -> Result<(), Diagnostic> {
     let lines = split_lines(src)?;
-    let mut raw = parse_op_lines(src, &lines)?;
-    let mut b = Builder::new(src, &mut module.ctx, &mut raw);
+    let raw = parse_op_lines(src, &lines)?;
+    let mut b = Builder::new(src, &mut module.ctx, raw);
     let cur = skip_trivia(&lines, 0);
     let Some(first) = lines.get(cur) else {
         return Err(Diagnostic::in_file(
@@ -231,14 +231,6 @@ struct RawChunk<'a> {
 
 struct RawOps<'a> {
     chunks: Vec<RawChunk<'a>>,
-}
-
-impl<'a> RawOps<'a> {
-    /// The `i`-th op line of the file.
-    fn get(&self, i: usize) -> (&RawChunk<'a>, &RawOp<'a>) {
-        let c = &self.chunks[i / CHUNK];
-        (c, &c.ops[i % CHUNK])
-    }
 }
 
 fn parse_op_lines<'a>(src: &'a SourceFile, lines: &[Line<'a>]) -> Result<RawOps<'a>, Diagnostic> {
@@ -537,11 +529,12 @@ struct Frame {
 struct Builder<'a, 'c> {
     src: &'a SourceFile,
     ctx: &'c mut Context,
-    raw: &'c RawOps<'a>,
-    /// Per chunk, the dictionaries parsed in the parallel phase, taken as they are interned.
-    parsed: Vec<FxHashMap<&'a str, AttrDict>>,
-    /// Index of the next op line to take from `raw`.
-    next_raw: usize,
+    /// Parsed op lines not yet built, by chunk. A chunk is dropped as soon as it is built, so
+    /// the raw form of a large file never lives beside all of its IR.
+    raw: std::collections::VecDeque<RawChunk<'a>>,
+    /// The chunk being built and the index of its next op.
+    cur: RawChunk<'a>,
+    cur_idx: usize,
     attr_cache: FxHashMap<&'a str, AttrId>,
     type_cache: FxHashMap<&'a str, TypeId>,
 }
@@ -585,18 +578,13 @@ impl<'a> Names<'a> {
 }
 
 impl<'a, 'c> Builder<'a, 'c> {
-    fn new(src: &'a SourceFile, ctx: &'c mut Context, raw: &'c mut RawOps<'a>) -> Self {
-        let parsed = raw
-            .chunks
-            .iter_mut()
-            .map(|c| std::mem::take(&mut c.dicts))
-            .collect();
+    fn new(src: &'a SourceFile, ctx: &'c mut Context, raw: RawOps<'a>) -> Self {
         Builder {
             src,
             ctx,
-            raw,
-            parsed,
-            next_raw: 0,
+            raw: raw.chunks.into(),
+            cur: RawChunk::default(),
+            cur_idx: 0,
             attr_cache: FxHashMap::default(),
             type_cache: FxHashMap::default(),
         }
@@ -798,9 +786,19 @@ impl<'a, 'c> Builder<'a, 'c> {
         block: BlockId,
         l: Line<'a>,
     ) -> Result<(OpId, bool), Diagnostic> {
-        let raw = self.raw;
-        let (c, r) = raw.get(self.next_raw);
-        self.next_raw += 1;
+        if self.cur_idx == self.cur.ops.len() {
+            self.cur = self.raw.pop_front().unwrap_or_default();
+            self.cur_idx = 0;
+        }
+        let mut c = std::mem::take(&mut self.cur);
+        let Some(r) = c.ops.get(self.cur_idx).cloned() else {
+            return Err(Diagnostic::at(
+                self.src,
+                l.offset,
+                "internal: op line without a parse",
+            ));
+        };
+        self.cur_idx += 1;
         let operands = &c.operands[r.operands.0 as usize..r.operands.1 as usize];
         let results = &c.values[r.results.0 as usize..r.results.1 as usize];
         let labeled = operands.iter().any(|o| o.label.is_some());
@@ -944,13 +942,7 @@ impl<'a, 'c> Builder<'a, 'c> {
 
         let name = self.ctx.sym(r.name);
         let attrs = match r.attrs {
-            Some(a) => {
-                let chunk = (self.next_raw - 1) / CHUNK;
-                let mut parsed = std::mem::take(&mut self.parsed[chunk]);
-                let id = self.attrs(a, Some(&mut parsed));
-                self.parsed[chunk] = parsed;
-                id?
-            }
+            Some(a) => self.attrs(a, Some(&mut c.dicts))?,
             None => Context::EMPTY_ATTRS,
         };
         let op = prog.create_op(name, attrs, &vals, &rtys, syntax);
@@ -964,6 +956,7 @@ impl<'a, 'c> Builder<'a, 'c> {
                     .with_hint("every value is defined once"));
             }
         }
+        self.cur = c;
         Ok((op, r.region_open))
     }
 
@@ -1089,7 +1082,7 @@ fn dict(src: &SourceFile, p: Pair<'_, Rule>) -> Result<AttrDict, Diagnostic> {
         let (Some(k), Some(v)) = (it.next(), it.next()) else {
             continue;
         };
-        if d.entries.contains_key(k.as_str()) {
+        if d.contains_key(k.as_str()) {
             return Err(err_at(
                 src,
                 k.as_str(),
@@ -1097,7 +1090,7 @@ fn dict(src: &SourceFile, p: Pair<'_, Rule>) -> Result<AttrDict, Diagnostic> {
             ));
         }
         let value = attr_value(src, v)?;
-        d.entries.insert(k.as_str().into(), value);
+        d.push(k.as_str(), value);
     }
     Ok(d)
 }

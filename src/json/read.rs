@@ -17,7 +17,6 @@ use super::types::type_from_json;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::paddle_json::{DIALECT_IDS, MAGIC, PARAMETER, WHILE_SYNTAX_OPS};
 use crate::ir::{Attr, AttrDict, AttrId, BlockId, Context, Module, OpSyntax, Program, ValueId};
-use indexmap::IndexMap;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
@@ -326,14 +325,14 @@ impl Reader<'_> {
     fn dict(&mut self, mut entries: Vec<(String, Attr)>) -> Result<AttrId, JErr> {
         // Paddle prints attributes sorted by name; the text parser keeps that order.
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut map = IndexMap::with_capacity(entries.len());
+        let mut map = AttrDict::default();
         for (k, v) in entries {
             if map.contains_key(k.as_str()) {
                 return Err(JErr::new(format!("attribute `{k}` is given twice")));
             }
-            map.insert(k.into_boxed_str(), v);
+            map.push(&k, v);
         }
-        Ok(self.ctx.intern_attrs(AttrDict { entries: map }))
+        Ok(self.ctx.intern_attrs(map))
     }
 
     fn place(&mut self, op: crate::ir::OpId, block: BlockId) {

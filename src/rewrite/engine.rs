@@ -895,7 +895,7 @@ impl<'a> Engine<'a> {
             } else {
                 Attr::Word((*v).into())
             };
-            kd.entries.insert((*k).into(), a);
+            kd.push(k, a);
         }
         let kattrs = self.m.ctx.intern_attrs(kd);
         let sym = self.m.ctx.sym(name);
