@@ -269,7 +269,7 @@ impl Writer<'_> {
         let mut a = Vec::new();
         let mut oa = Vec::new();
         for (k, v) in &self.ctx.attrs(self.p.op_attrs(op)).entries {
-            if RESULT_ATTRS.contains(&k.as_ref()) {
+            if RESULT_ATTRS.contains(k) {
                 let flags = result_flags(v, n_results)
                     .map_err(|m| (here, format!("attribute `{k}` {m}")))?;
                 oa.push(named(k, bool_array(&flags)));
@@ -329,7 +329,7 @@ impl Writer<'_> {
         let mut da = Vec::new();
         let mut qa = Vec::new();
         for (k, v) in &dict.entries {
-            let k = k.as_ref();
+            let k: &str = k;
             if f.a_flags.contains(&k) || f.oa_flags.contains(&k) || k == f.a_name {
                 continue;
             }
