@@ -30,6 +30,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
     let mut stats = Stats::default();
     for phase in &rules.phases {
         let start = Instant::now();
+        super::equational::run_phase(module, rules, phase, &mut stats.egraph)?;
         let mut eng = Engine::new(module, rules);
         let mut compiled = Vec::new();
         for (i, lr) in phase.rules.iter().enumerate() {

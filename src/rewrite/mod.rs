@@ -27,8 +27,9 @@
 //! - **Bounded.** The number of applications per phase is capped (`Options::max_applications`);
 //!   hitting the cap is an error naming the rules that fired most.
 //!
-//! Equational rules (`rewrite a: lhs => rhs;`) are not run here: they belong to the e-graph
-//! layer. [`Stats`] counts them so a caller can tell.
+//! Equational rules (`rewrite a: lhs => rhs;`) are compiled by [`equational`] and saturated in
+//! the e-graph at the start of their phase, before the phase's structural rules run; [`Stats`]
+//! keeps the e-graph's report per phase and program.
 //!
 //! How a caller runs it (the CLI does exactly this):
 //!
@@ -41,6 +42,7 @@
 //! ```
 
 mod engine;
+pub mod equational;
 mod matcher;
 mod runtime;
 
@@ -65,8 +67,10 @@ pub struct Stats {
     pub phases: Vec<PhaseStats>,
     /// With [`Options::trace`]: `rule accumulate (rules/grad_merge.rw:29) on main op #43 "pd_op.sgd_"`.
     pub trace: Vec<String>,
-    /// Equational rules seen and left to the e-graph layer.
+    /// Equational rules seen (run through the e-graph, see [`equational`]).
     pub equational_rules: usize,
+    /// One entry per e-graph saturation (phase × program).
+    pub egraph: Vec<equational::PhaseEGraph>,
 }
 
 #[derive(Debug, Clone)]
@@ -108,13 +112,7 @@ impl Stats {
                 r.name, r.matches, r.applications, r.location
             );
         }
-        if self.equational_rules > 0 {
-            let _ = writeln!(
-                s,
-                "  {} equational rule(s) left to the e-graph layer",
-                self.equational_rules
-            );
-        }
+        equational::render(&mut s, &self.egraph);
         s
     }
 }

@@ -150,6 +150,10 @@ fn query(m: &mut Module, func: &str, args: &[Val], span: Span) -> Option<EvalRes
                 .unwrap_or(-1),
             _ => -1,
         })),
+        "unused" => {
+            let o = op_arg(m)?;
+            Ok(Val::Bool(!m.main.results(o).any(|r| m.main.has_uses(r))))
+        }
         "op_name" => {
             let o = op_arg(m)?;
             Ok(Val::Str(m.ctx.str(m.main.op_name(o)).to_string()))
@@ -187,7 +191,7 @@ fn query(m: &mut Module, func: &str, args: &[Val], span: Span) -> Option<EvalRes
     })();
     match func {
         "name" | "dtype" | "shape" | "rank" | "type" | "uses" | "role" | "op_name" | "has_attr"
-        | "attr" | "tensor" => Some(r),
+        | "attr" | "tensor" | "unused" => Some(r),
         _ => None,
     }
 }

@@ -162,12 +162,19 @@ pub enum PatTerm {
     /// `_`: any operand.
     Wild(Span),
     Op {
+        /// `%s = pd_op.scale(..)`: names the matched op, so the right-hand side can copy its
+        /// attributes (`{..%s, value: ..}`) and guards can read them (`attr(%s, "bias")`).
+        bind: Option<Ident>,
         op: OpSel,
         attrs: Vec<AttrPat>,
         children: Vec<PatTerm>,
         span: Span,
     },
 }
+
+/// The attribute key that stands for `..%s` in an attribute block: start from the attributes
+/// of the left-hand-side op bound to `%s` (equational rules only); its value is `Expr::Value`.
+pub const SPREAD_KEY: &str = "..";
 
 impl PatTerm {
     /// Variables bound by this pattern, in first-occurrence order.
@@ -222,6 +229,7 @@ impl PatTerm {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Term {
     Var(Ident),
+    /// `attrs` may start with a [`SPREAD_KEY`] entry (`{..%s, value: $a * $b}`).
     Op {
         op: OpName,
         attrs: Vec<(Ident, Expr)>,

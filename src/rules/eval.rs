@@ -164,6 +164,10 @@ pub const QUERY_FUNCTIONS: &[(&str, usize)] = &[
     ("has_attr", 2),
     ("attr", 2),
     ("tensor", 2),
+    // Whether no result of an op (or the op defining a value) has a use.
+    ("unused", 1),
+    // The scalar a value is known to equal (a `pd_op.full`); equational rules only.
+    ("const", 1),
 ];
 
 fn pure_function(f: &str, a: &[Val], span: Span) -> Option<EvalResult> {

@@ -310,12 +310,6 @@ impl<T> UserHint for PErr<T> {
 /// The left-hand side of an equational rule is a plain tree: positional operands only, no op
 /// binding, no `..`, no stage (the e-graph holds pure values, which have no stage).
 pub fn pat_to_term_lhs<T>(p: OpPattern) -> Result<PatTerm, PErr<T>> {
-    if let Some(b) = &p.bind {
-        return Err(user(
-            b.span.0,
-            "an equational rule's pattern does not bind its ops; name operands instead",
-        ));
-    }
     if p.rest {
         return Err(user(
             p.span.0,
@@ -347,6 +341,7 @@ pub fn pat_to_term_lhs<T>(p: OpPattern) -> Result<PatTerm, PErr<T>> {
         });
     }
     Ok(PatTerm::Op {
+        bind: p.bind,
         op: p.op,
         attrs: p.attrs,
         children,

@@ -514,6 +514,8 @@ struct Checker<'a> {
     dialect: &'static Dialect,
     values: IndexMap<String, Binding>,
     captures: IndexSet<String>,
+    /// Checking an equational rule (`const(%x)` is an e-graph query).
+    equational: bool,
 }
 
 impl<'a> Checker<'a> {
@@ -524,6 +526,7 @@ impl<'a> Checker<'a> {
             dialect: Dialect::get(),
             values: IndexMap::new(),
             captures: IndexSet::new(),
+            equational: false,
         }
     }
 
@@ -599,6 +602,7 @@ impl<'a> Checker<'a> {
         }
         self.values.clear();
         self.captures.clear();
+        self.equational = matches!(r, Rule::Equational(_));
         match r {
             Rule::Structural(s) => self.structural(s),
             Rule::Equational(e) => self.equational(e),
@@ -1013,7 +1017,8 @@ impl<'a> Checker<'a> {
             }
             Action::SetAttrs { op, attrs, .. } => {
                 self.op_ref(op)?;
-                for (_, e) in attrs {
+                for (k, e) in attrs {
+                    self.no_spread(k)?;
                     self.attr_expr(e)?;
                 }
             }
@@ -1105,7 +1110,8 @@ impl<'a> Checker<'a> {
                 ));
             }
         }
-        for (_, e) in &b.attrs {
+        for (k, e) in &b.attrs {
+            self.no_spread(k)?;
             self.attr_expr(e)?;
         }
         if let Some(bind) = &b.bind {
@@ -1113,6 +1119,15 @@ impl<'a> Checker<'a> {
                 .insert(bind.name.clone(), Binding::Op(spec.into_iter().collect()));
         }
         Ok(Ty::Op)
+    }
+
+    /// `..%s` copies a matched op's attributes: only an equational right-hand side has one.
+    fn no_spread(&self, k: &Ident) -> Result<(), Diagnostic> {
+        if k.name == SPREAD_KEY {
+            return Err(self.at(k.span.0, "`..%op` (copy an op's attributes) is only allowed on the right-hand side of an equational rule")
+                .with_hint("write the attributes out, or copy them one by one with attr(%o, \"key\")"));
+        }
+        Ok(())
     }
 
     fn attr_expr(&mut self, e: &Expr) -> Result<(), Diagnostic> {
@@ -1343,6 +1358,8 @@ impl<'a> Checker<'a> {
                         "str" => Ty::Str,
                         _ => Ty::Any,
                     }
+                } else if func.name == "const" && !self.equational {
+                    return Err(self.at(func.span.0, "`const(%x)` (the scalar a value is known to equal) is only available in equational rules"));
                 } else if let Some((_, arity)) =
                     QUERY_FUNCTIONS.iter().find(|(f, _)| *f == func.name)
                 {
@@ -1391,7 +1408,7 @@ impl<'a> Checker<'a> {
                         "rank" | "uses" => Ty::Int,
                         "type" | "tensor" => Ty::Type,
                         "role" => Ty::Int,
-                        "has_attr" => Ty::Bool,
+                        "has_attr" | "unused" => Ty::Bool,
                         _ => Ty::Any,
                     }
                 } else {
@@ -1441,7 +1458,11 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        Ok(())
+        // Translate to the e-graph's rules now, so that what only the e-graph can refuse (an
+        // op that is not pure, a result type it cannot infer, an expression it cannot
+        // evaluate) is reported here, at the rule, before any program is read.
+        crate::rewrite::equational::check(r, self.params)
+            .map_err(|(offset, msg)| self.at(offset, msg))
     }
 
     fn eq_lhs(&mut self, t: &PatTerm) -> Result<(), Diagnostic> {
@@ -1451,12 +1472,19 @@ impl<'a> Checker<'a> {
             }
             PatTerm::Wild(_) => {}
             PatTerm::Op {
+                bind,
                 op,
                 attrs,
                 children,
                 ..
             } => {
-                self.op_sel(op)?;
+                let specs = self.op_sel(op)?;
+                if let Some(b) = bind {
+                    if self.values.contains_key(&b.name) {
+                        return Err(self.at(b.span.0, format!("`{}` is bound twice", b.name)));
+                    }
+                    self.values.insert(b.name.clone(), Binding::Op(specs));
+                }
                 for a in attrs {
                     match &a.val {
                         AttrPatVal::Capture(c) => {
@@ -1493,7 +1521,15 @@ impl<'a> Checker<'a> {
                 if !op.quoted && self.dialect.spec(&op.name.name).is_none() {
                     return Err(self.at(op.name.span.0, format!("unknown op `{}`", op.name.name)));
                 }
-                for (_, e) in attrs {
+                for (k, e) in attrs {
+                    if k.name == SPREAD_KEY {
+                        let ok = matches!(e, Expr::Value(v) if v.field.is_none()
+                            && matches!(self.values.get(&v.name.name), Some(Binding::Op(_))));
+                        if !ok {
+                            return Err(self.at(e.span().0, "`..` copies the attributes of an op the left-hand side binds (`%s = pd_op.scale(..)`)"));
+                        }
+                        continue;
+                    }
                     self.attr_expr(e)?;
                 }
                 for c in children {
