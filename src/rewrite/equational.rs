@@ -666,7 +666,7 @@ fn mark_published(module: &mut Module, which: Which) {
     };
     let publish: Vec<_> = PUBLISH_OPS.iter().map(|n| ctx.sym(n)).collect();
     let block = prog.top_block();
-    let mut marked = Vec::new();
+    let mut marked = rustc_hash::FxHashSet::default();
     let ops: Vec<OpId> = prog.block_ops(block).collect();
     for op in ops {
         if !publish.contains(&prog.op_name(op)) {
@@ -678,14 +678,13 @@ fn mark_published(module: &mut Module, which: Which) {
             .filter_map(|v| prog.defining_op(v))
             .collect();
         for d in defs {
-            if marked.contains(&d) {
+            if !marked.insert(d) {
                 continue;
             }
             let mut attrs = ctx.attrs(prog.op_attrs(d)).clone();
             attrs.set(PUBLISH_MARK, Attr::Int(marked.len() as i64));
             let id = ctx.intern_attrs(attrs);
             prog.set_op_attrs(d, id);
-            marked.push(d);
         }
     }
 }
