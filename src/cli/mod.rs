@@ -199,6 +199,14 @@ impl From<Diagnostic> for Failure {
 
 /// Reads INPUT (and `--startup`), parses and verifies them.
 pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnostic> {
+    load_module_with_source(input, startup).map(|(m, _)| m)
+}
+
+/// [`load_module`], also returning INPUT's text (so `--trace` can point at its lines).
+pub fn load_module_with_source(
+    input: &str,
+    startup: Option<&str>,
+) -> Result<(Module, crate::SourceFile), Diagnostic> {
     let src = read_source(input)?;
     let mut module = ir::parse_module(&src)?;
     let mut startup_src = None;
@@ -219,7 +227,7 @@ pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnos
         };
         return Err(e.to_diagnostic(&module, src));
     }
-    Ok(module)
+    Ok((module, src))
 }
 
 /// Loads the rule files named on the command line, with their `--set` values. All errors in
@@ -240,12 +248,22 @@ pub fn apply_rules(
     rules: &crate::rules::RuleSet,
     args: &RewriteArgs,
 ) -> Result<(), Diagnostic> {
+    apply_rules_to(module, None, rules, args)
+}
+
+/// [`apply_rules`] on a module read from `input`: `--trace` lines show the input's lines.
+pub fn apply_rules_to(
+    module: &mut Module,
+    input: Option<&crate::SourceFile>,
+    rules: &crate::rules::RuleSet,
+    args: &RewriteArgs,
+) -> Result<(), Diagnostic> {
     let opts = crate::rewrite::Options {
         trace: args.trace,
         ..Default::default()
     };
     let stats = crate::rewrite::apply(module, rules, &opts)?;
-    for l in &stats.trace {
+    for l in stats.trace_lines(input) {
         eprintln!("{l}");
     }
     if args.stats {
@@ -275,11 +293,11 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
         Some(load_rules(args)?)
     };
     let t0 = Instant::now();
-    let mut module = load_module(input, args.startup.as_deref())?;
+    let (mut module, src) = load_module_with_source(input, args.startup.as_deref())?;
     let t_parse = t0.elapsed();
     let t1 = Instant::now();
     if let Some(rules) = &rules {
-        apply_rules(&mut module, rules, args)?;
+        apply_rules_to(&mut module, Some(&src), rules, args)?;
     }
     let t_rewrite = t1.elapsed();
     let t2 = Instant::now();
