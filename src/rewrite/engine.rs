@@ -191,6 +191,8 @@ struct Engine<'a> {
     dicts: FxHashMap<(*const Build, Vec<Attr>), AttrId>,
     /// `{place:Place(cpu),persistable:true}` of a state's keyword argument, once interned.
     kwarg_attrs: Option<AttrId>,
+    /// The op the current application's first pattern matched (for `error` messages).
+    matched: Option<OpId>,
 }
 
 struct BuildInfo {
@@ -243,6 +245,7 @@ impl<'a> Engine<'a> {
             builds: FxHashMap::default(),
             dicts: FxHashMap::default(),
             kwarg_attrs: None,
+            matched: None,
         }
     }
 
@@ -272,6 +275,7 @@ impl<'a> Engine<'a> {
         mt: Match<'a>,
     ) -> Result<Vec<OpId>, Diagnostic> {
         let mut b = mt.bindings;
+        self.matched = mt.ops.first().copied();
         let mut fx = Effects::default();
         for a in actions {
             self.action(lr, a, &mut b, &mut fx)?;
@@ -379,9 +383,21 @@ impl<'a> Engine<'a> {
                     cache: &mut self.cache,
                 };
                 let msg = eval_str(&mut env, message).map_err(|e| eval_diag(self.rules, lr, e))?;
+                let on = match self.matched {
+                    Some(o) => format!(
+                        " on main op #{} \"{}\"{}",
+                        o.0,
+                        self.m.ctx.str(self.m.main.op_name(o)),
+                        match self.m.main.position(o) {
+                            Some(off) => format!(" (input byte {off})"),
+                            None => String::new(),
+                        }
+                    ),
+                    None => String::new(),
+                };
                 return Err(self
                     .err(lr, *span, msg)
-                    .with_note(format!("raised by rule `{}`", lr.rule.name().name)));
+                    .with_note(format!("raised by rule `{}`{on}", lr.rule.name().name)));
             }
             Action::State {
                 bind,
