@@ -36,7 +36,7 @@ pub fn load(paths: &[PathBuf], sets: &[(String, String)]) -> Result<RuleSet, Dia
     let mut l = Loader::default();
     let mut roots = Vec::new();
     for p in paths {
-        roots.push(l.load_file(p, None)?);
+        roots.push(l.load_file(p, p, None)?);
     }
     l.finish(&roots, sets)
 }
@@ -77,7 +77,15 @@ struct Loader {
 }
 
 impl Loader {
-    fn load_file(&mut self, path: &Path, from: Option<(usize, Span)>) -> Result<usize, Diagnostic> {
+    /// Loads `path`, shown in messages as `shown` (an import's path relative to where the
+    /// importing file was named, so `rules/grad_merge.rw` imports `rules/master_grad.rw`, not
+    /// an absolute path).
+    fn load_file(
+        &mut self,
+        path: &Path,
+        shown: &Path,
+        from: Option<(usize, Span)>,
+    ) -> Result<usize, Diagnostic> {
         let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if let Some(&i) = self.paths.get(&key) {
             if self.stack.contains(&i) {
@@ -108,7 +116,7 @@ impl Loader {
                 None => Diagnostic::error(msg),
             }
         })?;
-        self.add_source(key, SourceFile::new(path.display().to_string(), text))
+        self.add_source(key, SourceFile::new(shown.display().to_string(), text))
     }
 
     fn add_source(&mut self, key: PathBuf, src: SourceFile) -> Result<usize, Diagnostic> {
@@ -120,6 +128,10 @@ impl Loader {
         self.paths.insert(key.clone(), idx);
         self.stack.push(idx);
         let dir = key.parent().map(Path::to_path_buf).unwrap_or_default();
+        let shown_dir = Path::new(&self.sources[idx].name)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
         let imports: Vec<(String, Span)> = self.files[idx]
             .items
             .iter()
@@ -129,7 +141,7 @@ impl Loader {
             })
             .collect();
         for (p, span) in imports {
-            let target = self.load_file(&dir.join(&p), Some((idx, span)))?;
+            let target = self.load_file(&dir.join(&p), &shown_dir.join(&p), Some((idx, span)))?;
             self.imports[idx].push(target);
         }
         self.stack.pop();
