@@ -6,8 +6,11 @@ pub mod cli;
 pub mod diag;
 pub mod dialect;
 pub mod diff;
+pub mod egraph;
+pub mod exec;
 pub mod gen;
 pub mod ir;
+pub mod json;
 pub mod rewrite;
 pub mod rules;
 

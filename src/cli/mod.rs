@@ -12,6 +12,7 @@ pub use io::{read_source, write_output};
 
 use crate::diag::Diagnostic;
 use crate::ir::{self, Module};
+use crate::json;
 use clap::{Args, Parser, Subcommand};
 use std::time::Instant;
 
@@ -22,10 +23,13 @@ Examples:
   irw --rules rules/grad_merge.rw --set k_steps=4 main.ir --startup startup.ir -o out.ir
   irw check --rules rules/grad_merge.rw --set k_steps=4 prog.ir   prove the rewrite numerically
   irw gen mlp --layers 8 -o mlp.ir                        a training program for an 8-layer MLP
+  irw main.json --startup startup.json --emit paddle-json -o out.json --startup-out out_startup.json
+                                                          Paddle PIR JSON in and out
 
 A program file holds a main program `{ ... }` and optionally `startup { ... }` after it, exactly
 as Paddle prints them (`print(program)`); `--startup FILE` reads a separately dumped startup
-program instead. The output holds both, main first.";
+program instead. The output holds both, main first. Any input may instead be Paddle's PIR JSON
+(`serialize_pir_program`); it is recognized by its content.";
 
 /// A declarative rewrite-rule engine for PaddlePaddle training programs.
 #[derive(Parser, Debug)]
@@ -40,9 +44,9 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Rewrite a program, run the original and the rewritten one, and compare them numerically.
-    Check(CheckArgs),
+    Check(crate::exec::cmd::CheckArgs),
     /// Execute a program with Paddle's schedule and print the loss per step.
-    Run(RunArgs),
+    Run(crate::exec::cmd::RunArgs),
     /// Generate training programs exactly as Paddle prints them.
     #[command(subcommand)]
     Gen(GenCommand),
@@ -86,6 +90,13 @@ pub struct RewriteArgs {
     /// Write the result to FILE (atomically) instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<String>,
+    /// Output format: Paddle's program text, or Paddle's PIR JSON (what
+    /// `paddle.base.core.deserialize_pir_program` loads).
+    #[arg(long, value_enum, default_value_t = Emit::Text)]
+    pub emit: Emit,
+    /// Write the startup program to FILE (required with `--emit paddle-json` when there is one).
+    #[arg(long = "startup-out", value_name = "FILE")]
+    pub startup_out: Option<String>,
     /// Print statistics (rule firings, e-graph size, time per phase) to standard error.
     #[arg(long)]
     pub stats: bool,
@@ -97,17 +108,14 @@ pub struct RewriteArgs {
     pub input: Option<String>,
 }
 
-#[derive(Args, Debug)]
-struct CheckArgs {
-    #[command(flatten)]
-    rewrite: RewriteArgs,
-}
-
-#[derive(Args, Debug)]
-struct RunArgs {
-    /// The program to run.
-    #[arg(value_name = "PROG")]
-    input: String,
+/// Output format of the rewrite command.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Emit {
+    /// The text Paddle prints (`print(program)`).
+    #[default]
+    Text,
+    /// Paddle's PIR JSON, version 4 (Paddle 3.3.1).
+    PaddleJson,
 }
 
 #[derive(Subcommand, Debug)]
@@ -150,9 +158,8 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         None => rewrite_command(&cli.rewrite),
-        Some(Command::Check(_)) | Some(Command::Run(_)) => Err(Failure::Usage(
-            "this subcommand is not implemented yet".into(),
-        )),
+        Some(Command::Check(a)) => crate::exec::cmd::check_command(&a),
+        Some(Command::Run(a)) => crate::exec::cmd::run_command(&a),
         Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(&a),
         Some(Command::Diff(a)) => diff_command(&a),
     };
@@ -199,8 +206,22 @@ impl From<Diagnostic> for Failure {
 
 /// Reads INPUT (and `--startup`), parses and verifies them.
 pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnostic> {
+    load_module_with_hints(input, startup).map(|(m, _)| m)
+}
+
+/// [`load_module`], also returning the attribute tags JSON inputs used (for writing JSON back).
+/// Each file may be Paddle's program text or its PIR JSON, told apart by content.
+pub fn load_module_with_hints(
+    input: &str,
+    startup: Option<&str>,
+) -> Result<(Module, json::TagHints), Diagnostic> {
     let src = read_source(input)?;
-    let mut module = ir::parse_module(&src)?;
+    let mut hints = json::TagHints::default();
+    let mut module = if json::looks_like_json(&src.text) {
+        json::read_module_with_hints(&src, &mut hints)?
+    } else {
+        ir::parse_module(&src)?
+    };
     let mut startup_src = None;
     if let Some(s) = startup {
         if module.startup.is_some() {
@@ -209,7 +230,11 @@ pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnos
             )));
         }
         let ssrc = read_source(s)?;
-        ir::parse_startup_into(&mut module, &ssrc)?;
+        if json::looks_like_json(&ssrc.text) {
+            json::read_startup_into(&mut module, &ssrc, &mut hints)?;
+        } else {
+            ir::parse_startup_into(&mut module, &ssrc)?;
+        }
         startup_src = Some(ssrc);
     }
     if let Err(e) = ir::verify_module(&module) {
@@ -219,7 +244,7 @@ pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnos
         };
         return Err(e.to_diagnostic(&module, src));
     }
-    Ok(module)
+    Ok((module, hints))
 }
 
 /// Loads the rule files named on the command line, with their `--set` values. All errors in
@@ -275,7 +300,7 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
         Some(load_rules(args)?)
     };
     let t0 = Instant::now();
-    let mut module = load_module(input, args.startup.as_deref())?;
+    let (mut module, hints) = load_module_with_hints(input, args.startup.as_deref())?;
     let t_parse = t0.elapsed();
     let t1 = Instant::now();
     if let Some(rules) = &rules {
@@ -283,9 +308,8 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
     }
     let t_rewrite = t1.elapsed();
     let t2 = Instant::now();
-    let text = ir::print_module(&module);
+    let text = emit(&module, &hints, args)?;
     let t_print = t2.elapsed();
-    write_output(args.output.as_deref().unwrap_or("-"), &text)?;
     if args.stats {
         let (types, dicts) = module.ctx.interned_counts();
         eprintln!(
@@ -303,6 +327,45 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// Writes the module in the `--emit` format (`-o`, `--startup-out`); returns the main output.
+fn emit(module: &Module, hints: &json::TagHints, args: &RewriteArgs) -> Result<String, Failure> {
+    let out = args.output.as_deref().unwrap_or("-");
+    let (main, startup) = match (args.emit, &args.startup_out) {
+        (Emit::Text, None) => (ir::print_module(module), None),
+        (Emit::Text, Some(_)) => (
+            ir::print_program(&module.ctx, &module.main),
+            module
+                .startup
+                .as_ref()
+                .map(|s| ir::print_program(&module.ctx, s)),
+        ),
+        (Emit::PaddleJson, _) => {
+            if module.startup.is_some() && args.startup_out.is_none() {
+                return Err(Failure::Usage(
+                    "the program has a startup program: give --startup-out FILE for it \
+                     (Paddle JSON holds one program per file)"
+                        .into(),
+                ));
+            }
+            let j = json::write_module(module, hints)?;
+            (j.main, j.startup)
+        }
+    };
+    match (&args.startup_out, startup) {
+        (Some(path), Some(s)) => {
+            write_output(out, &main)?;
+            write_output(path, &s)?;
+        }
+        (Some(_), None) => {
+            return Err(Failure::Usage(
+                "--startup-out given, but there is no startup program (use --startup FILE)".into(),
+            ))
+        }
+        (None, _) => write_output(out, &main)?,
+    }
+    Ok(main)
 }
 
 fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {

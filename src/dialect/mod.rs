@@ -8,6 +8,7 @@
 //! (never reordered across, never merged, never removed), and their operand/result counts are
 //! not checked.
 
+pub mod paddle_json;
 pub mod table;
 
 use crate::ir::{Context, OpId, Program};

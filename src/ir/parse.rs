@@ -40,8 +40,8 @@ const CHUNK: usize = 16_384;
 pub fn parse_module(src: &SourceFile) -> Result<Module, Diagnostic> {
     let mut module = Module::default();
     let lines = split_lines(src)?;
-    let raw = parse_op_lines(src, &lines)?;
-    let mut b = Builder::new(src, &mut module.ctx, &raw);
+    let mut raw = parse_op_lines(src, &lines)?;
+    let mut b = Builder::new(src, &mut module.ctx, &mut raw);
     let mut cur = 0;
     // Main program.
     cur = skip_trivia(&lines, cur);
@@ -85,8 +85,8 @@ pub fn parse_module(src: &SourceFile) -> Result<Module, Diagnostic> {
 /// as Paddle dumps it) into `module`, sharing its context.
 pub fn parse_startup_into(module: &mut Module, src: &SourceFile) -> Result<(), Diagnostic> {
     let lines = split_lines(src)?;
-    let raw = parse_op_lines(src, &lines)?;
-    let mut b = Builder::new(src, &mut module.ctx, &raw);
+    let mut raw = parse_op_lines(src, &lines)?;
+    let mut b = Builder::new(src, &mut module.ctx, &mut raw);
     let cur = skip_trivia(&lines, 0);
     let Some(first) = lines.get(cur) else {
         return Err(Diagnostic::in_file(
@@ -222,6 +222,8 @@ struct RawOp<'a> {
 #[derive(Default)]
 struct RawChunk<'a> {
     ops: Vec<RawOp<'a>>,
+    /// Each distinct attribute dictionary text of the chunk, parsed (in the parallel phase).
+    dicts: FxHashMap<&'a str, AttrDict>,
     values: Vec<&'a str>,
     operands: Vec<RawOperand<'a>>,
     types: Vec<&'a str>,
@@ -295,6 +297,7 @@ fn parse_chunk<'a>(src: &'a SourceFile, lines: &[Line<'a>]) -> Result<RawChunk<'
         values: Vec::with_capacity(lines.len() * 2),
         operands: Vec::with_capacity(lines.len() * 3),
         types: Vec::with_capacity(lines.len() * 4),
+        dicts: FxHashMap::default(),
     };
     for l in lines {
         let op = parse_op_line(src, l, &mut c)?;
@@ -352,7 +355,14 @@ fn parse_op_line<'a>(
                 }
                 op.operands = range(s, c.operands.len());
             }
-            Rule::attr_dict => op.attrs = Some(p.as_str()),
+            Rule::attr_dict => {
+                let text = p.as_str();
+                if !c.dicts.contains_key(text) {
+                    let d = parse_dict_text(src, text)?;
+                    c.dicts.insert(text, d);
+                }
+                op.attrs = Some(text);
+            }
             Rule::operand_types => {
                 let s = c.types.len();
                 c.types.extend(p.into_inner().map(|t| t.as_str()));
@@ -528,6 +538,8 @@ struct Builder<'a, 'c> {
     src: &'a SourceFile,
     ctx: &'c mut Context,
     raw: &'c RawOps<'a>,
+    /// Per chunk, the dictionaries parsed in the parallel phase, taken as they are interned.
+    parsed: Vec<FxHashMap<&'a str, AttrDict>>,
     /// Index of the next op line to take from `raw`.
     next_raw: usize,
     attr_cache: FxHashMap<&'a str, AttrId>,
@@ -573,11 +585,17 @@ impl<'a> Names<'a> {
 }
 
 impl<'a, 'c> Builder<'a, 'c> {
-    fn new(src: &'a SourceFile, ctx: &'c mut Context, raw: &'c RawOps<'a>) -> Self {
+    fn new(src: &'a SourceFile, ctx: &'c mut Context, raw: &'c mut RawOps<'a>) -> Self {
+        let parsed = raw
+            .chunks
+            .iter_mut()
+            .map(|c| std::mem::take(&mut c.dicts))
+            .collect();
         Builder {
             src,
             ctx,
             raw,
+            parsed,
             next_raw: 0,
             attr_cache: FxHashMap::default(),
             type_cache: FxHashMap::default(),
@@ -728,7 +746,7 @@ impl<'a, 'c> Builder<'a, 'c> {
         for p in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
             match p.as_rule() {
                 Rule::kwarg_ref => name = p.as_str(),
-                Rule::attr_dict => attrs = self.attrs(p.as_str())?,
+                Rule::attr_dict => attrs = self.attrs(p.as_str(), None)?,
                 _ => {}
             }
         }
@@ -760,7 +778,7 @@ impl<'a, 'c> Builder<'a, 'c> {
             for p in arg.into_inner() {
                 match p.as_rule() {
                     Rule::arg_ref => name = p.as_str(),
-                    Rule::attr_dict => attrs = self.attrs(p.as_str())?,
+                    Rule::attr_dict => attrs = self.attrs(p.as_str(), None)?,
                     _ => {}
                 }
             }
@@ -926,7 +944,13 @@ impl<'a, 'c> Builder<'a, 'c> {
 
         let name = self.ctx.sym(r.name);
         let attrs = match r.attrs {
-            Some(a) => self.attrs(a)?,
+            Some(a) => {
+                let chunk = (self.next_raw - 1) / CHUNK;
+                let mut parsed = std::mem::take(&mut self.parsed[chunk]);
+                let id = self.attrs(a, Some(&mut parsed));
+                self.parsed[chunk] = parsed;
+                id?
+            }
             None => Context::EMPTY_ATTRS,
         };
         let op = prog.create_op(name, attrs, &vals, &rtys, syntax);
@@ -951,86 +975,23 @@ impl<'a, 'c> Builder<'a, 'c> {
             .ok_or_else(|| self.err(name, format!("value number {name} is too large")))
     }
 
-    fn attrs(&mut self, text: &'a str) -> Result<AttrId, Diagnostic> {
+    /// Interns the dictionary written `text`, parsing it unless the same text was seen before.
+    /// `parsed` holds dictionaries the parallel phase already parsed.
+    fn attrs(
+        &mut self,
+        text: &'a str,
+        parsed: Option<&mut FxHashMap<&'a str, AttrDict>>,
+    ) -> Result<AttrId, Diagnostic> {
         if let Some(&id) = self.attr_cache.get(text) {
             return Ok(id);
         }
-        let pairs = PirParser::parse(Rule::attr_dict_full, text).map_err(|e| {
-            let pos = match e.location {
-                pest::error::InputLocation::Pos(p) => p,
-                pest::error::InputLocation::Span((s, _)) => s,
-            };
-            self.err(
-                &text[pos.min(text.len())..],
-                "malformed attribute dictionary",
-            )
-        })?;
-        let dict_pair = pairs.flatten().find(|p| p.as_rule() == Rule::dict);
-        let dict = match dict_pair {
-            Some(p) => self.dict(p)?,
-            None => AttrDict::default(),
+        let dict = match parsed.and_then(|m| m.remove(text)) {
+            Some(d) => d,
+            None => parse_dict_text(self.src, text)?,
         };
         let id = self.ctx.intern_attrs(dict);
         self.attr_cache.insert(text, id);
         Ok(id)
-    }
-
-    fn dict(&self, p: Pair<'a, Rule>) -> Result<AttrDict, Diagnostic> {
-        let mut d = AttrDict::default();
-        for entry in p.into_inner() {
-            let mut it = entry.into_inner();
-            let (Some(k), Some(v)) = (it.next(), it.next()) else {
-                continue;
-            };
-            if d.entries.contains_key(k.as_str()) {
-                return Err(self.err(k.as_str(), format!("duplicate attribute `{}`", k.as_str())));
-            }
-            let value = self.attr_value(v)?;
-            d.entries.insert(k.as_str().into(), value);
-        }
-        Ok(d)
-    }
-
-    fn attr_value(&self, p: Pair<'a, Rule>) -> Result<Attr, Diagnostic> {
-        let s = p.as_str();
-        Ok(match p.as_rule() {
-            Rule::dict => Attr::Dict(self.dict(p)?),
-            Rule::array => Attr::Array(
-                p.into_inner()
-                    .map(|q| self.attr_value(q))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Rule::string => Attr::Str(s[1..s.len() - 1].into()),
-            Rule::number => {
-                let is_int = !s.contains(['.', 'e', 'E', 'i', 'n']);
-                if is_int {
-                    match s.parse::<i64>() {
-                        Ok(i) if i.to_string() == s => Attr::Int(i),
-                        Ok(i) => Attr::Float {
-                            value: i as f64,
-                            text: s.into(),
-                        },
-                        Err(_) => {
-                            return Err(self.err(s, format!("integer {s} does not fit in 64 bits")))
-                        }
-                    }
-                } else {
-                    let value = s
-                        .parse::<f64>()
-                        .map_err(|_| self.err(s, format!("malformed number {s}")))?;
-                    Attr::Float {
-                        value,
-                        text: s.into(),
-                    }
-                }
-            }
-            Rule::word => match s {
-                "true" => Attr::Bool(true),
-                "false" => Attr::Bool(false),
-                _ => Attr::Word(s.into()),
-            },
-            _ => Attr::Word(s.into()),
-        })
     }
 
     fn ty(&mut self, text: &'a str) -> Result<TypeId, Diagnostic> {
@@ -1093,4 +1054,96 @@ impl<'a, 'c> Builder<'a, 'c> {
             _ => Type::Opaque(p.as_str().to_string()),
         })
     }
+}
+
+// ---- attribute dictionaries ---------------------------------------------------------------
+
+fn err_at(src: &SourceFile, at: &str, msg: impl Into<String>) -> Diagnostic {
+    let offset = (at.as_ptr() as usize).wrapping_sub(src.text.as_ptr() as usize);
+    Diagnostic::at(src, offset.min(src.text.len()), msg)
+}
+
+/// Parses one dictionary (`{k:v,...}`, a slice of `src`) into an [`AttrDict`].
+fn parse_dict_text(src: &SourceFile, text: &str) -> Result<AttrDict, Diagnostic> {
+    let pairs = PirParser::parse(Rule::attr_dict_full, text).map_err(|e| {
+        let pos = match e.location {
+            pest::error::InputLocation::Pos(p) => p,
+            pest::error::InputLocation::Span((s, _)) => s,
+        };
+        err_at(
+            src,
+            &text[pos.min(text.len())..],
+            "malformed attribute dictionary",
+        )
+    })?;
+    match pairs.flatten().find(|p| p.as_rule() == Rule::dict) {
+        Some(p) => dict(src, p),
+        None => Ok(AttrDict::default()),
+    }
+}
+
+fn dict(src: &SourceFile, p: Pair<'_, Rule>) -> Result<AttrDict, Diagnostic> {
+    let mut d = AttrDict::default();
+    for entry in p.into_inner() {
+        let mut it = entry.into_inner();
+        let (Some(k), Some(v)) = (it.next(), it.next()) else {
+            continue;
+        };
+        if d.entries.contains_key(k.as_str()) {
+            return Err(err_at(
+                src,
+                k.as_str(),
+                format!("duplicate attribute `{}`", k.as_str()),
+            ));
+        }
+        let value = attr_value(src, v)?;
+        d.entries.insert(k.as_str().into(), value);
+    }
+    Ok(d)
+}
+
+fn attr_value(src: &SourceFile, p: Pair<'_, Rule>) -> Result<Attr, Diagnostic> {
+    let s = p.as_str();
+    Ok(match p.as_rule() {
+        Rule::dict => Attr::Dict(dict(src, p)?),
+        Rule::array => Attr::Array(
+            p.into_inner()
+                .map(|q| attr_value(src, q))
+                .collect::<Result<_, _>>()?,
+        ),
+        Rule::string => Attr::Str(s[1..s.len() - 1].into()),
+        Rule::number => {
+            let is_int = !s.contains(['.', 'e', 'E', 'i', 'n']);
+            if is_int {
+                match s.parse::<i64>() {
+                    Ok(i) if i.to_string() == s => Attr::Int(i),
+                    Ok(i) => Attr::Float {
+                        value: i as f64,
+                        text: s.into(),
+                    },
+                    Err(_) => {
+                        return Err(err_at(
+                            src,
+                            s,
+                            format!("integer {s} does not fit in 64 bits"),
+                        ))
+                    }
+                }
+            } else {
+                let value = s
+                    .parse::<f64>()
+                    .map_err(|_| err_at(src, s, format!("malformed number {s}")))?;
+                Attr::Float {
+                    value,
+                    text: s.into(),
+                }
+            }
+        }
+        Rule::word => match s {
+            "true" => Attr::Bool(true),
+            "false" => Attr::Bool(false),
+            _ => Attr::Word(s.into()),
+        },
+        _ => Attr::Word(s.into()),
+    })
 }

@@ -1,0 +1,429 @@
+//! `irw check`: prove numerically that a rewritten program computes the same training step.
+//!
+//! The original program runs one step on a batch of `k·B` rows (per rank); the rewritten one runs
+//! `k` micro-steps of `B` rows with Paddle's gradient-merge schedule, from the same initial
+//! persistables (the rewritten scope is overwritten with the original's, so random initializers
+//! and feed files agree) and on the same rows. Then, per tensor:
+//!
+//! - **grad**: the gradient each optimizer op consumed (the merged, scaled buffer in the rewritten
+//!   program) against the full-batch gradient — this is where a missing, doubled or misplaced
+//!   `1/k` scale, or a dropped all-reduce, shows up;
+//! - **param** / **state**: every persistable of the original after the step (parameters,
+//!   optimizer moments, beta powers, learning rate);
+//! - **buffer**: state the rewrite introduced must be back at its initial value after the step
+//!   (gradient-merge buffers zeroed for the next step), and must not be a 16-bit float
+//!   (accumulation belongs in f32);
+//! - **frozen**: nothing the original owns may change on micro-steps 1..k−1 (no update before the
+//!   boundary);
+//! - **replicas**: with several ranks, every rank ends with the same parameters.
+//!
+//! Tolerance per tensor: `|a − b| ≤ rtol·|b| + atol·max|b|` with rtol = atol = 1e-5 for f32
+//! (1e-2 for bf16, 2e-3 for f16, exact for integers), overridable; float tensors of a program that
+//! keeps 16-bit persistables get the 16-bit tolerance (their values went through 16-bit math). Programs with collectives run
+//! on 2 ranks by default, so moving a collective across the accumulation is really exercised.
+
+use std::fmt;
+
+use indexmap::IndexMap;
+
+use crate::diag::Diagnostic;
+use crate::exec::dtype::DType;
+use crate::exec::feed::Feed;
+use crate::exec::interp::{Interp, Stage};
+use crate::exec::run::{init_ranks, micro_feeds, resolve_micro_batch, step_batch};
+use crate::exec::scope::Scope;
+use crate::exec::tensor::Tensor;
+use crate::ir::Module;
+
+/// Options of [`check`].
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// Micro-steps of the rewritten program (`--set k_steps=K` / `--k-steps`).
+    pub k_steps: usize,
+    /// Rows per micro-step and rank (`--micro-batch`); from the feed, or 2.
+    pub micro_batch: Option<usize>,
+    /// Ranks (`--ranks`); default 2 if either program has collectives, else 1.
+    pub ranks: Option<usize>,
+    pub seed: u64,
+    /// Override of the per-dtype relative tolerance (`--rtol`).
+    pub rtol: Option<f64>,
+    /// Override of the per-dtype tolerance relative to the tensor's largest value (`--atol`).
+    pub atol: Option<f64>,
+    /// Inputs and initial state (`--feed`).
+    pub feed: Option<Feed>,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            k_steps: 4,
+            micro_batch: None,
+            ranks: None,
+            seed: 0,
+            rtol: None,
+            atol: None,
+            feed: None,
+        }
+    }
+}
+
+/// One compared tensor.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub tensor: String,
+    /// `grad`, `param`, `state`, `buffer`, `frozen`, `replica`.
+    pub kind: &'static str,
+    pub max_abs: f64,
+    pub max_rel: f64,
+    pub ok: bool,
+    /// Why it failed, in words.
+    pub note: String,
+}
+
+/// The outcome of [`check`]; `Display` prints the table.
+#[derive(Clone, Debug)]
+pub struct CheckReport {
+    pub rows: Vec<Row>,
+    pub k_steps: usize,
+    pub ranks: usize,
+    pub micro_batch: usize,
+}
+
+impl CheckReport {
+    pub fn passed(&self) -> bool {
+        self.rows.iter().all(|r| r.ok)
+    }
+
+    pub fn failures(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| !r.ok)
+    }
+}
+
+fn sci(v: f64) -> String {
+    if v.is_nan() {
+        "-".into()
+    } else if v.is_infinite() {
+        "inf".into()
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+impl fmt::Display for CheckReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "irw check: k_steps {}, micro-batch {}, ranks {}; original: 1 step of {} rows per rank",
+            self.k_steps,
+            self.micro_batch,
+            self.ranks,
+            self.k_steps * self.micro_batch
+        )?;
+        let w = self
+            .rows
+            .iter()
+            .map(|r| r.tensor.len())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        writeln!(
+            f,
+            "{:<w$}  {:<7}  {:>11}  {:>11}  verdict",
+            "tensor", "kind", "max abs err", "max rel err"
+        )?;
+        for r in &self.rows {
+            writeln!(
+                f,
+                "{:<w$}  {:<7}  {:>11}  {:>11}  {}",
+                r.tensor,
+                r.kind,
+                sci(r.max_abs),
+                sci(r.max_rel),
+                if r.ok { "ok" } else { "FAIL" }
+            )?;
+        }
+        let fails: Vec<&Row> = self.failures().collect();
+        if fails.is_empty() {
+            writeln!(f, "result: PASS ({} tensors)", self.rows.len())
+        } else {
+            for r in &fails {
+                writeln!(f, "FAIL {} ({}): {}", r.tensor, r.kind, r.note)?;
+            }
+            writeln!(
+                f,
+                "result: FAIL ({} of {} tensors)",
+                fails.len(),
+                self.rows.len()
+            )
+        }
+    }
+}
+
+fn default_tol(d: DType) -> f64 {
+    match d {
+        DType::F32 | DType::F64 => 1e-5,
+        DType::BF16 => 1e-2,
+        DType::F16 => 2e-3,
+        _ => 0.0,
+    }
+}
+
+/// Compares `got` with the reference `want`: (max abs, max rel, within tolerance).
+fn compare(got: &Tensor, want: &Tensor, rtol: f64, atol: f64) -> (f64, f64, bool) {
+    let (a, b) = (got.to_f64_vec(), want.to_f64_vec());
+    if a.len() != b.len() || got.shape() != want.shape() {
+        return (f64::INFINITY, f64::INFINITY, false);
+    }
+    let max_b = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let (mut max_abs, mut max_rel, mut ok) = (0.0f64, 0.0f64, true);
+    for (x, y) in a.iter().zip(&b) {
+        let d = (x - y).abs();
+        if d.is_nan() || d > rtol * y.abs() + atol * max_b {
+            ok = false;
+        }
+        max_abs = max_abs.max(if d.is_nan() { f64::INFINITY } else { d });
+        if *y != 0.0 {
+            max_rel = max_rel.max(d / y.abs());
+        } else if d > 0.0 {
+            max_rel = f64::INFINITY;
+        }
+    }
+    (max_abs, max_rel, ok)
+}
+
+/// A hint for a gradient mismatch: is the rewritten gradient a multiple of the reference?
+fn scale_hint(got: &Tensor, want: &Tensor, k: usize) -> String {
+    let (a, b) = (got.to_f64_vec(), want.to_f64_vec());
+    let bb: f64 = b.iter().map(|v| v * v).sum();
+    if bb == 0.0 || a.len() != b.len() {
+        return "the merged gradient differs from the full-batch gradient".into();
+    }
+    let ratio = a.iter().zip(&b).map(|(x, y)| x * y).sum::<f64>() / bb;
+    let resid: f64 = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| (x - ratio * y).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let proportional = resid <= 1e-3 * bb.sqrt() * ratio.abs().max(1e-12);
+    let k = k as f64;
+    let near = |r: f64| (ratio - r).abs() <= 1e-3 * r.abs();
+    match () {
+        _ if proportional && near(k) => format!(
+            "the merged gradient is {k}× the full-batch gradient: the 1/k scale is missing"
+        ),
+        _ if proportional && near(1.0 / k) => format!(
+            "the merged gradient is 1/{k} of the full-batch gradient: the 1/k scale is applied twice"
+        ),
+        _ if proportional => format!("the merged gradient is {ratio:.4}× the full-batch gradient"),
+        _ => "the merged gradient differs from the full-batch gradient (not by a constant factor: \
+              a scale applied per micro-step, or a missing or misplaced collective?)"
+            .into(),
+    }
+}
+
+/// Checks `rewritten` (k micro-steps) against `original` (one full step).
+pub fn check(
+    original: &Module,
+    rewritten: &Module,
+    opts: &CheckOptions,
+) -> Result<CheckReport, Diagnostic> {
+    let k = opts.k_steps.max(1);
+    let collectives = Interp::has_collectives(&original.ctx, &original.main)
+        || Interp::has_collectives(&rewritten.ctx, &rewritten.main);
+    let n = opts.ranks.unwrap_or(if collectives { 2 } else { 1 }).max(1);
+    let b = resolve_micro_batch(opts.feed.as_ref(), opts.micro_batch, k, n)?;
+    let empty = IndexMap::new();
+    let state = opts.feed.as_ref().map_or(&empty, |f| &f.state);
+
+    // Same initial persistables for both programs.
+    let mut orig = init_ranks(original, "original", opts.seed, state, n)?;
+    let mut rew = init_ranks(rewritten, "rewritten", opts.seed, state, n)?;
+    let init: Scope = orig[0].scope.clone();
+    for r in rew.iter_mut() {
+        for (name, t) in init.iter() {
+            r.scope.set(name, t.clone());
+        }
+    }
+    let rew_init: Scope = rew[0].scope.clone();
+    let batch = step_batch(original, opts.feed.as_ref(), k * n * b, opts.seed)?;
+
+    // Original: one full step, rank r on rows [r·k·B, (r+1)·k·B).
+    let mut it = Interp::new(&original.ctx, &original.main, "original", opts.seed)?;
+    it.run(
+        &mut orig,
+        &micro_feeds(&batch, n, 1, k * b, 0)?,
+        Stage::Full,
+    )?;
+    let ref_grads = orig[0].observed.optimizer_grads.clone();
+
+    // Rewritten: k micro-steps.
+    let mut rows = Vec::new();
+    let mut it = Interp::new(&rewritten.ctx, &rewritten.main, "rewritten", opts.seed)?;
+    let mut changed_early: IndexMap<String, usize> = IndexMap::new();
+    let mut rew_grads = IndexMap::new();
+    for i in 0..k {
+        let stage = if i + 1 == k {
+            Stage::Full
+        } else {
+            Stage::NoOptimize
+        };
+        it.run(&mut rew, &micro_feeds(&batch, n, k, b, i)?, stage)?;
+        if stage == Stage::NoOptimize {
+            for (name, t0) in init.iter() {
+                if rew.iter().any(|r| r.scope.get(name) != Some(t0))
+                    && !changed_early.contains_key(name)
+                {
+                    changed_early.insert(name.to_string(), i + 1);
+                }
+            }
+        } else {
+            rew_grads = rew[0].observed.optimizer_grads.clone();
+        }
+    }
+
+    // A tensor is only as precise as the arithmetic that produced it: in a program whose
+    // persistables include 16-bit floats (bf16 parameters with f32 master weights, say), the f32
+    // master weights and f32-cast gradients carry 16-bit rounding too, so the loosest tolerance
+    // among the program's float dtypes applies to every tensor.
+    let compute_tol = init
+        .iter()
+        .map(|(_, t)| default_tol(t.dtype()))
+        .fold(0.0f64, f64::max);
+    let tol = |d: DType| {
+        let t = default_tol(d).max(if d.is_float() { compute_tol } else { 0.0 });
+        (opts.rtol.unwrap_or(t), opts.atol.unwrap_or(t))
+    };
+    // Gradients consumed by the optimizer.
+    for (name, want) in &ref_grads {
+        let (rt, at) = tol(want.dtype());
+        match rew_grads.get(name) {
+            Some(got) => {
+                let (ma, mr, ok) = compare(got, want, rt, at);
+                let note = if ok { String::new() } else { scale_hint(got, want, k) };
+                rows.push(Row { tensor: name.clone(), kind: "grad", max_abs: ma, max_rel: mr, ok, note });
+            }
+            None => rows.push(Row {
+                tensor: name.clone(),
+                kind: "grad",
+                max_abs: f64::INFINITY,
+                max_rel: f64::INFINITY,
+                ok: false,
+                note: "no optimizer op of the rewritten program updated this parameter in the last micro-step".into(),
+            }),
+        }
+    }
+    // Persistables of the original after the step.
+    for (name, want) in orig[0].scope.iter() {
+        let kind = if ref_grads.contains_key(name) {
+            "param"
+        } else {
+            "state"
+        };
+        let (rt, at) = tol(want.dtype());
+        match rew[0].scope.get(name) {
+            Some(got) => {
+                let (ma, mr, ok) = compare(got, want, rt, at);
+                let note = if ok {
+                    String::new()
+                } else {
+                    format!("differs from the original after one step of {} rows", k * b)
+                };
+                rows.push(Row {
+                    tensor: name.to_string(),
+                    kind,
+                    max_abs: ma,
+                    max_rel: mr,
+                    ok,
+                    note,
+                });
+            }
+            None => rows.push(Row {
+                tensor: name.to_string(),
+                kind,
+                max_abs: f64::INFINITY,
+                max_rel: f64::INFINITY,
+                ok: false,
+                note: "missing from the rewritten program's scope".into(),
+            }),
+        }
+    }
+    // State the rewrite introduced must be back at its initial value.
+    for (name, got) in rew[0].scope.iter() {
+        if init.contains(name) {
+            continue;
+        }
+        let Some(start) = rew_init.get(name) else {
+            continue;
+        };
+        let (ma, mr, ok) = compare(got, start, 0.0, 0.0);
+        if got.dtype().is_half() {
+            // Accumulating k gradients in a 16-bit buffer loses most of their low bits.
+            rows.push(Row {
+                tensor: name.to_string(),
+                kind: "buffer",
+                max_abs: ma,
+                max_rel: mr,
+                ok: false,
+                note: format!(
+                    "is a {} buffer: gradients must be accumulated in float32",
+                    got.dtype()
+                ),
+            });
+            continue;
+        }
+        let note = if ok {
+            String::new()
+        } else {
+            format!(
+                "is not back at its initial value after the step (max |value − initial| = {})",
+                sci(ma)
+            ) + ": the buffer is never reset, so the next step would start from stale gradients"
+        };
+        rows.push(Row {
+            tensor: name.to_string(),
+            kind: "buffer",
+            max_abs: ma,
+            max_rel: mr,
+            ok,
+            note,
+        });
+    }
+    // No update before the boundary.
+    for (name, step) in &changed_early {
+        rows.push(Row {
+            tensor: name.clone(),
+            kind: "frozen",
+            max_abs: f64::NAN,
+            max_rel: f64::NAN,
+            ok: false,
+            note: format!("changed during micro-step {step} of {k}: it must only change at the last micro-step"),
+        });
+    }
+    // Replicas agree.
+    for (r, rank) in rew.iter().enumerate().skip(1) {
+        for (name, t0) in rew[0].scope.iter() {
+            if rank.scope.get(name) != Some(t0) {
+                rows.push(Row {
+                    tensor: name.to_string(),
+                    kind: "replica",
+                    max_abs: rank
+                        .scope
+                        .get(name)
+                        .map_or(f64::INFINITY, |t| compare(t, t0, 0.0, 0.0).0),
+                    max_rel: f64::NAN,
+                    ok: false,
+                    note: format!(
+                        "rank {r} ends with a different value than rank 0: the replicas diverged"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(CheckReport {
+        rows,
+        k_steps: k,
+        ranks: n,
+        micro_batch: b,
+    })
+}

@@ -1,0 +1,172 @@
+//! The `irw run` and `irw check` subcommands: argument structs (clap) and their drivers.
+//!
+//! They live next to the executor so that the command line stays a thin dispatcher
+//! (`src/cli/mod.rs` only routes to [`run_command`] and [`check_command`]).
+
+use clap::Args;
+
+use crate::cli::{load_module, write_output, Failure, RewriteArgs};
+// `irw check --set k_steps=K` also sets the number of micro-steps the check runs (a convenience
+// for the shipped rule files; `--k-steps` overrides it).
+use crate::diag::Diagnostic;
+use crate::exec::check::{check, CheckOptions};
+use crate::exec::feed::{scope_to_json, Feed};
+use crate::exec::run::{run, RunOptions};
+
+/// `irw run PROG [--startup S] [--k-steps K] [--ranks N] [--feed FILE.json] [--dump FILE.json] [--steps N]`
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The program to run.
+    #[arg(value_name = "PROG")]
+    pub input: String,
+    /// Read the startup program from FILE (a separate Paddle dump).
+    #[arg(long, value_name = "FILE")]
+    pub startup: Option<String>,
+    /// Micro-steps per step: op_role 2 ops run once per K micro-steps.
+    #[arg(long = "k-steps", value_name = "K", default_value_t = 1)]
+    pub k_steps: usize,
+    /// Simulated data-parallel ranks (collectives combine them).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub ranks: usize,
+    /// Training steps.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub steps: usize,
+    /// Rows per micro-step and rank (default: the feed's rows / (K·N), or 2).
+    #[arg(long = "micro-batch", value_name = "B")]
+    pub micro_batch: Option<usize>,
+    /// Inputs and initial state in the layout of `*.numerics.json`.
+    #[arg(long, value_name = "FILE.json")]
+    pub feed: Option<String>,
+    /// Write every persistable after the run to FILE (same layout, under `state`).
+    #[arg(long, value_name = "FILE.json")]
+    pub dump: Option<String>,
+    /// Seed for generated inputs and random initializers.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// `irw check (--rules R [--set k=v]... | --rewritten OUT [--rewritten-startup S2]) PROG ...`
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub rewrite: RewriteArgs,
+    /// Check this already rewritten program instead of applying rules.
+    #[arg(long, value_name = "FILE")]
+    pub rewritten: Option<String>,
+    /// The startup program of `--rewritten`.
+    #[arg(long = "rewritten-startup", value_name = "FILE")]
+    pub rewritten_startup: Option<String>,
+    /// Micro-steps (default: `--set k_steps=K`, else 4).
+    #[arg(long = "k-steps", value_name = "K")]
+    pub k_steps: Option<usize>,
+    /// Rows per micro-step and rank (default: the feed's rows / (K·N), or 2).
+    #[arg(long = "micro-batch", value_name = "B")]
+    pub micro_batch: Option<usize>,
+    /// Simulated ranks (default 2 for programs with collectives, else 1).
+    #[arg(long, value_name = "N")]
+    pub ranks: Option<usize>,
+    /// Seed for generated inputs and random initializers.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Relative tolerance (default per dtype: 1e-5 f32, 1e-2 bf16, 2e-3 f16).
+    #[arg(long, value_name = "X")]
+    pub rtol: Option<f64>,
+    /// Tolerance relative to the tensor's largest magnitude (same defaults).
+    #[arg(long, value_name = "X")]
+    pub atol: Option<f64>,
+    /// Inputs and initial state in the layout of `*.numerics.json`.
+    #[arg(long, value_name = "FILE.json")]
+    pub feed: Option<String>,
+}
+
+/// Runs `irw run`; prints the loss per step.
+pub fn run_command(a: &RunArgs) -> Result<(), Failure> {
+    let module = load_module(&a.input, a.startup.as_deref())?;
+    let feed = a.feed.as_deref().map(Feed::load).transpose()?;
+    let opts = RunOptions {
+        k_steps: a.k_steps,
+        ranks: a.ranks,
+        steps: a.steps,
+        micro_batch: a.micro_batch,
+        seed: a.seed,
+        feed,
+    };
+    let report = run(&module, &opts)?;
+    print!("{report}");
+    if let Some(path) = &a.dump {
+        let mut out = serde_json::Map::new();
+        out.insert("state".into(), scope_to_json(&report.scopes[0]));
+        let losses: Vec<Vec<Option<f32>>> = report.losses.clone();
+        out.insert("loss".into(), serde_json::json!(losses));
+        let text = serde_json::to_string_pretty(&serde_json::Value::Object(out))
+            .map_err(|e| Diagnostic::error(format!("cannot encode the dump: {e}")))?;
+        write_output(path, &(text + "\n"))?;
+    }
+    Ok(())
+}
+
+fn k_from_set(sets: &[String]) -> Result<Option<usize>, Failure> {
+    for s in sets {
+        if let Some(v) = s.strip_prefix("k_steps=") {
+            return v
+                .parse()
+                .map(Some)
+                .map_err(|_| Failure::Usage(format!("--set k_steps={v}: not a positive integer")));
+        }
+    }
+    Ok(None)
+}
+
+/// Runs `irw check`; prints the table; a failed comparison is an error (exit 1).
+pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
+    let Some(input) = a.rewrite.input.as_deref() else {
+        return Err(Failure::Usage("no PROG given".into()));
+    };
+    let original = load_module(input, a.rewrite.startup.as_deref())?;
+    let rewritten = match &a.rewritten {
+        Some(path) => load_module(path, a.rewritten_startup.as_deref())?,
+        None if a.rewrite.rules.is_empty() => {
+            return Err(Failure::Usage(
+                "give --rules FILE or --rewritten FILE".into(),
+            ));
+        }
+        None => {
+            let rules = crate::cli::load_rules(&a.rewrite)?;
+            let mut m = original.clone();
+            crate::cli::apply_rules(&mut m, &rules, &a.rewrite)?;
+            m
+        }
+    };
+    let k = match (a.k_steps, k_from_set(&a.rewrite.set)?) {
+        (Some(k), _) | (None, Some(k)) => k,
+        (None, None) => 4,
+    };
+    if k == 0 {
+        return Err(Failure::Usage("k_steps must be at least 1".into()));
+    }
+    let feed = a.feed.as_deref().map(Feed::load).transpose()?;
+    let opts = CheckOptions {
+        k_steps: k,
+        micro_batch: a.micro_batch,
+        ranks: a.ranks,
+        seed: a.seed,
+        rtol: a.rtol,
+        atol: a.atol,
+        feed,
+    };
+    let report = check(&original, &rewritten, &opts)?;
+    print!("{report}");
+    if report.passed() {
+        Ok(())
+    } else {
+        let names: Vec<String> = report
+            .failures()
+            .map(|r| format!("{} ({})", r.tensor, r.kind))
+            .collect();
+        eprintln!(
+            "error: the rewritten program does not compute the same step: {}",
+            names.join(", ")
+        );
+        Err(Failure::Mismatch)
+    }
+}

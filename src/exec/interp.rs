@@ -1,0 +1,565 @@
+//! The interpreter: runs one pass of a program over simulated data-parallel ranks.
+//!
+//! A pass walks the top block in program order. Each rank has its own [`Scope`] (a replica) and
+//! its own value slots; the ranks advance in lock step, one op at a time, so a collective sees
+//! every rank's operand and combines them in rank order ([`kernels::collective`]).
+//!
+//! Values live in slots: a local tensor, a reference to a scope entry (parameters, persistable
+//! `pd_op.data`, keyword arguments), a `builtin.combine` list, or an alias of another value. An
+//! in-place op (the dialect table says which result aliases which operand) writes through the
+//! alias chain: the operand's storage is replaced, so every value that names the same buffer —
+//! including a scope entry — sees the update, as in Paddle.
+//!
+//! Which ops run is decided per pass by a [`Stage`]; the rule for ops without `op_role` is in
+//! [`Stage`]'s docs. Region ops (`pd_op.if`, `pd_op.while`) are not executed; a program that
+//! needs them is refused with a diagnostic.
+
+use indexmap::IndexMap;
+
+use crate::diag::Diagnostic;
+use crate::dialect::{Dialect, Effect};
+use crate::exec::dtype::DType;
+use crate::exec::error::{KResult, KernelError};
+use crate::exec::kernels::{cast::cast, collective};
+use crate::exec::ops::{kernel, Input, OpCall};
+use crate::exec::rng::Rng;
+use crate::exec::scope::Scope;
+use crate::exec::tensor::{Data, Tensor};
+use crate::ir::{Attr, AttrDict, Context, OpId, Program, ValueId};
+use crate::kbail;
+
+/// Which ops of a program run in a pass.
+///
+/// Ops with `op_role` 0 (forward) and 1 (backward) run in every pass; ops with `op_role` 2
+/// (optimize) run only in [`Stage::Full`] passes — the last micro-step of a gradient-merge step,
+/// or an ordinary full step. **An op without `op_role` runs in every pass, unless one of its
+/// operands comes from an op skipped in this pass: then it is skipped as well** (it belongs to the
+/// optimize stage by data dependence). This makes role-less programs run as Paddle's executor
+/// would run them without a gradient-merge schedule, which is exactly what exposes a rewrite that
+/// forgot to set roles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Every op (a full training step, or the last micro-step).
+    Full,
+    /// Forward and backward only (micro-steps 1..k−1 of a gradient-merge step).
+    NoOptimize,
+}
+
+/// What a pass observed, for reports and checks.
+#[derive(Clone, Debug, Default)]
+pub struct Observed {
+    /// The gradient each optimizer op consumed, by parameter name, at the moment it ran.
+    pub optimizer_grads: IndexMap<String, Tensor>,
+    /// The loss (the value the backward seed `full_like` is shaped after), if found and computed.
+    pub loss: Option<f32>,
+}
+
+#[derive(Clone, Debug)]
+enum Slot {
+    Empty,
+    Skipped,
+    Local(Tensor),
+    Persist(String),
+    List(Vec<ValueId>),
+    Alias(ValueId),
+}
+
+/// One data-parallel replica: its scope, value slots and observations.
+#[derive(Clone, Debug, Default)]
+pub struct Rank {
+    pub scope: Scope,
+    slots: Vec<Slot>,
+    pub observed: Observed,
+}
+
+impl Rank {
+    pub fn new(scope: Scope) -> Rank {
+        Rank {
+            scope,
+            slots: Vec::new(),
+            observed: Observed::default(),
+        }
+    }
+
+    fn root(&self, mut v: ValueId) -> ValueId {
+        while let Some(Slot::Alias(w)) = self.slots.get(v.index()) {
+            v = *w;
+        }
+        v
+    }
+
+    fn tensor(&self, v: ValueId) -> KResult<&Tensor> {
+        let r = self.root(v);
+        match &self.slots[r.index()] {
+            Slot::Local(t) => Ok(t),
+            Slot::Persist(name) => match self.scope.get(name) {
+                Some(t) => Ok(t),
+                None => kbail!("persistable `{}` is not in the scope", name),
+            },
+            Slot::List(_) => kbail!("value %{} is a vector, expected a tensor", v.0),
+            Slot::Skipped => kbail!(
+                "value %{} comes from an op that did not run in this micro-step",
+                v.0
+            ),
+            Slot::Empty | Slot::Alias(_) => {
+                kbail!("value %{} has no value (an absent result?)", v.0)
+            }
+        }
+    }
+
+    fn input(&self, v: Option<ValueId>) -> KResult<Input<'_>> {
+        let Some(v) = v else { return Ok(Input::Absent) };
+        let r = self.root(v);
+        match &self.slots[r.index()] {
+            Slot::List(items) => Ok(Input::List(
+                items
+                    .iter()
+                    .map(|&i| self.tensor(i))
+                    .collect::<KResult<_>>()?,
+            )),
+            _ => Ok(Input::Tensor(self.tensor(v)?)),
+        }
+    }
+
+    /// The scope name a value is bound to, if it is (an alias of) a persistable.
+    fn persist_name(&self, v: ValueId) -> Option<&str> {
+        match &self.slots[self.root(v).index()] {
+            Slot::Persist(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Writes `t` into the storage `v` names (in-place semantics), keeping the storage's dtype.
+    fn write_through(&mut self, v: ValueId, t: Tensor) -> KResult<()> {
+        let r = self.root(v);
+        let old_dtype = self.tensor(r)?.dtype();
+        let t = if t.dtype() == old_dtype {
+            t
+        } else {
+            cast(&t, old_dtype)
+        };
+        match &mut self.slots[r.index()] {
+            Slot::Local(old) => *old = t,
+            Slot::Persist(name) => {
+                let name = name.clone();
+                self.scope.set(&name, t);
+            }
+            _ => kbail!("value %{} cannot be written in place", v.0),
+        }
+        Ok(())
+    }
+}
+
+/// Runs passes of one program.
+pub struct Interp<'p> {
+    ctx: &'p Context,
+    prog: &'p Program,
+    /// Name used in diagnostics ("main", "startup", a file name).
+    label: String,
+    ops: Vec<OpId>,
+    loss_value: Option<ValueId>,
+    rng: Rng,
+}
+
+fn attr_str(d: &AttrDict, key: &str) -> Option<String> {
+    d.get(key).and_then(|a| a.as_str()).map(|s| s.into_owned())
+}
+
+fn first_bool(d: &AttrDict, key: &str) -> bool {
+    match d.get(key) {
+        Some(Attr::Array(items)) => items.first().and_then(|a| a.as_bool()).unwrap_or(false),
+        Some(a) => a.as_bool().unwrap_or(false),
+        None => false,
+    }
+}
+
+/// `op_role` of an op (`None` when absent or -1).
+pub fn op_role(ctx: &Context, prog: &Program, op: OpId) -> Option<i64> {
+    ctx.attrs(prog.op_attrs(op))
+        .get("op_role")
+        .and_then(|a| a.as_i64())
+        .filter(|&r| r >= 0)
+}
+
+impl<'p> Interp<'p> {
+    /// Prepares `prog`; `seed` drives `pd_op.uniform`/`gaussian`.
+    pub fn new(
+        ctx: &'p Context,
+        prog: &'p Program,
+        label: &str,
+        seed: u64,
+    ) -> Result<Interp<'p>, Diagnostic> {
+        let top = prog.top_block();
+        let ops: Vec<OpId> = prog.block_ops(top).collect();
+        for (i, &op) in ops.iter().enumerate() {
+            if !prog.regions(op).is_empty() {
+                return Err(Diagnostic::error(format!(
+                    "{label}: op #{i} `{}` holds regions; the executor does not run control flow",
+                    ctx.str(prog.op_name(op))
+                )));
+            }
+        }
+        // The loss is what the backward seed (`full_like(loss, 1)` with op_role 1) is shaped after.
+        let loss_value = ops
+            .iter()
+            .find(|&&op| {
+                ctx.str(prog.op_name(op)) == "pd_op.full_like" && op_role(ctx, prog, op) == Some(1)
+            })
+            .and_then(|&op| prog.operand(op, 0));
+        Ok(Interp {
+            ctx,
+            prog,
+            label: label.to_string(),
+            ops,
+            loss_value,
+            rng: Rng::new(seed),
+        })
+    }
+
+    /// Whether the program has collective ops (then checks run 2 ranks by default).
+    pub fn has_collectives(ctx: &Context, prog: &Program) -> bool {
+        prog.walk()
+            .into_iter()
+            .any(|op| Dialect::get().effect(ctx.str(prog.op_name(op))) == Effect::Collective)
+    }
+
+    fn err(&self, i: usize, op: OpId, e: KernelError) -> Diagnostic {
+        Diagnostic::error(format!(
+            "{}: op #{} `{}`: {}",
+            self.label,
+            i,
+            self.ctx.str(self.prog.op_name(op)),
+            e.0
+        ))
+    }
+
+    /// Runs one pass on every rank. `feeds[r]` holds rank r's inputs by `pd_op.data` name.
+    pub fn run(
+        &mut self,
+        ranks: &mut [Rank],
+        feeds: &[IndexMap<String, Tensor>],
+        stage: Stage,
+    ) -> Result<(), Diagnostic> {
+        let nvals = self.prog.value_capacity();
+        for r in ranks.iter_mut() {
+            r.slots.clear();
+            r.slots.resize(nvals, Slot::Empty);
+            r.observed = Observed::default();
+            for kw in self.prog.block_kwargs(self.prog.top_block()) {
+                let name = self.ctx.str(kw.name).to_string();
+                if !r.scope.contains(&name) {
+                    return Err(Diagnostic::error(format!(
+                        "{}: keyword argument `{}` names a persistable that nothing initialized",
+                        self.label, name
+                    ))
+                    .with_hint("the startup program should create it (builtin.shadow_output), or the feed file should hold it"));
+                }
+                r.slots[kw.value.index()] = Slot::Persist(name);
+            }
+        }
+        let ops = std::mem::take(&mut self.ops);
+        let result = (|| {
+            for (i, &op) in ops.iter().enumerate() {
+                self.step(op, ranks, feeds, stage)
+                    .map_err(|e| self.err(i, op, e))?;
+            }
+            Ok(())
+        })();
+        self.ops = ops;
+        result
+    }
+
+    fn step(
+        &mut self,
+        op: OpId,
+        ranks: &mut [Rank],
+        feeds: &[IndexMap<String, Tensor>],
+        stage: Stage,
+    ) -> KResult<()> {
+        let (ctx, prog) = (self.ctx, self.prog);
+        let name = ctx.str(prog.op_name(op));
+        let attrs = ctx.attrs(prog.op_attrs(op));
+        let operands: Vec<Option<ValueId>> = prog.operands(op).collect();
+        let results: Vec<ValueId> = prog.results(op).collect();
+        // Schedule.
+        let role = op_role(ctx, prog, op);
+        let skipped_input = operands
+            .iter()
+            .flatten()
+            .any(|v| matches!(ranks[0].slots[ranks[0].root(*v).index()], Slot::Skipped));
+        let skip = match role {
+            Some(2) => stage == Stage::NoOptimize,
+            None => skipped_input,
+            Some(_) => false,
+        };
+        if skip {
+            for r in ranks.iter_mut() {
+                for &v in &results {
+                    r.slots[v.index()] = Slot::Skipped;
+                }
+            }
+            return Ok(());
+        }
+        if skipped_input {
+            kbail!("runs in every micro-step but uses a value of the optimize stage (op_role 2)");
+        }
+        let spec = Dialect::get().spec(name);
+        match name {
+            "pd_op.data" | "pd_op.feed" => {
+                let Some(var) = attr_str(attrs, "name") else {
+                    kbail!("has no `name` attribute")
+                };
+                let dtype = attrs
+                    .get("dtype")
+                    .and_then(|a| a.as_word())
+                    .and_then(DType::parse);
+                for (r, rank) in ranks.iter_mut().enumerate() {
+                    if first_bool(attrs, "persistable")
+                        || (rank.scope.contains(&var) && !feeds[r].contains_key(&var))
+                    {
+                        if !rank.scope.contains(&var) {
+                            kbail!("persistable `{}` is not initialized (no startup op or feed writes it)", var);
+                        }
+                        rank.slots[results[0].index()] = Slot::Persist(var.clone());
+                    } else {
+                        let Some(t) = feeds[r].get(&var) else {
+                            kbail!("no input fed for `{}`", var);
+                        };
+                        let t = match dtype {
+                            Some(d) if d != t.dtype() => cast(t, d),
+                            _ => t.clone(),
+                        };
+                        rank.slots[results[0].index()] = Slot::Local(t);
+                    }
+                }
+            }
+            "builtin.parameter" => {
+                let Some(var) = attr_str(attrs, "parameter_name") else {
+                    kbail!("has no `parameter_name`")
+                };
+                for rank in ranks.iter_mut() {
+                    if !rank.scope.contains(&var) {
+                        kbail!(
+                            "parameter `{}` is not initialized (no startup op or feed writes it)",
+                            var
+                        );
+                    }
+                    rank.slots[results[0].index()] = Slot::Persist(var.clone());
+                }
+            }
+            "builtin.set_parameter" | "builtin.shadow_output" => {
+                let key = if name == "builtin.set_parameter" {
+                    "parameter_name"
+                } else {
+                    "output_name"
+                };
+                let Some(var) = attr_str(attrs, key) else {
+                    kbail!("has no `{}`", key)
+                };
+                let Some(v) = operands.first().copied().flatten() else {
+                    kbail!("has no operand")
+                };
+                for rank in ranks.iter_mut() {
+                    let t = rank.tensor(v)?.clone();
+                    rank.scope.set(&var, t);
+                }
+            }
+            "pd_op.fetch" => {
+                let Some(v) = operands.first().copied().flatten() else {
+                    kbail!("has no operand")
+                };
+                for rank in ranks.iter_mut() {
+                    let t = rank.tensor(v)?.clone();
+                    if let Some(&res) = results.first() {
+                        rank.slots[res.index()] = Slot::Local(t);
+                    }
+                }
+            }
+            "builtin.combine" => {
+                let items: Vec<ValueId> = operands.iter().flatten().copied().collect();
+                for rank in ranks.iter_mut() {
+                    rank.slots[results[0].index()] = Slot::List(items.clone());
+                }
+            }
+            "builtin.split" => {
+                let Some(v) = operands.first().copied().flatten() else {
+                    kbail!("has no operand")
+                };
+                for rank in ranks.iter_mut() {
+                    let Slot::List(items) = rank.slots[rank.root(v).index()].clone() else {
+                        kbail!("operand is not a vector");
+                    };
+                    if items.len() != results.len() {
+                        kbail!(
+                            "splits {} values into {} results",
+                            items.len(),
+                            results.len()
+                        );
+                    }
+                    for (&res, &it) in results.iter().zip(&items) {
+                        rank.slots[res.index()] = Slot::Alias(it);
+                    }
+                }
+            }
+            "pd_op.uniform" | "pd_op.gaussian" => {
+                let t = self.random(name, attrs, &ranks[0], &operands)?;
+                for rank in ranks.iter_mut() {
+                    rank.slots[results[0].index()] = Slot::Local(t.clone());
+                }
+            }
+            _ if spec.is_some_and(|s| s.effect == Effect::Collective) => {
+                let Some(v) = operands.first().copied().flatten() else {
+                    kbail!("has no operand")
+                };
+                let kind = match name.trim_end_matches('_') {
+                    n if n.ends_with("_sum") => collective::ReduceKind::Sum,
+                    n if n.ends_with("_avg") => collective::ReduceKind::Avg,
+                    n if n.ends_with("_max") => collective::ReduceKind::Max,
+                    n if n.ends_with("_min") => collective::ReduceKind::Min,
+                    "pd_op.c_broadcast" => collective::ReduceKind::Sum,
+                    _ => kbail!("collective `{}` is not supported", name),
+                };
+                let inputs: Vec<&Tensor> =
+                    ranks.iter().map(|r| r.tensor(v)).collect::<KResult<_>>()?;
+                let outs = if name.starts_with("pd_op.c_reduce") {
+                    let root = attrs
+                        .get("root_id")
+                        .or(attrs.get("root"))
+                        .and_then(|a| a.as_i64())
+                        .unwrap_or(0);
+                    collective::reduce(&inputs, kind, root.max(0) as usize)?
+                } else if name == "pd_op.c_broadcast" {
+                    let root = attrs
+                        .get("root")
+                        .and_then(|a| a.as_i64())
+                        .unwrap_or(0)
+                        .max(0) as usize;
+                    let Some(src) = inputs.get(root) else {
+                        kbail!("broadcast root {} out of range", root)
+                    };
+                    vec![(*src).clone(); inputs.len()]
+                } else {
+                    collective::all_reduce(&inputs, kind)?
+                };
+                for (rank, t) in ranks.iter_mut().zip(outs) {
+                    self.store(rank, spec, &operands, &results, vec![Some(t)])?;
+                }
+            }
+            _ => {
+                let Some(kernel) = kernel(name) else {
+                    kbail!("the executor has no kernel for this op");
+                };
+                let is_optimizer = spec.is_some_and(|s| s.effect == Effect::Optimizer);
+                let grad_index = spec.and_then(|s| s.operand_index("grad"));
+                for rank in ranks.iter_mut() {
+                    let outs = {
+                        let inputs = operands
+                            .iter()
+                            .map(|&v| rank.input(v))
+                            .collect::<KResult<Vec<_>>>()?;
+                        let call = OpCall {
+                            name,
+                            attrs,
+                            inputs,
+                            n_results: results.len(),
+                        };
+                        kernel(&call)?
+                    };
+                    if is_optimizer {
+                        if let (Some(gi), Some(Some(p))) = (grad_index, operands.first()) {
+                            if let (Some(pname), Some(Some(g))) =
+                                (rank.persist_name(*p).map(str::to_string), operands.get(gi))
+                            {
+                                let gt = rank.tensor(*g)?.clone();
+                                rank.observed.optimizer_grads.insert(pname, gt);
+                            }
+                        }
+                    }
+                    self.store(rank, spec, &operands, &results, outs)?;
+                }
+            }
+        }
+        if let Some(lv) = self.loss_value {
+            if results.contains(&lv) {
+                for rank in ranks.iter_mut() {
+                    if let Ok(t) = rank.tensor(lv) {
+                        let v = t.to_f64_vec();
+                        rank.observed.loss =
+                            Some((v.iter().sum::<f64>() / v.len().max(1) as f64) as f32);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores an op's results on one rank, writing through aliases for in-place results.
+    fn store(
+        &self,
+        rank: &mut Rank,
+        spec: Option<&crate::dialect::OpSpec>,
+        operands: &[Option<ValueId>],
+        results: &[ValueId],
+        outs: Vec<Option<Tensor>>,
+    ) -> KResult<()> {
+        for (i, out) in outs.into_iter().enumerate() {
+            let Some(&res) = results.get(i) else { break };
+            let Some(t) = out else { continue };
+            let aliased = spec
+                .and_then(|s| s.aliased_operand(i))
+                .and_then(|o| operands.get(o).copied().flatten());
+            match aliased {
+                Some(v) => {
+                    rank.write_through(v, t)?;
+                    rank.slots[res.index()] = Slot::Alias(v);
+                }
+                None => rank.slots[res.index()] = Slot::Local(t),
+            }
+        }
+        Ok(())
+    }
+
+    fn random(
+        &mut self,
+        name: &str,
+        attrs: &AttrDict,
+        rank: &Rank,
+        operands: &[Option<ValueId>],
+    ) -> KResult<Tensor> {
+        let shape_t = match operands.first().copied().flatten() {
+            Some(v) => rank.tensor(v)?.to_i64_vec(),
+            None => match attrs.get("shape").and_then(|a| a.as_array()) {
+                Some(items) => items.iter().filter_map(|a| a.as_i64()).collect(),
+                None => kbail!("has no shape"),
+            },
+        };
+        let shape = crate::exec::kernels::shape::dims(&shape_t)?;
+        let n: usize = shape.iter().product();
+        let dtype = attrs
+            .get("dtype")
+            .and_then(|a| a.as_word())
+            .and_then(DType::parse)
+            .unwrap_or(DType::F32);
+        let scalar = |i: usize, key: &str, default: f64| -> KResult<f64> {
+            match operands.get(i).copied().flatten() {
+                Some(v) => Ok(rank.tensor(v)?.scalar_f32()? as f64),
+                None => Ok(attrs.get(key).and_then(|a| a.as_f64()).unwrap_or(default)),
+            }
+        };
+        let values: Vec<f32> = if name == "pd_op.uniform" {
+            let (lo, hi) = (
+                scalar(1, "min", -1.0)? as f32,
+                scalar(2, "max", 1.0)? as f32,
+            );
+            (0..n).map(|_| self.rng.range(lo, hi)).collect()
+        } else {
+            let (mean, std) = (
+                scalar(1, "mean", 0.0)? as f32,
+                scalar(2, "std", 1.0)? as f32,
+            );
+            (0..n).map(|_| mean + std * self.rng.normal()).collect()
+        };
+        let t = Tensor::new(shape, Data::F32(values))?;
+        Ok(cast(&t, dtype))
+    }
+}

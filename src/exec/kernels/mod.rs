@@ -1,0 +1,14 @@
+//! The numeric kernels, one concept per file. Each works on [`Tensor`](super::Tensor)s (or plain
+//! slices for the hot paths), follows Paddle's documented operator semantics, and returns a
+//! [`KernelError`](super::KernelError) instead of panicking on inputs a program controls.
+
+pub mod activation;
+pub mod broadcast;
+pub mod cast;
+pub mod collective;
+pub mod elementwise;
+pub mod matmul;
+pub mod optimizer;
+pub mod reduce;
+pub mod shape;
+pub mod softmax;

@@ -1,0 +1,253 @@
+//! `sum` and `mean` over axes (an `int64` operand, usually from `full_int_array`), with
+//! `keepdim`, and their `_grad` ops.
+//!
+//! An empty axis list (or `reduce_all`) reduces every dimension, as in Paddle. The reduction is the
+//! broadcasting one from [`reduce_to_shape`] with the reduced axes set to 1, accumulated in f32
+//! (f64 for f64); 16-bit inputs are widened first and the result rounded once. Integer and bool
+//! `sum`s produce int64 unless `dtype` says otherwise (Paddle's default).
+
+use crate::exec::dtype::DType;
+use crate::exec::error::KResult;
+use crate::exec::kernels::broadcast::{expand, reduce_to_shape};
+use crate::exec::kernels::cast::cast;
+use crate::exec::tensor::{numel, Data, Tensor};
+use crate::kbail;
+
+/// Which dimensions of a rank-`rank` tensor the axis list reduces.
+pub fn reduced_dims(rank: usize, axes: &[i64], reduce_all: bool) -> KResult<Vec<bool>> {
+    if reduce_all || axes.is_empty() {
+        return Ok(vec![true; rank]);
+    }
+    let mut dims = vec![false; rank];
+    for &a in axes {
+        let r = rank as i64;
+        // A 0-d tensor accepts axis 0 / -1 (Paddle treats it as reducing nothing).
+        if rank == 0 && (a == 0 || a == -1) {
+            continue;
+        }
+        if a < -r || a >= r {
+            kbail!("axis {} out of range for a tensor of rank {}", a, rank);
+        }
+        dims[a.rem_euclid(r.max(1)) as usize] = true;
+    }
+    Ok(dims)
+}
+
+/// Shape after reducing `dims`: 1s when `keepdim`, removed otherwise.
+pub fn reduced_shape(shape: &[usize], dims: &[bool], keepdim: bool) -> Vec<usize> {
+    shape
+        .iter()
+        .zip(dims)
+        .filter_map(|(&d, &r)| match (r, keepdim) {
+            (false, _) => Some(d),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect()
+}
+
+fn kept_shape(shape: &[usize], dims: &[bool]) -> Vec<usize> {
+    reduced_shape(shape, dims, true)
+}
+
+/// Sum over the reduced dims, in f32 (or f64), as a flat buffer in the kept-dims layout.
+fn sum_f64_or_f32(x: &Tensor, kept: &[usize]) -> KResult<Data> {
+    if x.dtype() == DType::F64 {
+        let v = x.to_f64_vec();
+        let mut acc = vec![0.0f64; numel(kept)];
+        // f64 sums are rare (no fast path needed): walk with the same odometer as expand.
+        let idx = expand(&(0..acc.len()).collect::<Vec<usize>>(), kept, x.shape(), -1)?;
+        for (&i, &val) in idx.iter().zip(&v) {
+            acc[i] += val;
+        }
+        return Ok(Data::F64(acc));
+    }
+    Ok(Data::F32(reduce_to_shape(
+        &x.to_f32(),
+        x.shape(),
+        kept,
+        -1,
+    )?))
+}
+
+/// `pd_op.sum(x, axis, dtype, keepdim)`.
+pub fn sum(x: &Tensor, axes: &[i64], keepdim: bool, dtype: Option<DType>) -> KResult<Tensor> {
+    let dims = reduced_dims(x.shape().len(), axes, false)?;
+    let out_shape = reduced_shape(x.shape(), &dims, keepdim);
+    let out_dtype = dtype.unwrap_or(match x.dtype() {
+        DType::Bool | DType::I32 | DType::I64 => DType::I64,
+        d => d,
+    });
+    if !out_dtype.is_float() || !x.dtype().is_float() {
+        // integer sums are exact in i64
+        let v = x.to_i64_vec();
+        let kept = kept_shape(x.shape(), &dims);
+        let mut acc = vec![0i64; numel(&kept)];
+        let idx = expand(
+            &(0..acc.len()).collect::<Vec<usize>>(),
+            &kept,
+            x.shape(),
+            -1,
+        )?;
+        for (&i, &val) in idx.iter().zip(&v) {
+            acc[i] = acc[i].wrapping_add(val);
+        }
+        let t = Tensor::new(out_shape, Data::I64(acc))?;
+        return Ok(cast(&t, out_dtype));
+    }
+    let data = sum_f64_or_f32(x, &kept_shape(x.shape(), &dims))?;
+    Ok(cast(&Tensor::new(out_shape, data)?, out_dtype))
+}
+
+/// `pd_op.mean(x, axis, keepdim)`: the sum divided by the number of reduced elements.
+pub fn mean(x: &Tensor, axes: &[i64], keepdim: bool) -> KResult<Tensor> {
+    let dims = reduced_dims(x.shape().len(), axes, false)?;
+    let count: usize = x
+        .shape()
+        .iter()
+        .zip(&dims)
+        .filter(|(_, &r)| r)
+        .map(|(&d, _)| d)
+        .product();
+    let out_shape = reduced_shape(x.shape(), &dims, keepdim);
+    let dt = if x.dtype().is_float() {
+        x.dtype()
+    } else {
+        DType::F32
+    };
+    match sum_f64_or_f32(x, &kept_shape(x.shape(), &dims))? {
+        Data::F64(mut v) => {
+            v.iter_mut().for_each(|s| *s /= count as f64);
+            Tensor::new(out_shape, Data::F64(v))
+        }
+        Data::F32(mut v) => {
+            let c = count as f32;
+            v.iter_mut().for_each(|s| *s /= c);
+            Tensor::from_f32_as(&out_shape, v, dt)
+        }
+        _ => unreachable!("sums are f32 or f64"),
+    }
+}
+
+/// `sum_grad(x, out_grad, axis, keepdim, reduce_all)`: `out_grad` broadcast back to `x`'s shape.
+pub fn sum_grad(x: &Tensor, dout: &Tensor, axes: &[i64], reduce_all: bool) -> KResult<Tensor> {
+    grad_impl(x, dout, axes, reduce_all, false)
+}
+
+/// `mean_grad(x, out_grad, axis, keepdim, reduce_all)`: `out_grad / count` broadcast back.
+pub fn mean_grad(x: &Tensor, dout: &Tensor, axes: &[i64], reduce_all: bool) -> KResult<Tensor> {
+    grad_impl(x, dout, axes, reduce_all, true)
+}
+
+fn grad_impl(
+    x: &Tensor,
+    dout: &Tensor,
+    axes: &[i64],
+    reduce_all: bool,
+    divide: bool,
+) -> KResult<Tensor> {
+    let dims = reduced_dims(x.shape().len(), axes, reduce_all)?;
+    let kept = kept_shape(x.shape(), &dims);
+    if numel(&kept) != dout.numel() {
+        kbail!(
+            "out_grad of shape {:?} does not match the reduction of {:?}",
+            dout.shape(),
+            x.shape()
+        );
+    }
+    let count: usize = x
+        .shape()
+        .iter()
+        .zip(&dims)
+        .filter(|(_, &r)| r)
+        .map(|(&d, _)| d)
+        .product();
+    let mut g = expand(&dout.to_f32(), &kept, x.shape(), -1)?;
+    if divide {
+        let c = count as f32;
+        g.iter_mut().for_each(|v| *v /= c);
+    }
+    let dt = if x.dtype().is_float() {
+        x.dtype()
+    } else {
+        DType::F32
+    };
+    Tensor::from_f32_as(x.shape(), g, dt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::kernels::broadcast::tests::unravel;
+    use crate::exec::rng::Rng;
+    use crate::exec::simd::{with_level, Level};
+
+    #[test]
+    fn sum_and_mean_match_reference() {
+        let mut rng = Rng::new(9);
+        let cases: &[(&[usize], &[i64], bool)] = &[
+            (&[37], &[], false),
+            (&[5, 19], &[1], false),
+            (&[5, 19], &[0], true),
+            (&[3, 4, 17], &[0, 2], false),
+            (&[3, 4, 17], &[-2], true),
+            (&[], &[], false),
+            (&[1000, 3], &[], true),
+        ];
+        for &(shape, axes, keep) in cases {
+            let x = Tensor::f32(shape, rng.normal_vec(numel(shape)));
+            let s = sum(&x, axes, keep, None).unwrap();
+            let m = mean(&x, axes, keep).unwrap();
+            let dims = reduced_dims(shape.len(), axes, false).unwrap();
+            assert_eq!(s.shape(), reduced_shape(shape, &dims, keep).as_slice());
+            let kept = reduced_shape(shape, &dims, true);
+            let mut want = vec![0.0f64; numel(&kept)];
+            let mut count = vec![0usize; numel(&kept)];
+            for (i, &v) in x.as_f32().unwrap().iter().enumerate() {
+                let idx = unravel(i, shape);
+                let mut j = 0;
+                for d in 0..shape.len() {
+                    j = j * kept[d] + if dims[d] { 0 } else { idx[d] };
+                }
+                want[j] += v as f64;
+                count[j] += 1;
+            }
+            for ((a, b), (w, c)) in s
+                .to_f64_vec()
+                .iter()
+                .zip(m.to_f64_vec())
+                .zip(want.iter().zip(&count))
+            {
+                assert!(
+                    (a - w).abs() <= 1e-5 * (1.0 + w.abs()),
+                    "{shape:?} {axes:?}: {a} vs {w}"
+                );
+                assert!((b - w / *c as f64).abs() <= 1e-5 * (1.0 + w.abs()));
+            }
+            let fb = with_level(Level::Scalar, || sum(&x, axes, keep, None).unwrap());
+            assert_eq!(fb, s);
+        }
+    }
+
+    #[test]
+    fn grads_broadcast_back() {
+        let x = Tensor::f32(&[2, 3], vec![0.0; 6]);
+        let g = Tensor::f32(&[2], vec![3.0, 6.0]);
+        let d = mean_grad(&x, &g, &[1], false).unwrap();
+        assert_eq!(d.as_f32().unwrap(), &[1.0, 1.0, 1.0, 2.0, 2.0, 2.0]);
+        let g = Tensor::f32(&[], vec![6.0]);
+        let d = mean_grad(&x, &g, &[], false).unwrap();
+        assert_eq!(d.as_f32().unwrap(), &[1.0; 6]);
+        let d = sum_grad(&x, &Tensor::f32(&[1, 3], vec![1.0, 2.0, 3.0]), &[0], false).unwrap();
+        assert_eq!(d.as_f32().unwrap(), &[1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+        assert!(mean_grad(&x, &Tensor::f32(&[4], vec![0.0; 4]), &[1], false).is_err());
+    }
+
+    #[test]
+    fn integer_sum_is_int64() {
+        let x = Tensor::new(vec![3], Data::Bool(vec![true, false, true])).unwrap();
+        let s = sum(&x, &[], false, None).unwrap();
+        assert_eq!(s.dtype(), DType::I64);
+        assert_eq!(s.to_i64_vec(), vec![2]);
+    }
+}

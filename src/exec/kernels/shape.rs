@@ -1,0 +1,348 @@
+//! Shape and constant ops: `full`, `full_like`, `full_int_array`, `reshape`, `transpose`,
+//! `set_value_with_tensor_`.
+//!
+//! `reshape` follows Paddle: `0` copies the input's dimension at that position and one `-1` is
+//! inferred. `set_value_with_tensor_` writes `values` (broadcast) into the slice of `x` given by
+//! `starts/ends/steps` on `axes`; with no axes it overwrites the whole tensor, which is how
+//! gradient merge zeroes its buffers.
+
+use crate::exec::dtype::DType;
+use crate::exec::error::KResult;
+use crate::exec::kernels::broadcast::expand;
+use crate::exec::kernels::cast::cast;
+use crate::exec::tensor::{numel, Data, Tensor};
+use crate::kbail;
+
+/// Converts Paddle's i64 dims (no `-1` allowed) to sizes.
+pub fn dims(shape: &[i64]) -> KResult<Vec<usize>> {
+    shape
+        .iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| {
+                crate::exec::KernelError(format!("negative dimension {d} in shape {shape:?}"))
+            })
+        })
+        .collect()
+}
+
+/// `pd_op.full(shape, value, dtype)`.
+pub fn full(shape: &[i64], value: f64, dtype: DType) -> KResult<Tensor> {
+    Ok(Tensor::full(&dims(shape)?, dtype, value))
+}
+
+/// `pd_op.full_like(x, value, dtype)`: `dtype` `None` (Paddle's `Undefined`) keeps `x`'s.
+pub fn full_like(x: &Tensor, value: f64, dtype: Option<DType>) -> Tensor {
+    Tensor::full(x.shape(), dtype.unwrap_or(x.dtype()), value)
+}
+
+/// `pd_op.full_int_array(value, dtype)`: a 1-D tensor holding the list.
+pub fn full_int_array(values: &[i64], dtype: DType) -> Tensor {
+    cast(&Tensor::i64(&[values.len()], values.to_vec()), dtype)
+}
+
+/// The shape `reshape` produces for `x_shape` and the requested `shape`.
+pub fn reshape_shape(x_shape: &[usize], shape: &[i64]) -> KResult<Vec<usize>> {
+    let mut out = Vec::with_capacity(shape.len());
+    let mut infer = None;
+    for (i, &d) in shape.iter().enumerate() {
+        match d {
+            -1 if infer.is_none() => {
+                infer = Some(i);
+                out.push(1);
+            }
+            -1 => kbail!("reshape: more than one -1 in {:?}", shape),
+            0 => match x_shape.get(i) {
+                Some(&s) => out.push(s),
+                None => kbail!(
+                    "reshape: 0 at position {} but the input has rank {}",
+                    i,
+                    x_shape.len()
+                ),
+            },
+            d if d > 0 => out.push(d as usize),
+            d => kbail!("reshape: invalid dimension {} in {:?}", d, shape),
+        }
+    }
+    let total = numel(x_shape);
+    if let Some(i) = infer {
+        let rest = numel(&out);
+        if rest == 0 || !total.is_multiple_of(rest) {
+            kbail!(
+                "reshape: cannot infer -1 in {:?} for {} elements",
+                shape,
+                total
+            );
+        }
+        out[i] = total / rest;
+    }
+    if numel(&out) != total {
+        kbail!(
+            "reshape: {:?} has {} elements, the input {:?} has {}",
+            out,
+            numel(&out),
+            x_shape,
+            total
+        );
+    }
+    Ok(out)
+}
+
+/// `pd_op.reshape(x, shape)`.
+pub fn reshape(x: &Tensor, shape: &[i64]) -> KResult<Tensor> {
+    let s = reshape_shape(x.shape(), shape)?;
+    x.clone().reshaped(s)
+}
+
+fn permute<T: Copy>(v: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
+    let rank = shape.len();
+    let mut in_strides = vec![1usize; rank];
+    for d in (0..rank.saturating_sub(1)).rev() {
+        in_strides[d] = in_strides[d + 1] * shape[d + 1];
+    }
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let strides: Vec<usize> = perm.iter().map(|&p| in_strides[p]).collect();
+    let n = v.len();
+    let mut out = Vec::with_capacity(n);
+    if n == 0 {
+        return out;
+    }
+    let mut idx = vec![0usize; rank];
+    let mut off = 0usize;
+    for _ in 0..n {
+        out.push(v[off]);
+        let mut d = rank;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            off += strides[d];
+            if idx[d] < out_shape[d] {
+                break;
+            }
+            off -= strides[d] * out_shape[d];
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+/// `pd_op.transpose(x, perm)` (negative entries count from the end).
+pub fn transpose(x: &Tensor, perm: &[i64]) -> KResult<Tensor> {
+    let rank = x.shape().len();
+    if perm.len() != rank {
+        kbail!(
+            "transpose: perm {:?} has {} entries for a tensor of rank {}",
+            perm,
+            perm.len(),
+            rank
+        );
+    }
+    let mut seen = vec![false; rank];
+    let mut p = Vec::with_capacity(rank);
+    for &a in perm {
+        let r = rank as i64;
+        if a < -r || a >= r || seen[a.rem_euclid(r) as usize] {
+            kbail!("transpose: {:?} is not a permutation of 0..{}", perm, rank);
+        }
+        seen[a.rem_euclid(r) as usize] = true;
+        p.push(a.rem_euclid(r) as usize);
+    }
+    let s = x.shape();
+    let out_shape: Vec<usize> = p.iter().map(|&i| s[i]).collect();
+    let data = match x.data() {
+        Data::F32(v) => Data::F32(permute(v, s, &p)),
+        Data::BF16(v) => Data::BF16(permute(v, s, &p)),
+        Data::F16(v) => Data::F16(permute(v, s, &p)),
+        Data::F64(v) => Data::F64(permute(v, s, &p)),
+        Data::I64(v) => Data::I64(permute(v, s, &p)),
+        Data::I32(v) => Data::I32(permute(v, s, &p)),
+        Data::Bool(v) => Data::Bool(permute(v, s, &p)),
+    };
+    Tensor::new(out_shape, data)
+}
+
+/// Slice description of `set_value_with_tensor_`.
+#[derive(Clone, Debug, Default)]
+pub struct SliceSpec {
+    pub axes: Vec<i64>,
+    pub starts: Vec<i64>,
+    pub ends: Vec<i64>,
+    pub steps: Vec<i64>,
+}
+
+/// `set_value_with_tensor_(x, values, starts, ends, steps)`: returns `x` with the slice replaced by
+/// `values` (broadcast to the slice, cast to `x`'s dtype).
+pub fn set_value_with_tensor(x: &Tensor, values: &Tensor, spec: &SliceSpec) -> KResult<Tensor> {
+    let shape = x.shape().to_vec();
+    let rank = shape.len();
+    // Per dimension: (start, step, count).
+    let mut region: Vec<(i64, i64, usize)> = shape.iter().map(|&d| (0, 1, d)).collect();
+    if spec.starts.len() != spec.axes.len() || spec.ends.len() != spec.axes.len() {
+        kbail!(
+            "set_value: {} axes but {} starts and {} ends",
+            spec.axes.len(),
+            spec.starts.len(),
+            spec.ends.len()
+        );
+    }
+    for (k, &a) in spec.axes.iter().enumerate() {
+        let r = rank as i64;
+        if a < -r || a >= r {
+            kbail!("set_value: axis {} out of range for rank {}", a, rank);
+        }
+        let ax = a.rem_euclid(r) as usize;
+        let dim = shape[ax] as i64;
+        let step = spec.steps.get(k).copied().unwrap_or(1);
+        if step == 0 {
+            kbail!("set_value: step 0 on axis {}", a);
+        }
+        let norm = |v: i64, lo: i64, hi: i64| {
+            let v = if v < 0 { v + dim } else { v };
+            v.clamp(lo, hi)
+        };
+        let (start, end) = if step > 0 {
+            (norm(spec.starts[k], 0, dim), norm(spec.ends[k], 0, dim))
+        } else {
+            (
+                norm(spec.starts[k], -1, dim - 1),
+                norm(spec.ends[k], -1, dim - 1),
+            )
+        };
+        let count = if step > 0 {
+            ((end - start).max(0) + step - 1) / step
+        } else {
+            ((start - end).max(0) + (-step) - 1) / (-step)
+        };
+        region[ax] = (start, step, count as usize);
+    }
+    let rshape: Vec<usize> = region.iter().map(|r| r.2).collect();
+    // Values may omit the size-1 (decreased) axes: broadcasting handles both spellings once the
+    // size-1 region dims are dropped from the target.
+    let squeezed: Vec<usize> = rshape.iter().copied().filter(|&d| d != 1).collect();
+    let v = cast(values, x.dtype());
+    let vshape: Vec<usize> = v.shape().iter().copied().filter(|&d| d != 1).collect();
+    let fill = |out: &mut Data| -> KResult<()> {
+        macro_rules! go {
+            ($dst:expr, $src:expr) => {{
+                let vals = expand($src, &vshape, &squeezed, -1)?;
+                let mut strides = vec![1usize; rank];
+                for d in (0..rank.saturating_sub(1)).rev() {
+                    strides[d] = strides[d + 1] * shape[d + 1];
+                }
+                let mut idx = vec![0usize; rank];
+                for val in vals {
+                    let off: i64 = (0..rank)
+                        .map(|d| (region[d].0 + idx[d] as i64 * region[d].1) * strides[d] as i64)
+                        .sum();
+                    $dst[off as usize] = val;
+                    let mut d = rank;
+                    while d > 0 {
+                        d -= 1;
+                        idx[d] += 1;
+                        if idx[d] < rshape[d] {
+                            break;
+                        }
+                        idx[d] = 0;
+                    }
+                }
+                Ok(())
+            }};
+        }
+        match (out, v.data()) {
+            (Data::F32(d), Data::F32(s)) => go!(d, s),
+            (Data::BF16(d), Data::BF16(s)) => go!(d, s),
+            (Data::F16(d), Data::F16(s)) => go!(d, s),
+            (Data::F64(d), Data::F64(s)) => go!(d, s),
+            (Data::I64(d), Data::I64(s)) => go!(d, s),
+            (Data::I32(d), Data::I32(s)) => go!(d, s),
+            (Data::Bool(d), Data::Bool(s)) => go!(d, s),
+            _ => unreachable!("values were cast to x's dtype"),
+        }
+    };
+    let mut out = x.clone();
+    if numel(&rshape) > 0 {
+        fill(out.data_mut())?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reshape_rules() {
+        assert_eq!(reshape_shape(&[2, 3, 4], &[0, -1]).unwrap(), vec![2, 12]);
+        assert_eq!(
+            reshape_shape(&[2, 3, 4], &[4, 0, 2]).unwrap(),
+            vec![4, 3, 2]
+        );
+        assert!(reshape_shape(&[2, 3], &[-1, -1]).is_err());
+        assert!(reshape_shape(&[2, 3], &[4, -1]).is_err());
+        assert!(reshape_shape(&[6], &[]).is_err());
+        assert_eq!(reshape_shape(&[1], &[]).unwrap(), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn transpose_matches_index_formula() {
+        let shape = [2usize, 3, 5];
+        let x = Tensor::f32(&shape, (0..30).map(|v| v as f32).collect());
+        let t = transpose(&x, &[2, 0, 1]).unwrap();
+        assert_eq!(t.shape(), &[5, 2, 3]);
+        let v = t.as_f32().unwrap();
+        for a in 0..5 {
+            for b in 0..2 {
+                for c in 0..3 {
+                    assert_eq!(v[a * 6 + b * 3 + c], (b * 15 + c * 5 + a) as f32);
+                }
+            }
+        }
+        assert!(transpose(&x, &[0, 0, 1]).is_err());
+    }
+
+    #[test]
+    fn set_value_whole_and_slices() {
+        let x = Tensor::f32(&[2, 3], vec![1.0; 6]);
+        let z = set_value_with_tensor(&x, &Tensor::f32(&[1], vec![0.0]), &SliceSpec::default())
+            .unwrap();
+        assert_eq!(z.as_f32().unwrap(), &[0.0; 6]);
+        let spec = SliceSpec {
+            axes: vec![1],
+            starts: vec![1],
+            ends: vec![3],
+            steps: vec![1],
+        };
+        let s = set_value_with_tensor(&x, &Tensor::f32(&[2, 2], vec![5.0, 6.0, 7.0, 8.0]), &spec)
+            .unwrap();
+        assert_eq!(s.as_f32().unwrap(), &[1.0, 5.0, 6.0, 1.0, 7.0, 8.0]);
+        let spec = SliceSpec {
+            axes: vec![0, 1],
+            starts: vec![-1, 2],
+            ends: vec![2, -4],
+            steps: vec![1, -2],
+        };
+        let s = set_value_with_tensor(&x, &Tensor::f32(&[], vec![9.0]), &spec).unwrap();
+        assert_eq!(s.as_f32().unwrap(), &[1.0, 1.0, 1.0, 9.0, 1.0, 9.0]);
+        let i = set_value_with_tensor(
+            &Tensor::i64(&[2], vec![3, 4]),
+            &Tensor::f32(&[1], vec![0.0]),
+            &SliceSpec::default(),
+        )
+        .unwrap();
+        assert_eq!(i.to_i64_vec(), vec![0, 0]);
+    }
+
+    #[test]
+    fn constants() {
+        assert_eq!(
+            full(&[2], 0.5, DType::F32).unwrap().as_f32().unwrap(),
+            &[0.5, 0.5]
+        );
+        assert!(full(&[-1], 0.5, DType::F32).is_err());
+        let x = Tensor::f32(&[3], vec![0.0; 3]);
+        assert_eq!(full_like(&x, 1.0, Some(DType::BF16)).dtype(), DType::BF16);
+        assert_eq!(
+            full_int_array(&[8, 16], DType::I64).to_i64_vec(),
+            vec![8, 16]
+        );
+    }
+}

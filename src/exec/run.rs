@@ -1,0 +1,211 @@
+//! `irw run`: execute a program with Paddle's schedule and report the loss per micro-step.
+//!
+//! Schedule (Paddle's static Engine): the startup program runs once (on one replica, then copied
+//! to every rank, so the replicas start identical); the feed file's `state_init` then replaces
+//! what it computed. Each step runs `k` micro-steps; micro-steps 1..k−1 run the forward and
+//! backward ops, the last one runs every op (see [`Stage`] for ops without `op_role`).
+//!
+//! Data layout: a step consumes a batch of `k·N·B` rows (N ranks, micro-batch B). Rank r owns rows
+//! `[r·k·B, (r+1)·k·B)`, and in micro-step i it takes rows `r·k·B + i·B ..+B` of them. So with
+//! one rank, micro-step i takes rows `i·B..(i+1)·B`, and a full-batch run (k = 1) of the same
+//! batch gives each rank the same rows its k micro-steps cover.
+
+use std::fmt;
+
+use indexmap::IndexMap;
+
+use crate::diag::Diagnostic;
+use crate::exec::feed::{generate_batch, slice_rows, Feed};
+use crate::exec::interp::{Interp, Rank, Stage};
+use crate::exec::scope::Scope;
+use crate::exec::tensor::Tensor;
+use crate::ir::Module;
+
+/// Options of [`run`].
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Micro-steps per step (`--k-steps`).
+    pub k_steps: usize,
+    /// Simulated data-parallel ranks (`--ranks`).
+    pub ranks: usize,
+    /// Training steps (`--steps`).
+    pub steps: usize,
+    /// Rows per micro-step and rank; by default the feed's rows / (k·N), or 2 for generated data.
+    pub micro_batch: Option<usize>,
+    /// Seed of generated inputs and random initializers (`--seed`).
+    pub seed: u64,
+    /// Inputs and initial state (`--feed`).
+    pub feed: Option<Feed>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            k_steps: 1,
+            ranks: 1,
+            steps: 1,
+            micro_batch: None,
+            seed: 0,
+            feed: None,
+        }
+    }
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// Loss of each micro-step of each step (mean over ranks), when the program has a loss.
+    pub losses: Vec<Vec<Option<f32>>>,
+    /// Each rank's scope at the end.
+    pub scopes: Vec<Scope>,
+    /// Gradients the optimizer ops consumed in the last optimize pass (rank 0), by parameter.
+    pub grads: IndexMap<String, Tensor>,
+    pub k_steps: usize,
+    pub ranks: usize,
+    pub micro_batch: usize,
+}
+
+impl fmt::Display for RunReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "ranks {}, k_steps {}, micro-batch {}",
+            self.ranks, self.k_steps, self.micro_batch
+        )?;
+        for (s, micro) in self.losses.iter().enumerate() {
+            let shown: Vec<String> = micro
+                .iter()
+                .map(|l| l.map_or("-".into(), |v| format!("{v:.6}")))
+                .collect();
+            let known: Vec<f32> = micro.iter().flatten().copied().collect();
+            if known.is_empty() {
+                writeln!(f, "step {s}: no loss found")?;
+            } else {
+                let mean = known.iter().map(|&v| v as f64).sum::<f64>() / known.len() as f64;
+                writeln!(
+                    f,
+                    "step {s}: loss {mean:.6}  (micro-steps: {})",
+                    shown.join(", ")
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs the startup program (if any) once and returns `n` identical replicas, with `state`
+/// (e.g. a feed file's `state_init`) replacing what the startup computed.
+pub fn init_ranks(
+    module: &Module,
+    label: &str,
+    seed: u64,
+    state: &IndexMap<String, Tensor>,
+    n: usize,
+) -> Result<Vec<Rank>, Diagnostic> {
+    let mut ranks = vec![Rank::new(Scope::new())];
+    if let Some(startup) = &module.startup {
+        let mut it = Interp::new(&module.ctx, startup, &format!("{label} (startup)"), seed)?;
+        it.run(&mut ranks, &[IndexMap::new()], Stage::Full)?;
+    }
+    for (k, t) in state {
+        ranks[0].scope.set(k, t.clone());
+    }
+    let scope = ranks[0].scope.clone();
+    Ok((0..n.max(1)).map(|_| Rank::new(scope.clone())).collect())
+}
+
+/// The batch for one step: the feed's inputs, or seeded data of `rows` rows.
+pub fn step_batch(
+    module: &Module,
+    feed: Option<&Feed>,
+    rows: usize,
+    seed: u64,
+) -> Result<IndexMap<String, Tensor>, Diagnostic> {
+    match feed {
+        Some(f) if !f.inputs.is_empty() => Ok(f.inputs.clone()),
+        _ => generate_batch(&module.ctx, &module.main, rows, seed),
+    }
+}
+
+/// Micro-batch size for `k` micro-steps on `n` ranks.
+pub fn resolve_micro_batch(
+    feed: Option<&Feed>,
+    explicit: Option<usize>,
+    k: usize,
+    n: usize,
+) -> Result<usize, Diagnostic> {
+    let from_feed = feed.and_then(Feed::batch_rows);
+    match (explicit, from_feed) {
+        (Some(b), Some(rows)) if b * k * n != rows => Err(Diagnostic::error(format!(
+            "the feed has {rows} rows, but k_steps {k} × ranks {n} × micro-batch {b} = {}",
+            b * k * n
+        ))),
+        (Some(0), _) => Err(Diagnostic::error("the micro-batch must be at least 1")),
+        (Some(b), _) => Ok(b),
+        (None, Some(rows)) if rows % (k * n) == 0 && rows > 0 => Ok(rows / (k * n)),
+        (None, Some(rows)) => Err(Diagnostic::error(format!(
+            "the feed's {rows} rows do not split into k_steps {k} × ranks {n} equal micro-batches"
+        ))),
+        (None, None) => Ok(2),
+    }
+}
+
+/// Feeds of micro-step `i` for every rank (see the module docs for the layout).
+pub fn micro_feeds(
+    batch: &IndexMap<String, Tensor>,
+    n: usize,
+    k: usize,
+    b: usize,
+    i: usize,
+) -> Result<Vec<IndexMap<String, Tensor>>, Diagnostic> {
+    (0..n)
+        .map(|r| slice_rows(batch, r * k * b + i * b, b))
+        .collect()
+}
+
+/// Executes `module` with the options' schedule.
+pub fn run(module: &Module, opts: &RunOptions) -> Result<RunReport, Diagnostic> {
+    let (k, n) = (opts.k_steps.max(1), opts.ranks.max(1));
+    let b = resolve_micro_batch(opts.feed.as_ref(), opts.micro_batch, k, n)?;
+    let empty = IndexMap::new();
+    let state = opts.feed.as_ref().map_or(&empty, |f| &f.state);
+    let mut ranks = init_ranks(module, "main", opts.seed, state, n)?;
+    let mut interp = Interp::new(&module.ctx, &module.main, "main", opts.seed)?;
+    let mut losses = Vec::new();
+    let mut grads = IndexMap::new();
+    for s in 0..opts.steps.max(1) {
+        let batch = step_batch(
+            module,
+            opts.feed.as_ref(),
+            k * n * b,
+            opts.seed.wrapping_add(s as u64),
+        )?;
+        let mut step_losses = Vec::new();
+        for i in 0..k {
+            let feeds = micro_feeds(&batch, n, k, b, i)?;
+            let stage = if i + 1 == k {
+                Stage::Full
+            } else {
+                Stage::NoOptimize
+            };
+            interp.run(&mut ranks, &feeds, stage)?;
+            let ls: Vec<f32> = ranks.iter().filter_map(|r| r.observed.loss).collect();
+            step_losses.push(
+                (!ls.is_empty())
+                    .then(|| (ls.iter().map(|&v| v as f64).sum::<f64>() / ls.len() as f64) as f32),
+            );
+            if stage == Stage::Full {
+                grads = ranks[0].observed.optimizer_grads.clone();
+            }
+        }
+        losses.push(step_losses);
+    }
+    Ok(RunReport {
+        losses,
+        scopes: ranks.into_iter().map(|r| r.scope).collect(),
+        grads,
+        k_steps: k,
+        ranks: n,
+        micro_batch: b,
+    })
+}

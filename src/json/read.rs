@@ -1,0 +1,572 @@
+//! Reading Paddle's PIR JSON (`serialize_pir_program`, Paddle 3.3.1; SPEC.md) into the IR.
+//!
+//! The result is the IR the text parser builds from Paddle's `print(program)` of the same
+//! program: op names with their dialect (`"1.matmul"` → `pd_op.matmul`), `"A"` and `"OA"`
+//! merged into one attribute dictionary sorted by key, the compressed parameter op `"p"`
+//! expanded, and attribute values held as Paddle prints them (see [`super::attrs`]). So
+//! `main.json` prints exactly as `before.ir`.
+//!
+//! Unknown ops and attributes are kept (the dialect ids must be Paddle's, as its own loader
+//! requires). Where Paddle's loader is silently lenient irw refuses with a diagnostic instead:
+//! an operand id not defined earlier (Paddle makes it a null operand and fails at run time), an
+//! id defined twice (Paddle rebinds later uses), more than one region or block at the top.
+
+use super::attrs::{attr_from_json, TagHints};
+use super::locate::{offset_of, op_offsets, JsonPath, Seg};
+use super::types::type_from_json;
+use crate::diag::{Diagnostic, SourceFile};
+use crate::dialect::paddle_json::{DIALECT_IDS, MAGIC, PARAMETER, WHILE_SYNTAX_OPS};
+use crate::ir::{Attr, AttrDict, AttrId, BlockId, Context, Module, OpSyntax, Program, ValueId};
+use indexmap::IndexMap;
+use rustc_hash::FxHashMap;
+use serde_json::{Map, Value};
+
+/// An error at a path in the document (built innermost first while unwinding).
+#[derive(Debug)]
+pub(crate) struct JErr {
+    rev_path: Vec<Seg>,
+    msg: String,
+    hint: Option<String>,
+}
+
+impl JErr {
+    pub(crate) fn new(msg: impl Into<String>) -> Self {
+        JErr {
+            rev_path: Vec::new(),
+            msg: msg.into(),
+            hint: None,
+        }
+    }
+
+    fn hint(mut self, h: impl Into<String>) -> Self {
+        self.hint = Some(h.into());
+        self
+    }
+
+    fn into_diagnostic(self, src: &SourceFile) -> Diagnostic {
+        let path = JsonPath(self.rev_path.into_iter().rev().collect());
+        let d = Diagnostic::at(src, offset_of(&src.text, &path), self.msg);
+        let d = if path.0.is_empty() {
+            d
+        } else {
+            d.with_note(format!("at {path}"))
+        };
+        match self.hint {
+            Some(h) => d.with_hint(h),
+            None => d,
+        }
+    }
+}
+
+/// Adds path steps (outermost first) to an error from a nested call.
+fn within<T>(r: Result<T, JErr>, segs: &[Seg]) -> Result<T, JErr> {
+    r.map_err(|mut e| {
+        e.rev_path.extend(segs.iter().rev().cloned());
+        e
+    })
+}
+
+fn field<'v>(o: &'v Map<String, Value>, key: &'static str) -> Result<&'v Value, JErr> {
+    o.get(key)
+        .ok_or_else(|| JErr::new(format!("missing key \"{key}\"")))
+}
+
+fn object<'v>(v: &'v Value, what: &str) -> Result<&'v Map<String, Value>, JErr> {
+    v.as_object()
+        .ok_or_else(|| JErr::new(format!("{what} must be a JSON object")))
+}
+
+fn array<'v>(v: &'v Value, what: &str) -> Result<&'v Vec<Value>, JErr> {
+    v.as_array()
+        .ok_or_else(|| JErr::new(format!("{what} must be a JSON array")))
+}
+
+/// Whether `text` is Paddle JSON rather than the text form: both start with `{`, but only JSON
+/// continues with a quoted key.
+pub fn looks_like_json(text: &str) -> bool {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    t.strip_prefix('{')
+        .is_some_and(|rest| rest.trim_start().starts_with('"'))
+}
+
+/// Reads a JSON program file into a module whose main program it is.
+pub fn read_module(src: &SourceFile) -> Result<Module, Diagnostic> {
+    read_module_with_hints(src, &mut TagHints::default())
+}
+
+/// [`read_module`], also recording the tags of attributes the dialect table does not know (so
+/// [`super::write_module`] can write them back).
+pub fn read_module_with_hints(
+    src: &SourceFile,
+    hints: &mut TagHints,
+) -> Result<Module, Diagnostic> {
+    let mut m = Module::default();
+    m.main = read_program(&mut m.ctx, src, hints)?;
+    Ok(m)
+}
+
+/// Reads a JSON startup program (`--startup FILE`) into `module`.
+pub fn read_startup_into(
+    module: &mut Module,
+    src: &SourceFile,
+    hints: &mut TagHints,
+) -> Result<(), Diagnostic> {
+    let p = read_program(&mut module.ctx, src, hints)?;
+    module.startup = Some(p);
+    Ok(())
+}
+
+/// Reads one program (a whole JSON file) with names, types and attributes interned in `ctx`.
+pub fn read_program(
+    ctx: &mut Context,
+    src: &SourceFile,
+    hints: &mut TagHints,
+) -> Result<Program, Diagnostic> {
+    let doc: Value = serde_json::from_str(&src.text).map_err(|e| {
+        let off = offset_of_line_col(&src.text, e.line(), e.column());
+        Diagnostic::at(src, off, format!("malformed JSON: {e}"))
+    })?;
+    let mut r = Reader {
+        ctx,
+        hints,
+        prog: Program::new(),
+        ids: FxHashMap::default(),
+        offsets: op_offsets(&src.text),
+        next_op: 0,
+    };
+    r.document(&doc).map_err(|e| e.into_diagnostic(src))?;
+    Ok(r.prog)
+}
+
+fn offset_of_line_col(text: &str, line: usize, col: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (start + col.saturating_sub(1)).min(text.len())
+}
+
+struct Reader<'a> {
+    ctx: &'a mut Context,
+    hints: &'a mut TagHints,
+    prog: Program,
+    /// JSON value id → value; one map for the whole program, as in Paddle's loader.
+    ids: FxHashMap<i64, ValueId>,
+    offsets: Vec<usize>,
+    next_op: usize,
+}
+
+impl Reader<'_> {
+    fn document(&mut self, doc: &Value) -> Result<(), JErr> {
+        let root = object(doc, "a Paddle program file").map_err(|e| {
+            e.hint(
+                "Paddle's `serialize_pir_program` writes {\"base_code\":{...},\"program\":{...}}",
+            )
+        })?;
+        let base = within(
+            object(field(root, "base_code")?, "base_code"),
+            &[Seg::Key("base_code")],
+        )?;
+        let magic = base.get("magic").and_then(Value::as_str);
+        if magic != Some(MAGIC) {
+            return Err(JErr::new(format!(
+                "not a Paddle PIR program: base_code.magic is not \"{MAGIC}\""
+            ))
+            .hint("irw reads files written by paddle.base.core.serialize_pir_program")
+            .at_key("base_code"));
+        }
+        if !base.get("version").is_some_and(Value::is_u64) {
+            return Err(
+                JErr::new("base_code.version (the PIR version, an integer) is missing")
+                    .at_key("base_code"),
+            );
+        }
+        let program = within(
+            object(field(root, "program")?, "program"),
+            &[Seg::Key("program")],
+        )?;
+        within(self.top(program), &[Seg::Key("program")])
+    }
+
+    fn top(&mut self, program: &Map<String, Value>) -> Result<(), JErr> {
+        let regions = within(
+            array(field(program, "regions")?, "regions"),
+            &[Seg::Key("regions")],
+        )?;
+        if regions.len() != 1 {
+            return Err(JErr::new(format!(
+                "a program has exactly one top-level region, this one has {}",
+                regions.len()
+            ))
+            .at_key("regions"));
+        }
+        let top = self.prog.top_block();
+        let segs = [Seg::Key("regions"), Seg::Index(0)];
+        let region = within(object(&regions[0], "a region"), &segs)?;
+        let blocks = within(
+            array(field(region, "blocks")?, "blocks"),
+            &[Seg::Key("regions"), Seg::Index(0), Seg::Key("blocks")],
+        )?;
+        if blocks.len() != 1 {
+            return Err(JErr::new(format!(
+                "the top-level region has exactly one block, this one has {}",
+                blocks.len()
+            ))
+            .at_path(&segs));
+        }
+        within(
+            self.block(&blocks[0], top),
+            &[
+                Seg::Key("regions"),
+                Seg::Index(0),
+                Seg::Key("blocks"),
+                Seg::Index(0),
+            ],
+        )
+    }
+
+    fn define(&mut self, id: i64, v: ValueId) -> Result<(), JErr> {
+        if id == 0 {
+            return Err(JErr::new("value id 0 is reserved for the null value"));
+        }
+        if self.ids.insert(id, v).is_some() {
+            return Err(JErr::new(format!("value id {id} is defined twice")).hint(
+                "Paddle's loader would silently rebind later uses to the second definition",
+            ));
+        }
+        Ok(())
+    }
+
+    fn value_id(v: &Value) -> Result<i64, JErr> {
+        v.get("%")
+            .ok_or_else(|| JErr::new("missing key \"%\" (a value id)"))?
+            .as_i64()
+            .ok_or_else(|| JErr::new("a value id must be an integer"))
+    }
+
+    fn block(&mut self, v: &Value, block: BlockId) -> Result<(), JErr> {
+        let b = object(v, "a block")?;
+        let args = within(array(field(b, "args")?, "args"), &[Seg::Key("args")])?;
+        for (i, a) in args.iter().enumerate() {
+            within(
+                self.block_arg(a, block, None),
+                &[Seg::Key("args"), Seg::Index(i)],
+            )?;
+        }
+        if let Some(kw) = b.get("kwargs") {
+            let kw = within(array(kw, "kwargs"), &[Seg::Key("kwargs")])?;
+            for (i, a) in kw.iter().enumerate() {
+                let key = a
+                    .get("key")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| JErr::new("a keyword argument needs a string \"key\""))
+                    .map_err(|e| e.at_path(&[Seg::Key("kwargs"), Seg::Index(i)]))?;
+                within(
+                    self.block_arg(a, block, Some(key)),
+                    &[Seg::Key("kwargs"), Seg::Index(i)],
+                )?;
+            }
+        }
+        let ops = within(array(field(b, "ops")?, "ops"), &[Seg::Key("ops")])?;
+        for (i, op) in ops.iter().enumerate() {
+            within(self.op(op, block), &[Seg::Key("ops"), Seg::Index(i)])?;
+        }
+        Ok(())
+    }
+
+    fn block_arg(&mut self, v: &Value, block: BlockId, key: Option<&str>) -> Result<(), JErr> {
+        let a = object(v, "a block argument")?;
+        let id = field(a, "#")?
+            .as_i64()
+            .ok_or_else(|| JErr::new("a block argument's \"#\" must be an integer id"))?;
+        let ty =
+            type_from_json(self.ctx, field(a, "TT")?).map_err(|m| JErr::new(m).at_key("TT"))?;
+        let value = match key {
+            Some(k) => {
+                let sym = self.ctx.sym(k);
+                if self.prog.find_kwarg(block, sym).is_some() {
+                    return Err(JErr::new(format!("keyword argument `{k}` is given twice")));
+                }
+                self.prog.add_kwarg(block, sym, ty, Context::EMPTY_ATTRS)
+            }
+            None => self.prog.add_block_arg(block, ty, Context::EMPTY_ATTRS),
+        };
+        self.define(id, value)
+    }
+
+    /// Reads `{"N":name,"AT":attr}` entries into `out`, learning tags the table lacks.
+    fn named_attrs(
+        &mut self,
+        op: &str,
+        list: &Value,
+        out: &mut Vec<(String, Attr)>,
+    ) -> Result<(), JErr> {
+        for (i, e) in array(list, "an attribute list")?.iter().enumerate() {
+            let at = |err: JErr| err.at_path(&[Seg::Index(i)]);
+            let name = e
+                .get("N")
+                .and_then(Value::as_str)
+                .ok_or_else(|| at(JErr::new("an attribute needs a string \"N\" (its name)")))?;
+            let (attr, tag) = attr_from_json(
+                field(
+                    e.as_object()
+                        .ok_or_else(|| at(JErr::new("an attribute entry must be an object")))?,
+                    "AT",
+                )
+                .map_err(at)?,
+            )
+            .map_err(|m| at(JErr::new(format!("attribute `{name}`: {m}")).at_key("AT")))?;
+            self.hints.learn(op, name, tag);
+            out.push((name.to_string(), attr));
+        }
+        Ok(())
+    }
+
+    fn dict(&mut self, mut entries: Vec<(String, Attr)>) -> Result<AttrId, JErr> {
+        // Paddle prints attributes sorted by name; the text parser keeps that order.
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut map = IndexMap::with_capacity(entries.len());
+        for (k, v) in entries {
+            if map.contains_key(k.as_str()) {
+                return Err(JErr::new(format!("attribute `{k}` is given twice")));
+            }
+            map.insert(k.into_boxed_str(), v);
+        }
+        Ok(self.ctx.intern_attrs(AttrDict { entries: map }))
+    }
+
+    fn place(&mut self, op: crate::ir::OpId, block: BlockId) {
+        self.prog.append(block, op);
+        if let Some(&off) = self.offsets.get(self.next_op) {
+            self.prog.set_position(op, off);
+        }
+        self.next_op += 1;
+    }
+
+    fn op(&mut self, v: &Value, block: BlockId) -> Result<(), JErr> {
+        let o = object(v, "an op")?;
+        let key = field(o, "#")?
+            .as_str()
+            .ok_or_else(|| JErr::new("an op's \"#\" must be a string (\"<dialect id>.<name>\")"))?;
+        if key == PARAMETER.key {
+            return self.parameter(o, block);
+        }
+        let name = op_name(key).map_err(|e| e.at_key("#"))?;
+        let mut operands = Vec::new();
+        let ins = within(array(field(o, "I")?, "\"I\""), &[Seg::Key("I")])?;
+        for (i, x) in ins.iter().enumerate() {
+            let id = Self::value_id(x).map_err(|e| e.at_path(&[Seg::Key("I"), Seg::Index(i)]))?;
+            if id == 0 {
+                operands.push(None);
+                continue;
+            }
+            let v = self.ids.get(&id).copied().ok_or_else(|| {
+                JErr::new(format!("value id {id} is used before it is defined"))
+                    .hint("Paddle's loader would silently make this operand <<NULL VALUE>> and fail at run time")
+                    .at_path(&[Seg::Key("I"), Seg::Index(i)])
+            })?;
+            operands.push(Some(v));
+        }
+        let outs = within(array(field(o, "O")?, "\"O\""), &[Seg::Key("O")])?;
+        let mut ids = Vec::with_capacity(outs.len());
+        let mut tys = Vec::with_capacity(outs.len());
+        for (i, x) in outs.iter().enumerate() {
+            let here = [Seg::Key("O"), Seg::Index(i)];
+            ids.push(Self::value_id(x).map_err(|e| e.at_path(&here))?);
+            let tt = x
+                .get("TT")
+                .ok_or_else(|| JErr::new("missing key \"TT\" (the result type)").at_path(&here))?;
+            tys.push(type_from_json(self.ctx, tt).map_err(|m| {
+                JErr::new(m).at_path(&[Seg::Key("O"), Seg::Index(i), Seg::Key("TT")])
+            })?);
+        }
+        let mut entries = Vec::new();
+        within(
+            self.named_attrs(&name, field(o, "A")?, &mut entries),
+            &[Seg::Key("A")],
+        )?;
+        if let Some(oa) = o.get("OA") {
+            within(self.named_attrs(&name, oa, &mut entries), &[Seg::Key("OA")])?;
+        }
+        let attrs = self.dict(entries)?;
+        let regions = match o.get("regions") {
+            Some(r) => within(array(r, "regions"), &[Seg::Key("regions")])?.as_slice(),
+            None => &[],
+        };
+        let syntax = if regions.is_empty() {
+            OpSyntax::Plain
+        } else if WHILE_SYNTAX_OPS.contains(&name.as_str()) {
+            OpSyntax::While
+        } else {
+            OpSyntax::Regions
+        };
+        let sym = self.ctx.sym(&name);
+        let op = self.prog.create_op(sym, attrs, &operands, &tys, syntax);
+        self.place(op, block);
+        for (i, &id) in ids.iter().enumerate() {
+            let r = self.prog.result(op, i);
+            self.define(id, r)
+                .map_err(|e| e.at_path(&[Seg::Key("O"), Seg::Index(i)]))?;
+        }
+        for (ri, region) in regions.iter().enumerate() {
+            let here = [Seg::Key("regions"), Seg::Index(ri)];
+            let blocks = within(
+                object(region, "a region").and_then(|r| array(field(r, "blocks")?, "blocks")),
+                &here,
+            )?;
+            if blocks.len() != 1 {
+                return Err(JErr::new(format!(
+                    "irw supports regions of exactly one block, this one has {}",
+                    blocks.len()
+                ))
+                .at_path(&here));
+            }
+            let b = self.prog.add_region(op);
+            within(
+                self.block(&blocks[0], b),
+                &[
+                    Seg::Key("regions"),
+                    Seg::Index(ri),
+                    Seg::Key("blocks"),
+                    Seg::Index(0),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The compressed `builtin.parameter` (SPEC.md §3.1).
+    fn parameter(&mut self, o: &Map<String, Value>, block: BlockId) -> Result<(), JErr> {
+        let f = &PARAMETER;
+        let mut entries = Vec::new();
+        let flag = |v: &Value| match v.as_i64() {
+            Some(0) => Some(Attr::Array(vec![Attr::Bool(false)])),
+            Some(1) => Some(Attr::Array(vec![Attr::Bool(true)])),
+            _ => None,
+        };
+        let a = within(array(field(o, "A")?, "\"A\""), &[Seg::Key("A")])?;
+        if a.len() != f.a_flags.len() + 1 {
+            return Err(JErr::new(format!(
+                "a parameter op's \"A\" is [{}, {}], {} entries; this one has {}",
+                f.a_flags.join(", "),
+                f.a_name,
+                f.a_flags.len() + 1,
+                a.len()
+            ))
+            .at_key("A"));
+        }
+        for (i, name) in f.a_flags.iter().enumerate() {
+            let attr = flag(&a[i]).ok_or_else(|| {
+                JErr::new(format!("`{name}` must be 0 or 1"))
+                    .at_path(&[Seg::Key("A"), Seg::Index(i)])
+            })?;
+            entries.push((name.to_string(), attr));
+        }
+        let pname = a[f.a_flags.len()].as_str().ok_or_else(|| {
+            JErr::new(format!("`{}` must be a string", f.a_name))
+                .at_path(&[Seg::Key("A"), Seg::Index(f.a_flags.len())])
+        })?;
+        entries.push((f.a_name.to_string(), Attr::string(pname)));
+        if let Some(oa) = o.get("OA") {
+            let oa = within(array(oa, "\"OA\""), &[Seg::Key("OA")])?;
+            if oa.len() != f.oa_flags.len() {
+                return Err(JErr::new(format!(
+                    "a parameter op's \"OA\" is [{}]; this one has {} entries",
+                    f.oa_flags.join(", "),
+                    oa.len()
+                ))
+                .at_key("OA"));
+            }
+            for (i, name) in f.oa_flags.iter().enumerate() {
+                let attr = flag(&oa[i]).ok_or_else(|| {
+                    JErr::new(format!("`{name}` must be 0 or 1"))
+                        .at_path(&[Seg::Key("OA"), Seg::Index(i)])
+                })?;
+                entries.push((name.to_string(), attr));
+            }
+        }
+        for key in ["DA", "QA"] {
+            if let Some(list) = o.get(key) {
+                let seg = if key == "DA" {
+                    Seg::Key("DA")
+                } else {
+                    Seg::Key("QA")
+                };
+                within(self.named_attrs(f.op, list, &mut entries), &[seg])?;
+            }
+        }
+        let attrs = self.dict(entries)?;
+        let out = within(
+            object(field(o, "O")?, "a parameter op's \"O\""),
+            &[Seg::Key("O")],
+        )?;
+        let id = Self::value_id(&Value::Object(out.clone())).map_err(|e| e.at_key("O"))?;
+        let ty = type_from_json(self.ctx, field(out, "TT").map_err(|e| e.at_key("O"))?)
+            .map_err(|m| JErr::new(m).at_path(&[Seg::Key("O"), Seg::Key("TT")]))?;
+        let sym = self.ctx.sym(f.op);
+        let op = self.prog.create_op(sym, attrs, &[], &[ty], OpSyntax::Plain);
+        self.place(op, block);
+        let r = self.prog.result(op, 0);
+        self.define(id, r).map_err(|e| e.at_key("O"))
+    }
+}
+
+impl JErr {
+    fn at_key(self, k: &'static str) -> Self {
+        self.at_path(&[Seg::Key(k)])
+    }
+
+    fn at_path(mut self, segs: &[Seg]) -> Self {
+        self.rev_path.extend(segs.iter().rev().cloned());
+        self
+    }
+}
+
+/// `"1.matmul"` → `pd_op.matmul` (split at the first dot, as Paddle does).
+fn op_name(key: &str) -> Result<String, JErr> {
+    let Some((id, rest)) = key.split_once('.') else {
+        return Err(JErr::new(format!(
+            "op `{key}` has no dialect id (expected \"<dialect id>.<name>\", e.g. \"1.matmul\")"
+        )));
+    };
+    let dialect = DIALECT_IDS
+        .iter()
+        .find(|(i, _)| *i == id)
+        .map(|(_, d)| *d)
+        .ok_or_else(|| {
+            JErr::new(format!("unknown dialect id `{id}` in op `{key}`")).hint(format!(
+                "Paddle 3.3.1 knows the ids {}",
+                DIALECT_IDS
+                    .iter()
+                    .map(|(i, d)| format!("{i} ({d})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+    Ok(format!("{dialect}.{rest}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_json_by_content() {
+        assert!(looks_like_json("{\"base_code\":{}}"));
+        assert!(looks_like_json("\n  {\n    \"program\": 1}"));
+        assert!(!looks_like_json(
+            "{\n    (%0) = \"pd_op.full\" () {} : () -> tensor<f32>\n}\n"
+        ));
+        assert!(!looks_like_json("{\n}\n"));
+        assert!(!looks_like_json(""));
+    }
+
+    #[test]
+    fn op_names_take_the_first_dot() {
+        assert_eq!(op_name("1.matmul").ok(), Some("pd_op.matmul".into()));
+        assert_eq!(op_name("0.a.b").ok(), Some("builtin.a.b".into()));
+        assert!(op_name("9.relu").is_err());
+        assert!(op_name("relu").is_err());
+    }
+}

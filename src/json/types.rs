@@ -1,0 +1,147 @@
+//! Value types between the IR and Paddle's JSON (`"TT"`).
+//!
+//! A dense tensor is `{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[-1,8],"NCHW",[],0]}`. The text
+//! form has no layout, LoD or offset, and Paddle writes `NCHW`, `[]`, `0` for every tensor of a
+//! training program (SPEC.md §6), so irw reads only those and writes them back; any other value
+//! is refused rather than silently dropped.
+
+use crate::dialect::paddle_json::{DEFAULT_LAYOUT, DENSE_TENSOR, ELEMENT_TYPES, NULL_TAG, VECTOR};
+use crate::ir::{Context, DType, Type, TypeId};
+use serde_json::{json, Value};
+
+fn dtype_of(tag: &str) -> Option<DType> {
+    ELEMENT_TYPES
+        .iter()
+        .find(|(t, _)| *t == tag)
+        .map(|(_, d)| *d)
+}
+
+fn element_tag(d: DType) -> &'static str {
+    ELEMENT_TYPES
+        .iter()
+        .find(|(_, e)| *e == d)
+        .map_or("?", |(t, _)| t)
+}
+
+/// Reads a `"TT"` object.
+pub fn type_from_json(ctx: &mut Context, v: &Value) -> Result<TypeId, String> {
+    let tag = v
+        .get("#")
+        .and_then(Value::as_str)
+        .ok_or("a type needs a string \"#\" (its tag)")?;
+    if tag == NULL_TAG {
+        return Ok(Context::NULL_TYPE);
+    }
+    if let Some(d) = dtype_of(tag) {
+        return Ok(ctx.intern_type(Type::Opaque(d.short_name().to_string())));
+    }
+    let data = v.get("D").and_then(Value::as_array);
+    match tag {
+        DENSE_TENSOR => {
+            let bad = || "0.t_dtensor needs [element type, dims, layout, lod, offset]".to_string();
+            let d = data.filter(|d| d.len() == 5).ok_or_else(bad)?;
+            let etag = d[0].get("#").and_then(Value::as_str).ok_or_else(bad)?;
+            let dtype =
+                dtype_of(etag).ok_or_else(|| format!("element type `{etag}` is not supported"))?;
+            let shape = d[1]
+                .as_array()
+                .ok_or_else(bad)?
+                .iter()
+                .map(Value::as_i64)
+                .collect::<Option<Vec<i64>>>()
+                .ok_or_else(bad)?;
+            if shape.iter().any(|&x| x < -1) {
+                return Err(format!("bad tensor dimension in {shape:?}"));
+            }
+            let layout = d[2].as_str().ok_or_else(bad)?;
+            let lod_empty = d[3].as_array().is_some_and(|l| l.is_empty());
+            if layout != DEFAULT_LAYOUT || !lod_empty || d[4].as_i64() != Some(0) {
+                return Err(format!(
+                    "a tensor with layout {layout}, lod {} and offset {} cannot be kept: irw \
+                     supports only layout {DEFAULT_LAYOUT}, empty lod and offset 0",
+                    d[3], d[4]
+                ));
+            }
+            Ok(ctx.intern_type(Type::Tensor { shape, dtype }))
+        }
+        VECTOR => {
+            let items = data.ok_or("0.t_vec needs an array of types")?;
+            let tys = items
+                .iter()
+                .map(|t| type_from_json(ctx, t))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(ctx.intern_type(Type::Vec(tys)))
+        }
+        _ => Err(format!("type tag `{tag}` is not supported")),
+    }
+}
+
+/// Writes a type; the error says why it has no JSON form.
+pub fn type_to_json(ctx: &Context, t: TypeId) -> Result<Value, String> {
+    match ctx.ty(t) {
+        Type::Null => Ok(json!({"#": NULL_TAG})),
+        Type::Unknown => Err(
+            "its type is not known (a value the text form prints without \
+                              a type and nothing uses)"
+                .into(),
+        ),
+        Type::Tensor { shape, dtype } => Ok(json!({
+            "#": DENSE_TENSOR,
+            "D": [{"#": element_tag(*dtype)}, shape, DEFAULT_LAYOUT, [], 0]
+        })),
+        Type::Vec(items) => {
+            let d = items
+                .iter()
+                .map(|&i| type_to_json(ctx, i))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(json!({"#": VECTOR, "D": d}))
+        }
+        Type::Opaque(s) => match DType::from_short_name(s) {
+            Some(d) => Ok(json!({"#": element_tag(d)})),
+            None => Err(format!("type `{s}` has no JSON form in irw")),
+        },
+        Type::Dist { .. } => Err(format!(
+            "distributed type `{}` is not supported by irw's JSON writer",
+            ctx.type_text(t)
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tensors_and_vectors_round_trip() {
+        let mut ctx = Context::default();
+        for v in [
+            json!({"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[-1,8],"NCHW",[],0]}),
+            json!({"#":"0.t_dtensor","D":[{"#":"0.t_ui8"},[],"NCHW",[],0]}),
+            json!({"#":"0.t_vec","D":[{"#":"0.t_dtensor","D":[{"#":"0.t_i64"},[0],"NCHW",[],0]}]}),
+            json!({"#":"NULL"}),
+        ] {
+            let t = type_from_json(&mut ctx, &v).expect("reads");
+            assert_eq!(type_to_json(&ctx, t).expect("writes"), v);
+        }
+        let t = type_from_json(
+            &mut ctx,
+            &json!({"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[-1,8],"NCHW",[],0]}),
+        )
+        .expect("reads");
+        assert_eq!(ctx.type_text(t), "tensor<-1x8xf32>");
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_keep() {
+        let mut ctx = Context::default();
+        for v in [
+            json!({"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[4],"NHWC",[],0]}),
+            json!({"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[4],"NCHW",[]]}),
+            json!({"#":"1.t_selected_rows","D":[]}),
+            json!({"#":"0.t_dtensor","D":[{"#":"0.t_f99"},[4],"NCHW",[],0]}),
+        ] {
+            assert!(type_from_json(&mut ctx, &v).is_err(), "{v}");
+        }
+        assert!(type_to_json(&ctx, Context::UNKNOWN_TYPE).is_err());
+    }
+}

@@ -1,0 +1,407 @@
+//! Writing the IR as Paddle PIR JSON that Paddle 3.3.1's `deserialize_pir_program` loads and
+//! its executor runs (SPEC.md §11).
+//!
+//! - Header `{"magic":"pir","trainable":true,"version":4}`, one region, one block.
+//! - Ops `"<dialect id>.<name>"`; `builtin.parameter` in Paddle's compressed `"p"` form.
+//! - Value ids as Paddle numbers them: results `1, 2, ...` in write order over the whole program
+//!   (an op's results before the ops of its regions), block arguments `-1, -2, ...`, `0` for an
+//!   absent operand.
+//! - Every attribute with the tag the dialect table gives ([`super::attrs`]); `persistable` and
+//!   `stop_gradient` in `"OA"`.
+//! - Keyword arguments (the `@GRAD@MERGE` buffers): Paddle 3.3.1 cannot load block kwargs back
+//!   and the format cannot mark them persistable (SPEC.md §7), so each becomes the op
+//!   [`KWARG_AS_OP`] describes, named after it, persistable, first in the block, and its uses
+//!   refer to that op's result. Paddle's executor binds it by name to the variable the startup
+//!   program creates.
+//!
+//! Objects are built as `serde_json` maps, whose keys come out sorted, as Paddle's own writer
+//! (nlohmann) sorts them; the output is compact, as Paddle's is by default. Nothing is written
+//! anywhere until both programs have been converted, so a refusal leaves no partial file.
+
+use super::attrs::{attr_to_json, describe, tag_for, TagHints};
+use super::check::check_module;
+use super::types::type_to_json;
+use crate::diag::Diagnostic;
+use crate::dialect::paddle_json::{
+    AttrTag, Tag, ARRAY_TAG, DIALECT_IDS, KWARG_AS_OP, MAGIC, PARAMETER, PIR_VERSION, RESULT_ATTRS,
+};
+use crate::ir::{Attr, BlockId, Context, Module, OpId, Program, Type, ValueId, Which};
+use serde_json::{json, Map, Value};
+
+/// The JSON texts of a module: main, and startup if the module has one.
+#[derive(Debug, Clone)]
+pub struct JsonModule {
+    pub main: String,
+    pub startup: Option<String>,
+}
+
+/// Checks the module ([`super::check`]) and writes both programs.
+pub fn write_module(m: &Module, hints: &TagHints) -> Result<JsonModule, Diagnostic> {
+    check_module(m)?;
+    let main = write_program(&m.ctx, &m.main, hints, Which::Main)?;
+    let startup = match &m.startup {
+        Some(s) => Some(write_program(&m.ctx, s, hints, Which::Startup)?),
+        None => None,
+    };
+    Ok(JsonModule { main, startup })
+}
+
+/// Writes one program. `which` only names it in messages.
+pub fn write_program(
+    ctx: &Context,
+    p: &Program,
+    hints: &TagHints,
+    which: Which,
+) -> Result<String, Diagnostic> {
+    let mut w = Writer {
+        ctx,
+        p,
+        hints,
+        ids: vec![0; p.value_capacity()],
+        next_result: 1,
+        next_arg: -1,
+        regions: 0,
+        blocks: 0,
+        op_index: 0,
+    };
+    let region = w.region(&[p.top_block()]).map_err(|(op, msg)| {
+        let prog = program_name(which);
+        let what = match op {
+            Some((op, n)) => format!(
+                "cannot write the {prog} program as Paddle JSON: `{}` (op {n} of the {prog} program): {msg}",
+                ctx.str(p.op_name(op))
+            ),
+            None => format!("cannot write the {prog} program as Paddle JSON: {msg}"),
+        };
+        Diagnostic::error(what)
+    })?;
+    let doc = json!({
+        "base_code": {"magic": MAGIC, "trainable": true, "version": PIR_VERSION},
+        "program": {"regions": [region]}
+    });
+    Ok(doc.to_string())
+}
+
+pub(crate) fn program_name(which: Which) -> &'static str {
+    match which {
+        Which::Main => "main",
+        Which::Startup => "startup",
+    }
+}
+
+/// `pd_op.matmul` → `1.matmul`.
+pub(crate) fn compressed_name(name: &str) -> Result<String, String> {
+    let (dialect, rest) = name
+        .split_once('.')
+        .ok_or_else(|| format!("op name `{name}` has no dialect"))?;
+    let id = DIALECT_IDS
+        .iter()
+        .find(|(_, d)| *d == dialect)
+        .map(|(i, _)| *i)
+        .ok_or_else(|| format!("Paddle 3.3.1 cannot load ops of dialect `{dialect}`"))?;
+    Ok(format!("{id}.{rest}"))
+}
+
+/// An error: the op it is about (with its 1-based index in write order) and why.
+type WErr = (Option<(OpId, usize)>, String);
+
+struct Writer<'a> {
+    ctx: &'a Context,
+    p: &'a Program,
+    hints: &'a TagHints,
+    /// JSON id of each value (0 = not written yet).
+    ids: Vec<i64>,
+    next_result: i64,
+    next_arg: i64,
+    regions: usize,
+    blocks: usize,
+    op_index: usize,
+}
+
+fn named(name: &str, at: Value) -> Value {
+    json!({"N": name, "AT": at})
+}
+
+fn bool_array(items: &[bool]) -> Value {
+    let d: Vec<Value> = items
+        .iter()
+        .map(|b| json!({"#": "0.a_bool", "D": b}))
+        .collect();
+    json!({"#": ARRAY_TAG, "D": d})
+}
+
+impl Writer<'_> {
+    fn region(&mut self, blocks: &[BlockId]) -> Result<Value, WErr> {
+        let label = format!("region_{}", self.regions);
+        self.regions += 1;
+        let mut out = Vec::with_capacity(blocks.len());
+        for &b in blocks {
+            out.push(self.block(b)?);
+        }
+        Ok(json!({"#": label, "blocks": out}))
+    }
+
+    fn block(&mut self, b: BlockId) -> Result<Value, WErr> {
+        let label = format!("block_{}", self.blocks);
+        self.blocks += 1;
+        let mut args = Vec::new();
+        for a in self.p.block_args(b) {
+            let id = self.next_arg;
+            self.next_arg -= 1;
+            self.ids[a.value.index()] = id;
+            let tt = type_to_json(self.ctx, self.p.value_type(a.value))
+                .map_err(|m| (None, format!("a block argument: {m}")))?;
+            args.push(json!({"#": id, "TT": tt}));
+        }
+        let mut ops = Vec::with_capacity(self.p.block_len(b) + self.p.block_kwargs(b).len());
+        for k in self.p.block_kwargs(b) {
+            ops.push(self.kwarg_op(k)?);
+        }
+        for op in self.p.block_ops(b) {
+            self.op_index += 1;
+            ops.push(self.op(op)?);
+        }
+        Ok(json!({"#": label, "args": args, "ops": ops}))
+    }
+
+    fn define(&mut self, v: ValueId) -> i64 {
+        let id = self.next_result;
+        self.next_result += 1;
+        self.ids[v.index()] = id;
+        id
+    }
+
+    fn attr(&self, op: &str, key: &str, a: &Attr) -> Result<Value, String> {
+        let tag = tag_for(op, key, self.hints).ok_or_else(|| {
+            format!(
+                "no JSON type tag is known for attribute `{key}` of `{op}`; add it to ATTR_TAGS \
+                 in src/dialect/paddle_json.rs (Paddle's loader does not check tags and a wrong \
+                 one crashes its executor)"
+            )
+        })?;
+        let at = attr_to_json(a, tag).map_err(|why| {
+            format!(
+                "attribute `{key}` must be {} for Paddle (dialect table): {why}",
+                describe(tag)
+            )
+        })?;
+        Ok(named(key, at))
+    }
+
+    /// A keyword argument as a persistable op bound by name (module docs).
+    fn kwarg_op(&mut self, k: &crate::ir::Kwarg) -> Result<Value, WErr> {
+        let kop = &KWARG_AS_OP;
+        let name = self.ctx.str(k.name);
+        let fail = |m: String| (None, format!("keyword argument `{name}`: {m}"));
+        let ty = self.p.value_type(k.value);
+        let Type::Tensor { shape, dtype } = self.ctx.ty(ty) else {
+            return Err(fail(format!(
+                "its type `{}` is not a dense tensor",
+                self.ctx.type_text(ty)
+            )));
+        };
+        let place = self
+            .ctx
+            .attrs(k.attrs)
+            .get(kop.place_attr)
+            .cloned()
+            .unwrap_or_else(|| Attr::Word(kop.default_place.into()));
+        let attrs = [
+            (kop.name_attr, Attr::string(name)),
+            (
+                kop.shape_attr,
+                Attr::Array(shape.iter().map(|&d| Attr::Int(d)).collect()),
+            ),
+            (kop.dtype_attr, Attr::Word(dtype.attr_name().into())),
+            (kop.place_attr, place),
+        ];
+        let mut a = Vec::with_capacity(attrs.len());
+        for (key, v) in &attrs {
+            a.push(self.attr(kop.op, key, v).map_err(fail)?);
+        }
+        let tt = type_to_json(self.ctx, ty).map_err(fail)?;
+        let id = self.define(k.value);
+        Ok(json!({
+            "#": compressed_name(kop.op).map_err(fail)?,
+            "I": [],
+            "O": [{"%": id, "TT": tt}],
+            "A": a,
+            "OA": [named("persistable", bool_array(&[true])), named("stop_gradient", bool_array(&[true]))],
+        }))
+    }
+
+    fn operand_ids(&self, op: OpId) -> Result<Vec<Value>, String> {
+        let mut out = Vec::with_capacity(self.p.num_operands(op));
+        for (i, v) in self.p.operands(op).enumerate() {
+            let id = match v {
+                None => 0,
+                Some(v) => match self.ids[v.index()] {
+                    0 => {
+                        return Err(format!(
+                            "operand {i} is not defined before this op (Paddle would make it a \
+                             null operand and fail at run time)"
+                        ))
+                    }
+                    id => id,
+                },
+            };
+            out.push(json!({"%": id}));
+        }
+        Ok(out)
+    }
+
+    fn op(&mut self, op: OpId) -> Result<Value, WErr> {
+        let here = Some((op, self.op_index));
+        let name = self.ctx.str(self.p.op_name(op));
+        if name == PARAMETER.op {
+            return self.parameter(op).map_err(|m| (here, m));
+        }
+        let key = compressed_name(name).map_err(|m| (here, m))?;
+        let operands = self.operand_ids(op).map_err(|m| (here, m))?;
+        let n_results = self.p.num_results(op);
+        let mut results = Vec::with_capacity(n_results);
+        for (i, r) in self.p.results(op).enumerate() {
+            let tt = type_to_json(self.ctx, self.p.value_type(r))
+                .map_err(|m| (here, format!("result {i}: {m}")))?;
+            let id = self.define(r);
+            results.push(json!({"%": id, "TT": tt}));
+        }
+        let mut a = Vec::new();
+        let mut oa = Vec::new();
+        for (k, v) in &self.ctx.attrs(self.p.op_attrs(op)).entries {
+            if RESULT_ATTRS.contains(&k.as_ref()) {
+                let flags = result_flags(v, n_results)
+                    .map_err(|m| (here, format!("attribute `{k}` {m}")))?;
+                oa.push(named(k, bool_array(&flags)));
+            } else {
+                a.push(self.attr(name, k, v).map_err(|m| (here, m))?);
+            }
+        }
+        let mut obj = Map::new();
+        obj.insert("#".into(), json!(key));
+        obj.insert("I".into(), Value::Array(operands));
+        obj.insert("O".into(), Value::Array(results));
+        obj.insert("A".into(), Value::Array(a));
+        obj.insert("OA".into(), Value::Array(oa));
+        let regions = self.p.regions(op);
+        if !regions.is_empty() {
+            let mut rs = Vec::with_capacity(regions.len());
+            for &r in regions {
+                rs.push(self.region(self.p.region_blocks(r))?);
+            }
+            obj.insert("regions".into(), Value::Array(rs));
+        }
+        Ok(Value::Object(obj))
+    }
+
+    /// `builtin.parameter` in the compressed form (SPEC.md §3.1).
+    fn parameter(&mut self, op: OpId) -> Result<Value, String> {
+        let f = &PARAMETER;
+        if self.p.num_operands(op) != 0 || self.p.num_results(op) != 1 {
+            return Err("a parameter op has no operands and one result".into());
+        }
+        let dict = self.ctx.attrs(self.p.op_attrs(op));
+        let flag = |name: &str| -> Result<i64, String> {
+            let v = dict
+                .get(name)
+                .ok_or_else(|| format!("Paddle's parameter form needs attribute `{name}`"))?;
+            let b = v.as_bool().ok_or_else(|| {
+                format!(
+                    "attribute `{name}` must be [true] or [false], not `{}`",
+                    v.to_text()
+                )
+            })?;
+            Ok(i64::from(b))
+        };
+        let mut a = Vec::with_capacity(f.a_flags.len() + 1);
+        for name in f.a_flags {
+            a.push(json!(flag(name)?));
+        }
+        let pname = dict
+            .get(f.a_name)
+            .and_then(|v| v.as_str().map(|s| s.into_owned()))
+            .ok_or_else(|| format!("Paddle's parameter form needs a string `{}`", f.a_name))?;
+        a.push(json!(pname));
+        let mut oa = Vec::with_capacity(f.oa_flags.len());
+        for name in f.oa_flags {
+            oa.push(json!(flag(name)?));
+        }
+        let mut da = Vec::new();
+        let mut qa = Vec::new();
+        for (k, v) in &dict.entries {
+            let k = k.as_ref();
+            if f.a_flags.contains(&k) || f.oa_flags.contains(&k) || k == f.a_name {
+                continue;
+            }
+            if f.da.contains(&k) {
+                da.push(self.attr(f.op, k, v)?);
+            } else if f.qa.contains(&k) {
+                qa.push(self.attr(f.op, k, v)?);
+            } else {
+                return Err(format!(
+                    "Paddle's parameter form has no place for attribute `{k}` (Paddle's own \
+                     writer refuses it too)"
+                ));
+            }
+        }
+        let r = self.p.result(op, 0);
+        let tt = type_to_json(self.ctx, self.p.value_type(r))?;
+        let id = self.define(r);
+        Ok(json!({
+            "#": f.key, "A": a, "OA": oa, "DA": da, "QA": qa,
+            "O": {"%": id, "TT": tt},
+        }))
+    }
+}
+
+/// `persistable:[true,false]` → one flag per result.
+fn result_flags(v: &Attr, n_results: usize) -> Result<Vec<bool>, String> {
+    let tag = AttrTag::ArrayOf(Tag::Bool);
+    let items = v.as_array().ok_or_else(|| {
+        format!(
+            "must be {} (one per result), not `{}`",
+            describe(tag),
+            v.to_text()
+        )
+    })?;
+    if items.len() != n_results {
+        return Err(format!(
+            "has {} entries for {n_results} results: `{}`",
+            items.len(),
+            v.to_text()
+        ));
+    }
+    items
+        .iter()
+        .map(|b| match b {
+            Attr::Bool(b) => Ok(*b),
+            _ => Err(format!("must hold only true/false, not `{}`", v.to_text())),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_compress_to_dialect_ids() {
+        assert_eq!(
+            compressed_name("pd_op.matmul").ok(),
+            Some("1.matmul".into())
+        );
+        assert_eq!(
+            compressed_name("builtin.set_parameter").ok(),
+            Some("0.set_parameter".into())
+        );
+        assert!(compressed_name("onednn_op.matmul").is_err());
+    }
+
+    #[test]
+    fn result_flags_must_match_the_results() {
+        let a = Attr::Array(vec![Attr::Bool(true), Attr::Bool(false)]);
+        assert_eq!(result_flags(&a, 2).ok(), Some(vec![true, false]));
+        assert!(result_flags(&a, 1).is_err());
+        assert!(result_flags(&Attr::Bool(true), 1).is_err());
+    }
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Paddle interop check: Paddle 3.3.1 saves its programs as PIR JSON, irw reads, rewrites and writes
+# them, and Paddle loads and trains irw's output (see tests/interop/paddle_interop.py for the
+# steps). Not run by CI: it downloads paddlepaddle (~200 MB) from PyPI.
+#
+#   tests/interop/paddle.sh            # venv in target/interop-venv (reused), work dir in a tmpdir
+#
+# Environment: IRW_INTEROP_VENV (venv directory), IRW_FIXTURES (default ../shared/fixtures),
+# PYTHON (interpreter for the venv, default python3), CARGO_TARGET_DIR (as for cargo).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+venv="${IRW_INTEROP_VENV:-$repo/target/interop-venv}"
+fixtures="${IRW_FIXTURES:-$repo/../shared/fixtures}"
+python="${PYTHON:-python3}"
+
+if [ ! -d "$fixtures/paddle" ] || [ ! -d "$fixtures/paddle-json" ]; then
+    echo "paddle.sh: fixtures not found in $fixtures (set IRW_FIXTURES)" >&2
+    exit 2
+fi
+
+if [ ! -x "$venv/bin/python" ]; then
+    echo "== creating venv $venv"
+    "$python" -m venv "$venv"
+fi
+if ! "$venv/bin/python" -c 'import paddle, sys; sys.exit(paddle.__version__ != "3.3.1")' 2>/dev/null; then
+    echo "== pip install paddlepaddle==3.3.1"
+    "$venv/bin/pip" install --quiet "paddlepaddle==3.3.1"
+fi
+
+echo "== cargo build"
+(cd "$repo" && cargo build --quiet --bin irw)
+target="${CARGO_TARGET_DIR:-$repo/target}"
+irw="$target/debug/irw"
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+"$venv/bin/python" "$repo/tests/interop/paddle_interop.py" \
+    --irw "$irw" --repo "$repo" --fixtures "$fixtures" --work "$work" 2>&1 \
+    | grep -v -e '^W[0-9]\{4\} ' -e 'warnings.warn' -e 'UserWarning' -e "^I[0-9]\{4\} "
+exit "${PIPESTATUS[0]}"
