@@ -65,6 +65,26 @@ pub fn parse_set(arg: &str) -> Result<(String, String), Diagnostic> {
     }
 }
 
+/// Largest rule file irw reads: rule files are hand-written and small; the bound keeps
+/// `import "/dev/zero"` from exhausting memory.
+pub const MAX_RULE_FILE_BYTES: u64 = 4 << 20;
+
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_RULE_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_RULE_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it is larger than {} MiB",
+            MAX_RULE_FILE_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8"))
+}
+
 #[derive(Default)]
 struct Loader {
     sources: Vec<SourceFile>,
@@ -108,7 +128,7 @@ impl Loader {
             }
             return Ok(i);
         }
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = read_bounded(path).map_err(|e| {
             let msg = format!("cannot read rule file `{}`: {e}", path.display());
             match from {
                 Some((f, span)) => Diagnostic::at(&self.sources[f], span.0, msg)
