@@ -1,12 +1,15 @@
 //! Golden tests: each file under `tests/golden/` is one case, run through the real binary.
 //!
 //! Header lines in the case file:
-//! - `// RUN: irw ARGS` — the command; `%s` is the case file, `%S` its directory. Paths are
-//!   relative to the repository root.
+//! - `// RUN: irw ARGS` — the command; `%s` is the case file, `%S` its directory, `%t` a fresh
+//!   temporary directory for the case. Paths are relative to the repository root. A case may
+//!   have several RUN lines: they run in order, every one but the last must exit with 0 (write
+//!   what the next one reads with `-o %t/NAME`), and everything below applies to the last one.
 //! - `// EXIT: N` — the expected exit code (default 0).
 //! - `// CHECK: text`, `// CHECK-NEXT: text`, `// CHECK-SAME: text`, `// CHECK-NOT: text`,
 //!   `// CHECK-UNORDERED: text` — FileCheck-style directives (the `filecheck` crate) matched
 //!   against standard output; `// CHECK-ERR...:` the same against standard error.
+//!   `// REGEX: NAME=regex` defines `$NAME` for the patterns of both (`$(x=$NAME)` binds `$x`).
 //! - `// EXPECT: text` — standard error must contain `text`. A `.rw` case without a RUN line is a
 //!   bad rule file: it runs as `irw --rules %s ../shared/fixtures/paddle/before.ir` and must
 //!   exit with code 1 (unless `EXIT` says otherwise).
@@ -19,7 +22,8 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 
 struct Case {
-    args: Vec<String>,
+    /// One argument list per RUN line; the last one is checked.
+    runs: Vec<Vec<String>>,
     exit: Option<i32>,
     expect: Vec<String>,
     /// A bad rule file run with the default command.
@@ -44,7 +48,7 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
     let rel = path.strip_prefix(root()).unwrap_or(path);
     let dir = rel.parent().unwrap_or(Path::new("."));
     let mut case = Case {
-        args: vec![],
+        runs: vec![],
         exit: None,
         expect: vec![],
         bad_rules: false,
@@ -66,15 +70,22 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
                 if words.next() != Some("irw") {
                     return Err("RUN must start with `irw`".into());
                 }
-                case.args = words
-                    .map(|w| {
-                        w.replace("%s", &rel.to_string_lossy())
-                            .replace("%S", &dir.to_string_lossy())
-                    })
-                    .collect();
+                case.runs.push(
+                    words
+                        .map(|w| {
+                            w.replace("%s", &rel.to_string_lossy())
+                                .replace("%S", &dir.to_string_lossy())
+                        })
+                        .collect(),
+                );
             }
             "EXIT" => case.exit = Some(val.trim().parse().map_err(|_| "bad EXIT")?),
             "EXPECT" => case.expect.push(val.trim().to_string()),
+            "REGEX" => {
+                let d = format!("regex: {}", val.trim());
+                case.out_checks.push(d.clone());
+                case.err_checks.push(d);
+            }
             k => {
                 if let Some(d) = directive(k) {
                     case.out_checks.push(format!("{d} {val}"));
@@ -87,16 +98,16 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
             }
         }
     }
-    if case.args.is_empty() && path.extension().is_some_and(|e| e == "rw") {
-        case.args = vec![
+    if case.runs.is_empty() && path.extension().is_some_and(|e| e == "rw") {
+        case.runs = vec![vec![
             "--rules".into(),
             rel.to_string_lossy().into_owned(),
             "../shared/fixtures/paddle/before.ir".into(),
-        ];
+        ]];
         case.exit.get_or_insert(1);
         case.bad_rules = true;
     }
-    if case.args.is_empty() {
+    if case.runs.is_empty() {
         return Err("no `// RUN: irw ...` line".into());
     }
     Ok(case)
@@ -123,7 +134,26 @@ fn filecheck(directives: &[String], text: &str, what: &str) -> Result<(), Failed
 
 fn run_case(path: PathBuf) -> Result<(), Failed> {
     let case = parse_case(&path)?;
-    let out = run_irw(&case.args);
+    let tmp = tempfile::tempdir()?;
+    let tmp_path = tmp.path().to_string_lossy().into_owned();
+    let n = case.runs.len();
+    let mut out = None;
+    for (i, args) in case.runs.iter().enumerate() {
+        let args: Vec<String> = args.iter().map(|a| a.replace("%t", &tmp_path)).collect();
+        let o = run_irw(&args);
+        if i + 1 < n && !o.status.success() {
+            return Err(format!(
+                "RUN line {} (`irw {}`) failed with {:?}:\n{}",
+                i + 1,
+                args.join(" "),
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr)
+            )
+            .into());
+        }
+        out = Some(o);
+    }
+    let out = out.ok_or("no RUN line")?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("panicked") {

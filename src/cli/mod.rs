@@ -215,6 +215,15 @@ pub fn load_module_with_hints(
     input: &str,
     startup: Option<&str>,
 ) -> Result<(Module, json::TagHints), Diagnostic> {
+    load_module_full(input, startup).map(|(m, h, _)| (m, h))
+}
+
+/// [`load_module_with_hints`], also returning INPUT's text (so `--trace` can point at its
+/// lines).
+pub fn load_module_full(
+    input: &str,
+    startup: Option<&str>,
+) -> Result<(Module, json::TagHints, crate::SourceFile), Diagnostic> {
     let src = read_source(input)?;
     let mut hints = json::TagHints::default();
     let mut module = if json::looks_like_json(&src.text) {
@@ -244,7 +253,7 @@ pub fn load_module_with_hints(
         };
         return Err(e.to_diagnostic(&module, src));
     }
-    Ok((module, hints))
+    Ok((module, hints, src))
 }
 
 /// Loads the rule files named on the command line, with their `--set` values. All errors in
@@ -265,12 +274,22 @@ pub fn apply_rules(
     rules: &crate::rules::RuleSet,
     args: &RewriteArgs,
 ) -> Result<(), Diagnostic> {
+    apply_rules_to(module, None, rules, args)
+}
+
+/// [`apply_rules`] on a module read from `input`: `--trace` lines show the input's lines.
+pub fn apply_rules_to(
+    module: &mut Module,
+    input: Option<&crate::SourceFile>,
+    rules: &crate::rules::RuleSet,
+    args: &RewriteArgs,
+) -> Result<(), Diagnostic> {
     let opts = crate::rewrite::Options {
         trace: args.trace,
         ..Default::default()
     };
     let stats = crate::rewrite::apply(module, rules, &opts)?;
-    for l in &stats.trace {
+    for l in stats.trace_lines(input) {
         eprintln!("{l}");
     }
     if args.stats {
@@ -300,11 +319,11 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
         Some(load_rules(args)?)
     };
     let t0 = Instant::now();
-    let (mut module, hints) = load_module_with_hints(input, args.startup.as_deref())?;
+    let (mut module, hints, src) = load_module_full(input, args.startup.as_deref())?;
     let t_parse = t0.elapsed();
     let t1 = Instant::now();
     if let Some(rules) = &rules {
-        apply_rules(&mut module, rules, args)?;
+        apply_rules_to(&mut module, Some(&src), rules, args)?;
     }
     let t_rewrite = t1.elapsed();
     let t2 = Instant::now();

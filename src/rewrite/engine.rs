@@ -1,19 +1,20 @@
 //! The worklist driver and the actions of structural rules. See the module docs of
 //! [`crate::rewrite`] for the algorithm and its invariants.
 
-use super::matcher::{Compiled, Match, Searcher};
-use super::runtime::{as_op, as_value, op_role, Bindings, RtEnv};
-use super::{Options, PhaseStats, RuleStats, Stats};
+use super::matcher::{memo_key, Compiled, Match, Memo, Searcher};
+use super::runtime::{as_op, as_value, Bindings, Caches, RtEnv};
+use super::{Options, PhaseStats, RuleStats, Stats, TraceEntry, TracedOp};
 use crate::diag::Diagnostic;
-use crate::dialect::{Dialect, ResultRule};
+use crate::dialect::{Dialect, OpSpec, ResultRule};
 use crate::ir::{
-    Attr, AttrDict, BlockId, Context, Module, OpId, OpSyntax, Type, TypeId, ValueDef, ValueId,
-    Which,
+    Attr, AttrDict, AttrId, BlockId, Context, Module, OpId, OpSyntax, Sym, Type, TypeId, ValueDef,
+    ValueId, Which,
 };
-use crate::rules::ast::{Action, Build, Expr, Ident, InsertPoint, OperandSel, Rule, Span};
+use crate::rules::ast::{Action, Build, Expr, Ident, InsertPoint, OperandSel, Rule, Span, StrPart};
 use crate::rules::eval::{eval, eval_str, EvalError};
 use crate::rules::{LoadedRule, RuleSet, Val, ROLE_ATTR, STAGES};
-use std::collections::{HashMap, HashSet, VecDeque};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::VecDeque;
 use std::time::Instant;
 
 /// The op that publishes a persistable value of the startup program under a name (Paddle's
@@ -28,10 +29,12 @@ const KWARG_ATTRS: &[(&str, &str)] = &[("place", "Place(cpu)"), ("persistable", 
 /// application cap).
 pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Stats, Diagnostic> {
     let mut stats = Stats::default();
+    let mut eng = Engine::new(module, rules);
     for phase in &rules.phases {
         let start = Instant::now();
-        super::equational::run_phase(module, rules, phase, &mut stats.egraph)?;
-        let mut eng = Engine::new(module, rules);
+        // Equational rules first (the e-graph rebuilds the program: markers found after).
+        super::equational::run_phase(eng.m, rules, phase, &mut stats.egraph)?;
+        eng.find_markers();
         let mut compiled = Vec::new();
         for (i, lr) in phase.rules.iter().enumerate() {
             match &lr.rule {
@@ -56,17 +59,25 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         } else {
             opts.max_applications
         };
-        let mut work: VecDeque<OpId> = eng.m.main.walk().into();
-        let mut queued: HashSet<OpId> = work.iter().copied().collect();
-        let mut memo: HashSet<(usize, Vec<OpId>)> = HashSet::new();
+        // The worklist starts with every op some rule of the phase can be rooted at, in program
+        // order; `queued` (indexed by op) keeps an op on it at most once.
+        let mut queued = vec![false; eng.m.main.op_capacity()];
+        let mut work: VecDeque<OpId> = VecDeque::new();
+        for op in eng.m.main.walk() {
+            if compiled
+                .iter()
+                .any(|(_, c)| c.root_accepts(eng.m, &mut eng.cache, op))
+            {
+                queued[op.index()] = true;
+                work.push_back(op);
+            }
+        }
+        let mut memo = Memo::default();
         let mut applied: u64 = 0;
         while let Some(op) = work.pop_front() {
-            queued.remove(&op);
-            if !eng.m.main.is_live(op) {
-                continue;
-            }
+            queued[op.index()] = false;
             for (k, (ri, c)) in compiled.iter().enumerate() {
-                if !eng.m.main.is_live(op) || !c.root_accepts(eng.m, op) {
+                if !eng.m.main.is_live(op) || !c.root_accepts(eng.m, &mut eng.cache, op) {
                     continue;
                 }
                 let lr = &phase.rules[*ri];
@@ -75,6 +86,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                     rules,
                     c,
                     memo: &memo,
+                    cache: &mut eng.cache,
                     rule_index: *ri,
                     matches: 0,
                 };
@@ -82,13 +94,9 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 stats.rules[first_stat + k].matches += s.matches;
                 let Some(mt) = found else { continue };
                 if opts.trace {
-                    let name = eng.m.ctx.str(eng.m.main.op_name(op)).to_string();
-                    stats.trace.push(format!(
-                        "rule {} ({}:{}) on main op #{} \"{}\"",
-                        c.rule.name.name, rules.sources[lr.file].name, lr.line, op.0, name
-                    ));
+                    stats.trace.push(trace_entry(eng.m, rules, lr, &mt.ops));
                 }
-                memo.insert((*ri, mt.ops.clone()));
+                memo.insert(memo_key(*ri, &mt.ops));
                 let touched = eng.run(
                     lr,
                     c.rule.clauses.iter().filter_map(|cl| match cl {
@@ -116,8 +124,12 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                         .with_note(format!("most applied: {}", list.join("; ")))
                         .with_hint("a rule should remove what it matches, or add something its pattern then excludes"));
                 }
+                if queued.len() < eng.m.main.op_capacity() {
+                    queued.resize(eng.m.main.op_capacity(), false);
+                }
                 for t in touched.into_iter().chain(std::iter::once(op)) {
-                    if eng.m.main.is_live(t) && queued.insert(t) {
+                    if eng.m.main.is_live(t) && !queued[t.index()] {
+                        queued[t.index()] = true;
                         work.push_back(t);
                     }
                 }
@@ -130,6 +142,23 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         });
     }
     Ok(stats)
+}
+
+/// One `--trace` entry: the rule, where it is written, and the op(s) it matched, recorded
+/// before the rule's actions change them.
+fn trace_entry(m: &Module, rules: &RuleSet, lr: &LoadedRule, ops: &[OpId]) -> TraceEntry {
+    TraceEntry {
+        rule: lr.rule.name().name.clone(),
+        location: format!("{}:{}", rules.sources[lr.file].name, lr.line),
+        ops: ops
+            .iter()
+            .map(|&o| TracedOp {
+                name: m.ctx.str(m.main.op_name(o)).to_string(),
+                index: o.0,
+                offset: m.main.position(o),
+            })
+            .collect(),
+    }
 }
 
 fn eval_diag(rules: &RuleSet, lr: &LoadedRule, e: EvalError) -> Diagnostic {
@@ -149,10 +178,47 @@ struct Engine<'a> {
     m: &'a mut Module,
     rules: &'a RuleSet,
     /// Per stage: the first and last op of the top block with that role (markers).
-    stage_first: HashMap<i64, OpId>,
-    stage_last: HashMap<i64, OpId>,
+    stage_first: FxHashMap<i64, OpId>,
+    stage_last: FxHashMap<i64, OpId>,
     /// Keyword arguments of main by name.
-    kwargs: HashMap<String, ValueId>,
+    kwargs: FxHashMap<Sym, ValueId>,
+    /// Roles and effect classes by interned id.
+    cache: Caches,
+    /// Per op a rule builds: its name, dialect entry, and the attributes that do not depend on
+    /// the match (evaluated once).
+    builds: FxHashMap<*const Build, BuildInfo>,
+    /// Interned attribute dictionaries of built ops by (build, match-dependent attributes): a
+    /// rule applied 10^4 times builds the same few dictionaries, so they are made and hashed
+    /// once, not once per application.
+    dicts: FxHashMap<(*const Build, Vec<Attr>), AttrId>,
+    /// `{place:Place(cpu),persistable:true}` of a state's keyword argument, once interned.
+    kwarg_attrs: Option<AttrId>,
+    /// The op the current application's first pattern matched (for `error` messages).
+    matched: Option<OpId>,
+}
+
+struct BuildInfo {
+    sym: Sym,
+    spec: Option<&'static OpSpec>,
+    /// Per attribute of the build: its value when it does not depend on the match.
+    fixed: Vec<Option<Attr>>,
+}
+
+/// Whether an expression's value is the same for every match: no program values, captures,
+/// queries or builds in it (parameters are fixed for a run).
+fn is_fixed(e: &Expr) -> bool {
+    match e {
+        Expr::Int(..) | Expr::Float(..) | Expr::Bool(..) | Expr::Place(..) | Expr::Ident(_) => true,
+        Expr::Str(s) => s.parts.iter().all(|p| match p {
+            StrPart::Lit(_) => true,
+            StrPart::Expr(e) => is_fixed(e),
+        }),
+        Expr::List(v, _) => v.iter().all(is_fixed),
+        Expr::Unary { e, .. } => is_fixed(e),
+        Expr::Binary { l, r, .. } => is_fixed(l) && is_fixed(r),
+        Expr::If { c, t, e, .. } => is_fixed(c) && is_fixed(t) && is_fixed(e),
+        Expr::Value(_) | Expr::Capture(_) | Expr::Call { .. } | Expr::Build(_) => false,
+    }
 }
 
 /// What an application did, for the worklist and the rule-bug check.
@@ -165,36 +231,53 @@ struct Effects {
 impl<'a> Engine<'a> {
     fn new(m: &'a mut Module, rules: &'a RuleSet) -> Self {
         let top = m.main.top_block();
-        let mut stage_first = HashMap::new();
-        let mut stage_last = HashMap::new();
-        for op in m.main.block_ops(top) {
-            if let Some(r) = op_role(m, op) {
-                stage_first.entry(r).or_insert(op);
-                stage_last.insert(r, op);
-            }
-        }
         let kwargs = m
             .main
             .block_kwargs(top)
             .iter()
-            .map(|k| (m.ctx.str(k.name).to_string(), k.value))
+            .map(|k| (k.name, k.value))
             .collect();
         Engine {
             m,
             rules,
-            stage_first,
-            stage_last,
+            stage_first: FxHashMap::default(),
+            stage_last: FxHashMap::default(),
             kwargs,
+            cache: Caches::default(),
+            builds: FxHashMap::default(),
+            dicts: FxHashMap::default(),
+            kwarg_attrs: None,
+            matched: None,
         }
     }
 
-    fn run<'r>(
+    /// Finds the first and last op of each stage (once per phase: one pass over the block).
+    fn find_markers(&mut self) {
+        self.stage_first.clear();
+        self.stage_last.clear();
+        let top = self.m.main.top_block();
+        let mut cur = self.m.main.first_op(top);
+        while let Some(op) = cur {
+            if let Some(r) = self.cache.role(self.m, op) {
+                self.stage_first.entry(r).or_insert(op);
+                self.stage_last.insert(r, op);
+            }
+            cur = self.m.main.next_op(op);
+        }
+    }
+
+    fn role(&mut self, op: OpId) -> Option<i64> {
+        self.cache.role(self.m, op)
+    }
+
+    fn run(
         &mut self,
-        lr: &LoadedRule,
-        actions: impl Iterator<Item = &'r Action>,
-        mt: Match,
+        lr: &'a LoadedRule,
+        actions: impl Iterator<Item = &'a Action>,
+        mt: Match<'a>,
     ) -> Result<Vec<OpId>, Diagnostic> {
         let mut b = mt.bindings;
+        self.matched = mt.ops.first().copied();
         let mut fx = Effects::default();
         for a in actions {
             self.action(lr, a, &mut b, &mut fx)?;
@@ -210,23 +293,29 @@ impl<'a> Engine<'a> {
         Ok(fx.touched)
     }
 
-    fn eval(&mut self, lr: &LoadedRule, b: &mut Bindings, e: &Expr) -> Result<Val, Diagnostic> {
+    fn eval(
+        &mut self,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        e: &Expr,
+    ) -> Result<Val, Diagnostic> {
         let mut env = RtEnv {
             m: self.m,
             rules: self.rules,
             b,
+            cache: &mut self.cache,
         };
         eval(&mut env, e).map_err(|er| eval_diag(self.rules, lr, er))
     }
 
-    fn err(&self, lr: &LoadedRule, span: Span, msg: impl Into<String>) -> Diagnostic {
+    fn err(&self, lr: &'a LoadedRule, span: Span, msg: impl Into<String>) -> Diagnostic {
         Diagnostic::at(&self.rules.sources[lr.file], span.0, msg)
     }
 
     fn value_of(
         &mut self,
-        lr: &LoadedRule,
-        b: &mut Bindings,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
         e: &Expr,
     ) -> Result<Option<ValueId>, Diagnostic> {
         let v = self.eval(lr, b, e)?;
@@ -241,13 +330,12 @@ impl<'a> Engine<'a> {
 
     fn op_of(
         &mut self,
-        lr: &LoadedRule,
-        b: &mut Bindings,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
         name: &Ident,
     ) -> Result<OpId, Diagnostic> {
         let v = b
-            .values
-            .get(&name.name)
+            .value(&name.name)
             .cloned()
             .ok_or_else(|| self.err(lr, name.span, format!("`{}` is not bound", name.name)))?;
         as_op(self.m, &v).ok_or_else(|| {
@@ -261,15 +349,15 @@ impl<'a> Engine<'a> {
 
     fn action(
         &mut self,
-        lr: &LoadedRule,
-        a: &Action,
-        b: &mut Bindings,
+        lr: &'a LoadedRule,
+        a: &'a Action,
+        b: &mut Bindings<'a>,
         fx: &mut Effects,
     ) -> Result<(), Diagnostic> {
         match a {
             Action::Let { name, value, .. } => {
                 let v = self.eval(lr, b, value)?;
-                b.captures.insert(name.name.clone(), v);
+                b.set_capture(&name.name, v);
             }
             Action::If {
                 cond, then, els, ..
@@ -294,11 +382,24 @@ impl<'a> Engine<'a> {
                     m: self.m,
                     rules: self.rules,
                     b,
+                    cache: &mut self.cache,
                 };
                 let msg = eval_str(&mut env, message).map_err(|e| eval_diag(self.rules, lr, e))?;
+                let on = match self.matched {
+                    Some(o) => format!(
+                        " on main op #{} \"{}\"{}",
+                        o.0,
+                        self.m.ctx.str(self.m.main.op_name(o)),
+                        match self.m.main.position(o) {
+                            Some(off) => format!(" (input byte {off})"),
+                            None => String::new(),
+                        }
+                    ),
+                    None => String::new(),
+                };
                 return Err(self
                     .err(lr, *span, msg)
-                    .with_note(format!("raised by rule `{}`", lr.rule.name().name)));
+                    .with_note(format!("raised by rule `{}`{on}", lr.rule.name().name)));
             }
             Action::State {
                 bind,
@@ -327,7 +428,8 @@ impl<'a> Engine<'a> {
                         ))
                     }
                 };
-                let v = match self.kwargs.get(&n) {
+                let known = self.m.ctx.syms.lookup(&n).and_then(|s| self.kwargs.get(&s));
+                let v = match known {
                     Some(v) => *v,
                     None => {
                         let v = self.create_state(lr, b, &n, t, init, *span)?;
@@ -335,7 +437,7 @@ impl<'a> Engine<'a> {
                         v
                     }
                 };
-                b.values.insert(bind.name.clone(), Val::Value(v));
+                b.set_value(&bind.name, Val::Value(v));
             }
             Action::Insert { at, build, .. } => {
                 let stage = match at {
@@ -345,7 +447,7 @@ impl<'a> Engine<'a> {
                 let mut cur = self.cursor(lr, b, at)?;
                 let op = self.build(lr, b, build, &mut cur, fx)?;
                 if let (Some(s), Cursor::After(last)) = (stage, cur) {
-                    if op_role(self.m, last) == Some(s) {
+                    if self.cache.role(self.m, last) == Some(s) {
                         self.stage_last.insert(s, last);
                     }
                 }
@@ -376,16 +478,17 @@ impl<'a> Engine<'a> {
                         self.err(lr, e.span(), "cannot replace by an absent operand")
                     })?,
                 };
-                let created: HashSet<OpId> = fx.touched[before..].iter().copied().collect();
+                let created = &fx.touched[before..];
                 let stage = only_in_stage.as_ref().map(stage_of);
-                let m = &*self.m;
-                let users: Vec<OpId> = m.main.uses(old).map(|u| u.op).collect();
-                let keep: HashSet<OpId> = users
-                    .into_iter()
-                    .filter(|u| {
-                        !created.contains(u) && stage.is_none_or(|s| op_role(m, *u) == Some(s))
-                    })
-                    .collect();
+                let users: Vec<OpId> = self.m.main.uses(old).map(|u| u.op).collect();
+                let mut keep: FxHashSet<OpId> = FxHashSet::default();
+                for u in users {
+                    if !created.contains(&u)
+                        && stage.is_none_or(|s| self.cache.role(self.m, u) == Some(s))
+                    {
+                        keep.insert(u);
+                    }
+                }
                 let mut n = 0;
                 self.m.main.replace_uses_where(old, new, |u| {
                     let k = keep.contains(&u.op);
@@ -531,7 +634,12 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    fn first_result(&self, lr: &LoadedRule, op: OpId, span: Span) -> Result<ValueId, Diagnostic> {
+    fn first_result(
+        &self,
+        lr: &'a LoadedRule,
+        op: OpId,
+        span: Span,
+    ) -> Result<ValueId, Diagnostic> {
         if self.m.main.num_results(op) == 0 {
             return Err(self.err(lr, span, "this op has no result to use as a value"));
         }
@@ -544,15 +652,17 @@ impl<'a> Engine<'a> {
         self.stage_last.retain(|_, o| *o != op);
     }
 
-    fn marker_ok(&self, op: OpId, stage: i64) -> bool {
+    fn marker_ok(&mut self, op: OpId, stage: i64) -> bool {
         let p = &self.m.main;
-        p.is_live(op) && p.op_block(op) == Some(p.top_block()) && op_role(self.m, op) == Some(stage)
+        p.is_live(op)
+            && p.op_block(op) == Some(p.top_block())
+            && self.cache.role(self.m, op) == Some(stage)
     }
 
     fn cursor(
         &mut self,
-        lr: &LoadedRule,
-        b: &mut Bindings,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
         at: &InsertPoint,
     ) -> Result<Cursor, Diagnostic> {
         let top = self.m.main.top_block();
@@ -589,22 +699,19 @@ impl<'a> Engine<'a> {
             },
             InsertPoint::StageEnd(s) => {
                 let st = stage_of(s);
-                let mk = self
-                    .stage_last
-                    .get(&st)
-                    .copied()
-                    .filter(|o| self.marker_ok(*o, st));
-                let mk = mk.or_else(|| {
+                let mut mk = self.stage_last.get(&st).copied();
+                if mk.is_none_or(|o| !self.marker_ok(o, st)) {
                     // Rare: the marker moved away. Find the last op of the stage again.
+                    mk = None;
                     let mut cur = self.m.main.last_op(top);
                     while let Some(o) = cur {
-                        if op_role(self.m, o) == Some(st) {
-                            return Some(o);
+                        if self.role(o) == Some(st) {
+                            mk = Some(o);
+                            break;
                         }
                         cur = self.m.main.prev_op(o);
                     }
-                    None
-                });
+                }
                 match mk {
                     Some(o) => {
                         self.stage_last.insert(st, o);
@@ -615,17 +722,18 @@ impl<'a> Engine<'a> {
             }
             InsertPoint::StageStart(s) => {
                 let st = stage_of(s);
-                let mk = self
-                    .stage_first
-                    .get(&st)
-                    .copied()
-                    .filter(|o| self.marker_ok(*o, st));
-                let mk = mk.or_else(|| {
-                    self.m
-                        .main
-                        .block_ops(top)
-                        .find(|o| op_role(self.m, *o) == Some(st))
-                });
+                let mut mk = self.stage_first.get(&st).copied();
+                if mk.is_none_or(|o| !self.marker_ok(o, st)) {
+                    mk = None;
+                    let mut cur = self.m.main.first_op(top);
+                    while let Some(o) = cur {
+                        if self.role(o) == Some(st) {
+                            mk = Some(o);
+                            break;
+                        }
+                        cur = self.m.main.next_op(o);
+                    }
+                }
                 match mk {
                     Some(o) => {
                         self.stage_first.insert(st, o);
@@ -656,21 +764,20 @@ impl<'a> Engine<'a> {
     /// Builds an op (and, first, the ops nested in its operands) at `cur`, in main.
     fn build(
         &mut self,
-        lr: &LoadedRule,
-        b: &mut Bindings,
-        bd: &Build,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        bd: &'a Build,
         cur: &mut Cursor,
         fx: &mut Effects,
     ) -> Result<OpId, Diagnostic> {
-        let (name, operands, attrs) = self.build_parts(lr, b, bd, Which::Main, cur, fx)?;
-        let types = self.result_types(lr, bd, &name, &operands, attrs, Which::Main)?;
-        let sym = self.m.ctx.sym(&name);
+        let (sym, operands, attrs) = self.build_parts(lr, b, bd, Which::Main, cur, fx)?;
+        let types = self.result_types(lr, bd, &operands, attrs, Which::Main)?;
         let op = self
             .m
             .main
             .create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
         self.place(cur, op);
-        if let Some(r) = op_role(self.m, op) {
+        if let Some(r) = self.role(op) {
             // Keep the stage markers right when a build lands at a stage's edge.
             if let Some(&last) = self.stage_last.get(&r) {
                 if self.m.main.prev_op(op) == Some(last) {
@@ -679,29 +786,71 @@ impl<'a> Engine<'a> {
             }
         }
         if let Some(bind) = &bd.bind {
-            b.values.insert(bind.name.clone(), Val::Op(op));
+            b.set_value(&bind.name, Val::Op(op));
         }
         fx.edits += 1;
         fx.touched.push(op);
         Ok(op)
     }
 
+    /// The name, dialect entry and match-independent attributes of a build, computed on its
+    /// first use.
+    fn build_info(
+        &mut self,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        bd: &'a Build,
+    ) -> Result<&BuildInfo, Diagnostic> {
+        let key: *const Build = bd;
+        if !self.builds.contains_key(&key) {
+            let sym = self.m.ctx.sym(&bd.op.name.name);
+            let spec = if bd.op.quoted {
+                None
+            } else {
+                Dialect::get().spec(&bd.op.name.name)
+            };
+            let mut fixed = Vec::with_capacity(bd.attrs.len());
+            for (_, e) in &bd.attrs {
+                fixed.push(if is_fixed(e) {
+                    Some(self.attr_value(lr, b, e)?)
+                } else {
+                    None
+                });
+            }
+            self.builds.insert(key, BuildInfo { sym, spec, fixed });
+        }
+        Ok(&self.builds[&key])
+    }
+
+    fn attr_value(
+        &mut self,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        e: &'a Expr,
+    ) -> Result<Attr, Diagnostic> {
+        let v = self.eval(lr, b, e)?;
+        v.to_attr().ok_or_else(|| {
+            self.err(
+                lr,
+                e.span(),
+                format!("an attribute cannot hold a {}", v.kind()),
+            )
+        })
+    }
+
     fn build_parts(
         &mut self,
-        lr: &LoadedRule,
-        b: &mut Bindings,
-        bd: &Build,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        bd: &'a Build,
         which: Which,
         cur: &mut Cursor,
         fx: &mut Effects,
-    ) -> Result<(String, Vec<Option<ValueId>>, crate::ir::AttrId), Diagnostic> {
-        let name = bd.op.name.name.clone();
-        let spec = if bd.op.quoted {
-            None
-        } else {
-            Dialect::get().spec(&name)
-        };
-        let mut operands: Vec<Option<ValueId>> = Vec::new();
+    ) -> Result<(Sym, Vec<Option<ValueId>>, AttrId), Diagnostic> {
+        let info = self.build_info(lr, b, bd)?;
+        let (sym, spec) = (info.sym, info.spec);
+        let name = &bd.op.name.name;
+        let mut operands: Vec<Option<ValueId>> = Vec::with_capacity(bd.args.len());
         for (i, a) in bd.args.iter().enumerate() {
             let v = match &a.value {
                 Expr::Build(inner) => match which {
@@ -730,36 +879,44 @@ impl<'a> Engine<'a> {
                 operands.resize(declared, None);
             }
         }
+        // The attributes that depend on the match, then the dictionary (made and interned
+        // only the first time these values occur for this build).
+        let mut varying = Vec::new();
+        for (k, (_, e)) in bd.attrs.iter().enumerate() {
+            if self.builds[&(bd as *const Build)].fixed[k].is_none() {
+                varying.push(self.attr_value(lr, b, e)?);
+            }
+        }
+        let key = (bd as *const Build, varying);
+        if let Some(&id) = self.dicts.get(&key) {
+            return Ok((sym, operands, id));
+        }
+        let info = &self.builds[&key.0];
         let mut d = AttrDict::default();
-        for (k, e) in &bd.attrs {
-            let v = self.eval(lr, b, e)?;
-            let a = v.to_attr().ok_or_else(|| {
-                self.err(
-                    lr,
-                    e.span(),
-                    format!("an attribute cannot hold a {}", v.kind()),
-                )
-            })?;
+        let mut var = key.1.iter();
+        for ((k, _), fixed) in bd.attrs.iter().zip(&info.fixed) {
+            let a = match fixed {
+                Some(a) => a.clone(),
+                None => var.next().cloned().unwrap_or(Attr::Bool(false)),
+            };
             d.set(&k.name, a);
         }
-        let attrs = self.m.ctx.intern_attrs(d);
-        Ok((name, operands, attrs))
+        let id = self.m.ctx.intern_attrs(d);
+        self.dicts.insert(key, id);
+        Ok((sym, operands, id))
     }
 
     fn result_types(
         &mut self,
-        lr: &LoadedRule,
-        bd: &Build,
-        name: &str,
+        lr: &'a LoadedRule,
+        bd: &'a Build,
         operands: &[Option<ValueId>],
-        attrs: crate::ir::AttrId,
+        attrs: AttrId,
         which: Which,
     ) -> Result<Vec<TypeId>, Diagnostic> {
-        let Some(spec) = (if bd.op.quoted {
-            None
-        } else {
-            Dialect::get().spec(name)
-        }) else {
+        let name = &bd.op.name.name;
+        let spec = self.builds.get(&(bd as *const Build)).and_then(|i| i.spec);
+        let Some(spec) = spec else {
             return Err(self.err(
                 lr,
                 bd.span,
@@ -768,6 +925,10 @@ impl<'a> Engine<'a> {
                 ),
             ));
         };
+        let n_results = spec.results.iter().filter(|r| !r.starts_with('?')).count();
+        if n_results == 0 {
+            return Ok(vec![]);
+        }
         let prog = match which {
             Which::Main => &self.m.main,
             Which::Startup => self.m.startup.as_ref().unwrap_or(&self.m.main),
@@ -779,51 +940,53 @@ impl<'a> Engine<'a> {
                 .flatten()
                 .map(|v| prog.value_type(v))
         };
-        let d = self.m.ctx.attrs(attrs).clone();
+        let ctx = &self.m.ctx;
+        let d = ctx.attrs(attrs);
         let dtype_attr = || {
             d.get("dtype")
                 .and_then(|a| a.as_word())
                 .and_then(crate::ir::DType::from_attr_name)
         };
-        let ty: Option<Type> = match spec.result_rule {
-            ResultRule::SameAs(i) => operand_ty(i).map(|t| self.m.ctx.ty(t).clone()),
-            ResultRule::FromShapeDtypeAttrs => {
-                let shape: Option<Vec<i64>> = d
-                    .get("shape")
-                    .and_then(|a| a.as_array())
-                    .and_then(|v| v.iter().map(Attr::as_i64).collect());
-                match (shape, dtype_attr()) {
-                    (Some(shape), Some(dtype)) => Some(Type::Tensor { shape, dtype }),
-                    _ => None,
-                }
+        // An in-place result has its operand's (already interned) type.
+        let id = match spec.result_rule {
+            ResultRule::SameAs(i) => operand_ty(i),
+            rule => {
+                let ty: Option<Type> = match rule {
+                    ResultRule::FromShapeDtypeAttrs => {
+                        let shape: Option<Vec<i64>> = d
+                            .get("shape")
+                            .and_then(|a| a.as_array())
+                            .and_then(|v| v.iter().map(Attr::as_i64).collect());
+                        match (shape, dtype_attr()) {
+                            (Some(shape), Some(dtype)) => Some(Type::Tensor { shape, dtype }),
+                            _ => None,
+                        }
+                    }
+                    ResultRule::CastOf(i) => {
+                        let shape =
+                            operand_ty(i).and_then(|t| ctx.ty(t).shape().map(|s| s.to_vec()));
+                        match (shape, dtype_attr()) {
+                            (Some(shape), Some(dtype)) => Some(Type::Tensor { shape, dtype }),
+                            _ => None,
+                        }
+                    }
+                    ResultRule::IntArray => {
+                        d.get("value")
+                            .and_then(|a| a.as_array())
+                            .map(|v| Type::Tensor {
+                                shape: vec![v.len() as i64],
+                                dtype: crate::ir::DType::I64,
+                            })
+                    }
+                    ResultRule::SameAs(_) | ResultRule::Explicit => None,
+                };
+                ty.map(|t| self.m.ctx.intern_type(t))
             }
-            ResultRule::CastOf(i) => {
-                let shape =
-                    operand_ty(i).and_then(|t| self.m.ctx.ty(t).shape().map(|s| s.to_vec()));
-                match (shape, dtype_attr()) {
-                    (Some(shape), Some(dtype)) => Some(Type::Tensor { shape, dtype }),
-                    _ => None,
-                }
-            }
-            ResultRule::IntArray => {
-                d.get("value")
-                    .and_then(|a| a.as_array())
-                    .map(|v| Type::Tensor {
-                        shape: vec![v.len() as i64],
-                        dtype: crate::ir::DType::I64,
-                    })
-            }
-            ResultRule::Explicit => None,
         };
-        let n_results = spec.results.iter().filter(|r| !r.starts_with('?')).count();
-        if n_results == 0 {
-            return Ok(vec![]);
-        }
-        let Some(ty) = ty else {
+        let Some(id) = id else {
             return Err(self.err(lr, bd.span, format!("cannot derive the result type of `{name}` from its operands and attributes"))
                 .with_hint("check the operands (an in-place op's type comes from its first operand) and the shape/dtype attributes"));
         };
-        let id = self.m.ctx.intern_type(ty);
         let mut v = vec![id];
         v.resize(n_results, Context::NULL_TYPE);
         Ok(v)
@@ -832,17 +995,16 @@ impl<'a> Engine<'a> {
     /// Builds an op at the end of the startup program (for state initializers).
     fn build_startup(
         &mut self,
-        lr: &LoadedRule,
-        b: &mut Bindings,
-        bd: &Build,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        bd: &'a Build,
     ) -> Result<ValueId, Diagnostic> {
         self.m.startup_mut();
         let mut dummy = Cursor::BlockEnd(self.m.main.top_block());
         let mut fx = Effects::default();
-        let (name, operands, attrs) =
+        let (sym, operands, attrs) =
             self.build_parts(lr, b, bd, Which::Startup, &mut dummy, &mut fx)?;
-        let types = self.result_types(lr, bd, &name, &operands, attrs, Which::Startup)?;
-        let sym = self.m.ctx.sym(&name);
+        let types = self.result_types(lr, bd, &operands, attrs, Which::Startup)?;
         let sp = self.m.startup_mut();
         let top = sp.top_block();
         let op = sp.create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
@@ -855,11 +1017,11 @@ impl<'a> Engine<'a> {
 
     fn create_state(
         &mut self,
-        lr: &LoadedRule,
-        b: &mut Bindings,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
         name: &str,
         ty: TypeId,
-        init: &Build,
+        init: &'a Build,
         span: Span,
     ) -> Result<ValueId, Diagnostic> {
         let init_v = self.build_startup(lr, b, init)?;
@@ -889,20 +1051,25 @@ impl<'a> Engine<'a> {
         let op = sp.create_op(publish, attrs, &[Some(init_v)], &[], OpSyntax::Plain);
         sp.append(top, op);
         // The keyword argument, with its attributes in Paddle's order.
-        let mut kd = AttrDict::default();
-        for (k, v) in KWARG_ATTRS {
-            let a = if *v == "true" {
-                Attr::Bool(true)
-            } else {
-                Attr::Word((*v).into())
-            };
-            kd.push(k, a);
-        }
-        let kattrs = self.m.ctx.intern_attrs(kd);
+        let kattrs = match self.kwarg_attrs {
+            Some(id) => id,
+            None => {
+                let mut kd = AttrDict::default();
+                for (k, v) in KWARG_ATTRS {
+                    let a = if *v == "true" {
+                        Attr::Bool(true)
+                    } else {
+                        Attr::Word((*v).into())
+                    };
+                    kd.push(k, a);
+                }
+                *self.kwarg_attrs.insert(self.m.ctx.intern_attrs(kd))
+            }
+        };
         let sym = self.m.ctx.sym(name);
         let top = self.m.main.top_block();
         let v = self.m.main.add_kwarg(top, sym, ty, kattrs);
-        self.kwargs.insert(name.to_string(), v);
+        self.kwargs.insert(sym, v);
         Ok(v)
     }
 }

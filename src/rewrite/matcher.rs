@@ -9,13 +9,13 @@
 //! Backtracking enumerates every combination until one passes the guards and has not been
 //! applied before.
 
-use super::runtime::{as_value, op_role, Bindings, RtEnv};
+use super::runtime::{as_value, Bindings, Caches, RtEnv};
 use crate::dialect::{Dialect, Effect};
 use crate::ir::{Module, OpId, Sym};
 use crate::rules::ast::{AttrPatVal, Clause, Expr, OpPattern, OpSel, StructRule, ValPat};
 use crate::rules::eval::{eval, EvalError};
 use crate::rules::{RuleSet, Val, STAGES};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 /// Which op names a selector accepts, decided once per rule.
 #[derive(Debug, Clone)]
@@ -38,12 +38,12 @@ impl Accept {
         }
     }
 
-    pub fn accepts(&self, m: &Module, op: OpId) -> bool {
+    pub fn accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
         match self {
             Accept::Any => true,
             Accept::Names(n) => n.contains(&m.main.op_name(op)),
-            Accept::Class(e) => Dialect::get().effect(m.ctx.str(m.main.op_name(op))) == *e,
-            Accept::Union(v) => v.iter().any(|a| a.accepts(m, op)),
+            Accept::Class(e) => cache.effect(m, op) == *e,
+            Accept::Union(v) => v.iter().any(|a| a.accepts(m, cache, op)),
         }
     }
 }
@@ -52,8 +52,11 @@ impl Accept {
 pub struct Compiled<'r> {
     pub rule: &'r StructRule,
     pub patterns: Vec<&'r OpPattern>,
-    /// One selector per pattern node, in pre-order (a pattern, then its nested patterns).
-    accepts: Vec<Accept>,
+    /// One selector and required stage per pattern node, in pre-order (a pattern, then its
+    /// nested patterns).
+    accepts: Vec<(Accept, Option<i64>)>,
+    /// Pre-order index of each top-level pattern in `accepts`.
+    starts: Vec<usize>,
     pub guards: Vec<&'r Expr>,
 }
 
@@ -69,68 +72,65 @@ impl<'r> Compiled<'r> {
             }
         }
         let mut accepts = Vec::new();
-        fn walk(m: &mut Module, p: &OpPattern, out: &mut Vec<Accept>) {
-            out.push(Accept::compile(m, &p.op));
+        fn walk(m: &mut Module, p: &OpPattern, out: &mut Vec<(Accept, Option<i64>)>) {
+            let stage = p.stage.as_ref().map(|s| {
+                STAGES
+                    .iter()
+                    .find(|(n, _)| *n == s.name)
+                    .map_or(-1, |(_, r)| *r)
+            });
+            out.push((Accept::compile(m, &p.op), stage));
             for a in &p.args {
                 if let ValPat::Op(inner) = &a.pat {
                     walk(m, inner, out);
                 }
             }
         }
+        let mut starts = Vec::new();
         for p in &patterns {
+            starts.push(accepts.len());
             walk(m, p, &mut accepts);
         }
         Compiled {
             rule,
             patterns,
             accepts,
+            starts,
             guards,
         }
     }
 
     /// Whether `op` can be the root of a match (cheap pre-filter for the worklist).
-    pub fn root_accepts(&self, m: &Module, op: OpId) -> bool {
-        self.accepts[0].accepts(m, op)
-    }
-
-    fn accept_index(&self, pattern: usize) -> usize {
-        // Pre-order index of top-level pattern `pattern`.
-        fn size(p: &OpPattern) -> usize {
-            1 + p
-                .args
-                .iter()
-                .map(|a| {
-                    if let ValPat::Op(i) = &a.pat {
-                        size(i)
-                    } else {
-                        0
-                    }
-                })
-                .sum::<usize>()
-        }
-        self.patterns[..pattern].iter().map(|p| size(p)).sum()
+    pub fn root_accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
+        let (acc, stage) = &self.accepts[0];
+        acc.accepts(m, cache, op) && stage.is_none_or(|s| cache.role(m, op) == Some(s))
     }
 }
 
 /// A complete match: bindings, and the ops of the top-level patterns in order.
-pub struct Match {
-    pub bindings: Bindings,
+pub struct Match<'r> {
+    pub bindings: Bindings<'r>,
     pub ops: Vec<OpId>,
 }
+
+/// Applications already made: the rule index followed by the matched ops, so a rule fires at
+/// most once on the same ops. Looked up by slice, without building an owned key.
+pub type Memo = FxHashSet<Vec<u32>>;
 
 pub struct Searcher<'a, 'r> {
     pub m: &'a mut Module,
     pub rules: &'a RuleSet,
     pub c: &'a Compiled<'r>,
-    pub memo: &'a HashSet<(usize, Vec<OpId>)>,
+    pub memo: &'a Memo,
+    pub cache: &'a mut Caches,
     pub rule_index: usize,
     /// Complete matches found (including memoized ones), for `--stats`.
     pub matches: u64,
 }
 
-impl Searcher<'_, '_> {
+impl<'r> Searcher<'_, 'r> {
     /// The first match rooted at `root` that passes the guards and was not applied before.
-    pub fn find(&mut self, root: OpId) -> Result<Option<Match>, EvalError> {
+    pub fn find(&mut self, root: OpId) -> Result<Option<Match<'r>>, EvalError> {
         let mut b = Bindings::default();
         let mut ops = vec![None; self.c.patterns.len()];
         let mut acc = 0;
@@ -144,8 +144,8 @@ impl Searcher<'_, '_> {
     fn extend(
         &mut self,
         ops: &mut Vec<Option<OpId>>,
-        b: Bindings,
-    ) -> Result<Option<Match>, EvalError> {
+        b: Bindings<'r>,
+    ) -> Result<Option<Match<'r>>, EvalError> {
         let Some(next) = ops.iter().position(Option::is_none) else {
             return self.complete(ops, b);
         };
@@ -157,7 +157,7 @@ impl Searcher<'_, '_> {
                 continue;
             }
             let mut b2 = b.clone();
-            let mut acc = self.c.accept_index(j);
+            let mut acc = self.c.starts[j];
             if self.match_op(self.c.patterns[j], &mut acc, op, &mut b2)? {
                 ops[j] = Some(op);
                 if let Some(found) = self.extend(ops, b2)? {
@@ -178,7 +178,7 @@ impl Searcher<'_, '_> {
                 continue;
             }
             if let Some(bind) = &pat.bind {
-                if let Some(Val::Value(v)) = b.values.get(&bind.name) {
+                if let Some(Val::Value(v)) = b.value(&bind.name) {
                     return (Some(j), p.defining_op(*v).into_iter().collect());
                 }
             }
@@ -190,9 +190,7 @@ impl Searcher<'_, '_> {
             }
             for a in &pat.args {
                 if let ValPat::Var { name, .. } = &a.pat {
-                    if let Some(Some(v)) =
-                        b.values.get(&name.name).and_then(|x| as_value(self.m, x))
-                    {
+                    if let Some(Some(v)) = b.value(&name.name).and_then(|x| as_value(self.m, x)) {
                         let mut users: Vec<OpId> = p.uses(v).map(|u| u.op).collect();
                         users.sort();
                         users.dedup();
@@ -208,13 +206,14 @@ impl Searcher<'_, '_> {
     fn complete(
         &mut self,
         ops: &[Option<OpId>],
-        mut b: Bindings,
-    ) -> Result<Option<Match>, EvalError> {
+        mut b: Bindings<'r>,
+    ) -> Result<Option<Match<'r>>, EvalError> {
         for g in &self.c.guards {
             let mut env = RtEnv {
                 m: self.m,
                 rules: self.rules,
                 b: &mut b,
+                cache: self.cache,
             };
             match eval(&mut env, g)? {
                 Val::Bool(true) => {}
@@ -228,11 +227,12 @@ impl Searcher<'_, '_> {
             }
         }
         self.matches += 1;
-        let ops: Vec<OpId> = ops
-            .iter()
-            .map(|o| o.expect("complete match binds every pattern"))
-            .collect();
-        if self.memo.contains(&(self.rule_index, ops.clone())) {
+        let ops: Vec<OpId> = ops.iter().flatten().copied().collect();
+        debug_assert_eq!(ops.len(), self.c.patterns.len());
+        if self
+            .memo
+            .contains(memo_key(self.rule_index, &ops).as_slice())
+        {
             return Ok(None);
         }
         Ok(Some(Match { bindings: b, ops }))
@@ -241,25 +241,25 @@ impl Searcher<'_, '_> {
     /// Matches one pattern (and its nested patterns) at `op`, extending `b`.
     fn match_op(
         &mut self,
-        pat: &OpPattern,
+        pat: &'r OpPattern,
         acc: &mut usize,
         op: OpId,
-        b: &mut Bindings,
+        b: &mut Bindings<'r>,
     ) -> Result<bool, EvalError> {
         let my_acc = *acc;
         *acc += 1;
         let m = &*self.m;
-        if !m.main.is_live(op) || !self.c.accepts[my_acc].accepts(m, op) {
+        let (accept, stage) = &self.c.accepts[my_acc];
+        if !m.main.is_live(op) || !accept.accepts(m, self.cache, op) {
             return Ok(false);
         }
-        if let Some(s) = &pat.stage {
-            let want = STAGES.iter().find(|(n, _)| *n == s.name).map(|(_, r)| *r);
-            if op_role(m, op) != want {
+        if let Some(want) = stage {
+            if self.cache.role(m, op) != Some(*want) {
                 return Ok(false);
             }
         }
         if let Some(bind) = &pat.bind {
-            match b.values.get(&bind.name) {
+            match b.value(&bind.name) {
                 Some(Val::Op(o)) if *o != op => return Ok(false),
                 Some(Val::Value(v))
                     if m.main.num_results(op) == 0 || m.main.result(op, 0) != *v =>
@@ -268,17 +268,29 @@ impl Searcher<'_, '_> {
                 }
                 _ => {}
             }
-            b.values.insert(bind.name.clone(), Val::Op(op));
+            b.set_value(&bind.name, Val::Op(op));
         }
         let n = m.main.num_operands(op);
         let positional_only = pat.args.iter().all(|a| a.operand.is_none());
         if positional_only && !pat.rest && !pat.args.is_empty() && n != pat.args.len() {
             return Ok(false);
         }
-        // Attributes.
-        let attrs = m.ctx.attrs(m.main.op_attrs(op)).clone();
+        // Attributes, read in place (never a copy of the dictionary).
         for ap in &pat.attrs {
-            let have = attrs.get(&ap.key.name);
+            let want = match &ap.val {
+                AttrPatVal::Equals(e) => {
+                    let mut env = RtEnv {
+                        m: self.m,
+                        rules: self.rules,
+                        b,
+                        cache: self.cache,
+                    };
+                    Some(eval(&mut env, e)?)
+                }
+                _ => None,
+            };
+            let m = &*self.m;
+            let have = m.ctx.attrs(m.main.op_attrs(op)).get(&ap.key.name);
             match &ap.val {
                 AttrPatVal::Present(_) => {
                     if have.is_none() {
@@ -293,29 +305,22 @@ impl Searcher<'_, '_> {
                 AttrPatVal::Capture(c) => {
                     let Some(a) = have else { return Ok(false) };
                     let v = Val::from_attr(a);
-                    match b.captures.get(&c.name) {
+                    match b.capture(&c.name) {
                         Some(old) if !old.loose_eq(&v) => return Ok(false),
                         Some(_) => {}
-                        None => {
-                            b.captures.insert(c.name.clone(), v);
-                        }
+                        None => b.set_capture(&c.name, v),
                     }
                 }
-                AttrPatVal::Equals(e) => {
+                AttrPatVal::Equals(_) => {
                     let Some(a) = have else { return Ok(false) };
-                    let mut env = RtEnv {
-                        m: self.m,
-                        rules: self.rules,
-                        b,
-                    };
-                    let want = eval(&mut env, e)?;
+                    let want = want.unwrap_or(Val::NullValue);
                     let got = Val::from_attr(a);
                     // `{flag: true}` also accepts Paddle's one-element array form `[true]`.
-                    let got_scalar = match &got {
-                        Val::List(v) if v.len() == 1 => Some(v[0].clone()),
-                        _ => None,
+                    let scalar_eq = match &got {
+                        Val::List(v) if v.len() == 1 => v[0].loose_eq(&want),
+                        _ => false,
                     };
-                    if !got.loose_eq(&want) && !got_scalar.is_some_and(|g| g.loose_eq(&want)) {
+                    if !got.loose_eq(&want) && !scalar_eq {
                         return Ok(false);
                     }
                 }
@@ -324,7 +329,11 @@ impl Searcher<'_, '_> {
         // Operands.
         let spec = {
             let m = &*self.m;
-            Dialect::get().spec(m.ctx.str(m.main.op_name(op)))
+            if pat.args.iter().any(|a| a.operand.is_some()) {
+                Dialect::get().spec(m.ctx.str(m.main.op_name(op)))
+            } else {
+                None
+            }
         };
         for (i, a) in pat.args.iter().enumerate() {
             let idx = match &a.operand {
@@ -342,24 +351,20 @@ impl Searcher<'_, '_> {
                 ValPat::Wild(_) => {}
                 ValPat::Var { name, ty } => {
                     let Some(v) = operand else { return Ok(false) };
-                    match b.values.get(&name.name) {
+                    match b.value(&name.name) {
                         Some(bound) => {
                             if as_value(self.m, bound) != Some(Some(v)) {
                                 return Ok(false);
                             }
                         }
-                        None => {
-                            b.values.insert(name.name.clone(), Val::Value(v));
-                        }
+                        None => b.set_value(&name.name, Val::Value(v)),
                     }
                     if let Some(t) = ty {
                         let tv = Val::Type(self.m.main.value_type(v));
-                        match b.captures.get(&t.name) {
+                        match b.capture(&t.name) {
                             Some(old) if *old != tv => return Ok(false),
                             Some(_) => {}
-                            None => {
-                                b.captures.insert(t.name.clone(), tv);
-                            }
+                            None => b.set_capture(&t.name, tv),
                         }
                     }
                 }
@@ -371,13 +376,17 @@ impl Searcher<'_, '_> {
                     if self.m.main.result(d, 0) != v || !self.match_op(inner, acc, d, b)? {
                         return Ok(false);
                     }
-                    continue;
                 }
             }
         }
-        // Skip the accept slots of nested patterns not visited (operands that failed earlier
-        // return before this point, so only unvisited nested patterns remain).
-        let _ = my_acc;
         Ok(true)
     }
+}
+
+/// The memo key of an application: rule index, then the matched ops.
+pub fn memo_key(rule_index: usize, ops: &[OpId]) -> Vec<u32> {
+    let mut k = Vec::with_capacity(ops.len() + 1);
+    k.push(rule_index as u32);
+    k.extend(ops.iter().map(|o| o.0));
+    k
 }

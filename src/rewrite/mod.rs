@@ -65,12 +65,66 @@ pub struct Options {
 pub struct Stats {
     pub rules: Vec<RuleStats>,
     pub phases: Vec<PhaseStats>,
-    /// With [`Options::trace`]: `rule accumulate (rules/grad_merge.rw:29) on main op #43 "pd_op.sgd_"`.
-    pub trace: Vec<String>,
+    /// With [`Options::trace`]: one entry per application, in order (see [`Stats::trace_lines`]).
+    pub trace: Vec<TraceEntry>,
     /// Equational rules seen (run through the e-graph, see [`equational`]).
     pub equational_rules: usize,
     /// One entry per e-graph saturation (phase × program).
     pub egraph: Vec<equational::PhaseEGraph>,
+}
+
+/// One rule application, for `--trace`.
+#[derive(Debug, Clone)]
+pub struct TraceEntry {
+    pub rule: String,
+    /// `file:line` of the rule.
+    pub location: String,
+    /// The ops the rule's patterns matched, first pattern first.
+    pub ops: Vec<TracedOp>,
+}
+
+impl TraceEntry {
+    /// The entry as one line; see [`Stats::trace_lines`].
+    pub fn render(&self, input: Option<&crate::SourceFile>) -> String {
+        let ops: Vec<String> = self
+            .ops
+            .iter()
+            .map(|o| match (o.offset, input) {
+                (Some(off), Some(src)) => {
+                    let (line, _) = src.line_col(off);
+                    let text = src.line_text(off).trim();
+                    let text = text.split(" {").next().unwrap_or(text);
+                    format!("{}:{line}: {text}", src.name)
+                }
+                (Some(off), None) => {
+                    format!("main op #{} \"{}\" (input byte {off})", o.index, o.name)
+                }
+                (None, _) => format!("main op #{} \"{}\" (built by a rule)", o.index, o.name),
+            })
+            .collect();
+        format!(
+            "{}: rule {} matched {}",
+            self.location,
+            self.rule,
+            ops.join("; ")
+        )
+    }
+}
+
+impl std::fmt::Display for TraceEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.render(None))
+    }
+}
+
+/// A matched op as it was when the rule matched.
+#[derive(Debug, Clone)]
+pub struct TracedOp {
+    pub name: String,
+    /// Its index in the main program's arena (creation order: parsed ops first, in file order).
+    pub index: u32,
+    /// Its byte offset in the input, for an op that was parsed (not built by a rule).
+    pub offset: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -92,6 +146,19 @@ pub struct PhaseStats {
 }
 
 impl Stats {
+    /// The `--trace` report, one line per application:
+    ///
+    /// ```text
+    /// rules/grad_merge.rw:28: rule accumulate matched prog.ir:38: (%43, %44) = "pd_op.sgd_" (%1, %0, %30, <<NULL VALUE>>)
+    /// rules/grad_merge.rw:52: rule zero_buffer matched main op #61 "pd_op.add_" (built by a rule)
+    /// ```
+    ///
+    /// With the input's source, a parsed op is shown as `file:line:` and its line up to the
+    /// attribute dictionary; without it, by byte offset.
+    pub fn trace_lines(&self, input: Option<&crate::SourceFile>) -> Vec<String> {
+        self.trace.iter().map(|t| t.render(input)).collect()
+    }
+
     /// The `--stats` report.
     pub fn render(&self) -> String {
         let mut s = String::new();

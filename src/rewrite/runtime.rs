@@ -1,30 +1,94 @@
 //! What a rule sees of the program while it is matched and applied: bindings, program queries
 //! (`name`, `dtype`, `uses`, ...), and the [`Env`] the shared expression evaluator uses.
+//!
+//! Matching runs once per candidate op of a 10^5-op program, so what it touches on every attempt
+//! is kept allocation-free: bindings are a short vector keyed by the names in the rule's syntax
+//! tree (borrowed, never copied), and an op's stage and effect class come from [`Caches`]
+//! indexed by interned ids instead of a string-keyed lookup in the op's attribute dictionary.
 
-use crate::dialect::Dialect;
-use crate::ir::{Attr, Module, OpId, Type, ValueDef, ValueId};
+use crate::dialect::{Dialect, Effect};
+use crate::ir::{Attr, AttrId, Module, OpId, Type, ValueDef, ValueId};
 use crate::rules::ast::Span;
 use crate::rules::eval::{err, Env, EvalResult};
 use crate::rules::{RuleSet, Val, ROLE_ATTR, STAGES};
-use std::collections::HashMap;
 
-/// Names a match bound: `%x` to values or ops, `$x` to constants.
+/// Names a match bound: `%x` to values or ops, `$x` to constants. A rule binds a handful of
+/// names, so a vector searched linearly beats a hash map, and cloning it (once per candidate
+/// while backtracking) is one allocation. Keys borrow the rule's syntax tree.
 #[derive(Debug, Clone, Default)]
-pub struct Bindings {
-    pub values: HashMap<String, Val>,
-    pub captures: HashMap<String, Val>,
+pub struct Bindings<'r> {
+    values: Vec<(&'r str, Val)>,
+    captures: Vec<(&'r str, Val)>,
+}
+
+fn slot<'a>(v: &'a [(&str, Val)], name: &str) -> Option<&'a Val> {
+    v.iter().find(|(k, _)| *k == name).map(|(_, x)| x)
+}
+
+fn put<'r>(v: &mut Vec<(&'r str, Val)>, name: &'r str, x: Val) {
+    match v.iter_mut().find(|(k, _)| *k == name) {
+        Some(e) => e.1 = x,
+        None => v.push((name, x)),
+    }
+}
+
+impl<'r> Bindings<'r> {
+    /// What `%name` is bound to.
+    pub fn value(&self, name: &str) -> Option<&Val> {
+        slot(&self.values, name)
+    }
+
+    pub fn set_value(&mut self, name: &'r str, v: Val) {
+        put(&mut self.values, name, v)
+    }
+
+    /// What `$name` is bound to.
+    pub fn capture(&self, name: &str) -> Option<&Val> {
+        slot(&self.captures, name)
+    }
+
+    pub fn set_capture(&mut self, name: &'r str, v: Val) {
+        put(&mut self.captures, name, v)
+    }
+}
+
+/// Per-run lookups keyed by interned ids: the `op_role` of each attribute dictionary and the
+/// effect class of each op name. Both tables grow lazily, because rules intern new
+/// dictionaries and names while they run; an entry never changes once computed (interned
+/// dictionaries and names are immutable).
+#[derive(Debug, Default)]
+pub struct Caches {
+    roles: Vec<Option<i64>>,
+    effects: Vec<Option<Effect>>,
+}
+
+impl Caches {
+    /// The op role of `op`, if it has one.
+    pub fn role(&mut self, m: &Module, op: OpId) -> Option<i64> {
+        let id = m.main.op_attrs(op).0 as usize;
+        if id >= self.roles.len() {
+            let n = m.ctx.interned_counts().1.max(id + 1);
+            for i in self.roles.len()..n {
+                let d = m.ctx.attrs(AttrId(i as u32));
+                self.roles.push(d.get(ROLE_ATTR).and_then(Attr::as_i64));
+            }
+        }
+        self.roles[id]
+    }
+
+    /// The effect class of `op`'s name in the dialect table.
+    pub fn effect(&mut self, m: &Module, op: OpId) -> Effect {
+        let s = m.main.op_name(op);
+        let i = s.0 as usize;
+        if i >= self.effects.len() {
+            self.effects.resize(i + 1, None);
+        }
+        *self.effects[i].get_or_insert_with(|| Dialect::get().effect(m.ctx.str(s)))
+    }
 }
 
 /// Attributes that give a value its name: a parameter's, a feed's, a published output's.
 const NAME_ATTRS: &[&str] = &["parameter_name", "name", "output_name"];
-
-/// The op role of `op`, if it has one.
-pub fn op_role(m: &Module, op: OpId) -> Option<i64> {
-    m.ctx
-        .attrs(m.main.op_attrs(op))
-        .get(ROLE_ATTR)
-        .and_then(Attr::as_i64)
-}
 
 /// The value a `Val` denotes in operand position: an op means its first result.
 pub fn as_value(m: &Module, v: &Val) -> Option<Option<ValueId>> {
@@ -46,13 +110,14 @@ pub fn as_op(m: &Module, v: &Val) -> Option<OpId> {
 }
 
 /// The evaluator's view of one match.
-pub struct RtEnv<'a> {
+pub struct RtEnv<'a, 'r> {
     pub m: &'a mut Module,
     pub rules: &'a RuleSet,
-    pub b: &'a mut Bindings,
+    pub b: &'a mut Bindings<'r>,
+    pub cache: &'a mut Caches,
 }
 
-impl Env for RtEnv<'_> {
+impl Env for RtEnv<'_, '_> {
     fn param(&self, name: &str) -> Option<Val> {
         self.rules.params.get(name).map(|p| p.value.clone())
     }
@@ -62,7 +127,7 @@ impl Env for RtEnv<'_> {
     }
 
     fn value(&mut self, name: &str, field: Option<&str>, span: Span) -> EvalResult {
-        let Some(v) = self.b.values.get(name) else {
+        let Some(v) = self.b.value(name) else {
             return err(span, format!("`{name}` is not bound"));
         };
         match (v, field) {
@@ -91,15 +156,21 @@ impl Env for RtEnv<'_> {
     }
 
     fn capture(&self, name: &str) -> Option<Val> {
-        self.b.captures.get(name).cloned()
+        self.b.capture(name).cloned()
     }
 
     fn query(&mut self, func: &str, args: &[Val], span: Span) -> Option<EvalResult> {
-        query(self.m, func, args, span)
+        query(self.m, self.cache, func, args, span)
     }
 }
 
-fn query(m: &mut Module, func: &str, args: &[Val], span: Span) -> Option<EvalResult> {
+fn query(
+    m: &mut Module,
+    cache: &mut Caches,
+    func: &str,
+    args: &[Val],
+    span: Span,
+) -> Option<EvalResult> {
     let value_arg = |m: &Module| -> Result<ValueId, crate::rules::eval::EvalError> {
         match args.first().and_then(|a| as_value(m, a)) {
             Some(Some(v)) => Ok(v),
@@ -142,11 +213,11 @@ fn query(m: &mut Module, func: &str, args: &[Val], span: Span) -> Option<EvalRes
         "type" => Ok(Val::Type(m.main.value_type(value_arg(m)?))),
         "uses" => Ok(Val::Int(m.main.num_uses(value_arg(m)?) as i64)),
         "role" => Ok(Val::Int(match args.first() {
-            Some(Val::Op(o)) => op_role(m, *o).unwrap_or(-1),
+            Some(Val::Op(o)) => cache.role(m, *o).unwrap_or(-1),
             Some(Val::Value(v)) => m
                 .main
                 .defining_op(*v)
-                .and_then(|o| op_role(m, o))
+                .and_then(|o| cache.role(m, o))
                 .unwrap_or(-1),
             _ => -1,
         })),

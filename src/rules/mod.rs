@@ -30,6 +30,7 @@
 
 pub mod ast;
 pub mod eval;
+pub mod limits;
 pub mod parse;
 pub mod resolve;
 pub mod value;

@@ -34,6 +34,7 @@ fn user<T>(offset: usize, message: impl Into<String>) -> PErr<T> {
 
 /// Parses a whole rule file.
 pub fn parse_file(src: &SourceFile) -> Result<File, Diagnostic> {
+    super::limits::check(src)?;
     grammar::FileParser::new()
         .parse(&src.text)
         .map_err(|e| to_diagnostic(src, e))
@@ -41,6 +42,7 @@ pub fn parse_file(src: &SourceFile) -> Result<File, Diagnostic> {
 
 /// Parses one expression (used by tests and by `--set` constraint messages).
 pub fn parse_expr(src: &SourceFile) -> Result<Expr, Diagnostic> {
+    super::limits::check(src)?;
     grammar::ExprParser::new()
         .parse(&src.text)
         .map_err(|e| to_diagnostic(src, e))

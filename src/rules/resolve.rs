@@ -36,7 +36,7 @@ pub fn load(paths: &[PathBuf], sets: &[(String, String)]) -> Result<RuleSet, Dia
     let mut l = Loader::default();
     let mut roots = Vec::new();
     for p in paths {
-        roots.push(l.load_file(p, None)?);
+        roots.push(l.load_file(p, p, None)?);
     }
     l.finish(&roots, sets)
 }
@@ -65,6 +65,26 @@ pub fn parse_set(arg: &str) -> Result<(String, String), Diagnostic> {
     }
 }
 
+/// Largest rule file irw reads: rule files are hand-written and small; the bound keeps
+/// `import "/dev/zero"` from exhausting memory.
+pub const MAX_RULE_FILE_BYTES: u64 = 4 << 20;
+
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_RULE_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_RULE_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it is larger than {} MiB",
+            MAX_RULE_FILE_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8"))
+}
+
 #[derive(Default)]
 struct Loader {
     sources: Vec<SourceFile>,
@@ -77,7 +97,15 @@ struct Loader {
 }
 
 impl Loader {
-    fn load_file(&mut self, path: &Path, from: Option<(usize, Span)>) -> Result<usize, Diagnostic> {
+    /// Loads `path`, shown in messages as `shown` (an import's path relative to where the
+    /// importing file was named, so `rules/grad_merge.rw` imports `rules/master_grad.rw`, not
+    /// an absolute path).
+    fn load_file(
+        &mut self,
+        path: &Path,
+        shown: &Path,
+        from: Option<(usize, Span)>,
+    ) -> Result<usize, Diagnostic> {
         let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if let Some(&i) = self.paths.get(&key) {
             if self.stack.contains(&i) {
@@ -100,7 +128,7 @@ impl Loader {
             }
             return Ok(i);
         }
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = read_bounded(path).map_err(|e| {
             let msg = format!("cannot read rule file `{}`: {e}", path.display());
             match from {
                 Some((f, span)) => Diagnostic::at(&self.sources[f], span.0, msg)
@@ -108,7 +136,7 @@ impl Loader {
                 None => Diagnostic::error(msg),
             }
         })?;
-        self.add_source(key, SourceFile::new(path.display().to_string(), text))
+        self.add_source(key, SourceFile::new(shown.display().to_string(), text))
     }
 
     fn add_source(&mut self, key: PathBuf, src: SourceFile) -> Result<usize, Diagnostic> {
@@ -120,6 +148,10 @@ impl Loader {
         self.paths.insert(key.clone(), idx);
         self.stack.push(idx);
         let dir = key.parent().map(Path::to_path_buf).unwrap_or_default();
+        let shown_dir = Path::new(&self.sources[idx].name)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
         let imports: Vec<(String, Span)> = self.files[idx]
             .items
             .iter()
@@ -129,7 +161,7 @@ impl Loader {
             })
             .collect();
         for (p, span) in imports {
-            let target = self.load_file(&dir.join(&p), Some((idx, span)))?;
+            let target = self.load_file(&dir.join(&p), &shown_dir.join(&p), Some((idx, span)))?;
             self.imports[idx].push(target);
         }
         self.stack.pop();

@@ -1,0 +1,39 @@
+//! The IR parser on arbitrary bytes: it must never panic, hang or exhaust memory; its errors
+//! must render; whatever parses and verifies must round-trip (see `irw_fuzz::assert_round_trip`).
+//! The same text is also parsed as a separate startup file (`--startup FILE`).
+#![no_main]
+
+use irw::ir::{parse_module, parse_startup_into, verify_module, Module};
+use irw::SourceFile;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let src = SourceFile::new("fuzz.ir", text);
+    match parse_module(&src) {
+        Err(d) => {
+            let _ = d.to_string();
+        }
+        Ok(m) => match verify_module(&m) {
+            Err(e) => {
+                let _ = e.to_diagnostic(&m, Some(&src)).to_string();
+            }
+            Ok(()) => {
+                irw_fuzz::assert_round_trip(&m, "ir_parse");
+            }
+        },
+    }
+    let mut m = Module::default();
+    match parse_startup_into(&mut m, &src) {
+        Err(d) => {
+            let _ = d.to_string();
+        }
+        Ok(()) => {
+            if verify_module(&m).is_ok() {
+                irw_fuzz::assert_round_trip(&m, "ir_parse (startup file)");
+            }
+        }
+    }
+});

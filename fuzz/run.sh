@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of irw for SECONDS each, one after the other (they share the machine).
+#
+#   fuzz/run.sh SECONDS [TARGET...]      targets: ir_parse rules_load pipeline (default: all)
+#
+# Needs cargo-fuzz (`cargo install cargo-fuzz`). cargo-fuzz passes nightly-only rustc flags
+# (`-Zsanitizer=...`, sancov passes); on a stable toolchain RUSTC_BOOTSTRAP=1 makes rustc accept
+# them. The sanitizer defaults to `none` (irw is safe Rust; AddressSanitizer would halve the
+# executions per second for nothing); FUZZ_SANITIZER=address turns it on.
+#
+# Seeds (rebuilt on every run into fuzz/seeds/, not committed): the Paddle fixtures
+# (../shared/fixtures/paddle/*.ir, main+startup pairs joined into one file), programs from
+# `irw gen mlp` in several configurations and the bad-input corpus tests/bad/*.ir for the IR
+# targets; rules/*.rw and the rule files under tests/golden/ for the rule target. libFuzzer adds
+# what it finds to fuzz/corpus/TARGET/ (kept between runs, not committed); crashes, timeouts and
+# out-of-memory inputs go to fuzz/artifacts/TARGET/. Every finding is fixed and kept as a
+# regression test (tests/bad/, tests/prop_*.rs or a unit test), not as an artifact.
+#
+# Limits per input: 10 s (-timeout), 2 GiB of memory (-rss_limit_mb), 64 KiB (-max_len).
+# Exit code: 0 when no target found anything.
+set -uo pipefail
+cd "$(dirname "$0")"
+secs=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
+shift
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    targets=(ir_parse rules_load pipeline)
+fi
+export RUSTC_BOOTSTRAP=1
+sanitizer=${FUZZ_SANITIZER:-none}
+fixtures=../../shared/fixtures/paddle
+[ -d "$fixtures" ] || fixtures=../shared/fixtures/paddle
+
+# ---- seeds ----
+rm -rf seeds
+mkdir -p seeds/ir seeds/rules
+for f in "$fixtures"/*.ir ../tests/bad/*.ir; do
+    [ -f "$f" ] || continue
+    [ "$(stat -c %s "$f")" -le 65536 ] || continue
+    cp "$f" "seeds/ir/$(basename "$(dirname "$f")")_$(basename "$f")"
+done
+for pair in before:startup_before before_adam:startup_before_adam after:startup_after \
+    master_grad_before:master_grad_startup_before; do
+    m=$fixtures/${pair%%:*}.ir s=$fixtures/${pair##*:}.ir
+    if [ -f "$m" ] && [ -f "$s" ]; then
+        { cat "$m"; printf 'startup '; cat "$s"; } >"seeds/ir/joined_${pair%%:*}.ir"
+    fi
+done
+irw() { cargo run -q --manifest-path ../Cargo.toml --bin irw -- "$@"; }
+for opt in sgd momentum adam adamw; do
+    for dt in f32 bf16; do
+        irw gen mlp --layers 2 --optimizer $opt --dtype $dt -o "seeds/ir/gen_${opt}_${dt}.ir" || exit 1
+    done
+done
+irw gen mlp --layers 1 --allreduce -o seeds/ir/gen_allreduce.ir || exit 1
+irw gen mlp --layers 1 --no-roles -o seeds/ir/gen_noroles.ir || exit 1
+find ../rules ../tests/golden -name '*.rw' -exec cp {} seeds/rules/ \;
+
+# ---- runs ----
+status=0
+summary=""
+for t in "${targets[@]}"; do
+    case $t in
+        ir_parse | pipeline) seed=seeds/ir dict=dict/ir.dict ;;
+        rules_load) seed=seeds/rules dict=dict/rules.dict ;;
+        *) echo "unknown target $t" >&2; exit 2 ;;
+    esac
+    mkdir -p "corpus/$t" "artifacts/$t"
+    before=$(ls "artifacts/$t" | wc -l)
+    echo "=== $t: $secs s (sanitizer $sanitizer) ==="
+    start=$(date +%s)
+    cargo fuzz run -s "$sanitizer" "$t" "corpus/$t" "$seed" -- \
+        -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+        -dict="$dict" -print_final_stats=1
+    rc=$?
+    took=$(($(date +%s) - start))
+    after=$(ls "artifacts/$t" | wc -l)
+    line="$t: ran ${took} s, exit $rc, $((after - before)) new artifact(s), corpus $(ls "corpus/$t" | wc -l) inputs"
+    echo "$line"
+    summary+="$line"$'\n'
+    if [ $rc -ne 0 ] || [ "$after" -ne "$before" ]; then status=1; fi
+done
+echo "=== summary ==="
+printf '%s' "$summary"
+exit $status
