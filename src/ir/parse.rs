@@ -33,8 +33,10 @@ struct PirParser;
 pub const MAX_NESTING: usize = 64;
 /// Deepest nesting of regions (`pd_op.if` inside `pd_op.while` inside ...).
 pub const MAX_REGION_DEPTH: usize = 256;
-/// Op lines per parallel chunk; smaller files are parsed on one thread.
+/// Op lines per parallel chunk, at most; files are cut into at least four chunks per thread
+/// (of at least [`MIN_CHUNK`] lines) so the threads finish together.
 const CHUNK: usize = 16_384;
+const MIN_CHUNK: usize = 1_024;
 
 /// Parses a file holding a main program and optionally `startup { ... }`.
 pub fn parse_module(src: &SourceFile) -> Result<Module, Diagnostic> {
@@ -239,10 +241,11 @@ fn parse_op_lines<'a>(src: &'a SourceFile, lines: &[Line<'a>]) -> Result<RawOps<
         .filter(|l| l.kind == Kind::Op)
         .copied()
         .collect();
-    let pieces: Vec<&[Line<'a>]> = op_lines.chunks(CHUNK).collect();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
+    let size = (op_lines.len() / (4 * threads)).clamp(MIN_CHUNK, CHUNK);
+    let pieces: Vec<&[Line<'a>]> = op_lines.chunks(size).collect();
     let results: Vec<Result<RawChunk<'a>, Diagnostic>> = if pieces.len() <= 1 || threads == 1 {
         pieces.iter().map(|p| parse_chunk(src, p)).collect()
     } else {
