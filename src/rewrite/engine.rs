@@ -60,6 +60,13 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         let mut memo: HashSet<(usize, Vec<OpId>)> = HashSet::new();
         let mut applied: u64 = 0;
         while let Some(op) = work.pop_front() {
+            if opts.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(Diagnostic::error(format!(
+                    "rewriting stopped by the time limit (--timeout) in phase `{}` after {applied} rule applications",
+                    phase.name
+                ))
+                .with_hint("raise --timeout, or look for a rule that keeps firing with --stats"));
+            }
             queued.remove(&op);
             if !eng.m.main.is_live(op) {
                 continue;
