@@ -130,11 +130,20 @@ pub fn write_output(path: &str, text: &str) -> Result<(), Diagnostic> {
     };
     let fail =
         |e: std::io::Error| Diagnostic::error(format!("cannot write {path}: {}", io_reason(&e)));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".irw-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(fail)?;
+    // The output gets the permissions of the file it replaces, or those of a new file (0666
+    // less the umask): a temporary file alone would be private (0600).
+    let old_perms = std::fs::metadata(target).ok().map(|m| m.permissions());
+    let mut b = tempfile::Builder::new();
+    b.prefix(".irw-").suffix(".tmp");
+    #[cfg(unix)]
+    if old_perms.is_none() {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = b.tempfile_in(dir).map_err(fail)?;
+    if let Some(p) = old_perms {
+        tmp.as_file().set_permissions(p).map_err(fail)?;
+    }
     tmp.write_all(text.as_bytes()).map_err(fail)?;
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(target).map_err(|e| fail(e.error))?;
