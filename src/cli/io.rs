@@ -3,46 +3,88 @@
 //! Inputs are read whole and checked to be UTF-8 (an invalid byte is reported with its line and
 //! column). Outputs given with `-o` are written to a temporary file in the same directory and
 //! renamed over the target only when complete, so a failed or interrupted run never leaves a
-//! partial file and never clobbers the previous one.
+//! partial file and never clobbers the previous one. A run killed outright (SIGKILL, power loss)
+//! between creating the temporary file and renaming it leaves that `.irw-XXXXXX.tmp` file in
+//! the target's directory: nothing can remove it then, and the target is still untouched
+//! (`tests/atomic_output.rs` checks both).
+//!
+//! Every input is read with a size bound ([`max_input_bytes`], `--max-input-size`): a regular
+//! file that is too large is refused before it is read, a pipe after reading one byte more than
+//! the bound, so an endless input (`/dev/zero`) cannot exhaust memory.
 
 use crate::diag::{Diagnostic, SourceFile};
 use std::io::{Read, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Largest input irw reads (bytes). A program of 10^6 ops is about 200 MB.
+/// Largest input irw reads by default (bytes). A program of 10^6 ops is about 200 MB.
 pub const MAX_INPUT_BYTES: u64 = 4 << 30;
 
-/// Reads `path` (`-` for standard input) as a [`SourceFile`].
-pub fn read_source(path: &str) -> Result<SourceFile, Diagnostic> {
-    let mut bytes = Vec::new();
-    if path == "-" {
-        std::io::stdin()
-            .lock()
-            .take(MAX_INPUT_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| Diagnostic::error(format!("cannot read standard input: {e}")))?;
-    } else {
-        let f = std::fs::File::open(path)
-            .map_err(|e| Diagnostic::error(format!("cannot read {path}: {}", io_reason(&e))))?;
-        if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-            return Err(Diagnostic::error(format!(
-                "cannot read {path}: it is a directory"
-            )));
+/// The input size limit in force (`--max-input-size`), for every file this process reads.
+static MAX_INPUT: AtomicU64 = AtomicU64::new(MAX_INPUT_BYTES);
+
+/// Sets the largest input [`read_source`] accepts (`--max-input-size`).
+pub fn set_max_input_bytes(n: u64) {
+    MAX_INPUT.store(n, Ordering::Relaxed);
+}
+
+/// The largest input [`read_source`] accepts.
+pub fn max_input_bytes() -> u64 {
+    MAX_INPUT.load(Ordering::Relaxed)
+}
+
+/// `4294967296` as `4 GiB`, `1536` as `1536 bytes`: sizes in messages, exact.
+pub fn format_size(n: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
+            return format!("{} {unit}", n >> shift);
         }
-        f.take(MAX_INPUT_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| Diagnostic::error(format!("cannot read {path}: {}", io_reason(&e))))?;
     }
+    format!("{n} bytes")
+}
+
+/// Reads `path` (`-` for standard input) as a [`SourceFile`], refusing inputs larger than
+/// [`max_input_bytes`] without reading more than that.
+pub fn read_source(path: &str) -> Result<SourceFile, Diagnostic> {
+    let limit = max_input_bytes();
     let name = if path == "-" {
         "<stdin>".to_string()
     } else {
         path.to_string()
     };
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(Diagnostic::error(format!(
-            "{name} is larger than {} GiB",
-            MAX_INPUT_BYTES >> 30
-        )));
+    let too_large = || {
+        Diagnostic::error(format!(
+            "{name} is larger than the input size limit of {}",
+            format_size(limit)
+        ))
+        .with_hint("--max-input-size SIZE raises the limit (e.g. 8G)")
+    };
+    let mut bytes = Vec::new();
+    if path == "-" {
+        std::io::stdin()
+            .lock()
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| Diagnostic::error(format!("cannot read standard input: {e}")))?;
+    } else {
+        let f = std::fs::File::open(path)
+            .map_err(|e| Diagnostic::error(format!("cannot read {path}: {}", io_reason(&e))))?;
+        let meta = f.metadata().ok();
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
+            return Err(Diagnostic::error(format!(
+                "cannot read {path}: it is a directory"
+            )));
+        }
+        // A regular file's size is known: refuse it before reading anything.
+        if meta.is_some_and(|m| m.is_file() && m.len() > limit) {
+            return Err(too_large());
+        }
+        f.take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| Diagnostic::error(format!("cannot read {path}: {}", io_reason(&e))))?;
+    }
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
     }
     match String::from_utf8(bytes) {
         Ok(text) => Ok(SourceFile::new(name, text)),
@@ -88,11 +130,20 @@ pub fn write_output(path: &str, text: &str) -> Result<(), Diagnostic> {
     };
     let fail =
         |e: std::io::Error| Diagnostic::error(format!("cannot write {path}: {}", io_reason(&e)));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".irw-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(fail)?;
+    // The output gets the permissions of the file it replaces, or those of a new file (0666
+    // less the umask): a temporary file alone would be private (0600).
+    let old_perms = std::fs::metadata(target).ok().map(|m| m.permissions());
+    let mut b = tempfile::Builder::new();
+    b.prefix(".irw-").suffix(".tmp");
+    #[cfg(unix)]
+    if old_perms.is_none() {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = b.tempfile_in(dir).map_err(fail)?;
+    if let Some(p) = old_perms {
+        tmp.as_file().set_permissions(p).map_err(fail)?;
+    }
     tmp.write_all(text.as_bytes()).map_err(fail)?;
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(target).map_err(|e| fail(e.error))?;

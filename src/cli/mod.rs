@@ -8,7 +8,7 @@
 
 mod io;
 
-pub use io::{read_source, write_output};
+pub use io::{format_size, max_input_bytes, read_source, set_max_input_bytes, write_output};
 
 use crate::diag::Diagnostic;
 use crate::ir::{self, Module};
@@ -39,6 +39,52 @@ pub struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     rewrite: RewriteArgs,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// Resource limits, for every command: irw runs in CI pipelines on programs from anywhere, and
+/// must fail with a message rather than exhaust the machine.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LimitArgs {
+    /// Refuse input files larger than SIZE (bytes, or with a suffix K, M, G: powers of 1024)
+    /// [default: 4G].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, global = true)]
+    pub max_input_size: Option<u64>,
+    /// Stop rewriting with an error after SECONDS of wall-clock time (no output is written).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, global = true)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+/// `--timeout` in force (set once by [`main`]); read when rewriting starts.
+static REWRITE_TIMEOUT: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+
+/// Parses `1048576`, `512K`, `64M`, `4G` (also `KiB`, `MB`, ...; powers of 1024).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (bytes, or a number with K, M or G)"))?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return Err(format!("`{s}`: unknown unit `{unit}` (use K, M or G)")),
+    };
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+/// Parses a non-negative, finite number of seconds (`10`, `0.5`).
+pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|x| std::time::Duration::try_from_secs_f64(x).ok())
+        .ok_or_else(|| format!("`{s}` is not a number of seconds"))
 }
 
 #[derive(Subcommand, Debug)]
@@ -156,6 +202,12 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    if let Some(n) = cli.limits.max_input_size {
+        set_max_input_bytes(n);
+    }
+    if let Some(t) = cli.limits.timeout {
+        let _ = REWRITE_TIMEOUT.set(t);
+    }
     let result = match cli.command {
         None => rewrite_command(&cli.rewrite),
         Some(Command::Check(a)) => crate::exec::cmd::check_command(&a),
@@ -286,6 +338,9 @@ pub fn apply_rules_to(
 ) -> Result<(), Diagnostic> {
     let opts = crate::rewrite::Options {
         trace: args.trace,
+        deadline: REWRITE_TIMEOUT
+            .get()
+            .and_then(|&t| Instant::now().checked_add(t)),
         ..Default::default()
     };
     let stats = crate::rewrite::apply(module, rules, &opts)?;

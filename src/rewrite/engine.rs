@@ -75,7 +75,17 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         let mut memo = Memo::default();
         let mut applied: u64 = 0;
         while let Some(op) = work.pop_front() {
+            if opts.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(Diagnostic::error(format!(
+                    "rewriting stopped by the time limit (--timeout) in phase `{}` after {applied} rule applications",
+                    phase.name
+                ))
+                .with_hint("raise --timeout, or look for a rule that keeps firing with --stats"));
+            }
             queued[op.index()] = false;
+            if !eng.m.main.is_live(op) {
+                continue;
+            }
             for (k, (ri, c)) in compiled.iter().enumerate() {
                 if !eng.m.main.is_live(op) || !c.root_accepts(eng.m, &mut eng.cache, op) {
                     continue;

@@ -58,6 +58,9 @@ pub struct Options {
     pub trace: bool,
     /// Cap on applications per phase; 0 means `16 × ops + 1000`.
     pub max_applications: usize,
+    /// Wall-clock deadline (`--timeout`): checked before each worklist item; passing it is an
+    /// error, so a runaway rule set cannot keep a CI job busy forever.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// What the engine did.

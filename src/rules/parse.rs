@@ -242,16 +242,24 @@ pub fn string_lit<T>(tok: &str, l: usize) -> Result<StrLit, PErr<T>> {
                 if inner.trim().is_empty() {
                     return Err(user(base + i, "empty interpolation `{}` in a string"));
                 }
-                // Parse the inner text at its real offset: pad with spaces so every span the
-                // expression parser reports is an offset into the rule file.
+                // Parse the inner text alone, then move every offset to its place in the file.
+                // (Padding the text with `start` spaces instead costs O(file) per
+                // interpolation: quadratic on a large generated rule file.)
                 let start = base + i + 1;
-                let padded = format!("{}{}", " ".repeat(start), inner);
-                let e = grammar::ExprParser::new().parse(&padded).map_err(|e| {
+                let mut e = expr_parser().parse(inner).map_err(|e| {
                     let (off, msg) = match e {
-                        ParseError::User { error } => return ParseError::User { error },
-                        ParseError::InvalidToken { location } => {
-                            (location, "unexpected character in interpolation".into())
+                        ParseError::User { error } => {
+                            return ParseError::User {
+                                error: UserError {
+                                    offset: error.offset + start,
+                                    ..error
+                                },
+                            }
                         }
+                        ParseError::InvalidToken { location } => (
+                            start + location,
+                            "unexpected character in interpolation".into(),
+                        ),
                         ParseError::UnrecognizedEof { .. } => (
                             start + inner.len(),
                             "incomplete expression in interpolation".into(),
@@ -260,12 +268,13 @@ pub fn string_lit<T>(tok: &str, l: usize) -> Result<StrLit, PErr<T>> {
                             token: (o, t, _), ..
                         }
                         | ParseError::ExtraToken { token: (o, t, _) } => (
-                            o,
+                            start + o,
                             format!("unexpected {} in interpolation", token_text(&t.to_string())),
                         ),
                     };
                     user::<T>(off, msg)
                 })?;
+                shift_expr(&mut e, start);
                 if !lit.is_empty() {
                     parts.push(StrPart::Lit(std::mem::take(&mut lit)));
                 }
@@ -289,6 +298,79 @@ pub fn string_lit<T>(tok: &str, l: usize) -> Result<StrLit, PErr<T>> {
         parts,
         span: (l, l + tok.len()),
     })
+}
+
+/// The expression parser for interpolations, built once: building one compiles the lexer's
+/// regular expressions (about a millisecond), which per interpolation dominated loading a large
+/// rule file.
+fn expr_parser() -> &'static grammar::ExprParser {
+    static P: std::sync::OnceLock<grammar::ExprParser> = std::sync::OnceLock::new();
+    P.get_or_init(grammar::ExprParser::new)
+}
+
+/// Moves every span in `e` by `by` bytes (an expression parsed out of its file).
+fn shift_expr(e: &mut Expr, by: usize) {
+    let sh = |s: &mut Span| *s = (s.0 + by, s.1 + by);
+    match e {
+        Expr::Int(_, s) | Expr::Float(_, s) | Expr::Bool(_, s) | Expr::Place(_, s) => sh(s),
+        Expr::Str(l) => {
+            sh(&mut l.span);
+            for p in &mut l.parts {
+                if let StrPart::Expr(x) = p {
+                    shift_expr(x, by);
+                }
+            }
+        }
+        Expr::Ident(i) | Expr::Capture(i) => sh(&mut i.span),
+        Expr::Value(v) => {
+            sh(&mut v.span);
+            sh(&mut v.name.span);
+            if let Some(f) = &mut v.field {
+                sh(&mut f.span);
+            }
+        }
+        Expr::List(items, s) => {
+            sh(s);
+            items.iter_mut().for_each(|x| shift_expr(x, by));
+        }
+        Expr::Call { func, args, span } => {
+            sh(span);
+            sh(&mut func.span);
+            args.iter_mut().for_each(|x| shift_expr(x, by));
+        }
+        Expr::Unary { e, span, .. } => {
+            sh(span);
+            shift_expr(e, by);
+        }
+        Expr::Binary { l, r, span, .. } => {
+            sh(span);
+            shift_expr(l, by);
+            shift_expr(r, by);
+        }
+        Expr::If { c, t, e, span } => {
+            sh(span);
+            shift_expr(c, by);
+            shift_expr(t, by);
+            shift_expr(e, by);
+        }
+        Expr::Build(b) => {
+            sh(&mut b.span);
+            sh(&mut b.op.name.span);
+            if let Some(i) = &mut b.bind {
+                sh(&mut i.span);
+            }
+            for a in &mut b.args {
+                if let Some(i) = &mut a.operand {
+                    sh(&mut i.span);
+                }
+                shift_expr(&mut a.value, by);
+            }
+            for (k, v) in &mut b.attrs {
+                sh(&mut k.span);
+                shift_expr(v, by);
+            }
+        }
+    }
 }
 
 trait UserHint {

@@ -1,0 +1,155 @@
+//! Atomic outputs: `-o FILE` is written to a temporary file beside FILE and renamed over it
+//! when complete (src/cli/io.rs). An interrupted or failed run must leave the old FILE
+//! untouched, and no partial file under FILE's name.
+//!
+//! A run killed with SIGKILL while writing cannot clean up: its `.irw-XXXXXX.tmp` file may
+//! remain in the directory (documented in src/cli/io.rs). That is the only thing it may leave.
+
+mod common;
+use common::*;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const OLD: &str = "the old program\n";
+
+/// Names in `dir` other than `keep`.
+fn others(dir: &Path, keep: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !keep.contains(&n.as_str()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[cfg(unix)]
+#[test]
+fn sigkill_while_writing_leaves_the_old_file_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.ir");
+    let o = out.to_string_lossy().into_owned();
+    let mut killed_mid_write = false;
+    // A program of ~90 MB (30 000 layers) takes a few hundred milliseconds to write and sync;
+    // larger ones if this machine is fast enough to finish before the kill lands.
+    for layers in [30_000usize, 60_000, 120_000] {
+        std::fs::write(&out, OLD).unwrap();
+        let mut child = irw()
+            .args(["gen", "mlp", "--layers", &layers.to_string(), "-o", &o])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Kill as soon as the temporary file exists: irw is then writing it.
+        let start = Instant::now();
+        let mut saw_tmp = false;
+        while start.elapsed() < Duration::from_secs(60) {
+            if !others(dir.path(), &["out.ir"]).is_empty() {
+                saw_tmp = true;
+                break;
+            }
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        let _ = child.kill(); // SIGKILL
+        let status = child.wait().unwrap();
+        let content = std::fs::read(&out).unwrap();
+        if status.success() {
+            // Finished before the kill: the new program, complete.
+            let text = String::from_utf8(content).unwrap();
+            assert!(
+                text.starts_with("{\n") && text.ends_with("}\n"),
+                "a partial output"
+            );
+            continue;
+        }
+        assert!(saw_tmp, "irw failed before writing: {status:?}");
+        assert_eq!(
+            content,
+            OLD.as_bytes(),
+            "the old file changed after SIGKILL mid-write"
+        );
+        for name in others(dir.path(), &["out.ir"]) {
+            assert!(
+                name.starts_with(".irw-") && name.ends_with(".tmp"),
+                "unexpected file left behind: {name}"
+            );
+        }
+        killed_mid_write = true;
+        break;
+    }
+    assert!(
+        killed_mid_write,
+        "every run finished before it could be killed: the test proved nothing"
+    );
+}
+
+#[test]
+fn a_failed_run_leaves_the_old_file_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.ir");
+    std::fs::write(&out, OLD).unwrap();
+    let o = out.to_string_lossy().into_owned();
+    for args in [
+        vec!["tests/bad/truncated_op.ir", "-o", &o],
+        vec![
+            "--rules",
+            "rules/grad_merge.rw",
+            "--set",
+            "k_steps=0",
+            "../shared/fixtures/paddle/before.ir",
+            "-o",
+            &o,
+        ],
+        vec![
+            "--rules",
+            "rules/grad_merge.rw",
+            "--set",
+            "k_steps=2",
+            "../shared/fixtures/paddle/before_noroles.ir",
+            "-o",
+            &o,
+        ],
+    ] {
+        let r = run_irw(&args);
+        assert_ne!(r.status.code(), Some(0), "{args:?} succeeded");
+        assert!(r.stdout.is_empty());
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), OLD, "{args:?}");
+        assert!(others(dir.path(), &["out.ir"]).is_empty(), "{args:?}");
+    }
+    // An output directory that does not exist: a message, nothing written.
+    let missing = dir.path().join("no/such/dir/out.ir");
+    let r = run_irw(&[
+        "../shared/fixtures/paddle/before.ir",
+        "-o",
+        &missing.to_string_lossy(),
+    ]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot write"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_keep_the_permissions_of_the_file_they_replace_or_get_the_usual_ones() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    // A new file gets what any new file gets here (0666 less the umask), not 0600.
+    let plain = dir.path().join("plain");
+    std::fs::write(&plain, "x").unwrap();
+    let out = dir.path().join("new.ir");
+    let r = run_irw(&["gen", "mlp", "--layers", "1", "-o", &out.to_string_lossy()]);
+    assert!(r.status.success());
+    assert_eq!(mode(&out), mode(&plain));
+    // A replaced file keeps its mode.
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let r = run_irw(&["gen", "mlp", "--layers", "2", "-o", &out.to_string_lossy()]);
+    assert!(r.status.success());
+    assert_eq!(mode(&out), 0o640);
+}
