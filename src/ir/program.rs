@@ -454,18 +454,7 @@ impl Program {
             next: NONE,
             dead: false,
         });
-        for &v in operands {
-            let slot = self.operands.len() as u32;
-            self.operands.push(OperandSlot {
-                value: NONE,
-                user: id.0,
-                prev_use: NONE,
-                next_use: NONE,
-            });
-            if let Some(v) = v {
-                self.link_use(slot, v);
-            }
-        }
+        self.push_operands(id, operands);
         id
     }
 
@@ -697,15 +686,15 @@ impl Program {
         }
     }
 
-    /// Replaces the whole operand list of `op`.
-    pub fn set_operands(&mut self, op: OpId, operands: &[Option<ValueId>]) {
-        self.drop_operands(op);
+    /// Appends operand slots for `user` to the operand arena, linked into their values' use
+    /// lists; returns the first slot.
+    fn push_operands(&mut self, user: OpId, operands: &[Option<ValueId>]) -> u32 {
         let start = self.operands.len() as u32;
         for &v in operands {
             let slot = self.operands.len() as u32;
             self.operands.push(OperandSlot {
                 value: NONE,
-                user: op.0,
+                user: user.0,
                 prev_use: NONE,
                 next_use: NONE,
             });
@@ -713,6 +702,13 @@ impl Program {
                 self.link_use(slot, v);
             }
         }
+        start
+    }
+
+    /// Replaces the whole operand list of `op`.
+    pub fn set_operands(&mut self, op: OpId, operands: &[Option<ValueId>]) {
+        self.drop_operands(op);
+        let start = self.push_operands(op, operands);
         let d = &mut self.ops[op.index()];
         d.operands_start = start;
         d.operands_len = operands.len() as u32;
