@@ -38,6 +38,16 @@ pub const MAX_REGION_DEPTH: usize = 256;
 const CHUNK: usize = 16_384;
 const MIN_CHUNK: usize = 1_024;
 
+/// Whether `name` can follow `%kwarg_` in a program: letters, digits and `_ . @ - /` (the
+/// grammar's `kwarg_name`). A rewrite that names new state must check it, or it would print a
+/// program that cannot be read back.
+pub fn is_kwarg_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.@-/".contains(&b))
+}
+
 /// Parses a file holding a main program and optionally `startup { ... }`.
 pub fn parse_module(src: &SourceFile) -> Result<Module, Diagnostic> {
     let mut module = Module::default();

@@ -1034,6 +1034,15 @@ impl<'a> Engine<'a> {
         init: &'a Build,
         span: Span,
     ) -> Result<ValueId, Diagnostic> {
+        if !crate::ir::parse::is_kwarg_name(name) {
+            return Err(self
+                .err(
+                    lr,
+                    span,
+                    format!("the state name `{name}` cannot be a keyword argument name"),
+                )
+                .with_hint("keyword argument names hold only letters, digits and `_ . @ - /`: is a parameter name unusual?"));
+        }
         let init_v = self.build_startup(lr, b, init)?;
         let sp = self
             .m
