@@ -17,6 +17,8 @@
 # regression test (tests/bad/, tests/prop_*.rs or a unit test), not as an artifact.
 #
 # Limits per input: 10 s (-timeout), 2 GiB of memory (-rss_limit_mb), 64 KiB (-max_len).
+# FUZZ_ARGS adds libFuzzer flags, e.g. FUZZ_ARGS="-fork=1 -ignore_crashes=1" to keep going past
+# a known open finding and collect distinct ones.
 # Exit code: 0 when no target found anything.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -71,7 +73,7 @@ for t in "${targets[@]}"; do
     start=$(date +%s)
     cargo fuzz run -s "$sanitizer" "$t" "corpus/$t" "$seed" -- \
         -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-        -dict="$dict" -print_final_stats=1
+        -dict="$dict" -print_final_stats=1 ${FUZZ_ARGS:-}
     rc=$?
     took=$(($(date +%s) - start))
     after=$(ls "artifacts/$t" | wc -l)
