@@ -604,8 +604,7 @@ impl<'a, 'c> Builder<'a, 'c> {
     }
 
     fn err(&self, at: &str, msg: impl Into<String>) -> Diagnostic {
-        let offset = (at.as_ptr() as usize).wrapping_sub(self.src.text.as_ptr() as usize);
-        Diagnostic::at(self.src, offset.min(self.src.text.len()), msg)
+        err_at(self.src, at, msg)
     }
 
     /// Builds the program whose opening line is `lines[start]`; returns it and the index of

@@ -231,26 +231,7 @@ impl Loader {
                     import_i += 1;
                     let take = match &im.cond {
                         None => true,
-                        Some(c) => {
-                            let mut env = ConstEnv {
-                                params,
-                                stages: STAGES,
-                            };
-                            match eval(&mut env, c) {
-                                Ok(Val::Bool(b)) => b,
-                                Ok(v) => {
-                                    return Err(Diagnostic::at(
-                                        src,
-                                        c.span().0,
-                                        format!(
-                                            "an import condition must be a bool, found a {}",
-                                            v.kind()
-                                        ),
-                                    ))
-                                }
-                                Err(e) => return Err(Diagnostic::at(src, e.span.0, e.message)),
-                            }
-                        }
+                        Some(c) => const_bool(src, params, c, "an import condition")?,
                     };
                     if take {
                         self.expand(target, params, included, phases)?;
@@ -420,25 +401,11 @@ impl Loader {
         for (name, (fi, d)) in &decls {
             let Some(c) = &d.constraint else { continue };
             let src = &self.sources[*fi];
-            let mut env = ConstEnv {
-                params: &lookup,
-                stages: STAGES,
-            };
-            let ok = match eval(&mut env, c) {
-                Ok(Val::Bool(b)) => b,
-                Ok(v) => {
-                    return Err(Diagnostic::at(
-                        src,
-                        c.span().0,
-                        format!(
-                            "the constraint of `{name}` must be a bool, found a {}",
-                            v.kind()
-                        ),
-                    ))
-                }
-                Err(e) => return Err(Diagnostic::at(src, e.span.0, e.message)),
-            };
-            if !ok {
+            if !const_bool(src, &lookup, c, &format!("the constraint of `{name}`"))? {
+                let mut env = ConstEnv {
+                    params: &lookup,
+                    stages: STAGES,
+                };
                 let msg = match &d.message {
                     Some(m) => eval_str(&mut env, m).unwrap_or_else(|e| e.message),
                     None => format!(
@@ -464,6 +431,29 @@ impl Loader {
 }
 
 /// Compares two expressions ignoring where they are written.
+/// Evaluates a constant boolean expression (an import condition, a parameter constraint);
+/// `what` names it in the error when the value is not a bool.
+fn const_bool(
+    src: &SourceFile,
+    params: &dyn Fn(&str) -> Option<Val>,
+    c: &Expr,
+    what: &str,
+) -> Result<bool, Diagnostic> {
+    let mut env = ConstEnv {
+        params,
+        stages: STAGES,
+    };
+    match eval(&mut env, c) {
+        Ok(Val::Bool(b)) => Ok(b),
+        Ok(v) => Err(Diagnostic::at(
+            src,
+            c.span().0,
+            format!("{what} must be a bool, found a {}", v.kind()),
+        )),
+        Err(e) => Err(Diagnostic::at(src, e.span.0, e.message)),
+    }
+}
+
 fn strip_spans(e: &Expr) -> String {
     let s = format!("{e:?}");
     // Spans print as `(a, b)`; drop digits inside them is overkill: compare the debug form with
