@@ -1,9 +1,10 @@
 //! The IR parser on arbitrary bytes: it must never panic, hang or exhaust memory; its errors
 //! must render; whatever parses and verifies must round-trip (see `irw_fuzz::assert_round_trip`).
-//! The same text is also parsed as a separate startup file (`--startup FILE`).
+//! The same text is also parsed as a separate startup file (`--startup FILE`), and through the
+//! parser's reference path, which must give the same module or the same diagnostic.
 #![no_main]
 
-use irw::ir::{parse_module, parse_startup_into, verify_module, Module};
+use irw::ir::{parse_module, parse_module_reference, parse_startup_into, verify_module, Module};
 use irw::SourceFile;
 use libfuzzer_sys::fuzz_target;
 
@@ -12,7 +13,20 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let src = SourceFile::new("fuzz.ir", text);
-    match parse_module(&src) {
+    let fast = parse_module(&src);
+    match (&fast, parse_module_reference(&src)) {
+        (Ok(a), Ok(b)) => assert!(
+            format!("{a:?}") == format!("{b:?}"),
+            "fast and reference parses differ"
+        ),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+        (a, b) => panic!(
+            "fast parse ok: {}, reference parse ok: {}",
+            a.is_ok(),
+            b.is_ok()
+        ),
+    }
+    match fast {
         Err(d) => {
             let _ = d.to_string();
         }

@@ -29,7 +29,7 @@ pub use attr::{format_float_like_paddle, intern_key, Attr, AttrDict, AttrId, Att
 pub use context::Context;
 pub use intern::{Interner, Sym, Symbols};
 pub use module::{Module, Which};
-pub use parse::{parse_module, parse_startup_into};
+pub use parse::{parse_module, parse_module_reference, parse_startup_into};
 pub use print::{print_module, print_program};
 pub use program::{
     BlockArg, BlockId, BlockOps, Kwarg, OpData, OpId, OpSyntax, Program, RegionId, Use, Uses,

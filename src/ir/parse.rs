@@ -16,7 +16,7 @@
 //! panics on any input: deep nesting is bounded before pest recurses
 //! ([`MAX_NESTING`], [`MAX_REGION_DEPTH`]).
 
-use super::attr::{Attr, AttrDict, AttrId};
+use super::attr::{intern_key, Attr, AttrDict, AttrId, AttrKey};
 use super::program::{BlockId, OpId, OpSyntax, Program, ValueId};
 use super::types::{DType, Type, TypeId};
 use super::{Context, Module};
@@ -50,9 +50,35 @@ pub fn is_kwarg_name(name: &str) -> bool {
 
 /// Parses a file holding a main program and optionally `startup { ... }`.
 pub fn parse_module(src: &SourceFile) -> Result<Module, Diagnostic> {
+    parse_module_with(src, Path::Fast)
+}
+
+/// [`parse_module`] without the fast path for op lines: every op line goes through the
+/// grammar's `op_line` rule and every dictionary through `attr_dict_full`. The result must be
+/// the same as [`parse_module`]'s, diagnostics included; tests and the fuzzer check that.
+#[doc(hidden)]
+pub fn parse_module_reference(src: &SourceFile) -> Result<Module, Diagnostic> {
+    parse_module_with(src, Path::Reference)
+}
+
+/// How op lines are parsed (see [`parse_op_line`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Path {
+    Fast,
+    Reference,
+}
+
+fn parse_module_with(src: &SourceFile, path: Path) -> Result<Module, Diagnostic> {
     let mut module = Module::default();
+    let t = std::time::Instant::now();
     let lines = split_lines(src)?;
-    let raw = parse_op_lines(src, &lines)?;
+    if std::env::var_os("IRW_TIMING").is_some() {
+        eprintln!("TIMING split {:?}", t.elapsed());
+    }
+    let raw = parse_op_lines(src, &lines, path)?;
+    if std::env::var_os("IRW_TIMING").is_some() {
+        eprintln!("TIMING oplines {:?}", t.elapsed());
+    }
     let mut b = Builder::new(src, &mut module.ctx, raw);
     let mut cur = 0;
     // Main program.
@@ -90,6 +116,9 @@ pub fn parse_module(src: &SourceFile) -> Result<Module, Diagnostic> {
         }
     }
     module.trailing = trailing_blank_lines(src);
+    if std::env::var_os("IRW_TIMING").is_some() {
+        eprintln!("TIMING built {:?}", t.elapsed());
+    }
     Ok(module)
 }
 
@@ -97,7 +126,7 @@ pub fn parse_module(src: &SourceFile) -> Result<Module, Diagnostic> {
 /// as Paddle dumps it) into `module`, sharing its context.
 pub fn parse_startup_into(module: &mut Module, src: &SourceFile) -> Result<(), Diagnostic> {
     let lines = split_lines(src)?;
-    let raw = parse_op_lines(src, &lines)?;
+    let raw = parse_op_lines(src, &lines, Path::Fast)?;
     let mut b = Builder::new(src, &mut module.ctx, raw);
     let cur = skip_trivia(&lines, 0);
     let Some(first) = lines.get(cur) else {
@@ -236,16 +265,73 @@ struct RawChunk<'a> {
     ops: Vec<RawOp<'a>>,
     /// Each distinct attribute dictionary text of the chunk, parsed (in the parallel phase).
     dicts: FxHashMap<&'a str, AttrDict>,
+    /// Each distinct dictionary entry text (`key:value`) of the chunk, parsed.
+    entries: FxHashMap<&'a str, (AttrKey, Attr)>,
+    /// Each distinct op-line tail (the text after the dictionary), parsed.
+    tails: FxHashMap<&'a str, Tail>,
+    /// Each distinct head shape (see [`HeadShape`]), parsed.
+    heads: FxHashMap<Box<str>, HeadShape>,
+    /// Scratch for the shape of the current head and its collapsed value numbers.
+    shape: String,
+    runs: Vec<Run>,
     values: Vec<&'a str>,
     operands: Vec<RawOperand<'a>>,
     types: Vec<&'a str>,
+}
+
+/// The parse of an op-line head (`(%5, %6) = "pd_op.op" (%1, %arg_0, <<NULL VALUE>>) `) with
+/// every value number collapsed to `0` (`(%0, %0) = "pd_op.op" (%0, %arg_0, <<NULL VALUE>>) `):
+/// a program has few distinct shapes. Collapsing keeps the language: `value_def` and
+/// `value_ref` are `%` and one or more digits, and no other `%` is followed by a digit (op
+/// names, the only strings in a head, are left as they are). Spans are byte ranges in the shape.
+struct HeadShape {
+    results: usize,
+    name: (u32, u32),
+    /// Label and value of each operand; a value is `None` for `<<NULL VALUE>>`.
+    operands: Vec<(Option<Span32>, Option<ShapeValue>)>,
+}
+
+/// A byte range in a head shape.
+type Span32 = (u32, u32);
+
+#[derive(Clone, Copy)]
+enum ShapeValue {
+    /// `%<digits>`: the next collapsed run.
+    Numbered,
+    /// `%arg_N`, `%kwarg_name`: this span of the shape.
+    Named(u32, u32),
+}
+
+/// A value number collapsed in a head shape: where `%0` is in the shape, and where `%<digits>`
+/// is in the line.
+#[derive(Clone, Copy)]
+struct Run {
+    shape_at: u32,
+    start: u32,
+    end: u32,
+}
+
+/// The parse of an op-line tail (`: (types) -> types` and maybe ` {`), valid for every line
+/// with the same tail text.
+struct Tail {
+    /// Byte ranges of the types in the tail: the operand types, then the result types.
+    types: Vec<(u32, u32)>,
+    /// How many of `types` are operand types; `None` without `: (...)`.
+    operand_types: Option<usize>,
+    /// Whether `->` is present (it may be followed by no type).
+    result_types: bool,
+    region_open: bool,
 }
 
 struct RawOps<'a> {
     chunks: Vec<RawChunk<'a>>,
 }
 
-fn parse_op_lines<'a>(src: &'a SourceFile, lines: &[Line<'a>]) -> Result<RawOps<'a>, Diagnostic> {
+fn parse_op_lines<'a>(
+    src: &'a SourceFile,
+    lines: &[Line<'a>],
+    path: Path,
+) -> Result<RawOps<'a>, Diagnostic> {
     let op_lines: Vec<Line<'a>> = lines
         .iter()
         .filter(|l| l.kind == Kind::Op)
@@ -257,7 +343,7 @@ fn parse_op_lines<'a>(src: &'a SourceFile, lines: &[Line<'a>]) -> Result<RawOps<
     let size = (op_lines.len() / (4 * threads)).clamp(MIN_CHUNK, CHUNK);
     let pieces: Vec<&[Line<'a>]> = op_lines.chunks(size).collect();
     let results: Vec<Result<RawChunk<'a>, Diagnostic>> = if pieces.len() <= 1 || threads == 1 {
-        pieces.iter().map(|p| parse_chunk(src, p)).collect()
+        pieces.iter().map(|p| parse_chunk(src, p, path)).collect()
     } else {
         // Chunks are handed out round-robin to a fixed set of threads; results keep file order.
         let mut out: Vec<Option<Result<RawChunk<'a>, Diagnostic>>> =
@@ -269,7 +355,7 @@ fn parse_op_lines<'a>(src: &'a SourceFile, lines: &[Line<'a>]) -> Result<RawOps<
                     s.spawn(move || {
                         (t..pieces.len())
                             .step_by(threads)
-                            .map(|i| (i, parse_chunk(src, pieces[i])))
+                            .map(|i| (i, parse_chunk(src, pieces[i], path)))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -296,16 +382,20 @@ fn parse_op_lines<'a>(src: &'a SourceFile, lines: &[Line<'a>]) -> Result<RawOps<
     Ok(RawOps { chunks })
 }
 
-fn parse_chunk<'a>(src: &'a SourceFile, lines: &[Line<'a>]) -> Result<RawChunk<'a>, Diagnostic> {
+fn parse_chunk<'a>(
+    src: &'a SourceFile,
+    lines: &[Line<'a>],
+    path: Path,
+) -> Result<RawChunk<'a>, Diagnostic> {
     let mut c = RawChunk {
         ops: Vec::with_capacity(lines.len()),
         values: Vec::with_capacity(lines.len() * 2),
         operands: Vec::with_capacity(lines.len() * 3),
         types: Vec::with_capacity(lines.len() * 4),
-        dicts: FxHashMap::default(),
+        ..RawChunk::default()
     };
     for l in lines {
-        let op = parse_op_line(src, l, &mut c)?;
+        let op = parse_op_line(src, l, &mut c, path)?;
         c.ops.push(op);
     }
     Ok(c)
@@ -315,86 +405,362 @@ fn range(start: usize, end: usize) -> Range32 {
     (start as u32, end as u32)
 }
 
+const EMPTY_RAW_OP: RawOp<'static> = RawOp {
+    results: (0, 0),
+    name: "",
+    operands: (0, 0),
+    attrs: None,
+    operand_types: None,
+    result_types: None,
+    region_open: false,
+};
+
+/// Parses one op line. The fast path splits the line at its dictionary (found by the bracket
+/// pre-scan) and parses each piece through a cache of distinct pieces; where any piece fails it
+/// falls back to parsing the whole line with `op_line`, which is also the reference path.
 fn parse_op_line<'a>(
     src: &'a SourceFile,
     l: &Line<'a>,
     c: &mut RawChunk<'a>,
+    path: Path,
 ) -> Result<RawOp<'a>, Diagnostic> {
-    check_nesting(src, l)?;
+    let dict = check_nesting(src, l)?;
+    if let (Some((ds, de)), Path::Fast) = (dict, path) {
+        let (nv, no, nt) = (c.values.len(), c.operands.len(), c.types.len());
+        if let Some(op) = parse_op_line_split(src, l.text, ds, de, c) {
+            return Ok(op);
+        }
+        c.values.truncate(nv);
+        c.operands.truncate(no);
+        c.types.truncate(nt);
+    }
     let pairs = PirParser::parse(Rule::op_line, l.text).map_err(|e| pest_error(src, l, e))?;
-    let mut op = RawOp {
-        results: (0, 0),
-        name: "",
-        operands: (0, 0),
-        attrs: None,
-        operand_types: None,
-        result_types: None,
-        region_open: false,
-    };
+    let mut op = EMPTY_RAW_OP;
     for p in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
-        match p.as_rule() {
-            Rule::results => {
-                let s = c.values.len();
-                c.values.extend(p.into_inner().map(|v| v.as_str()));
-                op.results = range(s, c.values.len());
+        if p.as_rule() == Rule::attr_dict {
+            let text = p.as_str();
+            if !c.dicts.contains_key(text) {
+                let d = parse_dict_text(src, text)?;
+                c.dicts.insert(text, d);
             }
-            Rule::op_name => {
-                let s = p.as_str();
-                op.name = &s[1..s.len() - 1];
-            }
-            Rule::operands => {
-                let s = c.operands.len();
-                let mut label = None;
-                for q in p.into_inner() {
-                    match q.as_rule() {
-                        Rule::operand_label => label = Some(q.as_str()),
-                        Rule::null_value => c.operands.push(RawOperand {
-                            label: label.take(),
-                            value: None,
-                        }),
-                        _ => c.operands.push(RawOperand {
-                            label: label.take(),
-                            value: Some(q.as_str()),
-                        }),
-                    }
-                }
-                op.operands = range(s, c.operands.len());
-            }
-            Rule::attr_dict => {
-                let text = p.as_str();
-                if !c.dicts.contains_key(text) {
-                    let d = parse_dict_text(src, text)?;
-                    c.dicts.insert(text, d);
-                }
-                op.attrs = Some(text);
-            }
-            Rule::operand_types => {
-                let s = c.types.len();
-                c.types.extend(p.into_inner().map(|t| t.as_str()));
-                op.operand_types = Some(range(s, c.types.len()));
-            }
-            Rule::result_types => {
-                let s = c.types.len();
-                c.types.extend(p.into_inner().map(|t| t.as_str()));
-                op.result_types = Some(range(s, c.types.len()));
-            }
-            Rule::region_open => op.region_open = true,
-            _ => {}
+            op.attrs = Some(text);
+        } else {
+            take_part(p, &mut op, c);
         }
     }
     Ok(op)
 }
 
+/// The fast path: parses the line as head, dictionary `text[ds..de]` and tail, the last two
+/// through the chunk's caches. Returns `None` when any piece does not parse (the caller then
+/// parses the whole line with `op_line` for the error); what it pushed onto `c` is then
+/// truncated by the caller.
+fn parse_op_line_split<'a>(
+    src: &'a SourceFile,
+    text: &'a str,
+    ds: usize,
+    de: usize,
+    c: &mut RawChunk<'a>,
+) -> Option<RawOp<'a>> {
+    let mut op = EMPTY_RAW_OP;
+    parse_head(&text[..ds], &mut op, c)?;
+    let dict = &text[ds..de];
+    if !c.dicts.contains_key(dict) {
+        let d = split_dict(src, dict, &mut c.entries)?;
+        c.dicts.insert(dict, d);
+    }
+    op.attrs = Some(dict);
+    let tail_text = &text[de..];
+    if !c.tails.contains_key(tail_text) {
+        let t = parse_tail(tail_text)?;
+        c.tails.insert(tail_text, t);
+    }
+    let tail = c.tails.get(tail_text)?;
+    let s = c.types.len();
+    c.types.extend(
+        tail.types
+            .iter()
+            .map(|&(a, b)| &tail_text[a as usize..b as usize]),
+    );
+    let mid = s + tail.operand_types.unwrap_or(0);
+    op.operand_types = tail.operand_types.map(|_| range(s, mid));
+    op.result_types = tail.result_types.then(|| range(mid, c.types.len()));
+    op.region_open = tail.region_open;
+    Some(op)
+}
+
+/// Parses an op-line head through its shape (see [`HeadShape`]).
+fn parse_head<'a>(text: &'a str, op: &mut RawOp<'a>, c: &mut RawChunk<'a>) -> Option<()> {
+    c.shape.clear();
+    c.runs.clear();
+    let b = text.as_bytes();
+    let (mut i, mut last, mut in_str) = (0, 0, false);
+    while i < b.len() {
+        match b[i] {
+            b'"' => in_str = !in_str,
+            b'%' if !in_str && b.get(i + 1).is_some_and(u8::is_ascii_digit) => {
+                let mut j = i + 1;
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+                c.shape.push_str(&text[last..i]);
+                c.runs.push(Run {
+                    shape_at: c.shape.len() as u32,
+                    start: i as u32,
+                    end: j as u32,
+                });
+                c.shape.push_str("%0");
+                last = j;
+                i = j;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    c.shape.push_str(&text[last..]);
+    if !c.heads.contains_key(c.shape.as_str()) {
+        let h = parse_head_shape(&c.shape)?;
+        c.heads.insert(c.shape.as_str().into(), h);
+    }
+    let h = c.heads.get(c.shape.as_str())?;
+    let runs = &c.runs;
+    // Maps a shape position (not inside a collapsed run) to the line.
+    let orig = |p: u32| -> usize {
+        let shift: u32 = runs
+            .iter()
+            .take_while(|r| r.shape_at < p)
+            .map(|r| r.end - r.start - 2)
+            .sum();
+        (p + shift) as usize
+    };
+    let mut next_run = runs.iter();
+    let mut numbered = || {
+        next_run
+            .next()
+            .map(|r| &text[r.start as usize..r.end as usize])
+    };
+    let s = c.values.len();
+    for _ in 0..h.results {
+        c.values.push(numbered()?);
+    }
+    op.results = range(s, c.values.len());
+    op.name = text.get(orig(h.name.0) + 1..orig(h.name.1) - 1)?;
+    let s = c.operands.len();
+    for &(label, value) in &h.operands {
+        let label = label.map(|(a, b)| &text[orig(a)..orig(b)]);
+        let value = match value {
+            None => None,
+            Some(ShapeValue::Numbered) => Some(numbered()?),
+            Some(ShapeValue::Named(a, b)) => Some(&text[orig(a)..orig(b)]),
+        };
+        c.operands.push(RawOperand { label, value });
+    }
+    op.operands = range(s, c.operands.len());
+    numbered().is_none().then_some(())
+}
+
+fn parse_head_shape(shape: &str) -> Option<HeadShape> {
+    let pairs = PirParser::parse(Rule::op_head, shape).ok()?;
+    let mut h = HeadShape {
+        results: 0,
+        name: (0, 0),
+        operands: Vec::new(),
+    };
+    let span = |p: &Pair<'_, Rule>| {
+        let s = p.as_span();
+        (s.start() as u32, s.end() as u32)
+    };
+    for p in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
+        match p.as_rule() {
+            Rule::results => h.results = p.into_inner().count(),
+            Rule::op_name => h.name = span(&p),
+            Rule::operands => {
+                let mut label = None;
+                for q in p.into_inner() {
+                    match q.as_rule() {
+                        Rule::operand_label => label = Some(span(&q)),
+                        Rule::null_value => h.operands.push((label.take(), None)),
+                        Rule::value_ref => {
+                            h.operands.push((label.take(), Some(ShapeValue::Numbered)))
+                        }
+                        _ => {
+                            let (a, b) = span(&q);
+                            h.operands
+                                .push((label.take(), Some(ShapeValue::Named(a, b))));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(h)
+}
+
+fn parse_tail(text: &str) -> Option<Tail> {
+    let pairs = PirParser::parse(Rule::op_tail, text).ok()?;
+    let mut t = Tail {
+        types: Vec::new(),
+        operand_types: None,
+        result_types: false,
+        region_open: false,
+    };
+    let span = |p: Pair<'_, Rule>| {
+        let s = p.as_span();
+        (s.start() as u32, s.end() as u32)
+    };
+    for p in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
+        match p.as_rule() {
+            Rule::operand_types => {
+                t.types.extend(p.into_inner().map(span));
+                t.operand_types = Some(t.types.len());
+            }
+            Rule::result_types => {
+                t.types.extend(p.into_inner().map(span));
+                t.result_types = true;
+            }
+            Rule::region_open => t.region_open = true,
+            _ => {}
+        }
+    }
+    Some(t)
+}
+
+/// Parses a dictionary entry by entry, each distinct entry text once: `text` is split at its
+/// top-level commas. Returns `None` where the split might not be the grammar's (a quote inside
+/// parentheses, brackets that do not match) or any piece fails; the caller then parses the
+/// whole dictionary with `attr_dict_full`.
+fn split_dict<'a>(
+    src: &SourceFile,
+    text: &'a str,
+    cache: &mut FxHashMap<&'a str, (AttrKey, Attr)>,
+) -> Option<AttrDict> {
+    let body = text.strip_prefix('{')?.strip_suffix('}')?;
+    let bytes = body.as_bytes();
+    let mut d = AttrDict::default();
+    let mut stack: Vec<u8> = Vec::new();
+    let (mut in_str, mut escaped) = (false, false);
+    let mut start = 0;
+    for i in 0..=bytes.len() {
+        let b = bytes.get(i).copied().unwrap_or(b',');
+        if in_str {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            if i == bytes.len() {
+                return None;
+            }
+            continue;
+        }
+        match b {
+            b'"' if stack.contains(&b')') => return None,
+            b'"' => in_str = true,
+            b'(' => stack.push(b')'),
+            b'[' => stack.push(b']'),
+            b'{' => stack.push(b'}'),
+            // The guard pops: a closer that matches its opener falls through to `_`.
+            b')' | b']' | b'}' if stack.pop() != Some(b) => return None,
+            b',' if stack.is_empty() => {
+                let piece = body[start..i].trim_matches(' ');
+                start = i + 1;
+                if piece.is_empty() {
+                    if i == bytes.len() && d.is_empty() && !body.contains(',') {
+                        break; // `{}` or `{ }`
+                    }
+                    return None;
+                }
+                let (k, v) = match cache.get(piece) {
+                    Some(e) => e.clone(),
+                    None => {
+                        let e = parse_entry(src, piece)?;
+                        cache.insert(piece, e.clone());
+                        e
+                    }
+                };
+                if d.contains_key(k) {
+                    return None;
+                }
+                d.entries.push((k, v));
+            }
+            _ => {}
+        }
+    }
+    stack.is_empty().then_some(d)
+}
+
+fn parse_entry(src: &SourceFile, text: &str) -> Option<(AttrKey, Attr)> {
+    let pairs = PirParser::parse(Rule::entry_full, text).ok()?;
+    let entry = pairs.flatten().find(|p| p.as_rule() == Rule::entry)?;
+    let mut it = entry.into_inner();
+    let (k, v) = (it.next()?, it.next()?);
+    Some((intern_key(k.as_str()), attr_value(src, v).ok()?))
+}
+
+/// Takes one part of a parsed op line (or head or tail) into `op`; dictionaries are handled by
+/// the callers.
+fn take_part<'a>(p: Pair<'a, Rule>, op: &mut RawOp<'a>, c: &mut RawChunk<'a>) {
+    match p.as_rule() {
+        Rule::results => {
+            let s = c.values.len();
+            c.values.extend(p.into_inner().map(|v| v.as_str()));
+            op.results = range(s, c.values.len());
+        }
+        Rule::op_name => {
+            let s = p.as_str();
+            op.name = &s[1..s.len() - 1];
+        }
+        Rule::operands => {
+            let s = c.operands.len();
+            let mut label = None;
+            for q in p.into_inner() {
+                match q.as_rule() {
+                    Rule::operand_label => label = Some(q.as_str()),
+                    Rule::null_value => c.operands.push(RawOperand {
+                        label: label.take(),
+                        value: None,
+                    }),
+                    _ => c.operands.push(RawOperand {
+                        label: label.take(),
+                        value: Some(q.as_str()),
+                    }),
+                }
+            }
+            op.operands = range(s, c.operands.len());
+        }
+        Rule::operand_types => {
+            let s = c.types.len();
+            c.types.extend(p.into_inner().map(|t| t.as_str()));
+            op.operand_types = Some(range(s, c.types.len()));
+        }
+        Rule::result_types => {
+            let s = c.types.len();
+            c.types.extend(p.into_inner().map(|t| t.as_str()));
+            op.result_types = Some(range(s, c.types.len()));
+        }
+        Rule::region_open => op.region_open = true,
+        _ => {}
+    }
+}
+
 /// Rejects lines whose brackets nest deeper than [`MAX_NESTING`] before pest recurses into them,
 /// and lines that end before a `(`, `[` or `{` is closed (a truncated op), with a message that
 /// points at the unclosed bracket.
-fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<(), Diagnostic> {
+///
+/// Returns the byte range of the first top-level `{...}` closed on the line: on an op line that
+/// is the attribute dictionary, if the line parses.
+fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<Option<(usize, usize)>, Diagnostic> {
     let mut depth = 0usize;
     let mut in_str = false;
     let mut escaped = false;
     // Open `(`, `[`, `{` not yet closed: (byte, position). Angle brackets are not tracked for
     // balance (`->` holds a lone `>`), only for depth.
     let mut open: Vec<(u8, usize)> = Vec::new();
+    let mut dict: Option<(usize, usize)> = None;
+    let mut dict_start = None;
     let text = l.text.trim_end();
     for (i, b) in text.bytes().enumerate() {
         if in_str {
@@ -418,6 +784,9 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<(), Diagnostic> {
                     )
                     .with_hint("irw bounds nesting so that no input can exhaust its stack"));
                 }
+                if b == b'{' && open.is_empty() && dict.is_none() {
+                    dict_start = Some(i);
+                }
                 if b != b'<' && open.len() < MAX_NESTING {
                     open.push((b, i));
                 }
@@ -426,6 +795,11 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<(), Diagnostic> {
                 depth = depth.saturating_sub(1);
                 if b != b'>' {
                     open.pop();
+                    if open.is_empty() {
+                        if let Some(s) = dict_start.take() {
+                            dict = Some((s, i + 1));
+                        }
+                    }
                 }
             }
             _ => {}
@@ -459,7 +833,7 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<(), Diagnostic> {
         )
         .with_hint("is the op line truncated?"));
     }
-    Ok(())
+    Ok(dict)
 }
 
 fn describe(rule: &Rule) -> &'static str {
