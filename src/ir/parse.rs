@@ -254,7 +254,8 @@ struct RawOp<'a> {
     results: Range32,
     name: &'a str,
     operands: Range32,
-    attrs: Option<&'a str>,
+    /// Index into the chunk's `dict_list`.
+    attrs: Option<u32>,
     operand_types: Option<Range32>,
     result_types: Option<Range32>,
     region_open: bool,
@@ -263,10 +264,17 @@ struct RawOp<'a> {
 #[derive(Default)]
 struct RawChunk<'a> {
     ops: Vec<RawOp<'a>>,
-    /// Each distinct attribute dictionary text of the chunk, parsed (in the parallel phase).
-    dicts: FxHashMap<&'a str, AttrDict>,
-    /// Each distinct dictionary entry text (`key:value`) of the chunk, parsed.
-    entries: FxHashMap<&'a str, (AttrKey, Attr)>,
+    /// Each distinct attribute dictionary text of the chunk, parsed and printed (in the
+    /// parallel phase), by first appearance; ops refer to them by index.
+    dict_list: Vec<ChunkDict<'a>>,
+    dicts: FxHashMap<&'a str, u32>,
+    /// Each distinct type text of the chunk, by first appearance; `type_ids` gives the index of
+    /// each entry of `types`.
+    type_list: Vec<&'a str>,
+    type_index: FxHashMap<&'a str, u32>,
+    type_ids: Vec<u32>,
+    /// Each distinct dictionary entry shape of the chunk, parsed (see [`split_dict`]).
+    entries: EntryCache<'a>,
     /// Each distinct op-line tail (the text after the dictionary), parsed.
     tails: FxHashMap<&'a str, Tail>,
     /// Each distinct head shape (see [`HeadShape`]), parsed.
@@ -277,6 +285,54 @@ struct RawChunk<'a> {
     values: Vec<&'a str>,
     operands: Vec<RawOperand<'a>>,
     types: Vec<&'a str>,
+}
+
+struct ChunkDict<'a> {
+    text: &'a str,
+    /// Taken by the builder when it interns the dictionary.
+    dict: Option<AttrDict>,
+    printed: String,
+}
+
+impl<'a> RawChunk<'a> {
+    /// The index of dictionary `text`, parsing it with `parse` if the chunk has not seen it.
+    fn dict_index(
+        &mut self,
+        text: &'a str,
+        parse: impl FnOnce(&mut Self) -> Option<AttrDict>,
+    ) -> Option<u32> {
+        if let Some(&i) = self.dicts.get(text) {
+            return Some(i);
+        }
+        let dict = parse(self)?;
+        let mut printed = String::new();
+        dict.write_to(&mut printed);
+        let i = self.dict_list.len() as u32;
+        self.dict_list.push(ChunkDict {
+            text,
+            dict: Some(dict),
+            printed,
+        });
+        self.dicts.insert(text, i);
+        Some(i)
+    }
+
+    /// The chunk-local index of type text `t`.
+    fn type_index(&mut self, t: &'a str) -> u32 {
+        if let Some(&i) = self.type_index.get(t) {
+            return i;
+        }
+        let i = self.type_list.len() as u32;
+        self.type_list.push(t);
+        self.type_index.insert(t, i);
+        i
+    }
+
+    fn push_type(&mut self, t: &'a str) {
+        let i = self.type_index(t);
+        self.types.push(t);
+        self.type_ids.push(i);
+    }
 }
 
 /// The parse of an op-line head (`(%5, %6) = "pd_op.op" (%1, %arg_0, <<NULL VALUE>>) `) with
@@ -321,6 +377,8 @@ struct Tail {
     /// Whether `->` is present (it may be followed by no type).
     result_types: bool,
     region_open: bool,
+    /// The chunk-local index of each type (see `RawChunk::type_list`).
+    ids: Vec<u32>,
 }
 
 struct RawOps<'a> {
@@ -433,17 +491,20 @@ fn parse_op_line<'a>(
         c.values.truncate(nv);
         c.operands.truncate(no);
         c.types.truncate(nt);
+        c.type_ids.truncate(nt);
     }
     let pairs = PirParser::parse(Rule::op_line, l.text).map_err(|e| pest_error(src, l, e))?;
     let mut op = EMPTY_RAW_OP;
     for p in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
         if p.as_rule() == Rule::attr_dict {
             let text = p.as_str();
-            if !c.dicts.contains_key(text) {
-                let d = parse_dict_text(src, text)?;
-                c.dicts.insert(text, d);
+            let mut err = None;
+            op.attrs = c.dict_index(text, |_| {
+                parse_dict_text(src, text).map_err(|e| err = Some(e)).ok()
+            });
+            if let Some(e) = err {
+                return Err(e);
             }
-            op.attrs = Some(text);
         } else {
             take_part(p, &mut op, c);
         }
@@ -465,14 +526,15 @@ fn parse_op_line_split<'a>(
     let mut op = EMPTY_RAW_OP;
     parse_head(&text[..ds], &mut op, c)?;
     let dict = &text[ds..de];
-    if !c.dicts.contains_key(dict) {
-        let d = split_dict(src, dict, &mut c.entries)?;
-        c.dicts.insert(dict, d);
-    }
-    op.attrs = Some(dict);
+    op.attrs = Some(c.dict_index(dict, |c| split_dict(src, dict, &mut c.entries))?);
     let tail_text = &text[de..];
     if !c.tails.contains_key(tail_text) {
-        let t = parse_tail(tail_text)?;
+        let mut t = parse_tail(tail_text)?;
+        t.ids = t
+            .types
+            .iter()
+            .map(|&(a, b)| c.type_index(&tail_text[a as usize..b as usize]))
+            .collect();
         c.tails.insert(tail_text, t);
     }
     let tail = c.tails.get(tail_text)?;
@@ -482,6 +544,7 @@ fn parse_op_line_split<'a>(
             .iter()
             .map(|&(a, b)| &tail_text[a as usize..b as usize]),
     );
+    c.type_ids.extend_from_slice(&tail.ids);
     let mid = s + tail.operand_types.unwrap_or(0);
     op.operand_types = tail.operand_types.map(|_| range(s, mid));
     op.result_types = tail.result_types.then(|| range(mid, c.types.len()));
@@ -605,6 +668,7 @@ fn parse_tail(text: &str) -> Option<Tail> {
         operand_types: None,
         result_types: false,
         region_open: false,
+        ids: Vec::new(),
     };
     let span = |p: Pair<'_, Rule>| {
         let s = p.as_span();
@@ -627,44 +691,63 @@ fn parse_tail(text: &str) -> Option<Tail> {
     Some(t)
 }
 
-/// Parses a dictionary entry by entry, each distinct entry text once: `text` is split at its
-/// top-level commas. Returns `None` where the split might not be the grammar's (a quote inside
-/// parentheses, brackets that do not match) or any piece fails; the caller then parses the
-/// whole dictionary with `attr_dict_full`.
-fn split_dict<'a>(
-    src: &SourceFile,
-    text: &'a str,
-    cache: &mut FxHashMap<&'a str, (AttrKey, Attr)>,
-) -> Option<AttrDict> {
+/// Parses a dictionary entry by entry: `text` is split at its top-level commas, and each entry
+/// is parsed through its *shape*, the entry with every string's contents removed (`name:""`):
+/// the few distinct shapes are parsed once, and an entry's strings are then put back into the
+/// parsed shape. Collapsing keeps the language, because the scan delimits strings exactly as
+/// the grammar's `string` does (it refuses quotes inside parentheses, where the grammar's
+/// `call` does not read strings). Returns `None` where the split might not be the grammar's or
+/// any entry fails; the caller then parses the whole line on the reference path.
+fn split_dict<'a>(src: &SourceFile, text: &'a str, cache: &mut EntryCache<'a>) -> Option<AttrDict> {
     let body = text.strip_prefix('{')?.strip_suffix('}')?;
     let bytes = body.as_bytes();
     let mut d = AttrDict::default();
-    let mut stack: Vec<u8> = Vec::new();
-    let (mut in_str, mut escaped) = (false, false);
-    let mut start = 0;
-    for i in 0..=bytes.len() {
+    let mut stack = [0u8; MAX_NESTING];
+    let mut depth = 0;
+    let (mut start, mut last) = (0, 0);
+    cache.shape.clear();
+    cache.strings.clear();
+    let mut i = 0;
+    while i <= bytes.len() {
         let b = bytes.get(i).copied().unwrap_or(b',');
-        if in_str {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_str = false,
-                _ => {}
-            }
-            if i == bytes.len() {
-                return None;
-            }
-            continue;
-        }
         match b {
-            b'"' if stack.contains(&b')') => return None,
-            b'"' => in_str = true,
-            b'(' => stack.push(b')'),
-            b'[' => stack.push(b']'),
-            b'{' => stack.push(b'}'),
-            // The guard pops: a closer that matches its opener falls through to `_`.
-            b')' | b']' | b'}' if stack.pop() != Some(b) => return None,
-            b',' if stack.is_empty() => {
+            b'"' if stack[..depth].contains(&b')') => return None,
+            b'"' => {
+                // Keep the quotes, drop the contents.
+                cache.shape.push_str(&body[last..=i]);
+                let from = i + 1;
+                i = from;
+                loop {
+                    match bytes.get(i) {
+                        None => return None,
+                        Some(b'\\') => i += 2,
+                        Some(b'"') => break,
+                        Some(_) => i += 1,
+                    }
+                }
+                cache.strings.push(body.get(from..i)?);
+                last = i;
+            }
+            b'(' | b'[' | b'{' => {
+                if depth == MAX_NESTING {
+                    return None;
+                }
+                stack[depth] = match b {
+                    b'(' => b')',
+                    b'[' => b']',
+                    _ => b'}',
+                };
+                depth += 1;
+            }
+            b')' | b']' | b'}' => {
+                if depth == 0 || stack[depth - 1] != b {
+                    return None;
+                }
+                depth -= 1;
+            }
+            b',' if depth == 0 => {
+                cache.shape.push_str(&body[last..i]);
+                last = i + 1;
                 let piece = body[start..i].trim_matches(' ');
                 start = i + 1;
                 if piece.is_empty() {
@@ -673,23 +756,65 @@ fn split_dict<'a>(
                     }
                     return None;
                 }
-                let (k, v) = match cache.get(piece) {
-                    Some(e) => e.clone(),
+                let shape = cache.shape.trim_matches(' ');
+                let (k, template) = match cache.entries.get(shape) {
+                    Some(e) => e,
                     None => {
-                        let e = parse_entry(src, piece)?;
-                        cache.insert(piece, e.clone());
-                        e
+                        let e = parse_entry(src, shape)?;
+                        cache.entries.insert(shape.into(), e);
+                        cache.entries.get(shape)?
                     }
                 };
                 if d.contains_key(k) {
                     return None;
                 }
+                let mut strings = cache.strings.iter();
+                let v = if cache.strings.is_empty() {
+                    template.clone()
+                } else {
+                    fill_strings(template, &mut strings)?
+                };
+                if strings.next().is_some() {
+                    return None;
+                }
                 d.entries.push((k, v));
+                cache.shape.clear();
+                cache.strings.clear();
             }
             _ => {}
         }
+        i += 1;
     }
-    stack.is_empty().then_some(d)
+    (depth == 0).then_some(d)
+}
+
+/// The per-chunk state of [`split_dict`]: parsed entry shapes, and scratch space.
+#[derive(Default)]
+struct EntryCache<'a> {
+    entries: FxHashMap<Box<str>, (AttrKey, Attr)>,
+    shape: String,
+    strings: Vec<&'a str>,
+}
+
+/// `template` with its strings (all empty) replaced, in order, by `strings`.
+fn fill_strings(template: &Attr, strings: &mut std::slice::Iter<'_, &str>) -> Option<Attr> {
+    Some(match template {
+        Attr::Str(_) => Attr::Str((*strings.next()?).into()),
+        Attr::Array(items) => Attr::Array(
+            items
+                .iter()
+                .map(|a| fill_strings(a, strings))
+                .collect::<Option<_>>()?,
+        ),
+        Attr::Dict(d) => Attr::Dict(AttrDict {
+            entries: d
+                .entries
+                .iter()
+                .map(|(k, a)| Some((*k, fill_strings(a, strings)?)))
+                .collect::<Option<_>>()?,
+        }),
+        other => other.clone(),
+    })
 }
 
 fn parse_entry(src: &SourceFile, text: &str) -> Option<(AttrKey, Attr)> {
@@ -733,12 +858,16 @@ fn take_part<'a>(p: Pair<'a, Rule>, op: &mut RawOp<'a>, c: &mut RawChunk<'a>) {
         }
         Rule::operand_types => {
             let s = c.types.len();
-            c.types.extend(p.into_inner().map(|t| t.as_str()));
+            for t in p.into_inner() {
+                c.push_type(t.as_str());
+            }
             op.operand_types = Some(range(s, c.types.len()));
         }
         Rule::result_types => {
             let s = c.types.len();
-            c.types.extend(p.into_inner().map(|t| t.as_str()));
+            for t in p.into_inner() {
+                c.push_type(t.as_str());
+            }
             op.result_types = Some(range(s, c.types.len()));
         }
         Rule::region_open => op.region_open = true,
@@ -754,26 +883,48 @@ fn take_part<'a>(p: Pair<'a, Rule>, op: &mut RawOp<'a>, c: &mut RawChunk<'a>) {
 /// is the attribute dictionary, if the line parses.
 fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<Option<(usize, usize)>, Diagnostic> {
     let mut depth = 0usize;
-    let mut in_str = false;
-    let mut escaped = false;
     // Open `(`, `[`, `{` not yet closed: (byte, position). Angle brackets are not tracked for
     // balance (`->` holds a lone `>`), only for depth.
-    let mut open: Vec<(u8, usize)> = Vec::new();
+    let mut open = OpenStack::default();
     let mut dict: Option<(usize, usize)> = None;
     let mut dict_start = None;
     let text = l.text.trim_end();
-    for (i, b) in text.bytes().enumerate() {
-        if in_str {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_str = false,
-                _ => {}
-            }
-            continue;
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        // Skip what the scan ignores; most of a line.
+        while i < bytes.len() && !SCAN_STOP[bytes[i] as usize] {
+            i += 1;
         }
+        let Some(&b) = bytes.get(i) else { break };
         match b {
-            b'"' => in_str = true,
+            b'"' => {
+                // A string: skip to its closing quote, past escapes.
+                i += 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                        Some(n) if bytes[i + n] == b'\\' => {
+                            i = (i + n + 2).min(bytes.len());
+                        }
+                        Some(n) => {
+                            i += n;
+                            break;
+                        }
+                        None => {
+                            i = bytes.len();
+                            break;
+                        }
+                    }
+                }
+                if i >= bytes.len() {
+                    let q = text.rfind('"').unwrap_or(0);
+                    return Err(Diagnostic::at(
+                        src,
+                        l.offset + q,
+                        "this string is not terminated on its line",
+                    ));
+                }
+            }
             b'{' | b'[' | b'(' | b'<' => {
                 depth += 1;
                 if depth > MAX_NESTING {
@@ -787,11 +938,12 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<Option<(usize, usize)
                 if b == b'{' && open.is_empty() && dict.is_none() {
                     dict_start = Some(i);
                 }
-                if b != b'<' && open.len() < MAX_NESTING {
+                if b != b'<' {
                     open.push((b, i));
                 }
             }
-            b'}' | b']' | b')' | b'>' => {
+            _ => {
+                // `}`, `]`, `)`, `>`
                 depth = depth.saturating_sub(1);
                 if b != b'>' {
                     open.pop();
@@ -802,21 +954,12 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<Option<(usize, usize)
                     }
                 }
             }
-            _ => {}
         }
+        i += 1;
     }
-    let region_open = open.len() == 1 && open[0].0 == b'{' && text.ends_with('{');
-    if in_str {
-        if let Some(q) = text.rfind('"') {
-            return Err(Diagnostic::at(
-                src,
-                l.offset + q,
-                "this string is not terminated on its line",
-            ));
-        }
-    }
+    let region_open = open.len() == 1 && open.last().0 == b'{' && text.ends_with('{');
     if !open.is_empty() && !region_open {
-        let (b, at) = open[open.len() - 1];
+        let (b, at) = open.last();
         let close = match b {
             b'(' => ')',
             b'[' => ']',
@@ -834,6 +977,60 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<Option<(usize, usize)
         .with_hint("is the op line truncated?"));
     }
     Ok(dict)
+}
+
+/// The bytes [`check_nesting`] stops at: quotes and brackets.
+static SCAN_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let stops = b"\"{}[]()<>";
+    let mut i = 0;
+    while i < stops.len() {
+        t[stops[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// The open brackets of one line, at most [`MAX_NESTING`] (deeper lines are rejected first):
+/// a fixed array, so scanning a line allocates nothing.
+struct OpenStack {
+    items: [(u8, usize); MAX_NESTING],
+    len: usize,
+}
+
+impl Default for OpenStack {
+    fn default() -> Self {
+        OpenStack {
+            items: [(0, 0); MAX_NESTING],
+            len: 0,
+        }
+    }
+}
+
+impl OpenStack {
+    fn push(&mut self, item: (u8, usize)) {
+        if self.len < MAX_NESTING {
+            self.items[self.len] = item;
+            self.len += 1;
+        }
+    }
+
+    fn pop(&mut self) {
+        self.len = self.len.saturating_sub(1);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The innermost open bracket; `(0, 0)` when none is open.
+    fn last(&self) -> (u8, usize) {
+        self.len.checked_sub(1).map_or((0, 0), |i| self.items[i])
+    }
 }
 
 fn describe(rule: &Rule) -> &'static str {
@@ -924,7 +1121,13 @@ struct Builder<'a, 'c> {
     cur_idx: usize,
     attr_cache: FxHashMap<&'a str, AttrId>,
     type_cache: FxHashMap<&'a str, TypeId>,
+    /// Global ids of the current chunk's dictionaries and types, by chunk-local index, resolved
+    /// on first use ([`UNRESOLVED`] until then) so that errors come in line order.
+    chunk_attrs: Vec<AttrId>,
+    chunk_types: Vec<TypeId>,
 }
+
+const UNRESOLVED: u32 = u32::MAX;
 
 /// Maps `%N` to values: a dense vector for the usual dense numbering, a hash map beyond.
 #[derive(Default)]
@@ -974,6 +1177,8 @@ impl<'a, 'c> Builder<'a, 'c> {
             cur_idx: 0,
             attr_cache: FxHashMap::default(),
             type_cache: FxHashMap::default(),
+            chunk_attrs: Vec::new(),
+            chunk_types: Vec::new(),
         }
     }
 
@@ -1120,7 +1325,7 @@ impl<'a, 'c> Builder<'a, 'c> {
         for p in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
             match p.as_rule() {
                 Rule::kwarg_ref => name = p.as_str(),
-                Rule::attr_dict => attrs = self.attrs(p.as_str(), None)?,
+                Rule::attr_dict => attrs = self.attrs(p.as_str())?,
                 _ => {}
             }
         }
@@ -1152,7 +1357,7 @@ impl<'a, 'c> Builder<'a, 'c> {
             for p in arg.into_inner() {
                 match p.as_rule() {
                     Rule::arg_ref => name = p.as_str(),
-                    Rule::attr_dict => attrs = self.attrs(p.as_str(), None)?,
+                    Rule::attr_dict => attrs = self.attrs(p.as_str())?,
                     _ => {}
                 }
             }
@@ -1175,6 +1380,12 @@ impl<'a, 'c> Builder<'a, 'c> {
         if self.cur_idx == self.cur.ops.len() {
             self.cur = self.raw.pop_front().unwrap_or_default();
             self.cur_idx = 0;
+            self.chunk_attrs.clear();
+            self.chunk_attrs
+                .resize(self.cur.dict_list.len(), AttrId(UNRESOLVED));
+            self.chunk_types.clear();
+            self.chunk_types
+                .resize(self.cur.type_list.len(), TypeId(UNRESOLVED));
         }
         let mut c = std::mem::take(&mut self.cur);
         let Some(r) = c.ops.get(self.cur_idx).cloned() else {
@@ -1276,7 +1487,7 @@ impl<'a, 'c> Builder<'a, 'c> {
                 ));
             }
             for (i, (&t, &v)) in tys.iter().zip(&vals).enumerate() {
-                let tid = self.ty(t)?;
+                let tid = self.chunk_type(&c, s as usize + i)?;
                 match v {
                     None => {
                         if tid != Context::NULL_TYPE {
@@ -1319,8 +1530,8 @@ impl<'a, 'c> Builder<'a, 'c> {
                         format!("{} result types for {} results", tys.len(), results.len()),
                     ));
                 }
-                for &t in tys {
-                    rtys.push(self.ty(t)?);
+                for i in s..e {
+                    rtys.push(self.chunk_type(&c, i as usize)?);
                 }
             }
             None => rtys.resize(results.len(), Context::UNKNOWN_TYPE),
@@ -1328,7 +1539,7 @@ impl<'a, 'c> Builder<'a, 'c> {
 
         let name = self.ctx.sym(r.name);
         let attrs = match r.attrs {
-            Some(a) => self.attrs(a, Some(&mut c.dicts))?,
+            Some(i) => self.chunk_attrs(&mut c.dict_list, i as usize),
             None => Context::EMPTY_ATTRS,
         };
         let op = prog.create_op(name, attrs, &vals, &rtys, syntax);
@@ -1355,21 +1566,47 @@ impl<'a, 'c> Builder<'a, 'c> {
     }
 
     /// Interns the dictionary written `text`, parsing it unless the same text was seen before.
-    /// `parsed` holds dictionaries the parallel phase already parsed.
-    fn attrs(
-        &mut self,
-        text: &'a str,
-        parsed: Option<&mut FxHashMap<&'a str, AttrDict>>,
-    ) -> Result<AttrId, Diagnostic> {
+    fn attrs(&mut self, text: &'a str) -> Result<AttrId, Diagnostic> {
         if let Some(&id) = self.attr_cache.get(text) {
             return Ok(id);
         }
-        let dict = match parsed.and_then(|m| m.remove(text)) {
-            Some(d) => d,
-            None => parse_dict_text(self.src, text)?,
-        };
+        let dict = parse_dict_text(self.src, text)?;
         let id = self.ctx.intern_attrs(dict);
         self.attr_cache.insert(text, id);
+        Ok(id)
+    }
+
+    /// The global id of the chunk's dictionary `i` (parsed in the parallel phase).
+    fn chunk_attrs(&mut self, dicts: &mut [ChunkDict<'a>], i: usize) -> AttrId {
+        let id = self.chunk_attrs[i];
+        if id.0 != UNRESOLVED {
+            return id;
+        }
+        let d = &mut dicts[i];
+        let id = match self.attr_cache.get(d.text) {
+            Some(&id) => id,
+            None => {
+                let dict = d.dict.take().unwrap_or_default();
+                let id = self
+                    .ctx
+                    .intern_attrs_printed(dict, std::mem::take(&mut d.printed));
+                self.attr_cache.insert(d.text, id);
+                id
+            }
+        };
+        self.chunk_attrs[i] = id;
+        id
+    }
+
+    /// The global type of entry `i` of chunk `c`'s `types`.
+    fn chunk_type(&mut self, c: &RawChunk<'a>, i: usize) -> Result<TypeId, Diagnostic> {
+        let local = c.type_ids[i] as usize;
+        let id = self.chunk_types[local];
+        if id.0 != UNRESOLVED {
+            return Ok(id);
+        }
+        let id = self.ty(c.types[i])?;
+        self.chunk_types[local] = id;
         Ok(id)
     }
 
