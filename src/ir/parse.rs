@@ -5,12 +5,23 @@
 //!
 //! 1. **Lines.** The text is split into lines and each line is classified by its first
 //!    characters (`{`, `}`, `} else {`, `^kw:`, `%kwarg_...`, `^%arg...`, `(` for an op).
-//! 2. **Op lines**, the bulk of the work, are parsed with pest's `op_line` rule into [`RawOp`]s
-//!    that borrow slices of the text. Lines are independent, so large files are cut into chunks
-//!    parsed on all cores. Attribute dictionaries and types come out as single spans.
+//! 2. **Op lines**, the bulk of the work, are parsed into [`RawOp`]s that borrow slices of the
+//!    text. Lines are independent, so chunks of lines are parsed on worker threads while the
+//!    builder (step 3) consumes the chunks before them.
+//!
+//!    The *fast path* does not run pest over every character. A bracket scan finds the
+//!    attribute dictionary, and the line is taken in three pieces, each parsed by the grammar
+//!    once per distinct text in the chunk: the head through its *shape* (value numbers
+//!    collapsed: `(%0) = "pd_op.relu" (%0) `), the dictionary entry by entry through entry
+//!    shapes (strings collapsed: `parameter_name:""`), and the tail (`: (types) -> types`) as
+//!    it is. A program has a few dozen shapes, so pest parses a few hundred short texts
+//!    instead of every line. Each collapse keeps the language (see [`HeadShape`] and
+//!    [`split_dict`]); where anything fails, the line goes through the grammar's `op_line`
+//!    rule whole, which is also the *reference path* ([`parse_module_reference`]). Tests and
+//!    the `ir_parse` fuzz target check that both paths give the same module or diagnostic.
 //! 3. **Building** walks the lines in order with a stack of open blocks, resolves `%N` names,
-//!    and interns names, types and dictionaries *by their text*: a program repeats a few dozen
-//!    distinct dictionaries, so only those few are parsed into [`AttrDict`]s.
+//!    and interns names, types and dictionaries, each distinct one once per chunk (the chunk
+//!    numbered them while parsing). Errors are reported in file order.
 //!
 //! Every failure is a [`Diagnostic`] pointing at the offending character. The parser never
 //! panics on any input: deep nesting is bounded before pest recurses
@@ -33,10 +44,6 @@ struct PirParser;
 pub const MAX_NESTING: usize = 64;
 /// Deepest nesting of regions (`pd_op.if` inside `pd_op.while` inside ...).
 pub const MAX_REGION_DEPTH: usize = 256;
-/// Op lines per parallel chunk, at most; files are cut into at least four chunks per thread
-/// (of at least [`MIN_CHUNK`] lines) so the threads finish together.
-const CHUNK: usize = 16_384;
-const MIN_CHUNK: usize = 1_024;
 
 /// Whether `name` can follow `%kwarg_` in a program: letters, digits and `_ . @ - /` (the
 /// grammar's `kwarg_name`). A rewrite that names new state must check it, or it would print a
@@ -69,88 +76,82 @@ enum Path {
 }
 
 fn parse_module_with(src: &SourceFile, path: Path) -> Result<Module, Diagnostic> {
-    let mut module = Module::default();
-    let t = std::time::Instant::now();
     let lines = split_lines(src)?;
-    if std::env::var_os("IRW_TIMING").is_some() {
-        eprintln!("TIMING split {:?}", t.elapsed());
-    }
-    let raw = parse_op_lines(src, &lines, path)?;
-    if std::env::var_os("IRW_TIMING").is_some() {
-        eprintln!("TIMING oplines {:?}", t.elapsed());
-    }
-    let mut b = Builder::new(src, &mut module.ctx, raw);
-    let mut cur = 0;
-    // Main program.
-    cur = skip_trivia(&lines, cur);
-    let Some(first) = lines.get(cur) else {
-        return Err(Diagnostic::in_file(&src.name, "the file holds no program")
-            .with_hint("a Paddle program dump starts with a line `{`"));
-    };
-    if first.kind != Kind::Open {
-        return Err(
-            Diagnostic::at(src, first.offset, "expected `{` to start the main program")
-                .with_hint("a Paddle program dump starts with a line `{`"),
-        );
-    }
-    let (main, next) = b.program(&lines, cur)?;
-    module.main = main;
-    cur = skip_trivia(&lines, next);
-    if let Some(l) = lines.get(cur) {
-        if l.kind != Kind::StartupOpen {
+    with_op_lines(src, &lines, path, |feed| {
+        let mut module = Module::default();
+        let mut b = Builder::new(src, &mut module.ctx, feed);
+        // Main program.
+        let mut cur = skip_trivia(&lines, 0);
+        let Some(first) = lines.get(cur) else {
+            return Err(Diagnostic::in_file(&src.name, "the file holds no program")
+                .with_hint("a Paddle program dump starts with a line `{`"));
+        };
+        if first.kind != Kind::Open {
             return Err(Diagnostic::at(
                 src,
-                l.offset,
-                "expected `startup {` or the end of the file",
-            ));
+                first.offset,
+                "expected `{` to start the main program",
+            )
+            .with_hint("a Paddle program dump starts with a line `{`"));
         }
-        let (startup, next) = b.program(&lines, cur)?;
-        module.startup = Some(startup);
+        let (main, next) = b.program(&lines, cur)?;
+        module.main = main;
         cur = skip_trivia(&lines, next);
         if let Some(l) = lines.get(cur) {
-            return Err(Diagnostic::at(
-                src,
-                l.offset,
-                "expected the end of the file after the startup program",
-            ));
+            if l.kind != Kind::StartupOpen {
+                return Err(Diagnostic::at(
+                    src,
+                    l.offset,
+                    "expected `startup {` or the end of the file",
+                ));
+            }
+            let (startup, next) = b.program(&lines, cur)?;
+            module.startup = Some(startup);
+            cur = skip_trivia(&lines, next);
+            if let Some(l) = lines.get(cur) {
+                return Err(Diagnostic::at(
+                    src,
+                    l.offset,
+                    "expected the end of the file after the startup program",
+                ));
+            }
         }
-    }
-    module.trailing = trailing_blank_lines(src);
-    if std::env::var_os("IRW_TIMING").is_some() {
-        eprintln!("TIMING built {:?}", t.elapsed());
-    }
-    Ok(module)
+        module.trailing = trailing_blank_lines(src);
+        Ok(module)
+    })
 }
 
 /// Parses a separate file holding only a startup program (`--startup FILE`, a bare `{ ... }`
 /// as Paddle dumps it) into `module`, sharing its context.
 pub fn parse_startup_into(module: &mut Module, src: &SourceFile) -> Result<(), Diagnostic> {
     let lines = split_lines(src)?;
-    let raw = parse_op_lines(src, &lines, Path::Fast)?;
-    let mut b = Builder::new(src, &mut module.ctx, raw);
-    let cur = skip_trivia(&lines, 0);
-    let Some(first) = lines.get(cur) else {
-        return Err(Diagnostic::in_file(
-            &src.name,
-            "the startup file holds no program",
-        ));
-    };
-    if first.kind != Kind::Open && first.kind != Kind::StartupOpen {
-        return Err(Diagnostic::at(
-            src,
-            first.offset,
-            "expected `{` to start the startup program",
-        ));
-    }
-    let (startup, next) = b.program(&lines, cur)?;
-    let next = skip_trivia(&lines, next);
-    if let Some(l) = lines.get(next) {
-        return Err(Diagnostic::at(
-            src,
-            l.offset,
-            "expected the end of the file after the startup program",
-        ));
-    }
+    let startup = with_op_lines(src, &lines, Path::Fast, |feed| {
+        let mut b = Builder::new(src, &mut module.ctx, feed);
+        let cur = skip_trivia(&lines, 0);
+        let Some(first) = lines.get(cur) else {
+            return Err(Diagnostic::in_file(
+                &src.name,
+                "the startup file holds no program",
+            ));
+        };
+        if first.kind != Kind::Open && first.kind != Kind::StartupOpen {
+            return Err(Diagnostic::at(
+                src,
+                first.offset,
+                "expected `{` to start the startup program",
+            ));
+        }
+        let (startup, next) = b.program(&lines, cur)?;
+        let next = skip_trivia(&lines, next);
+        if let Some(l) = lines.get(next) {
+            return Err(Diagnostic::at(
+                src,
+                l.offset,
+                "expected the end of the file after the startup program",
+            ));
+        }
+        Ok(startup)
+    })?;
     module.startup = Some(startup);
     Ok(())
 }
@@ -285,6 +286,8 @@ struct RawChunk<'a> {
     values: Vec<&'a str>,
     operands: Vec<RawOperand<'a>>,
     types: Vec<&'a str>,
+    /// The error of the op line after the last of `ops`, if one failed.
+    error: Option<Diagnostic>,
 }
 
 struct ChunkDict<'a> {
@@ -381,82 +384,125 @@ struct Tail {
     ids: Vec<u32>,
 }
 
-struct RawOps<'a> {
-    chunks: Vec<RawChunk<'a>>,
+/// Parsed op lines, in file order, as the builder asks for them: chunks of lines are parsed on
+/// worker threads while the builder consumes the ones before, so parsing and building overlap
+/// and only the chunks in flight are held in raw form.
+enum ChunkFeed<'a> {
+    Inline(std::collections::VecDeque<RawChunk<'a>>),
+    Threaded {
+        rx: std::sync::mpsc::Receiver<(usize, RawChunk<'a>)>,
+        /// Chunks that arrived before their turn.
+        early: FxHashMap<usize, RawChunk<'a>>,
+        next: usize,
+        total: usize,
+    },
 }
 
-fn parse_op_lines<'a>(
+impl<'a> ChunkFeed<'a> {
+    /// The next chunk in file order; `None` after the last.
+    fn next(&mut self) -> Option<RawChunk<'a>> {
+        match self {
+            ChunkFeed::Inline(q) => q.pop_front(),
+            ChunkFeed::Threaded {
+                rx,
+                early,
+                next,
+                total,
+            } => {
+                if *next == *total {
+                    return None;
+                }
+                let c = match early.remove(next) {
+                    Some(c) => c,
+                    None => loop {
+                        // A worker never drops its sender before sending all its chunks.
+                        let (i, c) = rx.recv().ok()?;
+                        if i == *next {
+                            break c;
+                        }
+                        early.insert(i, c);
+                    },
+                };
+                *next += 1;
+                Some(c)
+            }
+        }
+    }
+}
+
+/// Lines per chunk: small enough that workers and builder overlap, large enough that the
+/// per-chunk caches (heads, tails, dictionaries) pay off.
+const CHUNK_LINES: usize = 4_096;
+
+/// Runs `build` with a feed of the file's op lines, parsed on all cores for large files.
+fn with_op_lines<'a, T>(
     src: &'a SourceFile,
     lines: &[Line<'a>],
     path: Path,
-) -> Result<RawOps<'a>, Diagnostic> {
-    let op_lines: Vec<Line<'a>> = lines
-        .iter()
-        .filter(|l| l.kind == Kind::Op)
-        .copied()
-        .collect();
+    build: impl FnOnce(ChunkFeed<'a>) -> Result<T, Diagnostic>,
+) -> Result<T, Diagnostic> {
+    let pieces: Vec<&[Line<'a>]> = lines.chunks(CHUNK_LINES).collect();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(8);
-    let size = (op_lines.len() / (4 * threads)).clamp(MIN_CHUNK, CHUNK);
-    let pieces: Vec<&[Line<'a>]> = op_lines.chunks(size).collect();
-    let results: Vec<Result<RawChunk<'a>, Diagnostic>> = if pieces.len() <= 1 || threads == 1 {
-        pieces.iter().map(|p| parse_chunk(src, p, path)).collect()
-    } else {
-        // Chunks are handed out round-robin to a fixed set of threads; results keep file order.
-        let mut out: Vec<Option<Result<RawChunk<'a>, Diagnostic>>> =
-            (0..pieces.len()).map(|_| None).collect();
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let pieces = &pieces;
-                    s.spawn(move || {
-                        (t..pieces.len())
-                            .step_by(threads)
-                            .map(|i| (i, parse_chunk(src, pieces[i], path)))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            for h in handles {
-                match h.join() {
-                    Ok(done) => {
-                        for (i, r) in done {
-                            out[i] = Some(r);
-                        }
-                    }
-                    Err(e) => std::panic::resume_unwind(e),
-                }
-            }
-        });
-        out.into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(Diagnostic::error("internal: chunk lost"))))
-            .collect()
-    };
-    let mut chunks = Vec::with_capacity(results.len());
-    for r in results {
-        chunks.push(r?);
+        .clamp(1, 8);
+    if pieces.len() <= 1 || threads == 1 {
+        let chunks = pieces.iter().map(|p| parse_chunk(src, p, path)).collect();
+        return build(ChunkFeed::Inline(chunks));
     }
-    Ok(RawOps { chunks })
+    let next_piece = std::sync::atomic::AtomicUsize::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (pieces, next_piece, stop) = (&pieces, &next_piece, &stop);
+            scope.spawn(move || {
+                use std::sync::atomic::Ordering::Relaxed;
+                while !stop.load(Relaxed) {
+                    let i = next_piece.fetch_add(1, Relaxed);
+                    let Some(p) = pieces.get(i) else { break };
+                    if tx.send((i, parse_chunk(src, p, path))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let feed = ChunkFeed::Threaded {
+            rx,
+            early: FxHashMap::default(),
+            next: 0,
+            total: pieces.len(),
+        };
+        let result = build(feed);
+        // On an early error the workers need not parse the rest.
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        result
+    })
 }
 
-fn parse_chunk<'a>(
-    src: &'a SourceFile,
-    lines: &[Line<'a>],
-    path: Path,
-) -> Result<RawChunk<'a>, Diagnostic> {
+/// Parses the op lines among `lines`. A line that fails ends the chunk: the error is kept in
+/// `error` and reported by the builder when it reaches that line, so errors come in file order.
+fn parse_chunk<'a>(src: &'a SourceFile, lines: &[Line<'a>], path: Path) -> RawChunk<'a> {
+    let n = lines.len();
     let mut c = RawChunk {
-        ops: Vec::with_capacity(lines.len()),
-        values: Vec::with_capacity(lines.len() * 2),
-        operands: Vec::with_capacity(lines.len() * 3),
-        types: Vec::with_capacity(lines.len() * 4),
+        ops: Vec::with_capacity(n),
+        values: Vec::with_capacity(n),
+        operands: Vec::with_capacity(n * 2),
+        types: Vec::with_capacity(n * 3),
+        type_ids: Vec::with_capacity(n * 3),
         ..RawChunk::default()
     };
-    for l in lines {
-        let op = parse_op_line(src, l, &mut c, path)?;
-        c.ops.push(op);
+    for l in lines.iter().filter(|l| l.kind == Kind::Op) {
+        match parse_op_line(src, l, &mut c, path) {
+            Ok(op) => c.ops.push(op),
+            Err(d) => {
+                c.error = Some(d);
+                break;
+            }
+        }
     }
-    Ok(c)
+    c
 }
 
 fn range(start: usize, end: usize) -> Range32 {
@@ -1158,7 +1204,7 @@ struct Builder<'a, 'c> {
     ctx: &'c mut Context,
     /// Parsed op lines not yet built, by chunk. A chunk is dropped as soon as it is built, so
     /// the raw form of a large file never lives beside all of its IR.
-    raw: std::collections::VecDeque<RawChunk<'a>>,
+    feed: ChunkFeed<'a>,
     /// The chunk being built and the index of its next op.
     cur: RawChunk<'a>,
     cur_idx: usize,
@@ -1213,11 +1259,11 @@ impl<'a> Names<'a> {
 }
 
 impl<'a, 'c> Builder<'a, 'c> {
-    fn new(src: &'a SourceFile, ctx: &'c mut Context, raw: RawOps<'a>) -> Self {
+    fn new(src: &'a SourceFile, ctx: &'c mut Context, feed: ChunkFeed<'a>) -> Self {
         Builder {
             src,
             ctx,
-            raw: raw.chunks.into(),
+            feed,
             cur: RawChunk::default(),
             cur_idx: 0,
             attr_cache: FxHashMap::default(),
@@ -1424,8 +1470,14 @@ impl<'a, 'c> Builder<'a, 'c> {
         block: BlockId,
         l: Line<'a>,
     ) -> Result<(OpId, bool), Diagnostic> {
-        if self.cur_idx == self.cur.ops.len() {
-            self.cur = self.raw.pop_front().unwrap_or_default();
+        while self.cur_idx == self.cur.ops.len() {
+            if let Some(e) = self.cur.error.take() {
+                return Err(e);
+            }
+            let Some(next) = self.feed.next() else {
+                break;
+            };
+            self.cur = next;
             self.cur_idx = 0;
             self.chunk_attrs.clear();
             self.chunk_attrs
