@@ -5,7 +5,7 @@
 
 use clap::Args;
 
-use crate::cli::{load_module, write_output, Failure, RewriteArgs};
+use crate::cli::{load_module, write_output, Failure, RuleArgs};
 // `irw check --set k_steps=K` also sets the number of micro-steps the check runs (a convenience
 // for the shipped rule files; `--k-steps` overrides it).
 use crate::diag::Diagnostic;
@@ -46,10 +46,19 @@ pub struct RunArgs {
 }
 
 /// `irw check (--rules R [--set k=v]... | --rewritten OUT [--rewritten-startup S2]) PROG ...`
+///
+/// Only the rule options of the rewrite command apply: `check` writes no program, so it has no
+/// `-o`, `--emit` or `--startup-out`.
 #[derive(Args, Debug)]
 pub struct CheckArgs {
+    /// The original program.
+    #[arg(value_name = "PROG")]
+    pub input: String,
+    /// Read the startup program of PROG from FILE (a separate Paddle dump).
+    #[arg(long, value_name = "FILE")]
+    pub startup: Option<String>,
     #[command(flatten)]
-    pub rewrite: RewriteArgs,
+    pub rule: RuleArgs,
     /// Check this already rewritten program instead of applying rules.
     #[arg(long, value_name = "FILE")]
     pub rewritten: Option<String>,
@@ -119,25 +128,22 @@ fn k_from_set(sets: &[String]) -> Result<Option<usize>, Failure> {
 
 /// Runs `irw check`; prints the table; a failed comparison is an error (exit 1).
 pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
-    let Some(input) = a.rewrite.input.as_deref() else {
-        return Err(Failure::Usage("no PROG given".into()));
-    };
-    let original = load_module(input, a.rewrite.startup.as_deref())?;
+    let original = load_module(&a.input, a.startup.as_deref())?;
     let rewritten = match &a.rewritten {
         Some(path) => load_module(path, a.rewritten_startup.as_deref())?,
-        None if a.rewrite.rules.is_empty() => {
+        None if a.rule.rules.is_empty() => {
             return Err(Failure::Usage(
                 "give --rules FILE or --rewritten FILE".into(),
             ));
         }
         None => {
-            let rules = crate::cli::load_rules(&a.rewrite)?;
+            let rules = crate::cli::load_rules(&a.rule)?;
             let mut m = original.clone();
-            crate::cli::apply_rules(&mut m, &rules, &a.rewrite)?;
+            crate::cli::apply_rules(&mut m, &rules, &a.rule)?;
             m
         }
     };
-    let k = match (a.k_steps, k_from_set(&a.rewrite.set)?) {
+    let k = match (a.k_steps, k_from_set(&a.rule.set)?) {
         (Some(k), _) | (None, Some(k)) => k,
         (None, None) => 4,
     };
