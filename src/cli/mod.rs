@@ -331,6 +331,31 @@ pub fn load_module_full(
     input: &str,
     startup: Option<&str>,
 ) -> Result<(Module, json::TagHints, crate::SourceFile), Diagnostic> {
+    load_module_files(input, startup).map(|l| (l.module, l.hints, l.main))
+}
+
+/// A module with the files it was read from.
+pub struct Loaded {
+    pub module: Module,
+    pub hints: json::TagHints,
+    /// INPUT's text.
+    pub main: crate::SourceFile,
+    /// The `--startup` file's text, if one was given.
+    pub startup: Option<crate::SourceFile>,
+}
+
+impl Loaded {
+    /// The files as the executor wants them, so errors at an op can show its line.
+    pub fn sources(&self) -> crate::exec::interp::Sources<'_> {
+        crate::exec::interp::Sources {
+            main: Some(&self.main),
+            startup: Some(self.startup.as_ref().unwrap_or(&self.main)),
+        }
+    }
+}
+
+/// Reads INPUT (and `--startup`), parses and verifies them, keeping their texts.
+pub fn load_module_files(input: &str, startup: Option<&str>) -> Result<Loaded, Diagnostic> {
     let src = read_source(input)?;
     let mut hints = json::TagHints::default();
     let mut module = if json::looks_like_json(&src.text) {
@@ -360,7 +385,12 @@ pub fn load_module_full(
         };
         return Err(e.to_diagnostic(&module, src));
     }
-    Ok((module, hints, src))
+    Ok(Loaded {
+        module,
+        hints,
+        main: src,
+        startup: startup_src,
+    })
 }
 
 /// Loads the rule files named on the command line, with their `--set` values. All errors in
