@@ -56,6 +56,24 @@ impl Case {
     }
 }
 
+/// A program `e.ir` run with `args` (`irw run e.ir ...`).
+fn exec(
+    name: &'static str,
+    program: &str,
+    args: &[&'static str],
+    at: &'static str,
+    msg: &'static str,
+) -> Case {
+    Case {
+        name,
+        files: vec![("e.ir", program.as_bytes().to_vec())],
+        args: args.to_vec(),
+        exit: 1,
+        at,
+        msg,
+    }
+}
+
 /// A command line with no files of its own.
 fn cli(name: &'static str, args: &[&'static str], exit: i32, msg: &'static str) -> Case {
     Case {
@@ -695,9 +713,684 @@ fn rule_cases() -> Vec<Case> {
     ]
 }
 
+/// Executor errors: each at the op (its line in `e.ir`), under `irw run`.
+fn exec_cases() -> Vec<Case> {
+    vec![
+        exec(
+            "exec_matmul_inner",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[4,5],stop_gradient:[true],value:1} : () -> tensor<4x5xf32>
+    (%2) = "pd_op.matmul" (%0, %1) {transpose_x:false,transpose_y:false} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "matmul: inner dimensions differ (3 vs 4)",
+        ),
+        exec(
+            "exec_broadcast_mismatch",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[4,5],stop_gradient:[true],value:1} : () -> tensor<4x5xf32>
+    (%2) = "pd_op.add" (%0, %1) {} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "shapes [2, 3] and [4, 5] do not broadcast (dimension 2 vs 4)",
+        ),
+        exec(
+            "exec_reshape_two_infers",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[-1,-1]} : () -> tensor<2xi64>
+    (%2) = "pd_op.reshape" (%0, %1) {} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<6xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "reshape: more than one -1 in [-1, -1]",
+        ),
+        exec(
+            "exec_reshape_zero_beyond_rank",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0,0,0]} : () -> tensor<3xi64>
+    (%2) = "pd_op.reshape" (%0, %1) {} : (tensor<2x3xf32>, tensor<3xi64>) -> tensor<6xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "reshape: 0 at position 2 but the input has rank 2",
+        ),
+        exec(
+            "exec_reshape_negative",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[-2,3]} : () -> tensor<2xi64>
+    (%2) = "pd_op.reshape" (%0, %1) {} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<6xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "reshape: invalid dimension -2 in [-2, 3]",
+        ),
+        exec(
+            "exec_reshape_cannot_infer",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[-1,4]} : () -> tensor<2xi64>
+    (%2) = "pd_op.reshape" (%0, %1) {} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<6xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "reshape: cannot infer -1 in [-1, 4] for 6 elements",
+        ),
+        exec(
+            "exec_reshape_count",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[4,4]} : () -> tensor<2xi64>
+    (%2) = "pd_op.reshape" (%0, %1) {} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<6xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "reshape: [4, 4] has 16 elements, the input [2, 3] has 6",
+        ),
+        exec(
+            "exec_transpose_perm_length",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.transpose" (%0) {perm:[0]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "transpose: perm [0] has 1 entries for a tensor of rank 2",
+        ),
+        exec(
+            "exec_transpose_not_permutation",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.transpose" (%0) {perm:[0,0]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "transpose: [0, 0] is not a permutation of 0..2",
+        ),
+        exec(
+            "exec_set_value_counts",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:1} : () -> tensor<1xf32>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0,1]} : () -> tensor<2xi64>
+    (%3) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%4) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%5) = "pd_op.set_value_with_tensor_" (%0, %1, %2, %3, %4) {axes:[0],decrease_axes:[],none_axes:[]} : (tensor<2x3xf32>, tensor<1xf32>, tensor<2xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:7:5",
+            "set_value: 1 axes but 2 starts and 1 ends",
+        ),
+        exec(
+            "exec_set_value_axis",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:1} : () -> tensor<1xf32>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0]} : () -> tensor<1xi64>
+    (%3) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%4) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%5) = "pd_op.set_value_with_tensor_" (%0, %1, %2, %3, %4) {axes:[5],decrease_axes:[],none_axes:[]} : (tensor<2x3xf32>, tensor<1xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:7:5",
+            "set_value: axis 5 out of range for rank 2",
+        ),
+        exec(
+            "exec_set_value_step_zero",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:1} : () -> tensor<1xf32>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0]} : () -> tensor<1xi64>
+    (%3) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%4) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0]} : () -> tensor<1xi64>
+    (%5) = "pd_op.set_value_with_tensor_" (%0, %1, %2, %3, %4) {axes:[0],decrease_axes:[],none_axes:[]} : (tensor<2x3xf32>, tensor<1xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:7:5",
+            "set_value: step 0 on axis 0",
+        ),
+        exec(
+            "exec_softmax_axis",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.softmax" (%0) {axis:5} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "axis 5 out of range for rank 2",
+        ),
+        exec(
+            "exec_softmax_grad_shapes",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3,2],stop_gradient:[true],value:1} : () -> tensor<3x2xf32>
+    (%2) = "pd_op.softmax_grad" (%0, %1) {axis:-1} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "softmax_grad: out [2, 3] and out_grad [3, 2] differ in shape",
+        ),
+        exec(
+            "exec_cross_entropy_label_shape",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:int64,place:Place(cpu),shape:[5,1],stop_gradient:[true],value:1} : () -> tensor<5x1xi64>
+    (%2, %3) = "pd_op.cross_entropy_with_softmax" (%0, %1) {axis:-1,ignore_index:-100,numeric_stable_mode:true,soft_label:false,use_softmax:true} : (tensor<2x3xf32>, tensor<5x1xi64>) -> tensor<2x3xf32>, tensor<2x1xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "hard label of shape [5, 1] does not fit logits of shape [2, 3] (expected [2, 1])",
+        ),
+        exec(
+            "exec_cross_entropy_label_range",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:int64,place:Place(cpu),shape:[2,1],stop_gradient:[true],value:7} : () -> tensor<2x1xi64>
+    (%2, %3) = "pd_op.cross_entropy_with_softmax" (%0, %1) {axis:-1,ignore_index:-100,numeric_stable_mode:true,soft_label:false,use_softmax:true} : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<2x3xf32>, tensor<2x1xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "label 7 out of range [0, 3)",
+        ),
+        exec(
+            "exec_cross_entropy_grad_loss_shape",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:int64,place:Place(cpu),shape:[2,1],stop_gradient:[true],value:0} : () -> tensor<2x1xi64>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[5,1],stop_gradient:[true],value:1} : () -> tensor<5x1xf32>
+    (%3) = "pd_op.cross_entropy_with_softmax_grad" (%1, %0, %2) {axis:-1,ignore_index:-100,numeric_stable_mode:true,soft_label:false,use_softmax:true} : (tensor<2x1xi64>, tensor<2x3xf32>, tensor<5x1xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "loss_grad of shape [5, 1] does not fit softmax [2, 3]",
+        ),
+        exec(
+            "exec_cross_entropy_grad_label_range",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:int64,place:Place(cpu),shape:[2,1],stop_gradient:[true],value:9} : () -> tensor<2x1xi64>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,1],stop_gradient:[true],value:1} : () -> tensor<2x1xf32>
+    (%3) = "pd_op.cross_entropy_with_softmax_grad" (%1, %0, %2) {axis:-1,ignore_index:-100,numeric_stable_mode:true,soft_label:false,use_softmax:true} : (tensor<2x1xi64>, tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "label 9 out of range [0, 3)",
+        ),
+        exec(
+            "exec_sum_axis",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[5]} : () -> tensor<1xi64>
+    (%2) = "pd_op.sum" (%0, %1) {dtype:Undefined,keepdim:false} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "axis 5 out of range for a tensor of rank 2",
+        ),
+        exec(
+            "exec_sum_grad_shape",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[7],stop_gradient:[true],value:1} : () -> tensor<7xf32>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%3) = "pd_op.sum_grad" (%0, %1, %2) {keepdim:false,reduce_all:false} : (tensor<2x3xf32>, tensor<7xf32>, tensor<1xi64>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "out_grad of shape [7] does not match the reduction of [2, 3]",
+        ),
+        exec(
+            "exec_relu_grad_shapes",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3,2],stop_gradient:[true],value:1} : () -> tensor<3x2xf32>
+    (%2) = "pd_op.relu_grad" (%0, %1) {} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "operands must have the same shape, got [2, 3] and [3, 2]",
+        ),
+        exec(
+            "exec_add_n_empty",
+            r#"{
+    (%0) = "builtin.combine" () {} : () -> vec[]
+    (%1) = "pd_op.add_n" (%0) {} : (vec[]) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "add_n needs at least one input",
+        ),
+        exec(
+            "exec_add_n_shapes",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3,2],stop_gradient:[true],value:1} : () -> tensor<3x2xf32>
+    (%2) = "builtin.combine" (%0, %1) {} : (tensor<2x3xf32>, tensor<3x2xf32>) -> vec[tensor<2x3xf32>,tensor<3x2xf32>]
+    (%3) = "pd_op.add_n" (%2) {} : (vec[tensor<2x3xf32>,tensor<3x2xf32>]) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "add_n inputs must share a shape, got [2, 3] and [3, 2]",
+        ),
+        exec(
+            "exec_matmul_scalar",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:1} : () -> tensor<f32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%2) = "pd_op.matmul" (%0, %1) {transpose_x:false,transpose_y:false} : (tensor<f32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "matmul operands must have at least one dimension, got [] and [2, 3]",
+        ),
+        exec(
+            "exec_matmul_grad_scalar",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:1} : () -> tensor<f32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%3, %4) = "pd_op.matmul_grad" (%0, %1, %2) {transpose_x:false,transpose_y:false} : (tensor<f32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<f32>, tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "matmul_grad operands must have at least one dimension",
+        ),
+        exec(
+            "exec_matmul_grad_out_grad",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3,4],stop_gradient:[true],value:1} : () -> tensor<3x4xf32>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[5,5],stop_gradient:[true],value:1} : () -> tensor<5x5xf32>
+    (%3, %4) = "pd_op.matmul_grad" (%0, %1, %2) {transpose_x:false,transpose_y:false} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<5x5xf32>) -> tensor<2x3xf32>, tensor<3x4xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "matmul_grad: out_grad has shape [5, 5], expected [2, 4]",
+        ),
+        exec(
+            "exec_sgd_sizes",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:1} : () -> tensor<1xf32>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3,3],stop_gradient:[true],value:1} : () -> tensor<3x3xf32>
+    (%3, %4) = "pd_op.sgd_" (%0, %1, %2, <<NULL VALUE>>) {multi_precision:false} : (tensor<2x3xf32>, tensor<1xf32>, tensor<3x3xf32>, <<NULL TYPE>>) -> tensor<2x3xf32>, <<NULL TYPE>>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "differ in size",
+        ),
+        exec(
+            "exec_full_negative_dim",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[-1,3],stop_gradient:[true],value:1} : () -> tensor<-1x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "negative dimension -1 in shape [-1, 3]",
+        ),
+        exec(
+            "exec_scale_not_scalar",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>
+    (%2) = "pd_op.scale" (%0, %1) {bias:0,bias_after_scale:true} : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "expected a one-element tensor, got shape [2]",
+        ),
+        exec(
+            "exec_add_of_vector",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "builtin.combine" (%0) {} : (tensor<2x3xf32>) -> vec[tensor<2x3xf32>]
+    (%2) = "pd_op.add" (%1, %0) {} : (vec[tensor<2x3xf32>], tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "is a vector, expected a tensor",
+        ),
+        exec(
+            "exec_split_of_tensor",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "builtin.split" (%0) {} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "operand is not a vector",
+        ),
+        exec(
+            "exec_split_count",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "builtin.combine" (%0) {} : (tensor<2x3xf32>) -> vec[tensor<2x3xf32>]
+    (%2, %3) = "builtin.split" (%1) {} : (vec[tensor<2x3xf32>]) -> tensor<2x3xf32>, tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "splits 1 values into 2 results",
+        ),
+        exec(
+            "exec_no_kernel",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.exp_grad" (%0) {} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "the executor has no kernel for this op",
+        ),
+        exec(
+            "exec_no_kernel_unknown_op",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "my.op" (%0) {} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "the executor has no kernel for this op",
+        ),
+        exec(
+            "exec_data_without_name",
+            r#"{
+    (%0) = "pd_op.data" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true]} : () -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "has no `name` attribute",
+        ),
+        exec(
+            "exec_data_persistable_uninitialized",
+            r#"{
+    (%0) = "pd_op.data" () {dtype:float32,name:"w",persistable:[true],place:Place(cpu),shape:[2,3],stop_gradient:[true]} : () -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "persistable `w` is not initialized (no startup op or feed writes it)",
+        ),
+        exec(
+            "exec_parameter_without_name",
+            r#"{
+    (%0) = "builtin.parameter" () {persistable:[true]} : () -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "has no `parameter_name`",
+        ),
+        exec(
+            "exec_parameter_uninitialized",
+            r#"{
+    (%0) = "builtin.parameter" () {parameter_name:"w",persistable:[true]} : () -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "parameter `w` is not initialized (no startup op or feed writes it)",
+        ),
+        exec(
+            "exec_set_parameter_without_name",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    () = "builtin.set_parameter" (%0) {} : (tensor<2x3xf32>) -> 
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "has no `parameter_name`",
+        ),
+        exec(
+            "exec_shadow_output_without_name",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    () = "builtin.shadow_output" (%0) {} : (tensor<2x3xf32>) -> 
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "has no `output_name`",
+        ),
+        exec(
+            "exec_broadcast_root",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.c_broadcast" (%0) {root:5,ring_id:0} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "broadcast root 5 out of range",
+        ),
+        exec(
+            "exec_reduce_root",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.c_reduce_sum" (%0) {root_id:5,ring_id:0} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir", "--ranks", "2"],
+            "e.ir:3:5",
+            "reduce root 5 out of range for 2 ranks",
+        ),
+        exec(
+            "exec_attribute_not_bool",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3,4],stop_gradient:[true],value:1} : () -> tensor<3x4xf32>
+    (%2) = "pd_op.matmul" (%0, %1) {transpose_x:3,transpose_y:false} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "attribute transpose_x is not a bool",
+        ),
+        exec(
+            "exec_attribute_not_integer",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.softmax" (%0) {axis:"a"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "attribute axis is not an integer",
+        ),
+        exec(
+            "exec_attribute_not_number",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:1} : () -> tensor<1xf32>
+    (%2) = "pd_op.scale" (%0, %1) {bias:"a",bias_after_scale:true} : (tensor<2x3xf32>, tensor<1xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "attribute bias is not a number",
+        ),
+        exec(
+            "exec_attribute_non_integer_element",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.transpose" (%0) {perm:[0,"a"]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "attribute perm holds a non-integer",
+        ),
+        exec(
+            "exec_attribute_not_array",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.transpose" (%0) {perm:1} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "attribute perm is not an array",
+        ),
+        exec(
+            "exec_dtype_unsupported",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:int8,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xi8>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "dtype int8 is not supported by the executor",
+        ),
+        exec(
+            "exec_uniform_without_shape",
+            r#"{
+    (%0) = "pd_op.uniform" (<<NULL VALUE>>, <<NULL VALUE>>, <<NULL VALUE>>) {dtype:float32,seed:0} : (<<NULL TYPE>>, <<NULL TYPE>>, <<NULL TYPE>>) -> tensor<2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "has no shape",
+        ),
+        exec(
+            "exec_operand_missing",
+            r#"{
+    (%0) = "pd_op.relu" (<<NULL VALUE>>) {} : (<<NULL TYPE>>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "operand 0 is missing",
+        ),
+        exec(
+            "exec_set_parameter_of_vector",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "builtin.combine" (%0) {} : (tensor<2x3xf32>) -> vec[tensor<2x3xf32>]
+    () = "builtin.set_parameter" (%1) {parameter_name:"w"} : (vec[tensor<2x3xf32>]) -> 
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "value %1 is a vector, expected a tensor",
+        ),
+        exec(
+            "exec_optimize_value_every_step",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],op_role:2,stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.relu" (%0) {op_role:0} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir", "--k-steps", "2"],
+            "e.ir:3:5",
+            "runs in every micro-step but uses a value of the optimize stage (op_role 2)",
+        ),
+        exec(
+            "exec_absent_result",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[6]} : () -> tensor<1xi64>
+    (%2, %3) = "pd_op.reshape" (%0, %1) {} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<6xf32>, tensor<0x2x3xf32>
+    (%4) = "pd_op.relu" (%3) {} : (tensor<0x2x3xf32>) -> tensor<0x2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "has no value (an absent result?)",
+        ),
+        exec(
+            "exec_add_axis_out_of_range",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3],stop_gradient:[true],value:1} : () -> tensor<3xf32>
+    (%2) = "pd_op.add" (%0, %1) {axis:5} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "axis 5 out of range for shapes of rank 2 and 1",
+        ),
+        exec(
+            "exec_add_grad_reduce",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3],stop_gradient:[true],value:1} : () -> tensor<3xf32>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[4,4],stop_gradient:[true],value:1} : () -> tensor<4x4xf32>
+    (%3, %4) = "pd_op.add_grad" (%0, %1, %2) {axis:-1} : (tensor<2x3xf32>, tensor<3xf32>, tensor<4x4xf32>) -> tensor<2x3xf32>, tensor<3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "cannot reduce shape",
+        ),
+        exec(
+            "exec_set_value_values_shape",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[4],stop_gradient:[true],value:1} : () -> tensor<4xf32>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0]} : () -> tensor<1xi64>
+    (%3) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%4) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%5) = "pd_op.set_value_with_tensor_" (%0, %1, %2, %3, %4) {axes:[0],decrease_axes:[],none_axes:[]} : (tensor<2x3xf32>, tensor<4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:7:5",
+            "cannot broadcast shape [4] to",
+        ),
+        exec(
+            "exec_kwarg_uninitialized",
+            "{\n    ^kw:\n        %kwarg_buf {persistable:true}\n    (%0) = \"pd_op.relu\" (%kwarg_buf) {} : (tensor<2x3xf32>) -> tensor<2x3xf32>\n}\n",
+            &["run", "e.ir"],
+            "",
+            "main: keyword argument `buf` names a persistable that nothing initialized",
+        ),
+    ]
+}
+
 fn main() {
     let args = Arguments::from_args();
-    let cases: Vec<Case> = rule_cases().into_iter().collect();
+    let cases: Vec<Case> = rule_cases().into_iter().chain(exec_cases()).collect();
     let mut names = std::collections::BTreeSet::new();
     for c in &cases {
         assert!(names.insert(c.name), "two cases are named {}", c.name);

@@ -168,11 +168,12 @@ fn is_message(l: &Literal) -> bool {
     let Some(&&(ref inner, arg)) = named.last() else {
         return false;
     };
+    // In a formatting macro (`format!`, `kbail!`) only the format string is the message;
+    // later arguments are values.
+    if inner.ends_with('!') && arg != 0 {
+        return false;
+    }
     let ctx = if inner == "format!" {
-        // Only the format string is the message; later arguments are values.
-        if arg != 0 {
-            return false;
-        }
         match named.len().checked_sub(2).map(|k| named[k]) {
             Some((n, _)) => n,
             None => return false,
@@ -382,7 +383,7 @@ fn the_extractor_sees_what_it_should() {
         fn f() {
             let a = Diagnostic::error(format!("cannot read {path}: {}", why(x, "not me")));
             let b = Diagnostic::at(src, 3, "plain").with_hint("a hint");
-            kbail!("bad {} here", n);
+            kbail!("bad {} here", if x { "soft" } else { "hard" });
             let c = format!("not an error {x}");
             let d = x.ok_or_else(|| format!("missing `{key}`"))?;
             let e = '"'; let f = "after a char";
