@@ -2,6 +2,10 @@
 //! when complete (src/cli/io.rs). An interrupted or failed run must leave the old FILE
 //! untouched, and no partial file under FILE's name.
 //!
+//! `-o` with `--startup-out` is one output: both files are written in full to temporary files
+//! before either is renamed, so a run that fails (bad input, a failing rule, the time limit, an
+//! unwritable second file) or is killed while writing leaves both old files as they were.
+//!
 //! A run killed with SIGKILL while writing cannot clean up: its `.irw-XXXXXX.tmp` file may
 //! remain in the directory (documented in src/cli/io.rs). That is the only thing it may leave.
 
@@ -152,4 +156,219 @@ fn outputs_keep_the_permissions_of_the_file_they_replace_or_get_the_usual_ones()
     let r = run_irw(&["gen", "mlp", "--layers", "2", "-o", &out.to_string_lossy()]);
     assert!(r.status.success());
     assert_eq!(mode(&out), 0o640);
+}
+
+const OLD_STARTUP: &str = "the old startup program\n";
+
+fn fixture(name: &str) -> String {
+    paddle_fixtures().join(name).to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_failed_run_leaves_both_files_of_a_startup_out_pair_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, sout) = (dir.path().join("out.ir"), dir.path().join("startup_out.ir"));
+    let (o, so) = (
+        out.to_string_lossy().into_owned(),
+        sout.to_string_lossy().into_owned(),
+    );
+    let (main, startup) = (fixture("before.ir"), fixture("startup_before.ir"));
+    let missing = dir.path().join("no/such/dir/startup_out.ir");
+    let missing = missing.to_string_lossy().into_owned();
+    let noroles = fixture("before_noroles.ir");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        // Bad input.
+        (
+            vec![
+                "tests/bad/truncated_op.ir",
+                "--startup",
+                &startup,
+                "-o",
+                &o,
+                "--startup-out",
+                &so,
+            ],
+            "truncated_op.ir",
+        ),
+        // A rule that refuses the program (no op_role).
+        (
+            vec![
+                "--rules",
+                "rules/grad_merge.rw",
+                "--set",
+                "k_steps=2",
+                &noroles,
+                "--startup",
+                &startup,
+                "-o",
+                &o,
+                "--startup-out",
+                &so,
+            ],
+            "optimizer op has no op_role",
+        ),
+        // The time limit.
+        (
+            vec![
+                "--rules",
+                "rules/grad_merge.rw",
+                "--set",
+                "k_steps=2",
+                "--timeout",
+                "0",
+                &main,
+                "--startup",
+                &startup,
+                "-o",
+                &o,
+                "--startup-out",
+                &so,
+            ],
+            "time limit",
+        ),
+        // The main file could be written, the startup file cannot: neither is replaced.
+        (
+            vec![
+                &main,
+                "--startup",
+                &startup,
+                "-o",
+                &o,
+                "--startup-out",
+                &missing,
+            ],
+            "cannot write",
+        ),
+        // The other way round.
+        (
+            vec![
+                &main,
+                "--startup",
+                &startup,
+                "-o",
+                &missing,
+                "--startup-out",
+                &so,
+            ],
+            "cannot write",
+        ),
+        // A target that is a directory.
+        (
+            vec![
+                &main,
+                "--startup",
+                &startup,
+                "-o",
+                &o,
+                "--startup-out",
+                dir.path().to_str().unwrap(),
+            ],
+            "it is a directory",
+        ),
+    ];
+    for (args, msg) in cases {
+        std::fs::write(&out, OLD).unwrap();
+        std::fs::write(&sout, OLD_STARTUP).unwrap();
+        let r = run_irw(&args);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(msg), "{args:?}: want `{msg}` in {err}");
+        assert!(r.stdout.is_empty(), "{args:?}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), OLD, "{args:?}");
+        assert_eq!(
+            std::fs::read_to_string(&sout).unwrap(),
+            OLD_STARTUP,
+            "{args:?}"
+        );
+        assert!(
+            others(dir.path(), &["out.ir", "startup_out.ir"]).is_empty(),
+            "{args:?} left files behind"
+        );
+    }
+    // And a run that succeeds replaces both.
+    let r = run_irw(&[&main, "--startup", &startup, "-o", &o, "--startup-out", &so]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(std::fs::read_to_string(&out).unwrap().starts_with("{\n"));
+    assert!(std::fs::read_to_string(&sout).unwrap().starts_with("{\n"));
+}
+
+#[cfg(unix)]
+#[test]
+fn sigkill_while_writing_a_startup_out_pair_leaves_both_old_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, sout) = (dir.path().join("out.ir"), dir.path().join("startup_out.ir"));
+    let (o, so) = (
+        out.to_string_lossy().into_owned(),
+        sout.to_string_lossy().into_owned(),
+    );
+    let mut killed_mid_write = false;
+    for layers in [30_000usize, 60_000, 120_000] {
+        // A large program with its startup program in the same file.
+        let big = dir.path().join("big.ir");
+        let r = run_irw(&[
+            "gen",
+            "mlp",
+            "--layers",
+            &layers.to_string(),
+            "-o",
+            big.to_str().unwrap(),
+        ]);
+        assert!(r.status.success());
+        std::fs::write(&out, OLD).unwrap();
+        std::fs::write(&sout, OLD_STARTUP).unwrap();
+        let mut child = irw()
+            .args([big.to_str().unwrap(), "-o", &o, "--startup-out", &so])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let keep = ["out.ir", "startup_out.ir", "big.ir"];
+        let start = Instant::now();
+        let mut saw_tmp = false;
+        while start.elapsed() < Duration::from_secs(120) {
+            if !others(dir.path(), &keep).is_empty() {
+                saw_tmp = true;
+                break;
+            }
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        let _ = child.kill(); // SIGKILL
+        let status = child.wait().unwrap();
+        let (main_now, startup_now) = (std::fs::read(&out).unwrap(), std::fs::read(&sout).unwrap());
+        if status.success() {
+            // Finished before the kill: both new, complete.
+            for t in [main_now, startup_now] {
+                let t = String::from_utf8(t).unwrap();
+                assert!(
+                    t.starts_with("{\n") && t.ends_with("}\n"),
+                    "a partial output"
+                );
+            }
+            continue;
+        }
+        assert!(saw_tmp, "irw failed before writing: {status:?}");
+        // The main program's temporary file is the large one: the kill lands while it is being
+        // written, before either rename.
+        assert_eq!(main_now, OLD.as_bytes(), "the old -o file changed");
+        assert_eq!(
+            startup_now,
+            OLD_STARTUP.as_bytes(),
+            "the old --startup-out file changed"
+        );
+        for name in others(dir.path(), &keep) {
+            assert!(
+                name.starts_with(".irw-") && name.ends_with(".tmp"),
+                "unexpected file left behind: {name}"
+            );
+        }
+        killed_mid_write = true;
+        break;
+    }
+    assert!(
+        killed_mid_write,
+        "every run finished before it could be killed: the test proved nothing"
+    );
 }

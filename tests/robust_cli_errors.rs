@@ -90,3 +90,116 @@ fn unreadable_standard_input_and_unwritable_standard_output() {
         fails_with(out, "cannot write standard output");
     }
 }
+
+fn usage_error(out: Output, fragment: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(err.contains(fragment), "want `{fragment}` in:\n{err}");
+}
+
+#[test]
+fn egraph_limit_flags_are_validated_as_usage_errors() {
+    let f = fixture("before.ir");
+    for (flag, value, msg) in [
+        (
+            "--egraph-iters",
+            "0",
+            "`0` is not a whole number of at least 1",
+        ),
+        (
+            "--egraph-iters",
+            "1.5",
+            "`1.5` is not a whole number of at least 1",
+        ),
+        (
+            "--egraph-nodes",
+            "many",
+            "`many` is not a whole number of at least 1",
+        ),
+        ("--egraph-nodes", "-3", "unexpected argument '-3'"),
+        (
+            "--egraph-time",
+            "0",
+            "`0` is not a positive number of seconds",
+        ),
+        (
+            "--egraph-time",
+            "inf",
+            "`inf` is not a positive number of seconds",
+        ),
+        (
+            "--egraph-time",
+            "1e400",
+            "`1e400` is not a positive number of seconds",
+        ),
+    ] {
+        usage_error(
+            run_irw(&["--rules", "rules/canonicalize.rw", flag, value, f.as_str()]),
+            msg,
+        );
+        usage_error(
+            run_irw(&[
+                "check",
+                "--rules",
+                "rules/canonicalize.rw",
+                flag,
+                value,
+                f.as_str(),
+            ]),
+            msg,
+        );
+    }
+}
+
+#[test]
+fn check_has_no_output_flags() {
+    let out = run_irw(&["check", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for gone in ["--output", "--emit", "--startup-out"] {
+        assert!(
+            !help.contains(gone),
+            "`irw check --help` offers {gone}:\n{help}"
+        );
+    }
+    for kept in ["--rules", "--set", "--stats", "--trace", "--egraph-nodes"] {
+        assert!(
+            help.contains(kept),
+            "`irw check --help` lacks {kept}:\n{help}"
+        );
+    }
+    let f = fixture("before.ir");
+    usage_error(
+        run_irw(&[
+            "check",
+            "--rules",
+            "rules/canonicalize.rw",
+            "-o",
+            "x.ir",
+            f.as_str(),
+        ]),
+        "unexpected argument '-o'",
+    );
+}
+
+#[test]
+fn startup_out_and_output_must_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("same.ir");
+    let o = o.to_string_lossy();
+    usage_error(
+        run_irw(&[
+            fixture("before.ir").as_str(),
+            "--startup",
+            &fixture("startup_before.ir"),
+            "-o",
+            &o,
+            "--startup-out",
+            &o,
+        ]),
+        "-o and --startup-out both name",
+    );
+    assert!(!dir.path().join("same.ir").exists());
+}

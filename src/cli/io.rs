@@ -113,43 +113,95 @@ fn io_reason(e: &std::io::Error) -> String {
 
 /// Writes `text` to `path` atomically (`-` for standard output).
 pub fn write_output(path: &str, text: &str) -> Result<(), Diagnostic> {
-    if path == "-" {
-        let mut out = std::io::stdout().lock();
-        return out
-            .write_all(text.as_bytes())
-            .and_then(|_| out.flush())
-            .or_else(|e| {
-                if e.kind() == std::io::ErrorKind::BrokenPipe {
-                    Ok(())
-                } else {
-                    Err(e)
-                }
-            })
-            .map_err(|e| Diagnostic::error(format!("cannot write standard output: {e}")));
+    write_outputs(&[(path, text)])
+}
+
+/// Writes several outputs as one: every file is first written in full to its temporary file
+/// (and synced), and only then are they renamed over their targets, in order; standard output
+/// (`-`) is written last. A failure while writing any of them (a full disk, a missing
+/// directory) leaves every target untouched. Only a failure of a rename itself, or a kill
+/// between two renames, can leave the first target replaced and a later one not: renames are
+/// the last step, and each is atomic.
+pub fn write_outputs(outputs: &[(&str, &str)]) -> Result<(), Diagnostic> {
+    let mut pending = Vec::with_capacity(outputs.len());
+    for &(path, text) in outputs {
+        if path != "-" {
+            pending.push(Pending::write(path, text)?);
+        }
     }
-    let target = Path::new(path);
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let fail =
-        |e: std::io::Error| Diagnostic::error(format!("cannot write {path}: {}", io_reason(&e)));
-    // The output gets the permissions of the file it replaces, or those of a new file (0666
-    // less the umask): a temporary file alone would be private (0600).
-    let old_perms = std::fs::metadata(target).ok().map(|m| m.permissions());
-    let mut b = tempfile::Builder::new();
-    b.prefix(".irw-").suffix(".tmp");
-    #[cfg(unix)]
-    if old_perms.is_none() {
-        use std::os::unix::fs::PermissionsExt;
-        b.permissions(std::fs::Permissions::from_mode(0o666));
+    for p in pending {
+        p.commit()?;
     }
-    let mut tmp = b.tempfile_in(dir).map_err(fail)?;
-    if let Some(p) = old_perms {
-        tmp.as_file().set_permissions(p).map_err(fail)?;
+    for &(path, text) in outputs {
+        if path == "-" {
+            write_stdout(text)?;
+        }
     }
-    tmp.write_all(text.as_bytes()).map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    tmp.persist(target).map_err(|e| fail(e.error))?;
     Ok(())
+}
+
+fn write_stdout(text: &str) -> Result<(), Diagnostic> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .or_else(|e| {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        })
+        .map_err(|e| Diagnostic::error(format!("cannot write standard output: {e}")))
+}
+
+/// A complete output in its temporary file beside the target, not yet renamed over it. Dropped
+/// without [`Pending::commit`], the temporary file is removed.
+struct Pending<'a> {
+    path: &'a str,
+    tmp: tempfile::NamedTempFile,
+}
+
+fn write_failure(path: &str, e: &std::io::Error) -> Diagnostic {
+    Diagnostic::error(format!("cannot write {path}: {}", io_reason(e)))
+}
+
+impl<'a> Pending<'a> {
+    fn write(path: &'a str, text: &str) -> Result<Pending<'a>, Diagnostic> {
+        let target = Path::new(path);
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let fail = |e: std::io::Error| write_failure(path, &e);
+        if target.is_dir() {
+            return Err(Diagnostic::error(format!(
+                "cannot write {path}: it is a directory"
+            )));
+        }
+        // The output gets the permissions of the file it replaces, or those of a new file (0666
+        // less the umask): a temporary file alone would be private (0600).
+        let old_perms = std::fs::metadata(target).ok().map(|m| m.permissions());
+        let mut b = tempfile::Builder::new();
+        b.prefix(".irw-").suffix(".tmp");
+        #[cfg(unix)]
+        if old_perms.is_none() {
+            use std::os::unix::fs::PermissionsExt;
+            b.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let mut tmp = b.tempfile_in(dir).map_err(fail)?;
+        if let Some(p) = old_perms {
+            tmp.as_file().set_permissions(p).map_err(fail)?;
+        }
+        tmp.write_all(text.as_bytes()).map_err(fail)?;
+        tmp.as_file().sync_all().map_err(fail)?;
+        Ok(Pending { path, tmp })
+    }
+
+    fn commit(self) -> Result<(), Diagnostic> {
+        let path = self.path;
+        self.tmp
+            .persist(path)
+            .map(|_| ())
+            .map_err(|e| write_failure(path, &e.error))
+    }
 }

@@ -8,7 +8,9 @@
 
 mod io;
 
-pub use io::{format_size, max_input_bytes, read_source, set_max_input_bytes, write_output};
+pub use io::{
+    format_size, max_input_bytes, read_source, set_max_input_bytes, write_output, write_outputs,
+};
 
 use crate::diag::Diagnostic;
 use crate::ir::{self, Module};
@@ -78,6 +80,22 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{s}` is too large"))
 }
 
+/// Parses a whole number of at least 1 (`--egraph-iters`, `--egraph-nodes`).
+pub fn parse_positive(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("`{s}` is not a whole number of at least 1")),
+    }
+}
+
+/// Parses a positive, finite number of seconds (`--egraph-time`).
+pub fn parse_positive_seconds(s: &str) -> Result<std::time::Duration, String> {
+    match parse_seconds(s) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(format!("`{s}` is not a positive number of seconds")),
+    }
+}
+
 /// Parses a non-negative, finite number of seconds (`10`, `0.5`).
 pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
     s.trim()
@@ -121,15 +139,57 @@ struct DiffArgs {
     max_lines: usize,
 }
 
-/// Options of the rewrite command (the default command).
-#[derive(Args, Debug, Default)]
-pub struct RewriteArgs {
+/// How rules are applied: the options the rewrite command and `irw check` share.
+#[derive(Args, Debug, Default, Clone)]
+pub struct RuleArgs {
     /// A rule file to apply (repeatable; applied in order).
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
     /// Set a rule parameter, e.g. `--set k_steps=4` (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// Print statistics (rule firings, e-graph size and limits, time per phase) to standard
+    /// error.
+    #[arg(long)]
+    pub stats: bool,
+    /// Print one line per rule application (per equational rule and saturation) to standard
+    /// error.
+    #[arg(long)]
+    pub trace: bool,
+    /// Stop each e-graph saturation (equational rules) after N iterations [default: 30].
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    pub egraph_iters: Option<usize>,
+    /// Stop each e-graph saturation when it holds more than N e-nodes [default: 4 × its initial
+    /// size + 10000].
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    pub egraph_nodes: Option<usize>,
+    /// Stop each e-graph saturation after SECONDS (and never past --timeout) [default: 10].
+    #[arg(long, value_name = "SECONDS", value_parser = parse_positive_seconds)]
+    pub egraph_time: Option<std::time::Duration>,
+}
+
+impl RuleArgs {
+    /// The e-graph limits these flags ask for (the defaults where a flag is absent).
+    pub fn egraph_limits(&self) -> crate::egraph::Limits {
+        let mut l = crate::egraph::Limits::default();
+        if let Some(n) = self.egraph_iters {
+            l = l.with_iter_limit(n);
+        }
+        if let Some(n) = self.egraph_nodes {
+            l = l.with_node_limit(n);
+        }
+        if let Some(t) = self.egraph_time {
+            l = l.with_time_limit(t);
+        }
+        l
+    }
+}
+
+/// Options of the rewrite command (the default command).
+#[derive(Args, Debug, Default)]
+pub struct RewriteArgs {
+    #[command(flatten)]
+    pub rule: RuleArgs,
     /// Read the startup program from FILE (a separate Paddle dump).
     #[arg(long, value_name = "FILE")]
     pub startup: Option<String>,
@@ -140,15 +200,10 @@ pub struct RewriteArgs {
     /// `paddle.base.core.deserialize_pir_program` loads).
     #[arg(long, value_enum, default_value_t = Emit::Text)]
     pub emit: Emit,
-    /// Write the startup program to FILE (required with `--emit paddle-json` when there is one).
+    /// Write the startup program to FILE (required with `--emit paddle-json` when there is one);
+    /// FILE and the `-o` file are replaced together or not at all.
     #[arg(long = "startup-out", value_name = "FILE")]
     pub startup_out: Option<String>,
-    /// Print statistics (rule firings, e-graph size, time per phase) to standard error.
-    #[arg(long)]
-    pub stats: bool,
-    /// Print one line per rule application to standard error.
-    #[arg(long)]
-    pub trace: bool,
     /// The program to read (`-` for standard input).
     #[arg(value_name = "INPUT")]
     pub input: Option<String>,
@@ -276,6 +331,31 @@ pub fn load_module_full(
     input: &str,
     startup: Option<&str>,
 ) -> Result<(Module, json::TagHints, crate::SourceFile), Diagnostic> {
+    load_module_files(input, startup).map(|l| (l.module, l.hints, l.main))
+}
+
+/// A module with the files it was read from.
+pub struct Loaded {
+    pub module: Module,
+    pub hints: json::TagHints,
+    /// INPUT's text.
+    pub main: crate::SourceFile,
+    /// The `--startup` file's text, if one was given.
+    pub startup: Option<crate::SourceFile>,
+}
+
+impl Loaded {
+    /// The files as the executor wants them, so errors at an op can show its line.
+    pub fn sources(&self) -> crate::exec::interp::Sources<'_> {
+        crate::exec::interp::Sources {
+            main: Some(&self.main),
+            startup: Some(self.startup.as_ref().unwrap_or(&self.main)),
+        }
+    }
+}
+
+/// Reads INPUT (and `--startup`), parses and verifies them, keeping their texts.
+pub fn load_module_files(input: &str, startup: Option<&str>) -> Result<Loaded, Diagnostic> {
     let src = read_source(input)?;
     let mut hints = json::TagHints::default();
     let mut module = if json::looks_like_json(&src.text) {
@@ -305,12 +385,17 @@ pub fn load_module_full(
         };
         return Err(e.to_diagnostic(&module, src));
     }
-    Ok((module, hints, src))
+    Ok(Loaded {
+        module,
+        hints,
+        main: src,
+        startup: startup_src,
+    })
 }
 
 /// Loads the rule files named on the command line, with their `--set` values. All errors in
 /// the rule files are reported here, before anything runs.
-pub fn load_rules(args: &RewriteArgs) -> Result<crate::rules::RuleSet, Diagnostic> {
+pub fn load_rules(args: &RuleArgs) -> Result<crate::rules::RuleSet, Diagnostic> {
     let sets = args
         .set
         .iter()
@@ -324,7 +409,7 @@ pub fn load_rules(args: &RewriteArgs) -> Result<crate::rules::RuleSet, Diagnosti
 pub fn apply_rules(
     module: &mut Module,
     rules: &crate::rules::RuleSet,
-    args: &RewriteArgs,
+    args: &RuleArgs,
 ) -> Result<(), Diagnostic> {
     apply_rules_to(module, None, rules, args)
 }
@@ -334,13 +419,14 @@ pub fn apply_rules_to(
     module: &mut Module,
     input: Option<&crate::SourceFile>,
     rules: &crate::rules::RuleSet,
-    args: &RewriteArgs,
+    args: &RuleArgs,
 ) -> Result<(), Diagnostic> {
     let opts = crate::rewrite::Options {
         trace: args.trace,
         deadline: REWRITE_TIMEOUT
             .get()
             .and_then(|&t| Instant::now().checked_add(t)),
+        egraph: args.egraph_limits(),
         ..Default::default()
     };
     let stats = crate::rewrite::apply(module, rules, &opts)?;
@@ -362,23 +448,30 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
             "no INPUT program given (use `-` for standard input)".into(),
         ));
     };
-    if !args.set.is_empty() && args.rules.is_empty() {
+    if let (Some(o), Some(s)) = (&args.output, &args.startup_out) {
+        if o != "-" && std::path::Path::new(o) == std::path::Path::new(s) {
+            return Err(Failure::Usage(format!(
+                "-o and --startup-out both name {o}: the startup program needs its own file"
+            )));
+        }
+    }
+    if !args.rule.set.is_empty() && args.rule.rules.is_empty() {
         return Err(Failure::Usage(
             "--set needs --rules: parameters belong to rule files".into(),
         ));
     }
     // Rule files first: a mistake in them is reported before the (possibly large) program is read.
-    let rules = if args.rules.is_empty() {
+    let rules = if args.rule.rules.is_empty() {
         None
     } else {
-        Some(load_rules(args)?)
+        Some(load_rules(&args.rule)?)
     };
     let t0 = Instant::now();
     let (mut module, hints, src) = load_module_full(input, args.startup.as_deref())?;
     let t_parse = t0.elapsed();
     let t1 = Instant::now();
     if let Some(rules) = &rules {
-        apply_rules_to(&mut module, Some(&src), rules, args)?;
+        apply_rules_to(&mut module, Some(&src), rules, &args.rule)?;
     }
     let t_rewrite = t1.elapsed();
     // The input text is not needed to print: give its memory back before the output is built.
@@ -386,7 +479,7 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
     let t2 = Instant::now();
     let text = emit(&module, &hints, args)?;
     let t_print = t2.elapsed();
-    if args.stats {
+    if args.rule.stats {
         let (types, dicts) = module.ctx.interned_counts();
         eprintln!(
             "irw: {} ops, {} bytes out; {} distinct types, {} distinct attribute dictionaries",
@@ -433,10 +526,7 @@ fn emit(module: &Module, hints: &json::TagHints, args: &RewriteArgs) -> Result<S
         }
     };
     match (&args.startup_out, startup) {
-        (Some(path), Some(s)) => {
-            write_output(out, &main)?;
-            write_output(path, &s)?;
-        }
+        (Some(path), Some(s)) => write_outputs(&[(out, &main), (path, &s)])?,
         (Some(_), None) => {
             return Err(Failure::Usage(
                 "--startup-out given, but there is no startup program (use --startup FILE)".into(),

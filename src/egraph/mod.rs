@@ -111,6 +111,8 @@ pub struct PhaseTimes {
 pub struct EGraphReport {
     pub outcome: Outcome,
     pub iterations: usize,
+    /// The limits this saturation ran under, the node limit resolved for its initial size.
+    pub limits: Limits,
     /// Ops of the block that became e-nodes, and ops kept in the skeleton.
     pub pure_ops: usize,
     pub skeleton_ops: usize,
@@ -132,10 +134,22 @@ pub struct EGraphReport {
 
 impl fmt::Display for EGraphReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The iteration-limit outcome already says how many iterations ran.
+        match &self.outcome {
+            Outcome::IterationLimit(_) => write!(f, "e-graph: {}", self.outcome)?,
+            o => write!(f, "e-graph: {o} after {} iteration(s)", self.iterations)?,
+        }
         writeln!(
             f,
-            "e-graph: {} after {} iteration(s); {} pure ops, {} skeleton ops",
-            self.outcome, self.iterations, self.pure_ops, self.skeleton_ops
+            "; {} pure ops, {} skeleton ops",
+            self.pure_ops, self.skeleton_ops
+        )?;
+        writeln!(
+            f,
+            "e-graph: limits {} iterations, {} e-nodes, {:.3} s",
+            self.limits.iter_limit,
+            self.limits.nodes_for(self.initial_nodes),
+            self.limits.time_limit.as_secs_f64()
         )?;
         writeln!(
             f,
@@ -307,9 +321,14 @@ fn saturate_program(
             build_failures: p.counters.build_failures.load(Relaxed),
         })
         .collect();
+    let limits = Limits {
+        node_limit: Some(opts.limits.nodes_for(initial_nodes)),
+        ..opts.limits.clone()
+    };
     let report = EGraphReport {
         outcome,
         iterations,
+        limits,
         pure_ops: built.num_pure,
         skeleton_ops: built.num_skeleton,
         initial_nodes,

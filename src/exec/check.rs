@@ -29,8 +29,8 @@ use indexmap::IndexMap;
 use crate::diag::Diagnostic;
 use crate::exec::dtype::DType;
 use crate::exec::feed::Feed;
-use crate::exec::interp::{Interp, Stage};
-use crate::exec::run::{init_ranks, micro_feeds, resolve_micro_batch, step_batch};
+use crate::exec::interp::{Interp, Sources, Stage};
+use crate::exec::run::{batch_rows, init_ranks, micro_feeds, resolve_micro_batch, step_batch};
 use crate::exec::scope::Scope;
 use crate::exec::tensor::Tensor;
 use crate::ir::Module;
@@ -228,17 +228,35 @@ pub fn check(
     rewritten: &Module,
     opts: &CheckOptions,
 ) -> Result<CheckReport, Diagnostic> {
+    check_with_sources(
+        original,
+        Sources::default(),
+        rewritten,
+        Sources::default(),
+        opts,
+    )
+}
+
+/// [`check`] on modules read from files: errors at an op show its line.
+pub fn check_with_sources(
+    original: &Module,
+    original_src: Sources<'_>,
+    rewritten: &Module,
+    rewritten_src: Sources<'_>,
+    opts: &CheckOptions,
+) -> Result<CheckReport, Diagnostic> {
     let k = opts.k_steps.max(1);
     let collectives = Interp::has_collectives(&original.ctx, &original.main)
         || Interp::has_collectives(&rewritten.ctx, &rewritten.main);
     let n = opts.ranks.unwrap_or(if collectives { 2 } else { 1 }).max(1);
     let b = resolve_micro_batch(opts.feed.as_ref(), opts.micro_batch, k, n)?;
+    let rows_per_step = batch_rows(k, n, b)?;
     let empty = IndexMap::new();
     let state = opts.feed.as_ref().map_or(&empty, |f| &f.state);
 
     // Same initial persistables for both programs.
-    let mut orig = init_ranks(original, "original", opts.seed, state, n)?;
-    let mut rew = init_ranks(rewritten, "rewritten", opts.seed, state, n)?;
+    let mut orig = init_ranks(original, original_src, "original", opts.seed, state, n)?;
+    let mut rew = init_ranks(rewritten, rewritten_src, "rewritten", opts.seed, state, n)?;
     let init: Scope = orig[0].scope.clone();
     for r in rew.iter_mut() {
         for (name, t) in init.iter() {
@@ -246,10 +264,16 @@ pub fn check(
         }
     }
     let rew_init: Scope = rew[0].scope.clone();
-    let batch = step_batch(original, opts.feed.as_ref(), k * n * b, opts.seed)?;
+    let batch = step_batch(original, opts.feed.as_ref(), rows_per_step, opts.seed)?;
 
     // Original: one full step, rank r on rows [r·k·B, (r+1)·k·B).
-    let mut it = Interp::new(&original.ctx, &original.main, "original", opts.seed)?;
+    let mut it = Interp::new(
+        &original.ctx,
+        &original.main,
+        original_src.main,
+        "original",
+        opts.seed,
+    )?;
     it.run(
         &mut orig,
         &micro_feeds(&batch, n, 1, k * b, 0)?,
@@ -259,7 +283,13 @@ pub fn check(
 
     // Rewritten: k micro-steps.
     let mut rows = Vec::new();
-    let mut it = Interp::new(&rewritten.ctx, &rewritten.main, "rewritten", opts.seed)?;
+    let mut it = Interp::new(
+        &rewritten.ctx,
+        &rewritten.main,
+        rewritten_src.main,
+        "rewritten",
+        opts.seed,
+    )?;
     let mut changed_early: IndexMap<String, usize> = IndexMap::new();
     let mut rew_grads = IndexMap::new();
     for i in 0..k {

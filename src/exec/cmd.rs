@@ -5,13 +5,41 @@
 
 use clap::Args;
 
-use crate::cli::{load_module, write_output, Failure, RewriteArgs};
+use crate::cli::{load_module_files, parse_size, write_output, Failure, RuleArgs};
 // `irw check --set k_steps=K` also sets the number of micro-steps the check runs (a convenience
 // for the shipped rule files; `--k-steps` overrides it).
 use crate::diag::Diagnostic;
-use crate::exec::check::{check, CheckOptions};
+use crate::exec::check::{check_with_sources, CheckOptions};
 use crate::exec::feed::{scope_to_json, Feed};
-use crate::exec::run::{run, RunOptions};
+use crate::exec::run::{run_with_sources, RunOptions, MAX_RANKS};
+
+/// `--ranks`: 1 to [`MAX_RANKS`].
+fn parse_ranks(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_RANKS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{s}` is not a number of ranks from 1 to {MAX_RANKS}"
+        )),
+    }
+}
+
+/// `--max-memory`, shared by `run` and `check`.
+#[derive(Args, Debug, Clone)]
+pub struct MemoryArgs {
+    /// Refuse to hold more than SIZE of tensors at once (bytes, or with a suffix K, M, G:
+    /// powers of 1024) [default: 4G].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
+}
+
+impl MemoryArgs {
+    fn apply(&self) {
+        crate::exec::memory::set_limit(
+            self.max_memory
+                .unwrap_or(crate::exec::memory::DEFAULT_MAX_MEMORY),
+        );
+    }
+}
 
 /// `irw run PROG [--startup S] [--k-steps K] [--ranks N] [--feed FILE.json] [--dump FILE.json] [--steps N]`
 #[derive(Args, Debug)]
@@ -23,16 +51,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub startup: Option<String>,
     /// Micro-steps per step: op_role 2 ops run once per K micro-steps.
-    #[arg(long = "k-steps", value_name = "K", default_value_t = 1)]
+    #[arg(long = "k-steps", value_name = "K", default_value_t = 1, value_parser = crate::cli::parse_positive)]
     pub k_steps: usize,
-    /// Simulated data-parallel ranks (collectives combine them).
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    /// Simulated data-parallel ranks (collectives combine them; at most 1024).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_ranks)]
     pub ranks: usize,
     /// Training steps.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::cli::parse_positive)]
     pub steps: usize,
     /// Rows per micro-step and rank (default: the feed's rows / (K·N), or 2).
-    #[arg(long = "micro-batch", value_name = "B")]
+    #[arg(long = "micro-batch", value_name = "B", value_parser = crate::cli::parse_positive)]
     pub micro_batch: Option<usize>,
     /// Inputs and initial state in the layout of `*.numerics.json`.
     #[arg(long, value_name = "FILE.json")]
@@ -43,13 +71,24 @@ pub struct RunArgs {
     /// Seed for generated inputs and random initializers.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
 }
 
 /// `irw check (--rules R [--set k=v]... | --rewritten OUT [--rewritten-startup S2]) PROG ...`
+///
+/// Only the rule options of the rewrite command apply: `check` writes no program, so it has no
+/// `-o`, `--emit` or `--startup-out`.
 #[derive(Args, Debug)]
 pub struct CheckArgs {
+    /// The original program.
+    #[arg(value_name = "PROG")]
+    pub input: String,
+    /// Read the startup program of PROG from FILE (a separate Paddle dump).
+    #[arg(long, value_name = "FILE")]
+    pub startup: Option<String>,
     #[command(flatten)]
-    pub rewrite: RewriteArgs,
+    pub rule: RuleArgs,
     /// Check this already rewritten program instead of applying rules.
     #[arg(long, value_name = "FILE")]
     pub rewritten: Option<String>,
@@ -57,13 +96,13 @@ pub struct CheckArgs {
     #[arg(long = "rewritten-startup", value_name = "FILE")]
     pub rewritten_startup: Option<String>,
     /// Micro-steps (default: `--set k_steps=K`, else 4).
-    #[arg(long = "k-steps", value_name = "K")]
+    #[arg(long = "k-steps", value_name = "K", value_parser = crate::cli::parse_positive)]
     pub k_steps: Option<usize>,
     /// Rows per micro-step and rank (default: the feed's rows / (K·N), or 2).
-    #[arg(long = "micro-batch", value_name = "B")]
+    #[arg(long = "micro-batch", value_name = "B", value_parser = crate::cli::parse_positive)]
     pub micro_batch: Option<usize>,
-    /// Simulated ranks (default 2 for programs with collectives, else 1).
-    #[arg(long, value_name = "N")]
+    /// Simulated ranks (default 2 for programs with collectives, else 1; at most 1024).
+    #[arg(long, value_name = "N", value_parser = parse_ranks)]
     pub ranks: Option<usize>,
     /// Seed for generated inputs and random initializers.
     #[arg(long, value_name = "S", default_value_t = 0)]
@@ -77,11 +116,14 @@ pub struct CheckArgs {
     /// Inputs and initial state in the layout of `*.numerics.json`.
     #[arg(long, value_name = "FILE.json")]
     pub feed: Option<String>,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
 }
 
 /// Runs `irw run`; prints the loss per step.
 pub fn run_command(a: &RunArgs) -> Result<(), Failure> {
-    let module = load_module(&a.input, a.startup.as_deref())?;
+    a.memory.apply();
+    let loaded = load_module_files(&a.input, a.startup.as_deref())?;
     let feed = a.feed.as_deref().map(Feed::load).transpose()?;
     let opts = RunOptions {
         k_steps: a.k_steps,
@@ -91,7 +133,7 @@ pub fn run_command(a: &RunArgs) -> Result<(), Failure> {
         seed: a.seed,
         feed,
     };
-    let report = run(&module, &opts)?;
+    let report = run_with_sources(&loaded.module, loaded.sources(), &opts)?;
     print!("{report}");
     if let Some(path) = &a.dump {
         let mut out = serde_json::Map::new();
@@ -119,25 +161,30 @@ fn k_from_set(sets: &[String]) -> Result<Option<usize>, Failure> {
 
 /// Runs `irw check`; prints the table; a failed comparison is an error (exit 1).
 pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
-    let Some(input) = a.rewrite.input.as_deref() else {
-        return Err(Failure::Usage("no PROG given".into()));
-    };
-    let original = load_module(input, a.rewrite.startup.as_deref())?;
-    let rewritten = match &a.rewritten {
-        Some(path) => load_module(path, a.rewritten_startup.as_deref())?,
-        None if a.rewrite.rules.is_empty() => {
+    a.memory.apply();
+    let original = load_module_files(&a.input, a.startup.as_deref())?;
+    // The rewritten program is the original's ops where rules kept them: its errors point into
+    // the original's files, unless it was read from its own.
+    let (rewritten_files, rewritten_by_rules);
+    let (rewritten, rewritten_src) = match &a.rewritten {
+        Some(path) => {
+            rewritten_files = load_module_files(path, a.rewritten_startup.as_deref())?;
+            (&rewritten_files.module, rewritten_files.sources())
+        }
+        None if a.rule.rules.is_empty() => {
             return Err(Failure::Usage(
                 "give --rules FILE or --rewritten FILE".into(),
             ));
         }
         None => {
-            let rules = crate::cli::load_rules(&a.rewrite)?;
-            let mut m = original.clone();
-            crate::cli::apply_rules(&mut m, &rules, &a.rewrite)?;
-            m
+            let rules = crate::cli::load_rules(&a.rule)?;
+            let mut m = original.module.clone();
+            crate::cli::apply_rules(&mut m, &rules, &a.rule)?;
+            rewritten_by_rules = m;
+            (&rewritten_by_rules, original.sources())
         }
     };
-    let k = match (a.k_steps, k_from_set(&a.rewrite.set)?) {
+    let k = match (a.k_steps, k_from_set(&a.rule.set)?) {
         (Some(k), _) | (None, Some(k)) => k,
         (None, None) => 4,
     };
@@ -154,7 +201,13 @@ pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
         atol: a.atol,
         feed,
     };
-    let report = check(&original, &rewritten, &opts)?;
+    let report = check_with_sources(
+        &original.module,
+        original.sources(),
+        rewritten,
+        rewritten_src,
+        &opts,
+    )?;
     print!("{report}");
     if report.passed() {
         Ok(())

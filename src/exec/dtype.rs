@@ -46,6 +46,16 @@ impl DType {
         }
     }
 
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::F64 | DType::I64 => 8,
+            DType::F32 | DType::I32 => 4,
+            DType::BF16 | DType::F16 => 2,
+            DType::Bool => 1,
+        }
+    }
+
     /// True for the floating-point types.
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::BF16 | DType::F16 | DType::F64)

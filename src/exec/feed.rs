@@ -140,11 +140,10 @@ impl Feed {
         Ok(Feed { inputs, state })
     }
 
-    /// Reads and parses a feed file.
+    /// Reads (with the input size limit, like every input) and parses a feed file.
     pub fn load(path: &str) -> Result<Feed, Diagnostic> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Diagnostic::error(format!("cannot read {path}: {e}")))?;
-        Feed::parse(path, &text)
+        let src = crate::cli::read_source(path)?;
+        Feed::parse(&src.name, &src.text)
     }
 
     /// Number of rows of the fed batch (the first input's first dimension).
@@ -208,6 +207,13 @@ pub fn generate_batch(
                 ))),
             })
             .collect::<Result<_, _>>()?;
+        let elem = if dtype.is_float() { 4 } else { 8 };
+        crate::exec::memory::reserve(
+            &format_args!("`pd_op.data` input `{name}` (a generated batch of {rows} rows)"),
+            &dims,
+            elem,
+        )
+        .map_err(|e| e.into_diagnostic(""))?;
         let n = numel(&dims);
         let t = if dtype.is_float() {
             Tensor::new(dims, Data::F32(rng.normal_vec(n)))
@@ -217,7 +223,7 @@ pub fn generate_batch(
                 Data::I64((0..n).map(|_| rng.below(2) as i64).collect()),
             )
         };
-        let t = t.map_err(|e| Diagnostic::error(e.0))?;
+        let t = t.map_err(|e| Diagnostic::error(e.message))?;
         out.insert(name, cast(&t, dtype));
     }
     Ok(out)
@@ -255,7 +261,7 @@ pub fn slice_rows(
         };
         out.insert(
             name.clone(),
-            Tensor::new(shape, data).map_err(|e| Diagnostic::error(e.0))?,
+            Tensor::new(shape, data).map_err(|e| Diagnostic::error(e.message))?,
         );
     }
     Ok(out)

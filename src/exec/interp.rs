@@ -16,15 +16,16 @@
 
 use indexmap::IndexMap;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, Effect};
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{cast::cast, collective};
+use crate::exec::memory;
 use crate::exec::ops::{kernel, Input, OpCall};
 use crate::exec::rng::Rng;
 use crate::exec::scope::Scope;
-use crate::exec::tensor::{Data, Tensor};
+use crate::exec::tensor::{numel, Data, Tensor};
 use crate::ir::{Attr, AttrDict, Context, OpId, Program, ValueId};
 use crate::kbail;
 
@@ -150,10 +151,21 @@ impl Rank {
     }
 }
 
+/// Where a module's programs were read from, so that an error at an op shows the op's line
+/// (ops keep their byte offset in the file they were parsed from; ops a rule built have none).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sources<'a> {
+    pub main: Option<&'a SourceFile>,
+    /// The startup program's file: the main file when both were in it.
+    pub startup: Option<&'a SourceFile>,
+}
+
 /// Runs passes of one program.
 pub struct Interp<'p> {
     ctx: &'p Context,
     prog: &'p Program,
+    /// The file `prog` was parsed from, for diagnostics at an op.
+    src: Option<&'p SourceFile>,
     /// Name used in diagnostics ("main", "startup", a file name).
     label: String,
     ops: Vec<OpId>,
@@ -173,6 +185,14 @@ fn first_bool(d: &AttrDict, key: &str) -> bool {
     }
 }
 
+/// A diagnostic at byte `offset` of `src` when both are known, else without a position.
+fn at_op(src: Option<&SourceFile>, offset: Option<usize>, msg: String) -> Diagnostic {
+    match (src, offset) {
+        (Some(src), Some(off)) => Diagnostic::at(src, off, msg),
+        _ => Diagnostic::error(msg),
+    }
+}
+
 /// `op_role` of an op (`None` when absent or -1).
 pub fn op_role(ctx: &Context, prog: &Program, op: OpId) -> Option<i64> {
     ctx.attrs(prog.op_attrs(op))
@@ -182,10 +202,11 @@ pub fn op_role(ctx: &Context, prog: &Program, op: OpId) -> Option<i64> {
 }
 
 impl<'p> Interp<'p> {
-    /// Prepares `prog`; `seed` drives `pd_op.uniform`/`gaussian`.
+    /// Prepares `prog`, read from `src` (if known); `seed` drives `pd_op.uniform`/`gaussian`.
     pub fn new(
         ctx: &'p Context,
         prog: &'p Program,
+        src: Option<&'p SourceFile>,
         label: &str,
         seed: u64,
     ) -> Result<Interp<'p>, Diagnostic> {
@@ -193,10 +214,14 @@ impl<'p> Interp<'p> {
         let ops: Vec<OpId> = prog.block_ops(top).collect();
         for (i, &op) in ops.iter().enumerate() {
             if !prog.regions(op).is_empty() {
-                return Err(Diagnostic::error(format!(
-                    "{label}: op #{i} `{}` holds regions; the executor does not run control flow",
-                    ctx.str(prog.op_name(op))
-                )));
+                return Err(at_op(
+                    src,
+                    prog.position(op),
+                    format!(
+                        "{label}: op #{i} `{}` holds regions; the executor does not run control flow",
+                        ctx.str(prog.op_name(op))
+                    ),
+                ));
             }
         }
         // The loss is what the backward seed (`full_like(loss, 1)` with op_role 1) is shaped after.
@@ -209,6 +234,7 @@ impl<'p> Interp<'p> {
         Ok(Interp {
             ctx,
             prog,
+            src,
             label: label.to_string(),
             ops,
             loss_value,
@@ -223,14 +249,20 @@ impl<'p> Interp<'p> {
             .any(|op| Dialect::get().effect(ctx.str(prog.op_name(op))) == Effect::Collective)
     }
 
+    /// A kernel's error as a diagnostic at op `i` (at its line, when the source is known).
     fn err(&self, i: usize, op: OpId, e: KernelError) -> Diagnostic {
-        Diagnostic::error(format!(
+        let msg = format!(
             "{}: op #{} `{}`: {}",
             self.label,
             i,
             self.ctx.str(self.prog.op_name(op)),
-            e.0
-        ))
+            e.message
+        );
+        let d = at_op(self.src, self.prog.position(op), msg);
+        match e.hint {
+            Some(h) => d.with_hint(h),
+            None => d,
+        }
     }
 
     /// Runs one pass on every rank. `feeds[r]` holds rank r's inputs by `pd_op.data` name.
@@ -261,6 +293,7 @@ impl<'p> Interp<'p> {
         let result = (|| {
             for (i, &op) in ops.iter().enumerate() {
                 self.step(op, ranks, feeds, stage)
+                    .and_then(|()| memory::check_live())
                     .map_err(|e| self.err(i, op, e))?;
             }
             Ok(())
@@ -534,7 +567,8 @@ impl<'p> Interp<'p> {
             },
         };
         let shape = crate::exec::kernels::shape::dims(&shape_t)?;
-        let n: usize = shape.iter().product();
+        memory::reserve(&"a float32 tensor", &shape, 4)?;
+        let n = numel(&shape);
         let dtype = attrs
             .get("dtype")
             .and_then(|a| a.as_word())

@@ -8,7 +8,8 @@
 //!   collectives' combine step), each tested against a scalar reference.
 //!
 //! Architecture invariant: kernels never panic on program-controlled input; they return
-//! [`KernelError`], which the interpreter turns into a diagnostic at the op.
+//! [`KernelError`], which the interpreter turns into a diagnostic at the op. Tensor memory is
+//! bounded by [`memory`] (`--max-memory`): a program cannot make the executor allocate more.
 
 pub mod check;
 pub mod cmd;
@@ -17,6 +18,7 @@ pub mod error;
 pub mod feed;
 pub mod interp;
 pub mod kernels;
+pub mod memory;
 pub mod ops;
 pub mod rng;
 pub mod run;

@@ -76,7 +76,7 @@ impl<'a> OpCall<'a> {
             None => Ok(default),
             Some(a) => a
                 .as_f64()
-                .ok_or_else(|| KernelError(format!("attribute {key} is not a number"))),
+                .ok_or_else(|| KernelError::new(format!("attribute {key} is not a number"))),
         }
     }
 
@@ -85,7 +85,7 @@ impl<'a> OpCall<'a> {
             None => Ok(default),
             Some(a) => a
                 .as_bool()
-                .ok_or_else(|| KernelError(format!("attribute {key} is not a bool"))),
+                .ok_or_else(|| KernelError::new(format!("attribute {key} is not a bool"))),
         }
     }
 
@@ -94,7 +94,7 @@ impl<'a> OpCall<'a> {
             None => Ok(default),
             Some(a) => a
                 .as_i64()
-                .ok_or_else(|| KernelError(format!("attribute {key} is not an integer"))),
+                .ok_or_else(|| KernelError::new(format!("attribute {key} is not an integer"))),
         }
     }
 
@@ -106,7 +106,7 @@ impl<'a> OpCall<'a> {
                     .iter()
                     .map(|v| {
                         v.as_i64().ok_or_else(|| {
-                            KernelError(format!("attribute {key} holds a non-integer"))
+                            KernelError::new(format!("attribute {key} holds a non-integer"))
                         })
                     })
                     .collect(),

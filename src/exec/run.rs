@@ -16,7 +16,8 @@ use indexmap::IndexMap;
 
 use crate::diag::Diagnostic;
 use crate::exec::feed::{generate_batch, slice_rows, Feed};
-use crate::exec::interp::{Interp, Rank, Stage};
+use crate::exec::interp::{Interp, Rank, Sources, Stage};
+use crate::exec::memory;
 use crate::exec::scope::Scope;
 use crate::exec::tensor::Tensor;
 use crate::ir::Module;
@@ -93,25 +94,48 @@ impl fmt::Display for RunReport {
     }
 }
 
+/// Most simulated ranks (`--ranks`): each is a full replica of the scope.
+pub const MAX_RANKS: usize = 1024;
+
 /// Runs the startup program (if any) once and returns `n` identical replicas, with `state`
-/// (e.g. a feed file's `state_init`) replacing what the startup computed.
+/// (e.g. a feed file's `state_init`) replacing what the startup computed. The replicas are
+/// counted against the memory limit before they are made.
 pub fn init_ranks(
     module: &Module,
+    sources: Sources<'_>,
     label: &str,
     seed: u64,
     state: &IndexMap<String, Tensor>,
     n: usize,
 ) -> Result<Vec<Rank>, Diagnostic> {
+    let n = n.max(1);
+    if n > MAX_RANKS {
+        return Err(Diagnostic::error(format!(
+            "{n} ranks requested; the executor simulates at most {MAX_RANKS}"
+        )));
+    }
     let mut ranks = vec![Rank::new(Scope::new())];
     if let Some(startup) = &module.startup {
-        let mut it = Interp::new(&module.ctx, startup, &format!("{label} (startup)"), seed)?;
+        let mut it = Interp::new(
+            &module.ctx,
+            startup,
+            sources.startup,
+            &format!("{label} (startup)"),
+            seed,
+        )?;
         it.run(&mut ranks, &[IndexMap::new()], Stage::Full)?;
     }
     for (k, t) in state {
         ranks[0].scope.set(k, t.clone());
     }
     let scope = ranks[0].scope.clone();
-    Ok((0..n.max(1)).map(|_| Rank::new(scope.clone())).collect())
+    let replica: u64 = scope.iter().map(|(_, t)| t.data().bytes()).sum();
+    memory::reserve_bytes(
+        &format_args!("{label}: {n} replicas of the scope (one per rank)"),
+        replica.checked_mul(n as u64),
+    )
+    .map_err(|e| e.into_diagnostic(""))?;
+    Ok((0..n).map(|_| Rank::new(scope.clone())).collect())
 }
 
 /// The batch for one step: the feed's inputs, or seeded data of `rows` rows.
@@ -127,6 +151,17 @@ pub fn step_batch(
     }
 }
 
+/// Rows of one step's batch: `k_steps × ranks × micro-batch`, refused when it overflows.
+pub fn batch_rows(k: usize, n: usize, b: usize) -> Result<usize, Diagnostic> {
+    k.checked_mul(n)
+        .and_then(|kn| kn.checked_mul(b))
+        .ok_or_else(|| {
+            Diagnostic::error(format!(
+                "k_steps {k} × ranks {n} × micro-batch {b} rows is more than a 64-bit machine can count"
+            ))
+        })
+}
+
 /// Micro-batch size for `k` micro-steps on `n` ranks.
 pub fn resolve_micro_batch(
     feed: Option<&Feed>,
@@ -136,13 +171,13 @@ pub fn resolve_micro_batch(
 ) -> Result<usize, Diagnostic> {
     let from_feed = feed.and_then(Feed::batch_rows);
     match (explicit, from_feed) {
-        (Some(b), Some(rows)) if b * k * n != rows => Err(Diagnostic::error(format!(
+        (Some(b), Some(rows)) if batch_rows(k, n, b)? != rows => Err(Diagnostic::error(format!(
             "the feed has {rows} rows, but k_steps {k} × ranks {n} × micro-batch {b} = {}",
             b * k * n
         ))),
         (Some(0), _) => Err(Diagnostic::error("the micro-batch must be at least 1")),
         (Some(b), _) => Ok(b),
-        (None, Some(rows)) if rows % (k * n) == 0 && rows > 0 => Ok(rows / (k * n)),
+        (None, Some(rows)) if rows % batch_rows(k, n, 1)? == 0 && rows > 0 => Ok(rows / (k * n)),
         (None, Some(rows)) => Err(Diagnostic::error(format!(
             "the feed's {rows} rows do not split into k_steps {k} × ranks {n} equal micro-batches"
         ))),
@@ -165,19 +200,29 @@ pub fn micro_feeds(
 
 /// Executes `module` with the options' schedule.
 pub fn run(module: &Module, opts: &RunOptions) -> Result<RunReport, Diagnostic> {
+    run_with_sources(module, Sources::default(), opts)
+}
+
+/// [`run`] on a module read from `sources`: errors at an op show its line.
+pub fn run_with_sources(
+    module: &Module,
+    sources: Sources<'_>,
+    opts: &RunOptions,
+) -> Result<RunReport, Diagnostic> {
     let (k, n) = (opts.k_steps.max(1), opts.ranks.max(1));
     let b = resolve_micro_batch(opts.feed.as_ref(), opts.micro_batch, k, n)?;
+    let rows = batch_rows(k, n, b)?;
     let empty = IndexMap::new();
     let state = opts.feed.as_ref().map_or(&empty, |f| &f.state);
-    let mut ranks = init_ranks(module, "main", opts.seed, state, n)?;
-    let mut interp = Interp::new(&module.ctx, &module.main, "main", opts.seed)?;
+    let mut ranks = init_ranks(module, sources, "main", opts.seed, state, n)?;
+    let mut interp = Interp::new(&module.ctx, &module.main, sources.main, "main", opts.seed)?;
     let mut losses = Vec::new();
     let mut grads = IndexMap::new();
     for s in 0..opts.steps.max(1) {
         let batch = step_batch(
             module,
             opts.feed.as_ref(),
-            k * n * b,
+            rows,
             opts.seed.wrapping_add(s as u64),
         )?;
         let mut step_losses = Vec::new();

@@ -5,6 +5,9 @@
 //! slices (which is what makes them easy to vectorize and to test against a scalar reference).
 //! Views, strides and aliasing are the interpreter's business, not the tensor's.
 //!
+//! Every tensor's buffer is counted against the executor's memory limit while it lives
+//! ([`super::memory`]): constructors and `clone` add its bytes, `drop` subtracts them.
+//!
 //! 16-bit floats are stored as `half` values but never computed with directly: kernels widen them
 //! to f32 with [`Tensor::to_f32`], compute, and round back with [`Tensor::from_f32_as`], which is
 //! how Paddle's CPU kernels accumulate (its `MPTypeTrait` is `float` for both).
@@ -16,6 +19,7 @@ use half::{bf16, f16};
 use super::dtype::DType;
 use super::error::{KResult, KernelError};
 use super::kernels::cast;
+use super::memory;
 
 /// The typed element buffer of a [`Tensor`].
 #[derive(Clone, Debug, PartialEq)]
@@ -48,6 +52,17 @@ impl Data {
         self.len() == 0
     }
 
+    /// Bytes of the buffer.
+    pub fn bytes(&self) -> u64 {
+        let elem = match self {
+            Data::F64(_) | Data::I64(_) => 8,
+            Data::F32(_) | Data::I32(_) => 4,
+            Data::BF16(_) | Data::F16(_) => 2,
+            Data::Bool(_) => 1,
+        };
+        self.len() as u64 * elem
+    }
+
     /// The element type.
     pub fn dtype(&self) -> DType {
         match self {
@@ -63,18 +78,53 @@ impl Data {
 }
 
 /// A dense row-major tensor. A 0-d tensor (shape `[]`) holds one element.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Tensor {
     shape: Vec<usize>,
     data: Data,
+    /// The bytes this tensor added to the live count (subtracted again on drop).
+    counted: u64,
 }
 
-/// Number of elements of a shape (1 for `[]`).
+/// Number of elements of a shape (1 for `[]`); `usize::MAX` when the product overflows, which
+/// no buffer can match (so [`Tensor::new`] refuses such a shape).
 pub fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .unwrap_or(usize::MAX)
+}
+
+impl Clone for Tensor {
+    fn clone(&self) -> Tensor {
+        Tensor::make(self.shape.clone(), self.data.clone())
+    }
+}
+
+impl PartialEq for Tensor {
+    fn eq(&self, other: &Tensor) -> bool {
+        self.shape == other.shape && self.data == other.data
+    }
+}
+
+impl Drop for Tensor {
+    fn drop(&mut self) {
+        memory::track_free(self.counted);
+    }
 }
 
 impl Tensor {
+    /// The one place a tensor comes into being: counts its buffer.
+    fn make(shape: Vec<usize>, data: Data) -> Tensor {
+        let counted = data.bytes();
+        memory::track_alloc(counted);
+        Tensor {
+            shape,
+            data,
+            counted,
+        }
+    }
+
     /// Builds a tensor, checking that the buffer length matches the shape.
     pub fn new(shape: Vec<usize>, data: Data) -> KResult<Tensor> {
         if numel(&shape) != data.len() {
@@ -85,7 +135,7 @@ impl Tensor {
                 data.len()
             );
         }
-        Ok(Tensor { shape, data })
+        Ok(Tensor::make(shape, data))
     }
 
     /// An f32 tensor (panics only if the caller passes a mismatched buffer; use [`Tensor::new`]
@@ -96,10 +146,7 @@ impl Tensor {
             values.len(),
             "f32 tensor: shape and buffer disagree"
         );
-        Tensor {
-            shape: shape.to_vec(),
-            data: Data::F32(values),
-        }
+        Tensor::make(shape.to_vec(), Data::F32(values))
     }
 
     /// An i64 tensor (same contract as [`Tensor::f32`]).
@@ -109,14 +156,28 @@ impl Tensor {
             values.len(),
             "i64 tensor: shape and buffer disagree"
         );
-        Tensor {
-            shape: shape.to_vec(),
-            data: Data::I64(values),
-        }
+        Tensor::make(shape.to_vec(), Data::I64(values))
+    }
+
+    /// [`Tensor::full`] for a program-controlled shape: refused (before anything is allocated)
+    /// when the shape overflows or the tensor would pass the memory limit.
+    pub fn try_full(shape: &[usize], dtype: DType, value: f64) -> KResult<Tensor> {
+        let article = if dtype.paddle_name().starts_with('i') {
+            "an"
+        } else {
+            "a"
+        };
+        memory::reserve(
+            &format_args!("{article} {dtype} tensor"),
+            shape,
+            dtype.size(),
+        )?;
+        Ok(Tensor::full(shape, dtype, value))
     }
 
     /// A tensor filled with `value`, converted to `dtype` the way Paddle's `full` does (floats
-    /// rounded to the nearest representable value, integers truncated toward zero).
+    /// rounded to the nearest representable value, integers truncated toward zero). For sizes
+    /// the executor already holds; [`Tensor::try_full`] for sizes a program asks for.
     pub fn full(shape: &[usize], dtype: DType, value: f64) -> Tensor {
         let n = numel(shape);
         let data = match dtype {
@@ -128,10 +189,7 @@ impl Tensor {
             DType::I32 => Data::I32(vec![value as i32; n]),
             DType::Bool => Data::Bool(vec![value != 0.0; n]),
         };
-        Tensor {
-            shape: shape.to_vec(),
-            data,
-        }
+        Tensor::make(shape.to_vec(), data)
     }
 
     /// Zeros of the given shape and dtype.
@@ -165,8 +223,9 @@ impl Tensor {
         &mut self.data
     }
 
-    pub fn into_data(self) -> Data {
-        self.data
+    pub fn into_data(mut self) -> Data {
+        // The buffer leaves the tensor: it is no longer counted (`drop` subtracts `counted`).
+        std::mem::replace(&mut self.data, Data::F32(Vec::new()))
     }
 
     pub fn numel(&self) -> usize {
@@ -175,7 +234,7 @@ impl Tensor {
 
     /// Same buffer, new shape (the element count must agree).
     pub fn reshaped(self, shape: Vec<usize>) -> KResult<Tensor> {
-        Tensor::new(shape, self.data)
+        Tensor::new(shape, self.into_data())
     }
 
     /// The f32 buffer if this is an f32 tensor.
@@ -199,7 +258,7 @@ impl Tensor {
     pub fn to_f32(&self) -> Cow<'_, [f32]> {
         match &self.data {
             Data::F32(v) => Cow::Borrowed(v),
-            _ => match cast::cast(self, DType::F32).data {
+            _ => match cast::cast(self, DType::F32).into_data() {
                 Data::F32(v) => Cow::Owned(v),
                 _ => unreachable!("cast to F32 yields F32 data"),
             },
@@ -232,7 +291,7 @@ impl Tensor {
     /// The single value of a one-element tensor (shape `[]` or `[1]`), as f32.
     pub fn scalar_f32(&self) -> KResult<f32> {
         if self.numel() != 1 {
-            return Err(KernelError(format!(
+            return Err(KernelError::new(format!(
                 "expected a one-element tensor, got shape {:?}",
                 self.shape
             )));

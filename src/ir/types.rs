@@ -37,7 +37,9 @@ impl DType {
             DType::I32 => "i32",
             DType::I16 => "i16",
             DType::I8 => "i8",
-            DType::U8 => "ui8",
+            // Paddle's printer writes `u8` (pir/src/core/ir_printer.cc); `ui8` is only its JSON
+            // tag (`0.t_ui8`), accepted on input as a courtesy.
+            DType::U8 => "u8",
             DType::Bool => "b",
             DType::C64 => "c64",
             DType::C128 => "c128",

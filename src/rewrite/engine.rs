@@ -33,7 +33,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
     for phase in &rules.phases {
         let start = Instant::now();
         // Equational rules first (the e-graph rebuilds the program: markers found after).
-        super::equational::run_phase(eng.m, rules, phase, &mut stats.egraph)?;
+        super::equational::run_phase(eng.m, rules, phase, opts, &mut stats)?;
         eng.find_markers();
         let mut compiled = Vec::new();
         for (i, lr) in phase.rules.iter().enumerate() {
@@ -168,6 +168,7 @@ fn trace_entry(m: &Module, rules: &RuleSet, lr: &LoadedRule, ops: &[OpId]) -> Tr
                 offset: m.main.position(o),
             })
             .collect(),
+        egraph: None,
     }
 }
 

@@ -614,12 +614,15 @@ fn val_to_value(v: &Val) -> Option<Value> {
 }
 
 /// Runs the equational rules of `phase` (if it has any) on the main program and then on the
-/// startup program, appending what each saturation did to `out`.
+/// startup program under `opts.egraph` (and `opts.deadline`), appending what each saturation
+/// did to `stats.egraph`, and with `opts.trace` one trace entry per rule that changed the
+/// e-graph.
 pub fn run_phase(
     module: &mut Module,
     rules: &RuleSet,
     phase: &Phase,
-    out: &mut Vec<PhaseEGraph>,
+    opts: &crate::rewrite::Options,
+    stats: &mut crate::rewrite::Stats,
 ) -> Result<(), Diagnostic> {
     let mut eq = Vec::new();
     for lr in &phase.rules {
@@ -634,21 +637,39 @@ pub fn run_phase(
     if eq.is_empty() {
         return Ok(());
     }
-    let opts = egraph::Options::default();
     let programs: &[(Which, &'static str)] = if module.startup.is_some() {
         &[(Which::Main, "main"), (Which::Startup, "startup")]
     } else {
         &[(Which::Main, "main")]
     };
     for &(which, program) in programs {
+        let mut limits = opts.egraph.clone();
+        if let Some(d) = opts.deadline {
+            let left = d.saturating_duration_since(std::time::Instant::now());
+            limits.time_limit = limits.time_limit.min(left);
+        }
+        let eg_opts = egraph::Options::default().with_limits(limits);
         mark_published(module, which);
-        let result = egraph::saturate(module, which, &eq, &opts);
+        let result = egraph::saturate(module, which, &eq, &eg_opts);
         unmark(module, which);
         let report = result.map_err(|d| {
             let msg = format!("phase `{}`, {program} program: {}", phase.name, d.message);
             Diagnostic { message: msg, ..d }
         })?;
-        out.push(PhaseEGraph {
+        if opts.trace {
+            for r in report.rules.iter().filter(|r| r.applications > 0) {
+                stats.trace.push(crate::rewrite::TraceEntry {
+                    rule: r.name.clone(),
+                    location: r.origin.clone().unwrap_or_default(),
+                    ops: vec![],
+                    egraph: Some(format!(
+                        "applied {} time(s) in the e-graph ({} match(es); phase `{}`, {program} program)",
+                        r.applications, r.matches, phase.name
+                    )),
+                });
+            }
+        }
+        stats.egraph.push(PhaseEGraph {
             phase: phase.name.clone(),
             program,
             report,

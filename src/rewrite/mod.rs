@@ -59,8 +59,11 @@ pub struct Options {
     /// Cap on applications per phase; 0 means `16 × ops + 1000`.
     pub max_applications: usize,
     /// Wall-clock deadline (`--timeout`): checked before each worklist item; passing it is an
-    /// error, so a runaway rule set cannot keep a CI job busy forever.
+    /// error, so a runaway rule set cannot keep a CI job busy forever. An e-graph saturation
+    /// stops at it too (its own time limit shortened to what is left).
     pub deadline: Option<std::time::Instant>,
+    /// Limits of each e-graph saturation (`--egraph-iters`, `--egraph-nodes`, `--egraph-time`).
+    pub egraph: crate::egraph::Limits,
 }
 
 /// What the engine did.
@@ -84,11 +87,18 @@ pub struct TraceEntry {
     pub location: String,
     /// The ops the rule's patterns matched, first pattern first.
     pub ops: Vec<TracedOp>,
+    /// For an equational rule, what it did in one e-graph saturation instead: the e-graph
+    /// rewrites classes of terms, not ops, so there is one summary line per rule and
+    /// saturation rather than one line per match.
+    pub egraph: Option<String>,
 }
 
 impl TraceEntry {
     /// The entry as one line; see [`Stats::trace_lines`].
     pub fn render(&self, input: Option<&crate::SourceFile>) -> String {
+        if let Some(summary) = &self.egraph {
+            return format!("{}: rewrite {} {summary}", self.location, self.rule);
+        }
         let ops: Vec<String> = self
             .ops
             .iter()
@@ -154,6 +164,7 @@ impl Stats {
     /// ```text
     /// rules/grad_merge.rw:28: rule accumulate matched prog.ir:38: (%43, %44) = "pd_op.sgd_" (%1, %0, %30, <<NULL VALUE>>)
     /// rules/grad_merge.rw:52: rule zero_buffer matched main op #61 "pd_op.add_" (built by a rule)
+    /// rules/canonicalize.rw:20: rewrite fold_scale applied 2 time(s) in the e-graph (2 match(es); phase `canon`, main program)
     /// ```
     ///
     /// With the input's source, a parsed op is shown as `file:line:` and its line up to the

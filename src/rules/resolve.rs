@@ -926,6 +926,7 @@ impl<'a> Checker<'a> {
                         .with_hint("type(%g) or tensor(shape(%g), float32)"));
                 }
                 self.values.insert(bind.name.clone(), Binding::Value);
+                self.startup_operands(init)?;
                 self.build(init)?;
             }
             Action::Insert { at, build, .. } => {
@@ -1071,6 +1072,28 @@ impl<'a> Checker<'a> {
             }
             Action::Error { message, .. } => {
                 self.str_lit(message)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A state's initializer is built in the startup program, where no value of the main
+    /// program exists: its operands (and theirs) must be ops built inline.
+    fn startup_operands(&self, b: &Build) -> Result<(), Diagnostic> {
+        for a in &b.args {
+            match &a.value {
+                Expr::Build(inner) => self.startup_operands(inner)?,
+                e => {
+                    return Err(self
+                        .at(
+                            e.span().0,
+                            "a state's initializer runs in the startup program: its operands \
+                             must be ops built inline, not values of the main program",
+                        )
+                        .with_hint(
+                            "pd_op.full() {..} builds a constant of a given shape and dtype",
+                        ))
+                }
             }
         }
         Ok(())

@@ -57,7 +57,7 @@ pub fn broadcast_shape(a: &[usize], b: &[usize], axis: i64) -> KResult<Vec<usize
             _ if x == y => Ok(x),
             (1, _) => Ok(y),
             (_, 1) => Ok(x),
-            _ => Err(crate::exec::KernelError(format!(
+            _ => Err(crate::exec::KernelError::new(format!(
                 "shapes {a:?} and {b:?} do not broadcast (dimension {x} vs {y})"
             ))),
         })
@@ -225,6 +225,8 @@ pub fn binary_map<T: Copy, U: Copy + Default>(
 ) -> KResult<(Vec<usize>, Vec<U>)> {
     let out_shape = broadcast_shape(a_shape, b_shape, axis)?;
     let (pa, pb) = align_pair(a_shape, b_shape, axis)?;
+    // The broadcast of two small operands can be huge ([N, 1] against [1, N]).
+    crate::exec::memory::reserve(&"the broadcast result", &out_shape, size_of::<U>())?;
     let mut out = vec![U::default(); numel(&out_shape)];
     if !out.is_empty() {
         let plan = Plan::new(&out_shape, &[&pa, &pb]);
@@ -292,6 +294,7 @@ pub fn expand<T: Copy + Default>(
             kbail!("cannot broadcast shape {:?} to {:?}", x_shape, out_shape);
         }
     }
+    crate::exec::memory::reserve(&"the expanded tensor", out_shape, size_of::<T>())?;
     Ok(expand_walk(x, &padded, out_shape))
 }
 

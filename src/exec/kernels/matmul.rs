@@ -161,6 +161,9 @@ fn batched<T: GemmScalar>(
     }
     let batch = broadcast_shape(&ox.batch, &oy.batch, -1)?;
     let nb = numel(&batch);
+    // m × n from m × k and k × n: with k = 1, a huge result from small operands.
+    let out_dims: Vec<usize> = batch.iter().copied().chain([m, n]).collect();
+    crate::exec::memory::reserve(&"the matmul result", &out_dims, size_of::<T>())?;
     let mut out = vec![T::default(); nb * m * n];
     if out.is_empty() {
         return Ok((batch, m, n, out));

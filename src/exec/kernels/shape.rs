@@ -19,7 +19,7 @@ pub fn dims(shape: &[i64]) -> KResult<Vec<usize>> {
         .iter()
         .map(|&d| {
             usize::try_from(d).map_err(|_| {
-                crate::exec::KernelError(format!("negative dimension {d} in shape {shape:?}"))
+                crate::exec::KernelError::new(format!("negative dimension {d} in shape {shape:?}"))
             })
         })
         .collect()
@@ -27,7 +27,7 @@ pub fn dims(shape: &[i64]) -> KResult<Vec<usize>> {
 
 /// `pd_op.full(shape, value, dtype)`.
 pub fn full(shape: &[i64], value: f64, dtype: DType) -> KResult<Tensor> {
-    Ok(Tensor::full(&dims(shape)?, dtype, value))
+    Tensor::try_full(&dims(shape)?, dtype, value)
 }
 
 /// `pd_op.full_like(x, value, dtype)`: `dtype` `None` (Paddle's `Undefined`) keeps `x`'s.

@@ -1,0 +1,169 @@
+//! The executor's memory limit (`--max-memory`): the bytes of all live tensors together may not
+//! exceed it.
+//!
+//! Why: `irw check` and `irw run` execute programs from anywhere. A `pd_op.full` with shape
+//! `[1000000, 1000000]`, a broadcast of `[N, 1]` against `[1, N]`, or `--micro-batch` in the
+//! billions asks for terabytes; left alone, the allocation aborts the process or the machine's
+//! OOM killer ends it (and its CI job) without a word. With the limit, such a program fails with
+//! a diagnostic at the op, exit code 1.
+//!
+//! How:
+//! - **Accounting.** Every [`Tensor`](super::Tensor) adds its buffer's bytes to a process-wide
+//!   count when it is made (or cloned) and subtracts them when it is dropped, so [`live`] is the
+//!   exact total of tensor buffers in existence (scopes of every rank, value slots, feeds,
+//!   kernel outputs). Temporary buffers inside a kernel are not tensors and are not counted.
+//! - **Before allocating.** Where a program can make a buffer much larger than its inputs (a
+//!   shape attribute or operand: `full`, `uniform`, `gaussian`, generated feeds; broadcasting;
+//!   matmul's `m × n` from `m × k` and `k × n`), the size is computed first, with checked
+//!   arithmetic, and [`reserve`] refuses it if it would pass the limit — nothing is allocated.
+//! - **After each op.** Every other kernel's output is bounded by its inputs, so the
+//!   interpreter checks [`live`] against the limit once the op has run ([`check_live`]).
+//!
+//! The count is process-wide (atomics) because tensors are made everywhere, deep inside kernels;
+//! the limit is set once by the command line, like `--max-input-size`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::error::{KResult, KernelError};
+
+/// The limit when `--max-memory` is not given.
+pub const DEFAULT_MAX_MEMORY: u64 = 4 << 30;
+
+static LIMIT: AtomicU64 = AtomicU64::new(DEFAULT_MAX_MEMORY);
+static LIVE: AtomicU64 = AtomicU64::new(0);
+
+const HINT: &str = "--max-memory SIZE raises the executor's memory limit (e.g. 16G)";
+
+/// Sets the limit (`--max-memory`).
+pub fn set_limit(bytes: u64) {
+    LIMIT.store(bytes, Ordering::Relaxed);
+}
+
+/// The limit in force.
+pub fn limit() -> u64 {
+    LIMIT.load(Ordering::Relaxed)
+}
+
+/// Bytes of all tensors alive now.
+pub fn live() -> u64 {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// A tensor of `bytes` was made.
+pub(crate) fn track_alloc(bytes: u64) {
+    LIVE.fetch_add(bytes, Ordering::Relaxed);
+}
+
+/// A tensor of `bytes` was dropped.
+pub(crate) fn track_free(bytes: u64) {
+    LIVE.fetch_sub(bytes, Ordering::Relaxed);
+}
+
+/// Bytes of a buffer of `shape` with `elem` bytes per element; `None` when that does not fit
+/// in 64 bits.
+pub fn bytes_of(shape: &[usize], elem: usize) -> Option<u64> {
+    shape
+        .iter()
+        .try_fold(elem as u64, |acc, &d| acc.checked_mul(d as u64))
+}
+
+/// `3.64 TiB`, `512 MiB`, `20.3 KiB`, `12 bytes`: a size for a message, to three significant
+/// digits (whole units print without decimals).
+pub fn approx_size(n: u64) -> String {
+    const UNITS: [(u32, &str); 5] = [
+        (50, "PiB"),
+        (40, "TiB"),
+        (30, "GiB"),
+        (20, "MiB"),
+        (10, "KiB"),
+    ];
+    for (shift, unit) in UNITS {
+        if n >= 1u64 << shift {
+            let v = n as f64 / (1u64 << shift) as f64;
+            return match v {
+                _ if n.is_multiple_of(1u64 << shift) => format!("{v:.0} {unit}"),
+                _ if v < 10.0 => format!("{v:.2} {unit}"),
+                _ if v < 100.0 => format!("{v:.1} {unit}"),
+                _ => format!("{v:.0} {unit}"),
+            };
+        }
+    }
+    format!("{n} bytes")
+}
+
+/// Refuses to make `what` (`a float32 tensor`) of `shape` with `elem` bytes per element when
+/// its size overflows or it would take the live total over the limit. Call it before
+/// allocating.
+pub fn reserve(what: &dyn std::fmt::Display, shape: &[usize], elem: usize) -> KResult<()> {
+    reserve_bytes(
+        &format_args!("{what} of shape {shape:?}"),
+        bytes_of(shape, elem),
+    )
+}
+
+/// [`reserve`] for `bytes` computed by the caller (`None`: the computation overflowed).
+pub fn reserve_bytes(what: &dyn std::fmt::Display, bytes: Option<u64>) -> KResult<()> {
+    let Some(bytes) = bytes else {
+        return Err(KernelError::new(format!(
+            "{what} has more elements than a 64-bit machine can address"
+        )));
+    };
+    if live().saturating_add(bytes) > limit() {
+        return Err(KernelError::new(format!(
+            "{what} needs {}, over the executor's memory limit of {} ({} in use)",
+            approx_size(bytes),
+            approx_size(limit()),
+            approx_size(live())
+        ))
+        .with_hint(HINT));
+    }
+    Ok(())
+}
+
+/// Fails when the tensors alive now exceed the limit (checked after each op).
+pub fn check_live() -> KResult<()> {
+    let (live, limit) = (live(), limit());
+    if live > limit {
+        let (mut a, mut b) = (approx_size(live), approx_size(limit));
+        if a == b {
+            // Over by less than the rounding: exact figures.
+            (a, b) = (format!("{live} bytes"), format!("{limit} bytes"));
+        }
+        return Err(KernelError::new(format!(
+            "the live tensors take {a}, over the executor's memory limit of {b}"
+        ))
+        .with_hint(HINT));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_computed_without_overflow() {
+        assert_eq!(bytes_of(&[2, 3], 4), Some(24));
+        assert_eq!(bytes_of(&[], 8), Some(8));
+        assert_eq!(bytes_of(&[0, usize::MAX], 4), Some(0));
+        assert_eq!(bytes_of(&[1 << 32, 1 << 32], 1), None);
+        assert_eq!(bytes_of(&[1 << 31, 1 << 31], 4), None);
+    }
+
+    #[test]
+    fn approximate_sizes_read_well() {
+        assert_eq!(approx_size(12), "12 bytes");
+        assert_eq!(approx_size(1536), "1.50 KiB");
+        assert_eq!(approx_size(4 << 30), "4 GiB");
+        assert_eq!(approx_size(4_000_000_000_000), "3.64 TiB");
+        assert_eq!(approx_size(100 << 20), "100 MiB");
+        assert_eq!(approx_size(20_800), "20.3 KiB");
+        assert_eq!(approx_size(1032), "1.01 KiB");
+    }
+
+    #[test]
+    fn an_overflowing_shape_is_refused_whatever_the_limit() {
+        let e = reserve(&"a tensor", &[usize::MAX, 2], 4).unwrap_err();
+        assert!(e.message.contains("more elements than"), "{}", e.message);
+    }
+}

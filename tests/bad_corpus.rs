@@ -1,0 +1,1403 @@
+//! The bad-input corpus beyond single IR files (`tests/bad/`): rule files, flags, executor
+//! inputs, feed files and Paddle JSON, each run through the real binary. Together with
+//! `tests/bad/`, the goldens and the other tests, it exercises every error message irw can print
+//! (`tests/error_coverage.rs` checks that).
+//!
+//! A case is a few small files written to a fresh directory (the binary runs there, so messages
+//! show `r.rw:3:11`), plus `p.ir` and `s.ir`: the fixture training program and its startup
+//! program (`before.ir`, `startup_before.ir`). Each case asserts the exit code, where the first
+//! error line points (`FILE:LINE:COL`, or no position), a caret under a positioned error, the
+//! message, an empty standard output, and no panic.
+
+mod common;
+use common::*;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+struct Case {
+    name: &'static str,
+    files: Vec<(&'static str, Vec<u8>)>,
+    args: Vec<&'static str>,
+    exit: i32,
+    /// `r.rw:3:11`, or `""` for an error without a position.
+    at: &'static str,
+    msg: &'static str,
+}
+
+/// A bad rule file `r.rw` applied to `p.ir`.
+fn rule(name: &'static str, text: &str, at: &'static str, msg: &'static str) -> Case {
+    Case {
+        name,
+        files: vec![("r.rw", text.as_bytes().to_vec())],
+        args: vec!["--rules", "r.rw", "p.ir"],
+        exit: 1,
+        at,
+        msg,
+    }
+}
+
+/// `rule` with a rule body: `// c\nrule r {\n<body>}\n` (the body's first line is line 3).
+fn body(name: &'static str, body: &str, at: &'static str, msg: &'static str) -> Case {
+    rule(name, &format!("// c\nrule r {{\n{body}}}\n"), at, msg)
+}
+
+impl Case {
+    fn args(mut self, args: &[&'static str]) -> Case {
+        self.args = args.to_vec();
+        self
+    }
+    fn exit(mut self, code: i32) -> Case {
+        self.exit = code;
+        self
+    }
+    fn file(mut self, name: &'static str, text: impl AsRef<[u8]>) -> Case {
+        self.files.push((name, text.as_ref().to_vec()));
+        self
+    }
+}
+
+/// A program `e.ir` run with `args` (`irw run e.ir ...`).
+fn exec(
+    name: &'static str,
+    program: &str,
+    args: &[&'static str],
+    at: &'static str,
+    msg: &'static str,
+) -> Case {
+    Case {
+        name,
+        files: vec![("e.ir", program.as_bytes().to_vec())],
+        args: args.to_vec(),
+        exit: 1,
+        at,
+        msg,
+    }
+}
+
+/// A command line with no files of its own.
+fn cli(name: &'static str, args: &[&'static str], exit: i32, msg: &'static str) -> Case {
+    Case {
+        name,
+        files: vec![],
+        args: args.to_vec(),
+        exit,
+        at: "",
+        msg,
+    }
+}
+
+fn run(case: &Case) -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    std::fs::copy(paddle_fixtures().join("before.ir"), dir.path().join("p.ir"))?;
+    std::fs::copy(
+        paddle_fixtures().join("startup_before.ir"),
+        dir.path().join("s.ir"),
+    )?;
+    for (name, text) in &case.files {
+        std::fs::write(dir.path().join(name), text)?;
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_irw"))
+        .args(&case.args)
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("panicked") {
+        return Err(format!("irw panicked:\n{err}").into());
+    }
+    if out.status.code() != Some(case.exit) {
+        return Err(format!(
+            "exit code {:?}, want {}; stderr:\n{err}",
+            out.status.code(),
+            case.exit
+        )
+        .into());
+    }
+    if !out.stdout.is_empty() {
+        return Err(format!(
+            "a failing run printed on standard output:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+        .into());
+    }
+    let first = err.lines().next().unwrap_or("");
+    if case.at.is_empty() {
+        if !first.starts_with("error:") {
+            return Err(format!("want an error without a position, got:\n{err}").into());
+        }
+    } else {
+        let want = format!("{}: error: ", case.at);
+        if !first.starts_with(&want) {
+            return Err(format!("want the error at {}, got:\n{err}", case.at).into());
+        }
+        if !err
+            .lines()
+            .nth(2)
+            .is_some_and(|l| l.trim_end().ends_with('^'))
+        {
+            return Err(format!("no caret under the source line:\n{err}").into());
+        }
+    }
+    if !err.contains(case.msg) {
+        return Err(format!("want `{}` in:\n{err}", case.msg).into());
+    }
+    Ok(())
+}
+
+fn rule_cases() -> Vec<Case> {
+    vec![
+        rule(
+            "rules_import_condition_not_bool",
+            "param a: bool = true;\nimport \"x.rw\" if 3;\n",
+            "r.rw:2:18",
+            "an import condition must be a bool, found a int",
+        )
+        .file("x.rw", "// x\n"),
+        rule(
+            "rules_phase_twice",
+            "phase p {\n}\nphase p {\n}\n",
+            "r.rw:3:7",
+            "phase `p` is declared twice in this file",
+        ),
+        body(
+            "rules_where_after_action",
+            "    erase %x;\n    where true;\n",
+            "r.rw:4:11",
+            "`where` must come before the actions",
+        ),
+        body(
+            "rules_no_match",
+            "    where true;\n    erase %x;\n",
+            "r.rw:2:6",
+            "rule `r` has no `match`",
+        ),
+        body(
+            "rules_op_named_twice",
+            "    match %o = pd_op.relu(%x), %o = pd_op.scale(%y, _);\n    erase %o;\n",
+            "r.rw:3:32",
+            "`%o` names two ops in this rule",
+        ),
+        body(
+            "rules_operand_names_of_quoted_op",
+            "    match %o = \"my.op\"(a: %x);\n    erase %o;\n",
+            "r.rw:3:24",
+            "operand names need a known op; `\"my.op\"` has no operand list",
+        ),
+        body(
+            "rules_pattern_operand_count",
+            "    match %o = pd_op.relu(%x, %y);\n    erase %o;\n",
+            "r.rw:3:11",
+            "`pd_op.relu` does not take 2 operand(s)",
+        ),
+        body(
+            "rules_state_name_not_string",
+            "    match %o = pd_op.relu(%x);\n    state %m = 3 : type(%x) init pd_op.full() {};\n",
+            "r.rw:4:16",
+            "a state's name must be a string, found a int",
+        ),
+        body(
+            "rules_state_type_not_type",
+            "    match %o = pd_op.relu(%x);\n    state %m = \"a\" : 3 init pd_op.full() {};\n",
+            "r.rw:4:22",
+            "a state's type must be a type (like type(%g)), found a int",
+        ),
+        body(
+            "rules_after_int",
+            "    match %o = pd_op.relu(%x);\n    after 3: pd_op.relu(%x) {};\n",
+            "r.rw:4:11",
+            "`after` needs a value or an op, found a int",
+        ),
+        body(
+            "rules_before_value",
+            "    match %o = pd_op.relu(%x);\n    before %x: pd_op.relu(%x) {};\n",
+            "r.rw:4:12",
+            "`before` needs an op bound by a pattern, found a value",
+        ),
+        body(
+            "rules_replace_int",
+            "    match %o = pd_op.relu(%x);\n    replace 3 with %x;\n",
+            "r.rw:4:13",
+            "`replace` needs a value, found a int",
+        ),
+        body(
+            "rules_replace_with_int",
+            "    match %o = pd_op.relu(%x);\n    replace %o with 3;\n",
+            "r.rw:4:21",
+            "a value can only be replaced by a value, found a int",
+        ),
+        body(
+            "rules_operand_name_of_any",
+            "    match %o = any(%x);\n    in %o: x := %x;\n",
+            "r.rw:4:12",
+            "operand names need a known op; `%o` may be any op",
+        ),
+        body(
+            "rules_set_operand_to_int",
+            "    match %o = pd_op.relu(%x);\n    in %o: x := 3;\n",
+            "r.rw:4:17",
+            "an operand must be a value, found a int",
+        ),
+        body(
+            "rules_move_next_to_int",
+            "    match %o = pd_op.relu(%x);\n    move %o after 3;\n",
+            "r.rw:4:19",
+            "an op can only move next to a value or an op, not a int",
+        ),
+        body(
+            "rules_if_not_bool",
+            "    match %o = pd_op.relu(%x);\n    if 3 { erase %o; }\n",
+            "r.rw:4:8",
+            "`if` needs a bool, found a int",
+        ),
+        body(
+            "rules_quoted_build_named_operand",
+            "    match %o = pd_op.relu(%x);\n    after %x: \"my.op\"(a: %x) {};\n",
+            "r.rw:4:23",
+            "a quoted op has no operand names: use positional operands",
+        ),
+        body(
+            "rules_build_operand_int",
+            "    match %o = pd_op.relu(%x);\n    after %x: pd_op.relu(3) {};\n",
+            "r.rw:4:26",
+            "an operand must be a value, found a int",
+        ),
+        body(
+            "rules_build_operand_count",
+            "    match %o = pd_op.relu(%x);\n    after %x: pd_op.relu(%x, %x) {};\n",
+            "r.rw:4:15",
+            "`pd_op.relu` takes 1 operand(s), 2 given",
+        ),
+        body(
+            "rules_attribute_holds_value",
+            "    match %o = pd_op.relu(%x);\n    after %x: pd_op.relu(%x) {a: %x};\n",
+            "r.rw:4:34",
+            "an attribute cannot hold a value",
+        ),
+        body(
+            "rules_result_field_of_value",
+            "    match %o = pd_op.relu(%x);\n    where %x.out == 1;\n    erase %o;\n",
+            "r.rw:4:14",
+            "`%x` is a value; only an op has result fields",
+        ),
+        body(
+            "rules_negate_bool",
+            "    match %o = pd_op.relu(%x);\n    where -true;\n    erase %o;\n",
+            "r.rw:4:11",
+            "cannot negate a bool",
+        ),
+        body(
+            "rules_not_int",
+            "    match %o = pd_op.relu(%x);\n    where not 3;\n    erase %o;\n",
+            "r.rw:4:11",
+            "`not` needs a bool, found a int",
+        ),
+        body(
+            "rules_if_expression_not_bool",
+            "    match %o = pd_op.relu(%x);\n    where if 3 then true else false;\n    erase %o;\n",
+            "r.rw:4:14",
+            "`if` needs a bool, found a int",
+        ),
+        body(
+            "rules_query_arity",
+            "    match %o = pd_op.relu(%x);\n    where uses(%x, %x) == 1;\n    erase %o;\n",
+            "r.rw:4:11",
+            "`uses` takes 1 argument(s), 2 given",
+        ),
+        body(
+            "rules_query_of_int",
+            "    match %o = pd_op.relu(%x);\n    where uses(3) == 1;\n    erase %o;\n",
+            "r.rw:4:16",
+            "`uses` needs a value or op, found a int",
+        ),
+        body(
+            "rules_attr_name_not_string",
+            "    match %o = pd_op.relu(%x);\n    where has_attr(%o, 3);\n    erase %o;\n",
+            "r.rw:4:24",
+            "`has_attr` needs an attribute name string, found a int",
+        ),
+        rule(
+            "rules_eq_guard_not_bool",
+            "// c\nrewrite r: pd_op.relu(%x) => %x where 3;\n",
+            "r.rw:2:39",
+            "a guard must be a bool, found a int",
+        ),
+        rule(
+            "rules_eq_both_ways_computed_attribute",
+            "// c\nrewrite r: pd_op.scale(%x, %y) {bias: 0} <=> pd_op.scale(%x, %y) {bias: 1 + 1};\n",
+            "r.rw:2:46",
+            "`<=>` needs both sides to be patterns: computed attributes are only allowed with `=>`",
+        ),
+        rule(
+            "rules_param_declared_differently",
+            "param a: int = 2;\nimport \"x.rw\";\n",
+            "x.rw:1:7",
+            "parameter `a` is declared differently in two files",
+        )
+        .file("x.rw", "param a: int = 1;\n"),
+        rule(
+            "rules_import_cycle",
+            "import \"r.rw\";\n",
+            "r.rw:1:8",
+            "import cycle: r.rw -> r.rw",
+        ),
+        rule(
+            "rules_not_utf8",
+            "import \"x.rw\";\n",
+            "r.rw:1:8",
+            "it is not UTF-8",
+        )
+        .file("x.rw", b"// \xff\n"),
+        rule("rules_set_bad_value", "param a: int = 1;\n", "", "--set a=zz: `zz` is not a valid int")
+            .args(&["--rules", "r.rw", "--set", "a=zz", "p.ir"])
+            .exit(2),
+        rule("rules_set_unknown", "param a: int = 1;\n", "", "--set b=2: no rule file declares a parameter `b`")
+            .args(&["--rules", "r.rw", "--set", "b=2", "p.ir"])
+            .exit(2),
+        rule("rules_set_no_name", "param a: int = 1;\n", "", "--set `=2`: expected name=value")
+            .args(&["--rules", "r.rw", "--set", "=2", "p.ir"])
+            .exit(2),
+        body(
+            "eval_negate_string",
+            "    match %o = pd_op.add(%x, %y);\n    where -attr(%o, \"struct_name\") == 1;\n    erase %o;\n",
+            "r.rw:4:11",
+            "cannot negate a string",
+        ),
+        body(
+            "eval_not_string",
+            "    match %o = pd_op.add(%x, %y);\n    where not attr(%o, \"struct_name\");\n    erase %o;\n",
+            "r.rw:4:11",
+            "`not` needs a bool, found a string",
+        ),
+        body(
+            "eval_and_string",
+            "    match %o = pd_op.add(%x, %y);\n    where attr(%o, \"struct_name\") and true;\n    erase %o;\n",
+            "r.rw:4:11",
+            "`and` needs a bool, found a string",
+        ),
+        body(
+            "eval_min_string",
+            "    match %o = pd_op.add(%x, %y);\n    where min(attr(%o, \"struct_name\"), 1) == 1;\n    erase %o;\n",
+            "r.rw:4:11",
+            "`min` needs numbers",
+        ),
+        body(
+            "eval_len_of_int",
+            "    match %o = pd_op.add(%x, %y);\n    where len(attr(%o, \"op_role\")) == 1;\n    erase %o;\n",
+            "r.rw:4:11",
+            "bad arguments to `len`: int",
+        ),
+        body(
+            "eval_division_by_zero_at_match",
+            "    match %o = pd_op.add(%x, %y);\n    where 1.5 / (attr(%o, \"op_role\") * 0) == 1;\n    erase %o;\n",
+            "r.rw:4:11",
+            "division by zero",
+        ),
+        rule(
+            "eval_division_by_zero_in_param",
+            "param a: int = 1 / 0;\n",
+            "r.rw:1:16",
+            "division by zero",
+        ),
+        rule(
+            "eval_program_value_in_param",
+            "param a: bool = name(%x) == \"a\";\n",
+            "r.rw:1:22",
+            "`%x` is a program value; it has no value here",
+        ),
+        rule(
+            "eval_query_in_param",
+            "param a: bool = uses(1) == 1;\n",
+            "r.rw:1:17",
+            "`uses` asks the program; it cannot be used here",
+        ),
+        rule(
+            "eval_build_in_param",
+            "param a: bool = pd_op.relu(%x) {} == 1;\n",
+            "r.rw:1:17",
+            "an op can only be built in an action",
+        ),
+        body(
+            "engine_changed_nothing",
+            "    match %o = pd_op.add(%x, %y);\n    set %o {op_role: 0};\n",
+            "r.rw:2:6",
+            "rule `r` matched but changed nothing",
+        ),
+        body(
+            "engine_replace_with_string",
+            "    match %o = pd_op.add(%x, %y);\n    replace %o with attr(%o, \"struct_name\");\n",
+            "r.rw:4:21",
+            "expected a value, found a string",
+        ),
+        body(
+            "engine_if_string",
+            "    match %o = pd_op.add(%x, %y);\n    if attr(%o, \"struct_name\") { erase %o; }\n",
+            "r.rw:4:8",
+            "`if` needs a bool, found a string",
+        ),
+        body(
+            "engine_state_name_int",
+            "    match %o = pd_op.add(%x, %y);\n    state %m = attr(%o, \"op_role\") : type(%x) init pd_op.full() {dtype: float32, shape: [1], value: 0.0, place: Place(cpu)};\n",
+            "r.rw:4:16",
+            "a state name must be a string, found a int",
+        ),
+        body(
+            "engine_state_type_int",
+            "    match %o = pd_op.add(%x, %y);\n    state %m = \"buf\" : attr(%o, \"op_role\") init pd_op.full() {dtype: float32, shape: [1], value: 0.0, place: Place(cpu)};\n",
+            "r.rw:4:24",
+            "a state type must be a type, found a int",
+        ),
+        body(
+            "engine_erase_used",
+            "    match %o = pd_op.add(%x, %y);\n    erase %o;\n",
+            "r.rw:4:5",
+            "cannot erase `%o`: its result is still used",
+        ),
+        body(
+            "engine_move_next_to_itself",
+            "    match %o = pd_op.add(%x, %y);\n    move %o after %o;\n",
+            "r.rw:4:5",
+            "an op cannot move next to itself",
+        ),
+        body(
+            "engine_set_type_attribute",
+            "    match %o = pd_op.add(%x, %y);\n    set %o {a: type(%x)};\n",
+            "r.rw:4:16",
+            "an attribute cannot hold a type",
+        ),
+        body(
+            "engine_after_int",
+            "    match %o = pd_op.add(%x, %y);\n    after if true then attr(%o, \"op_role\") else %x: pd_op.relu(%x) {};\n",
+            "r.rw:4:11",
+            "`after` needs a value or an op, found a int",
+        ),
+        body(
+            "engine_before_int",
+            "    match %o = pd_op.add(%x, %y);\n    before if true then attr(%o, \"op_role\") else %o: pd_op.relu(%x) {};\n",
+            "r.rw:4:12",
+            "`before` needs an op, found a int",
+        ),
+        body(
+            "engine_build_unknown_op_type",
+            "    match %o = pd_op.add(%x, %y);\n    after %x: \"my.op\"(%x) {};\n",
+            "r.rw:4:15",
+            "irw cannot derive the result type of `my.op`: it is not in the dialect table",
+        ),
+        body(
+            "engine_build_underivable_type",
+            "    match %o = pd_op.add(%x, %y);\n    after %x: pd_op.full() {};\n",
+            "r.rw:4:15",
+            "cannot derive the result type of `pd_op.full` from its operands and attributes",
+        ),
+        body(
+            "engine_state_init_type_mismatch",
+            "    match %o = pd_op.add(%x, %y);\n    state %m = \"buf\" : type(%x) init pd_op.full() {dtype: float32, shape: [3], value: 0.0, place: Place(cpu)};\n",
+            "r.rw:4:38",
+            "the initializer makes a `tensor<3xf32>` but the state is a `tensor<-1x16xf32>`",
+        ),
+        body(
+            "engine_state_init_from_main_value",
+            "    match %o = pd_op.add(%x, %y);\n    state %m = \"buf\" : type(%x) init builtin.set_parameter(%x) {parameter_name: \"a\"};\n",
+            "r.rw:4:60",
+            "a state's initializer runs in the startup program: its operands must be ops built inline, not values of the main program",
+        ),
+        body(
+            "engine_state_init_without_result",
+            "    match %o = pd_op.add(%x, %y);\n    state %m = \"buf\" : type(%x) init builtin.set_parameter(pd_op.full() {dtype: float32, shape: [3], value: 0.0, place: Place(cpu)}) {parameter_name: \"a\"};\n",
+            "r.rw:4:38",
+            "a state initializer must produce a value",
+        ),
+        body(
+            "engine_replace_with_resultless_op",
+            "    match %o = pd_op.add(%x, %y);\n    replace %o with builtin.set_parameter(%x) {parameter_name: \"a\"};\n",
+            "r.rw:4:21",
+            "this op has no result to use as a value",
+        ),
+        body(
+            "matcher_guard_int",
+            "    match %o = pd_op.add(%x, %y);\n    where attr(%o, \"op_role\");\n    erase %o;\n",
+            "r.rw:4:11",
+            "a guard must be a bool, found a int",
+        ),
+        body(
+            "runtime_no_such_result",
+            "    match %o = pd_op.sgd_(%p, %l, %g, _);\n    where dtype(%o.3) == float32;\n    erase %o;\n",
+            "r.rw:4:17",
+            "the op bound to `%o` has no result `3`",
+        ),
+        body(
+            "runtime_dtype_of_int",
+            "    match %o = pd_op.add(%x, %y);\n    where dtype(attr(%o, \"op_role\")) == float32;\n    erase %o;\n",
+            "r.rw:4:11",
+            "`dtype` needs a value",
+        ),
+        body(
+            "runtime_unused_of_int",
+            "    match %o = pd_op.add(%x, %y);\n    where unused(attr(%o, \"op_role\"));\n    erase %o;\n",
+            "r.rw:4:11",
+            "`unused` needs an op (or a value an op defines)",
+        ),
+        body(
+            "runtime_has_attr_int_name",
+            "    match %o = pd_op.add(%x, %y);\n    where has_attr(%o, attr(%o, \"op_role\"));\n    erase %o;\n",
+            "r.rw:4:11",
+            "`has_attr` needs an attribute name",
+        ),
+        body(
+            "runtime_no_such_attribute",
+            "    match %o = pd_op.add(%x, %y);\n    where attr(%o, \"nope\") == 1;\n    erase %o;\n",
+            "r.rw:4:11",
+            "the op has no attribute `nope`",
+        ),
+        body(
+            "runtime_tensor_of_int",
+            "    match %o = pd_op.add(%x, %y);\n    where tensor(attr(%o, \"op_role\"), float32) == type(%x);\n    erase %o;\n",
+            "r.rw:4:11",
+            "`tensor` takes a shape list and a dtype",
+        ),
+        body(
+            "runtime_tensor_of_strings",
+            "    match %o = pd_op.add(%x, %y);\n    where tensor([1, attr(%o, \"struct_name\")], float32) == type(%x);\n    erase %o;\n",
+            "r.rw:4:11",
+            "`tensor`: the shape must be a list of ints",
+        ),
+        rule(
+            "parse_unexpected_eof",
+            "// c\nrule r {\n    match %o = pd_op.relu(%x)",
+            "r.rw:3:30",
+            "unexpected end of file, expected `,`, `;`, `in` or `{`",
+        ),
+        rule(
+            "parse_unknown_escape",
+            "param a: string = \"a\\q\";\n",
+            "r.rw:1:21",
+            "unknown escape `\\q`",
+        ),
+        rule(
+            "parse_unclosed_interpolation",
+            "param a: string = \"a{b\";\n",
+            "r.rw:1:21",
+            "`{` in a string starts an interpolation that is not closed",
+        ),
+        rule(
+            "parse_empty_interpolation",
+            "param a: string = \"a{}b\";\n",
+            "r.rw:1:21",
+            "empty interpolation `{}` in a string",
+        ),
+        rule(
+            "parse_bad_character_in_interpolation",
+            "param a: string = \"a{#}b\";\n",
+            "r.rw:1:22",
+            "unexpected character in interpolation",
+        ),
+        rule(
+            "parse_incomplete_interpolation",
+            "param a: string = \"a{1 +}b\";\n",
+            "r.rw:1:25",
+            "incomplete expression in interpolation",
+        ),
+        rule(
+            "parse_unmatched_brace",
+            "param a: string = \"a}b\";\n",
+            "r.rw:1:21",
+            "unmatched `}` in a string",
+        ),
+        rule(
+            "eq_prefix_operands",
+            "// c\nrewrite r: pd_op.add(%x, ..) => %x;\n",
+            "r.rw:2:12",
+            "`..` is not allowed in an equational rule: list every operand",
+        ),
+        rule(
+            "eq_stage",
+            "// c\nrewrite r: pd_op.relu(%x) in forward => %x;\n",
+            "r.rw:2:30",
+            "an equational rule works on pure values, which have no stage",
+        ),
+        rule(
+            "eq_named_operand",
+            "// c\nrewrite r: pd_op.relu(x: %x) => %x;\n",
+            "r.rw:2:23",
+            "operands of an equational rule are positional: drop the name",
+        ),
+        rule(
+            "eq_named_operand_rhs",
+            "// c\nrewrite r: pd_op.relu(%x) => pd_op.relu(x: %x) {};\n",
+            "r.rw:2:41",
+            "operands of an equational rule are positional: drop the name",
+        ),
+        rule(
+            "eq_type_capture",
+            "// c\nrewrite r: pd_op.relu(%x: $t) => %x;\n",
+            "r.rw:2:27",
+            "type captures are not allowed in an equational rule; use dtype(%x) in the guard",
+        ),
+        rule(
+            "eq_result_field",
+            "// c\nrewrite r: pd_op.relu(%x) => %x.out;\n",
+            "r.rw:2:33",
+            "an equational rule names whole values, not result fields",
+        ),
+        rule(
+            "eq_rhs_not_a_value",
+            "// c\nrewrite r: pd_op.relu(%x) => 3;\n",
+            "r.rw:2:30",
+            "the right-hand side of an equational rule is a value (%x) or an op built from values",
+        ),
+        rule(
+            "eq_too_many_combinations",
+            "// c\nrewrite r: pure(pure(pure(%x, %y), %z), %w) => %x;\n",
+            "r.rw:2:12",
+            "this pattern stands for more than 64 op combinations: name the ops",
+        ),
+        rule(
+            "eq_both_ways_class",
+            "// c\nrewrite r: pure(%x, %y) <=> pd_op.add(%x, %y) {};\n",
+            "r.rw:2:12",
+            "with `<=>` the left side is built too: name one op, not a class or a set",
+        ),
+        rule(
+            "eq_both_ways_capture",
+            "// c\nrewrite r: pd_op.scale(%x, %y) {bias: $b} <=> pd_op.scale(%x, %y) {};\n",
+            "r.rw:2:39",
+            "`$b` is not captured by the right side",
+        ),
+        rule(
+            "eq_both_ways_present",
+            "// c\nrewrite r: pd_op.scale(%x, %y) {bias: _} <=> pd_op.scale(%x, %y) {};\n",
+            "r.rw:2:39",
+            "with `<=>` the left side is built too: `key: _` has no value to build",
+        ),
+        rule(
+            "eq_if_expression",
+            "// c\nrewrite r: pd_op.relu(%x) => pd_op.relu(%x) {a: if true then tensor([1], float32) else 1};\n",
+            "r.rw:2:49",
+            "this expression is not available in equational rules: use captures, dtype(%x), type(%x), const(%x), attr(%s, \"k\"), literals, parameters and arithmetic",
+        ),
+        rule(
+            "eq_dtype_of_field",
+            "// c\nrewrite r: %s = pd_op.relu(%x) => %x where dtype(%s.out) == float32;\n",
+            "r.rw:2:44",
+            "`dtype` takes a value of the left-hand side: dtype(%x)",
+        ),
+        rule(
+            "eq_attr_of_unbound",
+            "// c\nrewrite r: pd_op.relu(%x) => %x where attr(%x, \"a\") == 1;\n",
+            "r.rw:2:44",
+            "`%x` is not an op bound by the left-hand side (`%s = op(..)`)",
+        ),
+        rule(
+            "eq_attr_name_not_string",
+            "// c\nrewrite r: %s = pd_op.relu(%x) => %x where attr(%s, if true then 3 else \"a\") == 1;\n",
+            "r.rw:2:53",
+            "an attribute name is a string",
+        ),
+        rule(
+            "eq_attr_of_field",
+            "// c\nrewrite r: %s = pd_op.relu(%x) => %x where attr(%s.out, \"a\") == 1;\n",
+            "r.rw:2:44",
+            "`attr` takes a bound op and a name: attr(%s, \"bias\")",
+        ),
+        rule(
+            "eq_in_on_values",
+            "// c\nrewrite r: pd_op.relu(%x) => %x where dtype(%x) in [float32];\n",
+            "r.rw:2:39",
+            "`in` on program values is not available in equational rules",
+        ),
+        rule(
+            "limits_long_clause",
+            &format!("param a: int = {}1;\n", "1+".repeat(4999)),
+            "r.rw:1:529",
+            "this clause has more than 256 operators and brackets",
+        ),
+    ]
+}
+
+/// Executor errors: each at the op (its line in `e.ir`), under `irw run`.
+fn exec_cases() -> Vec<Case> {
+    vec![
+        exec(
+            "exec_matmul_inner",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[4,5],stop_gradient:[true],value:1} : () -> tensor<4x5xf32>
+    (%2) = "pd_op.matmul" (%0, %1) {transpose_x:false,transpose_y:false} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "matmul: inner dimensions differ (3 vs 4)",
+        ),
+        exec(
+            "exec_broadcast_mismatch",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[4,5],stop_gradient:[true],value:1} : () -> tensor<4x5xf32>
+    (%2) = "pd_op.add" (%0, %1) {} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "shapes [2, 3] and [4, 5] do not broadcast (dimension 2 vs 4)",
+        ),
+        exec(
+            "exec_reshape_two_infers",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[-1,-1]} : () -> tensor<2xi64>
+    (%2) = "pd_op.reshape" (%0, %1) {} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<6xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "reshape: more than one -1 in [-1, -1]",
+        ),
+        exec(
+            "exec_reshape_zero_beyond_rank",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0,0,0]} : () -> tensor<3xi64>
+    (%2) = "pd_op.reshape" (%0, %1) {} : (tensor<2x3xf32>, tensor<3xi64>) -> tensor<6xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "reshape: 0 at position 2 but the input has rank 2",
+        ),
+        exec(
+            "exec_reshape_negative",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[-2,3]} : () -> tensor<2xi64>
+    (%2) = "pd_op.reshape" (%0, %1) {} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<6xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "reshape: invalid dimension -2 in [-2, 3]",
+        ),
+        exec(
+            "exec_reshape_cannot_infer",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[-1,4]} : () -> tensor<2xi64>
+    (%2) = "pd_op.reshape" (%0, %1) {} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<6xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "reshape: cannot infer -1 in [-1, 4] for 6 elements",
+        ),
+        exec(
+            "exec_reshape_count",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[4,4]} : () -> tensor<2xi64>
+    (%2) = "pd_op.reshape" (%0, %1) {} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<6xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "reshape: [4, 4] has 16 elements, the input [2, 3] has 6",
+        ),
+        exec(
+            "exec_transpose_perm_length",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.transpose" (%0) {perm:[0]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "transpose: perm [0] has 1 entries for a tensor of rank 2",
+        ),
+        exec(
+            "exec_transpose_not_permutation",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.transpose" (%0) {perm:[0,0]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "transpose: [0, 0] is not a permutation of 0..2",
+        ),
+        exec(
+            "exec_set_value_counts",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:1} : () -> tensor<1xf32>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0,1]} : () -> tensor<2xi64>
+    (%3) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%4) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%5) = "pd_op.set_value_with_tensor_" (%0, %1, %2, %3, %4) {axes:[0],decrease_axes:[],none_axes:[]} : (tensor<2x3xf32>, tensor<1xf32>, tensor<2xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:7:5",
+            "set_value: 1 axes but 2 starts and 1 ends",
+        ),
+        exec(
+            "exec_set_value_axis",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:1} : () -> tensor<1xf32>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0]} : () -> tensor<1xi64>
+    (%3) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%4) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%5) = "pd_op.set_value_with_tensor_" (%0, %1, %2, %3, %4) {axes:[5],decrease_axes:[],none_axes:[]} : (tensor<2x3xf32>, tensor<1xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:7:5",
+            "set_value: axis 5 out of range for rank 2",
+        ),
+        exec(
+            "exec_set_value_step_zero",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:1} : () -> tensor<1xf32>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0]} : () -> tensor<1xi64>
+    (%3) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%4) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0]} : () -> tensor<1xi64>
+    (%5) = "pd_op.set_value_with_tensor_" (%0, %1, %2, %3, %4) {axes:[0],decrease_axes:[],none_axes:[]} : (tensor<2x3xf32>, tensor<1xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:7:5",
+            "set_value: step 0 on axis 0",
+        ),
+        exec(
+            "exec_softmax_axis",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.softmax" (%0) {axis:5} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "axis 5 out of range for rank 2",
+        ),
+        exec(
+            "exec_softmax_grad_shapes",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3,2],stop_gradient:[true],value:1} : () -> tensor<3x2xf32>
+    (%2) = "pd_op.softmax_grad" (%0, %1) {axis:-1} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "softmax_grad: out [2, 3] and out_grad [3, 2] differ in shape",
+        ),
+        exec(
+            "exec_cross_entropy_label_shape",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:int64,place:Place(cpu),shape:[5,1],stop_gradient:[true],value:1} : () -> tensor<5x1xi64>
+    (%2, %3) = "pd_op.cross_entropy_with_softmax" (%0, %1) {axis:-1,ignore_index:-100,numeric_stable_mode:true,soft_label:false,use_softmax:true} : (tensor<2x3xf32>, tensor<5x1xi64>) -> tensor<2x3xf32>, tensor<2x1xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "hard label of shape [5, 1] does not fit logits of shape [2, 3] (expected [2, 1])",
+        ),
+        exec(
+            "exec_cross_entropy_label_range",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:int64,place:Place(cpu),shape:[2,1],stop_gradient:[true],value:7} : () -> tensor<2x1xi64>
+    (%2, %3) = "pd_op.cross_entropy_with_softmax" (%0, %1) {axis:-1,ignore_index:-100,numeric_stable_mode:true,soft_label:false,use_softmax:true} : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<2x3xf32>, tensor<2x1xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "label 7 out of range [0, 3)",
+        ),
+        exec(
+            "exec_cross_entropy_grad_loss_shape",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:int64,place:Place(cpu),shape:[2,1],stop_gradient:[true],value:0} : () -> tensor<2x1xi64>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[5,1],stop_gradient:[true],value:1} : () -> tensor<5x1xf32>
+    (%3) = "pd_op.cross_entropy_with_softmax_grad" (%1, %0, %2) {axis:-1,ignore_index:-100,numeric_stable_mode:true,soft_label:false,use_softmax:true} : (tensor<2x1xi64>, tensor<2x3xf32>, tensor<5x1xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "loss_grad of shape [5, 1] does not fit softmax [2, 3]",
+        ),
+        exec(
+            "exec_cross_entropy_grad_label_range",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:int64,place:Place(cpu),shape:[2,1],stop_gradient:[true],value:9} : () -> tensor<2x1xi64>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,1],stop_gradient:[true],value:1} : () -> tensor<2x1xf32>
+    (%3) = "pd_op.cross_entropy_with_softmax_grad" (%1, %0, %2) {axis:-1,ignore_index:-100,numeric_stable_mode:true,soft_label:false,use_softmax:true} : (tensor<2x1xi64>, tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "label 9 out of range [0, 3)",
+        ),
+        exec(
+            "exec_sum_axis",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[5]} : () -> tensor<1xi64>
+    (%2) = "pd_op.sum" (%0, %1) {dtype:Undefined,keepdim:false} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "axis 5 out of range for a tensor of rank 2",
+        ),
+        exec(
+            "exec_sum_grad_shape",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[7],stop_gradient:[true],value:1} : () -> tensor<7xf32>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%3) = "pd_op.sum_grad" (%0, %1, %2) {keepdim:false,reduce_all:false} : (tensor<2x3xf32>, tensor<7xf32>, tensor<1xi64>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "out_grad of shape [7] does not match the reduction of [2, 3]",
+        ),
+        exec(
+            "exec_relu_grad_shapes",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3,2],stop_gradient:[true],value:1} : () -> tensor<3x2xf32>
+    (%2) = "pd_op.relu_grad" (%0, %1) {} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "operands must have the same shape, got [2, 3] and [3, 2]",
+        ),
+        exec(
+            "exec_add_n_empty",
+            r#"{
+    (%0) = "builtin.combine" () {} : () -> vec[]
+    (%1) = "pd_op.add_n" (%0) {} : (vec[]) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "add_n needs at least one input",
+        ),
+        exec(
+            "exec_add_n_shapes",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3,2],stop_gradient:[true],value:1} : () -> tensor<3x2xf32>
+    (%2) = "builtin.combine" (%0, %1) {} : (tensor<2x3xf32>, tensor<3x2xf32>) -> vec[tensor<2x3xf32>,tensor<3x2xf32>]
+    (%3) = "pd_op.add_n" (%2) {} : (vec[tensor<2x3xf32>,tensor<3x2xf32>]) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "add_n inputs must share a shape, got [2, 3] and [3, 2]",
+        ),
+        exec(
+            "exec_matmul_scalar",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:1} : () -> tensor<f32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%2) = "pd_op.matmul" (%0, %1) {transpose_x:false,transpose_y:false} : (tensor<f32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "matmul operands must have at least one dimension, got [] and [2, 3]",
+        ),
+        exec(
+            "exec_matmul_grad_scalar",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:1} : () -> tensor<f32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%3, %4) = "pd_op.matmul_grad" (%0, %1, %2) {transpose_x:false,transpose_y:false} : (tensor<f32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<f32>, tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "matmul_grad operands must have at least one dimension",
+        ),
+        exec(
+            "exec_matmul_grad_out_grad",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3,4],stop_gradient:[true],value:1} : () -> tensor<3x4xf32>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[5,5],stop_gradient:[true],value:1} : () -> tensor<5x5xf32>
+    (%3, %4) = "pd_op.matmul_grad" (%0, %1, %2) {transpose_x:false,transpose_y:false} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<5x5xf32>) -> tensor<2x3xf32>, tensor<3x4xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "matmul_grad: out_grad has shape [5, 5], expected [2, 4]",
+        ),
+        exec(
+            "exec_sgd_sizes",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:1} : () -> tensor<1xf32>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3,3],stop_gradient:[true],value:1} : () -> tensor<3x3xf32>
+    (%3, %4) = "pd_op.sgd_" (%0, %1, %2, <<NULL VALUE>>) {multi_precision:false} : (tensor<2x3xf32>, tensor<1xf32>, tensor<3x3xf32>, <<NULL TYPE>>) -> tensor<2x3xf32>, <<NULL TYPE>>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "differ in size",
+        ),
+        exec(
+            "exec_full_negative_dim",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[-1,3],stop_gradient:[true],value:1} : () -> tensor<-1x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "negative dimension -1 in shape [-1, 3]",
+        ),
+        exec(
+            "exec_scale_not_scalar",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>
+    (%2) = "pd_op.scale" (%0, %1) {bias:0,bias_after_scale:true} : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "expected a one-element tensor, got shape [2]",
+        ),
+        exec(
+            "exec_add_of_vector",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "builtin.combine" (%0) {} : (tensor<2x3xf32>) -> vec[tensor<2x3xf32>]
+    (%2) = "pd_op.add" (%1, %0) {} : (vec[tensor<2x3xf32>], tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "is a vector, expected a tensor",
+        ),
+        exec(
+            "exec_split_of_tensor",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "builtin.split" (%0) {} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "operand is not a vector",
+        ),
+        exec(
+            "exec_split_count",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "builtin.combine" (%0) {} : (tensor<2x3xf32>) -> vec[tensor<2x3xf32>]
+    (%2, %3) = "builtin.split" (%1) {} : (vec[tensor<2x3xf32>]) -> tensor<2x3xf32>, tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "splits 1 values into 2 results",
+        ),
+        exec(
+            "exec_no_kernel",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.exp_grad" (%0) {} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "the executor has no kernel for this op",
+        ),
+        exec(
+            "exec_no_kernel_unknown_op",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "my.op" (%0) {} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "the executor has no kernel for this op",
+        ),
+        exec(
+            "exec_data_without_name",
+            r#"{
+    (%0) = "pd_op.data" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true]} : () -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "has no `name` attribute",
+        ),
+        exec(
+            "exec_data_persistable_uninitialized",
+            r#"{
+    (%0) = "pd_op.data" () {dtype:float32,name:"w",persistable:[true],place:Place(cpu),shape:[2,3],stop_gradient:[true]} : () -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "persistable `w` is not initialized (no startup op or feed writes it)",
+        ),
+        exec(
+            "exec_parameter_without_name",
+            r#"{
+    (%0) = "builtin.parameter" () {persistable:[true]} : () -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "has no `parameter_name`",
+        ),
+        exec(
+            "exec_parameter_uninitialized",
+            r#"{
+    (%0) = "builtin.parameter" () {parameter_name:"w",persistable:[true]} : () -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "parameter `w` is not initialized (no startup op or feed writes it)",
+        ),
+        exec(
+            "exec_set_parameter_without_name",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    () = "builtin.set_parameter" (%0) {} : (tensor<2x3xf32>) -> 
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "has no `parameter_name`",
+        ),
+        exec(
+            "exec_shadow_output_without_name",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    () = "builtin.shadow_output" (%0) {} : (tensor<2x3xf32>) -> 
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "has no `output_name`",
+        ),
+        exec(
+            "exec_broadcast_root",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.c_broadcast" (%0) {root:5,ring_id:0} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "broadcast root 5 out of range",
+        ),
+        exec(
+            "exec_reduce_root",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.c_reduce_sum" (%0) {root_id:5,ring_id:0} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir", "--ranks", "2"],
+            "e.ir:3:5",
+            "reduce root 5 out of range for 2 ranks",
+        ),
+        exec(
+            "exec_attribute_not_bool",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3,4],stop_gradient:[true],value:1} : () -> tensor<3x4xf32>
+    (%2) = "pd_op.matmul" (%0, %1) {transpose_x:3,transpose_y:false} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "attribute transpose_x is not a bool",
+        ),
+        exec(
+            "exec_attribute_not_integer",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.softmax" (%0) {axis:"a"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "attribute axis is not an integer",
+        ),
+        exec(
+            "exec_attribute_not_number",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:1} : () -> tensor<1xf32>
+    (%2) = "pd_op.scale" (%0, %1) {bias:"a",bias_after_scale:true} : (tensor<2x3xf32>, tensor<1xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "attribute bias is not a number",
+        ),
+        exec(
+            "exec_attribute_non_integer_element",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.transpose" (%0) {perm:[0,"a"]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "attribute perm holds a non-integer",
+        ),
+        exec(
+            "exec_attribute_not_array",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.transpose" (%0) {perm:1} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:3:5",
+            "attribute perm is not an array",
+        ),
+        exec(
+            "exec_dtype_unsupported",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:int8,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xi8>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "dtype int8 is not supported by the executor",
+        ),
+        exec(
+            "exec_uniform_without_shape",
+            r#"{
+    (%0) = "pd_op.uniform" (<<NULL VALUE>>, <<NULL VALUE>>, <<NULL VALUE>>) {dtype:float32,seed:0} : (<<NULL TYPE>>, <<NULL TYPE>>, <<NULL TYPE>>) -> tensor<2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "has no shape",
+        ),
+        exec(
+            "exec_operand_missing",
+            r#"{
+    (%0) = "pd_op.relu" (<<NULL VALUE>>) {} : (<<NULL TYPE>>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:2:5",
+            "operand 0 is missing",
+        ),
+        exec(
+            "exec_set_parameter_of_vector",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "builtin.combine" (%0) {} : (tensor<2x3xf32>) -> vec[tensor<2x3xf32>]
+    () = "builtin.set_parameter" (%1) {parameter_name:"w"} : (vec[tensor<2x3xf32>]) -> 
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "value %1 is a vector, expected a tensor",
+        ),
+        exec(
+            "exec_optimize_value_every_step",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],op_role:2,stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.relu" (%0) {op_role:0} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir", "--k-steps", "2"],
+            "e.ir:3:5",
+            "runs in every micro-step but uses a value of the optimize stage (op_role 2)",
+        ),
+        exec(
+            "exec_absent_result",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[6]} : () -> tensor<1xi64>
+    (%2, %3) = "pd_op.reshape" (%0, %1) {} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<6xf32>, tensor<0x2x3xf32>
+    (%4) = "pd_op.relu" (%3) {} : (tensor<0x2x3xf32>) -> tensor<0x2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "has no value (an absent result?)",
+        ),
+        exec(
+            "exec_add_axis_out_of_range",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3],stop_gradient:[true],value:1} : () -> tensor<3xf32>
+    (%2) = "pd_op.add" (%0, %1) {axis:5} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:4:5",
+            "axis 5 out of range for shapes of rank 2 and 1",
+        ),
+        exec(
+            "exec_add_grad_reduce",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3],stop_gradient:[true],value:1} : () -> tensor<3xf32>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[4,4],stop_gradient:[true],value:1} : () -> tensor<4x4xf32>
+    (%3, %4) = "pd_op.add_grad" (%0, %1, %2) {axis:-1} : (tensor<2x3xf32>, tensor<3xf32>, tensor<4x4xf32>) -> tensor<2x3xf32>, tensor<3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "cannot reduce shape",
+        ),
+        exec(
+            "exec_set_value_values_shape",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[4],stop_gradient:[true],value:1} : () -> tensor<4xf32>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0]} : () -> tensor<1xi64>
+    (%3) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%4) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[1]} : () -> tensor<1xi64>
+    (%5) = "pd_op.set_value_with_tensor_" (%0, %1, %2, %3, %4) {axes:[0],decrease_axes:[],none_axes:[]} : (tensor<2x3xf32>, tensor<4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:7:5",
+            "cannot broadcast shape [4] to",
+        ),
+        exec(
+            "exec_kwarg_uninitialized",
+            "{\n    ^kw:\n        %kwarg_buf {persistable:true}\n    (%0) = \"pd_op.relu\" (%kwarg_buf) {} : (tensor<2x3xf32>) -> tensor<2x3xf32>\n}\n",
+            &["run", "e.ir"],
+            "",
+            "main: keyword argument `buf` names a persistable that nothing initialized",
+        ),
+    ]
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let cases: Vec<Case> = rule_cases().into_iter().chain(exec_cases()).collect();
+    let mut names = std::collections::BTreeSet::new();
+    for c in &cases {
+        assert!(names.insert(c.name), "two cases are named {}", c.name);
+    }
+    let trials = cases
+        .into_iter()
+        .map(|c| Trial::test(format!("bad::{}", c.name), move || run(&c)))
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -1,0 +1,463 @@
+//! "The bad-input corpus covers every error message irw can print" (issue 7), checked.
+//!
+//! **Messages.** Every string literal in `src/` (outside `#[cfg(test)]` modules) that is the
+//! message of an error: a literal argument of an error constructor ([`CONSTRUCTORS`]:
+//! `Diagnostic::error`/`at`/`in_file`, `kbail!`, `KernelError::new`, `Failure::Usage`, the
+//! modules' `err`/`err_at`/`bad`/`fail` helpers, `Err(..)`, `ok_or(..)`, `map_err(..)`), or the
+//! format string of a `format!` that is such an argument. Hints and notes (`with_hint`,
+//! `with_note`) are not messages. The sources are read with a small tokenizer (strings, raw
+//! strings, chars, comments, brackets), not with regular expressions, so nesting and escapes are
+//! handled. A message built in a variable first (`let msg = format!(..)`) is not seen: keep
+//! messages at their constructor.
+//!
+//! **Expectations.** What the tests assert about standard error: the fragments of
+//! `tests/bad/*.expect`, the `CHECK-ERR`/`EXPECT`/`CHECK` lines of every golden case under
+//! `tests/golden/`, and every string literal of the integration tests (`tests/**/*.rs`: the
+//! fragments they assert).
+//!
+//! **Covered.** A message is split at its `{...}` placeholders; its longest literal piece must
+//! occur in an expectation piece, or an expectation piece of at least 12 characters (or the
+//! whole piece) must occur in it. Messages with no literal piece of 4 characters (`"{e}"`: a
+//! message passed through) are skipped.
+//!
+//! **Allowed.** [`ALLOW`] lists the messages no input can produce (internal invariants, checks
+//! a caller already made) with the reason. An entry that matches no message, or a message the
+//! corpus covers after all, fails the test: the list only shrinks.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+mod common;
+use common::*;
+
+/// Calls whose literal arguments are error messages.
+const CONSTRUCTORS: &[&str] = &[
+    "error",
+    "at",
+    "in_file",
+    "kbail!",
+    "new",
+    "Usage",
+    "err",
+    "err_at",
+    "bad",
+    "fail",
+    "Err",
+    "ok_or",
+    "ok_or_else",
+    "map_err",
+];
+
+/// Calls whose arguments are not messages even inside a constructor.
+const NOT_MESSAGES: &[&str] = &["with_hint", "with_note"];
+
+/// `(file, start of the message literal as written in the source, why no input reaches it)`.
+const ALLOW: &[(&str, &str, &str)] = &[];
+
+/// A string literal with the calls enclosing it, innermost last: (name, index of the argument).
+struct Literal {
+    line: usize,
+    text: String,
+    raw: bool,
+    calls: Vec<(String, usize)>,
+}
+
+/// The source up to its `#[cfg(test)]` module (irw keeps unit tests at the end of each file).
+fn without_tests(src: &str) -> &str {
+    src.find("#[cfg(test)]").map_or(src, |i| &src[..i])
+}
+
+/// String literals of Rust source `src`, with their enclosing calls.
+fn literals(src: &str) -> Vec<Literal> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    // One frame per open bracket: the name before a `(` (or "" for other brackets and
+    // anonymous parentheses) and the number of top-level commas so far.
+    let mut stack: Vec<(String, usize)> = Vec::new();
+    let mut i = 0;
+    // Line of byte `i`, kept up to date incrementally.
+    let (mut line, mut counted) = (1, 0);
+    let ident_before = |end: usize| -> String {
+        let mut j = end;
+        while j > 0 && b[j - 1] == b' ' {
+            j -= 1;
+        }
+        let stop = j;
+        while j > 0 && (b[j - 1].is_ascii_alphanumeric() || b[j - 1] == b'_' || b[j - 1] == b'!') {
+            j -= 1;
+        }
+        src[j..stop].to_string()
+    };
+    let ident_char = |k: usize| k > 0 && (b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_');
+    while i < b.len() {
+        let c = b[i];
+        if src[i..].starts_with("//") {
+            i = src[i..].find('\n').map_or(b.len(), |j| i + j);
+            continue;
+        }
+        if src[i..].starts_with("/*") {
+            i = src[i..].find("*/").map_or(b.len(), |j| i + j + 2);
+            continue;
+        }
+        line += b[counted..i].iter().filter(|&&x| x == b'\n').count();
+        counted = i;
+        if c == b'r' && !ident_char(i) {
+            let hashes = src[i + 1..].bytes().take_while(|&x| x == b'#').count();
+            if b.get(i + 1 + hashes) == Some(&b'"') {
+                let start = i + 2 + hashes;
+                let close = format!("\"{}", "#".repeat(hashes));
+                let end = src[start..].find(&close).map_or(b.len(), |j| start + j);
+                out.push(Literal {
+                    line,
+                    text: src[start..end].to_string(),
+                    raw: true,
+                    calls: stack.clone(),
+                });
+                i = end + close.len();
+                continue;
+            }
+        }
+        if c == b'"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            out.push(Literal {
+                line,
+                text: src[i + 1..j.min(b.len())].to_string(),
+                raw: false,
+                calls: stack.clone(),
+            });
+            i = j + 1;
+            continue;
+        }
+        if c == b'\'' {
+            // A char literal ('x', '\n', '\u{..}') or a lifetime ('a): skip a char literal whole.
+            let rest = &src[i..];
+            if let Some(end) = rest[1..].find('\'') {
+                let inner = &rest[1..1 + end];
+                if inner.chars().count() == 1 || inner.starts_with('\\') {
+                    i += end + 2;
+                    continue;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'(' => stack.push((ident_before(i), 0)),
+            b'[' | b'{' => stack.push((String::new(), 0)),
+            b')' | b']' | b'}' => {
+                stack.pop();
+            }
+            b',' => {
+                if let Some(top) = stack.last_mut() {
+                    top.1 += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether a literal is an error message, by its enclosing calls.
+fn is_message(l: &Literal) -> bool {
+    let named: Vec<&(String, usize)> = l.calls.iter().filter(|(n, _)| !n.is_empty()).collect();
+    let Some(&&(ref inner, arg)) = named.last() else {
+        return false;
+    };
+    // In a formatting macro (`format!`, `kbail!`) only the format string is the message;
+    // later arguments are values.
+    if inner.ends_with('!') && arg != 0 {
+        return false;
+    }
+    let ctx = if inner == "format!" {
+        match named.len().checked_sub(2).map(|k| named[k]) {
+            Some((n, _)) => n,
+            None => return false,
+        }
+    } else {
+        inner
+    };
+    !NOT_MESSAGES.contains(&ctx.as_str()) && CONSTRUCTORS.contains(&ctx.as_str())
+}
+
+/// The text a literal stands for (escapes resolved, `\` line continuations removed).
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut it = s.chars().peekable();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\n') => {
+                while it.peek().is_some_and(|c| c.is_whitespace()) {
+                    it.next();
+                }
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+/// The literal pieces of a format string (split at `{...}` placeholders; `{{` is a brace).
+fn pieces(fmt: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut it = fmt.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            '{' if it.peek() == Some(&'{') => {
+                it.next();
+                out.last_mut().unwrap().push('{');
+            }
+            '}' if it.peek() == Some(&'}') => {
+                it.next();
+                out.last_mut().unwrap().push('}');
+            }
+            '{' => {
+                for d in it.by_ref() {
+                    if d == '}' {
+                        break;
+                    }
+                }
+                out.push(String::new());
+            }
+            _ => out.last_mut().unwrap().push(c),
+        }
+    }
+    out.into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| p.chars().count() >= 4)
+        .collect()
+}
+
+struct Message {
+    file: String,
+    line: usize,
+    /// As written in the source.
+    source: String,
+    pieces: Vec<String>,
+}
+
+fn rs_files(dir: &Path) -> Vec<PathBuf> {
+    files_with_ext(dir, "rs")
+}
+
+fn messages() -> Vec<Message> {
+    let mut out = Vec::new();
+    for path in rs_files(&root().join("src")) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = path
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        for l in literals(without_tests(&text)) {
+            if !is_message(&l) {
+                continue;
+            }
+            let unesc = if l.raw {
+                l.text.clone()
+            } else {
+                unescape(&l.text)
+            };
+            out.push(Message {
+                file: file.clone(),
+                line: l.line,
+                pieces: pieces(&unesc),
+                source: l.text,
+            });
+        }
+    }
+    out
+}
+
+/// Every expectation piece of the test suite.
+fn expectations() -> Vec<String> {
+    let mut out = Vec::new();
+    for p in files_with_ext(&root().join("tests/bad"), "expect") {
+        let text = std::fs::read_to_string(p).unwrap();
+        out.extend(text.lines().skip(1).map(str::to_string));
+    }
+    let mut stack = vec![root().join("tests/golden")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_some_and(|x| x == "expected") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            for line in text.lines() {
+                let Some(rest) = line.trim_start().strip_prefix("//") else {
+                    continue;
+                };
+                let Some((key, val)) = rest.trim_start().split_once(':') else {
+                    continue;
+                };
+                if key.starts_with("CHECK") || key == "EXPECT" {
+                    // `$(name=regex)` and `$NAME` are variables: the text between them counts.
+                    out.extend(split_variables(val));
+                }
+            }
+        }
+    }
+    for p in rs_files(&root().join("tests")) {
+        // This file's own literals (the extractor's test, ALLOW) are not expectations.
+        if p.ends_with("error_coverage.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for l in literals(&text) {
+            if l.raw {
+                out.push(l.text);
+            } else {
+                out.extend(pieces(&unescape(&l.text)));
+            }
+        }
+    }
+    out.into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| s.chars().count() >= 4)
+        .collect()
+}
+
+fn split_variables(s: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut it = s.chars().peekable();
+    while let Some(c) = it.next() {
+        if c != '$' {
+            out.last_mut().unwrap().push(c);
+            continue;
+        }
+        if it.peek() == Some(&'(') {
+            let mut depth = 0;
+            for d in it.by_ref() {
+                match d {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            while it.peek().is_some_and(|c| c.is_alphanumeric() || *c == '_') {
+                it.next();
+            }
+        }
+        out.push(String::new());
+    }
+    out
+}
+
+fn covered(m: &Message, exp: &[String]) -> bool {
+    let Some(best) = m.pieces.iter().max_by_key(|p| p.chars().count()) else {
+        return true;
+    };
+    let n = best.chars().count();
+    exp.iter().any(|e| {
+        e.contains(best.as_str()) || (e.chars().count() >= n.min(12) && best.contains(e.as_str()))
+    })
+}
+
+#[test]
+fn the_extractor_sees_what_it_should() {
+    let src = r#"
+        fn f() {
+            let a = Diagnostic::error(format!("cannot read {path}: {}", why(x, "not me")));
+            let b = Diagnostic::at(src, 3, "plain").with_hint("a hint");
+            kbail!("bad {} here", if x { "soft" } else { "hard" });
+            let c = format!("not an error {x}");
+            let d = x.ok_or_else(|| format!("missing `{key}`"))?;
+            let e = '"'; let f = "after a char";
+            Err((span, format!("{{braces}} {n} \
+                 continued")))
+        }
+        #[cfg(test)]
+        mod tests { fn g() { Diagnostic::error("test only"); } }
+    "#;
+    let found: Vec<String> = literals(without_tests(src))
+        .into_iter()
+        .filter(is_message)
+        .map(|l| unescape(&l.text))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "cannot read {path}: {}",
+            "plain",
+            "bad {} here",
+            "missing `{key}`",
+            "{{braces}} {n} continued"
+        ]
+    );
+    assert_eq!(
+        pieces("{{braces}} {n} continued"),
+        ["{braces}", "continued"]
+    );
+    assert_eq!(
+        split_variables(" error: op #$(=[0-9]+) `$(x=[a-z]+)`: x $NAME y"),
+        [" error: op #", " `", "`: x ", " y"]
+    );
+}
+
+#[test]
+#[ignore = "the corpus is being completed (robust2 work in progress)"]
+fn every_error_message_is_exercised_by_a_test() {
+    let msgs = messages();
+    assert!(msgs.len() > 300, "only {} messages found", msgs.len());
+    let exp = expectations();
+    let mut allow_used: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut missing = Vec::new();
+    let mut allowed_but_covered = Vec::new();
+    for m in &msgs {
+        let allowed = ALLOW
+            .iter()
+            .position(|(f, start, _)| *f == m.file && m.source.starts_with(start));
+        if let Some(k) = allowed {
+            *allow_used.entry(k).or_default() += 1;
+        }
+        match (covered(m, &exp), allowed) {
+            (true, Some(k)) => allowed_but_covered.push(format!(
+                "{}:{}: allowed as \"{}\" but covered: remove it from ALLOW",
+                m.file, m.line, ALLOW[k].1
+            )),
+            (false, None) => missing.push(format!("{}:{}: {}", m.file, m.line, m.source)),
+            _ => {}
+        }
+    }
+    let stale: Vec<String> = ALLOW
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !allow_used.contains_key(k))
+        .map(|(_, (f, s, _))| format!("{f}: \"{s}\" matches no message: remove it from ALLOW"))
+        .collect();
+    let mut problems = missing.clone();
+    problems.extend(allowed_but_covered);
+    problems.extend(stale);
+    assert!(
+        problems.is_empty(),
+        "{} of {} error messages are not exercised by any test (add a bad input that \
+         produces each, or an ALLOW entry saying why none can):\n{}",
+        missing.len(),
+        msgs.len(),
+        problems.join("\n")
+    );
+}
