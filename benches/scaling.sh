@@ -5,6 +5,9 @@
 #
 #   benches/scaling.sh            # all sizes
 #   SIZES="60 600" benches/scaling.sh
+#
+# Canonicalization (rules/canonicalize.rw, the e-graph) runs on sizes up to CANON_MAX layers
+# (default 6000, about 10^5 ops). The last line gives time(largest)/time(next) for grad_merge.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
@@ -14,6 +17,8 @@ TIME=/usr/bin/time
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 SIZES=${SIZES:-"60 600 6000 60000"}
+CANON_MAX=${CANON_MAX:-6000}
+gm_times=()
 
 run() { # label, args...
   local label=$1; shift
@@ -37,5 +42,16 @@ for layers in $SIZES; do
   if [[ -f rules/grad_merge.rw ]]; then
     read -r s kb < <(run grad_merge --rules rules/grad_merge.rw --set k_steps=4 "$f")
     printf "%-14s %9d %11d %8.3f %11.0f %9.0f\n" grad_merge "$ops" "$bytes" "$s" "$(awk "BEGIN{print $ops/($s>0?$s:0.001)}")" "$(awk "BEGIN{print $kb/1024}")"
+    gm_times+=("$ops:$s")
+  fi
+  if [[ -f rules/canonicalize.rw ]] && (( layers <= CANON_MAX )); then
+    read -r s kb < <(run canonicalize --rules rules/canonicalize.rw "$f")
+    printf "%-14s %9d %11d %8.3f %11.0f %9.0f\n" canonicalize "$ops" "$bytes" "$s" "$(awk "BEGIN{print $ops/($s>0?$s:0.001)}")" "$(awk "BEGIN{print $kb/1024}")"
   fi
 done
+n=${#gm_times[@]}
+if (( n >= 2 )); then
+  IFS=: read -r o1 t1 <<<"${gm_times[n-2]}"
+  IFS=: read -r o2 t2 <<<"${gm_times[n-1]}"
+  echo "grad_merge growth: time($o2 ops) / time($o1 ops) = $(awk "BEGIN{printf \"%.1f\", $t2/($t1>0?$t1:0.001)}") for $(awk "BEGIN{printf \"%.1f\", $o2/$o1}")x the ops"
+fi
