@@ -113,7 +113,25 @@ fn io_reason(e: &std::io::Error) -> String {
 
 /// Writes `text` to `path` atomically (`-` for standard output).
 pub fn write_output(path: &str, text: &str) -> Result<(), Diagnostic> {
-    write_outputs(&[(path, text)])
+    write_outputs(&[(path, Content::Text(text))]).map(|_| ())
+}
+
+/// What an output holds: a text, or a printer that streams it (so that the text of a large
+/// program is never held whole in memory).
+#[derive(Clone, Copy)]
+pub enum Content<'a> {
+    Text(&'a str),
+    Stream(&'a dyn Fn(&mut dyn Write) -> std::io::Result<u64>),
+}
+
+impl Content<'_> {
+    /// Writes the content; returns the number of bytes written.
+    fn write_to(self, w: &mut dyn Write) -> std::io::Result<u64> {
+        match self {
+            Content::Text(t) => w.write_all(t.as_bytes()).map(|_| t.len() as u64),
+            Content::Stream(f) => f(w),
+        }
+    }
 }
 
 /// Writes several outputs as one: every file is first written in full to its temporary file
@@ -121,32 +139,36 @@ pub fn write_output(path: &str, text: &str) -> Result<(), Diagnostic> {
 /// (`-`) is written last. A failure while writing any of them (a full disk, a missing
 /// directory) leaves every target untouched. Only a failure of a rename itself, or a kill
 /// between two renames, can leave the first target replaced and a later one not: renames are
-/// the last step, and each is atomic.
-pub fn write_outputs(outputs: &[(&str, &str)]) -> Result<(), Diagnostic> {
+/// the last step, and each is atomic. Returns the number of bytes of the first output.
+pub fn write_outputs(outputs: &[(&str, Content<'_>)]) -> Result<u64, Diagnostic> {
     let mut pending = Vec::with_capacity(outputs.len());
-    for &(path, text) in outputs {
+    let mut sizes = vec![0; outputs.len()];
+    for (i, &(path, content)) in outputs.iter().enumerate() {
         if path != "-" {
-            pending.push(Pending::write(path, text)?);
+            let (p, n) = Pending::write(path, content)?;
+            pending.push(p);
+            sizes[i] = n;
         }
     }
     for p in pending {
         p.commit()?;
     }
-    for &(path, text) in outputs {
+    for (i, &(path, content)) in outputs.iter().enumerate() {
         if path == "-" {
-            write_stdout(text)?;
+            sizes[i] = write_stdout(content)?;
         }
     }
-    Ok(())
+    Ok(sizes.first().copied().unwrap_or(0))
 }
 
-fn write_stdout(text: &str) -> Result<(), Diagnostic> {
+fn write_stdout(content: Content<'_>) -> Result<u64, Diagnostic> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|_| out.flush())
+    content
+        .write_to(&mut out)
+        .and_then(|n| out.flush().map(|_| n))
         .or_else(|e| {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
-                Ok(())
+                Ok(0)
             } else {
                 Err(e)
             }
@@ -166,7 +188,7 @@ fn write_failure(path: &str, e: &std::io::Error) -> Diagnostic {
 }
 
 impl<'a> Pending<'a> {
-    fn write(path: &'a str, text: &str) -> Result<Pending<'a>, Diagnostic> {
+    fn write(path: &'a str, content: Content<'_>) -> Result<(Pending<'a>, u64), Diagnostic> {
         let target = Path::new(path);
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
@@ -192,9 +214,9 @@ impl<'a> Pending<'a> {
         if let Some(p) = old_perms {
             tmp.as_file().set_permissions(p).map_err(fail)?;
         }
-        tmp.write_all(text.as_bytes()).map_err(fail)?;
+        let n = content.write_to(&mut tmp).map_err(fail)?;
         tmp.as_file().sync_all().map_err(fail)?;
-        Ok(Pending { path, tmp })
+        Ok((Pending { path, tmp }, n))
     }
 
     fn commit(self) -> Result<(), Diagnostic> {

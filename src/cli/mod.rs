@@ -10,6 +10,7 @@ mod io;
 
 pub use io::{
     format_size, max_input_bytes, read_source, set_max_input_bytes, write_output, write_outputs,
+    Content,
 };
 
 use crate::diag::Diagnostic;
@@ -477,14 +478,14 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
     // The input text is not needed to print: give its memory back before the output is built.
     drop(src);
     let t2 = Instant::now();
-    let text = emit(&module, &hints, args)?;
+    let bytes_out = emit(&module, &hints, args)?;
     let t_print = t2.elapsed();
     if args.rule.stats {
         let (types, dicts) = module.ctx.interned_counts();
         eprintln!(
             "irw: {} ops, {} bytes out; {} distinct types, {} distinct attribute dictionaries",
             module.num_ops(),
-            text.len(),
+            bytes_out,
             types,
             dicts
         );
@@ -497,21 +498,30 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
     }
     // The command ends here and the process with it: freeing a large program piece by piece
     // would only cost time (a 10^6-op module is millions of allocations); the OS takes it back.
-    std::mem::forget((module, text));
+    std::mem::forget(module);
     Ok(())
 }
 
-/// Writes the module in the `--emit` format (`-o`, `--startup-out`); returns the main output.
-fn emit(module: &Module, hints: &json::TagHints, args: &RewriteArgs) -> Result<String, Failure> {
+/// Writes the module in the `--emit` format (`-o`, `--startup-out`); returns the size of the
+/// main output in bytes. Text is streamed as it is printed.
+fn emit(module: &Module, hints: &json::TagHints, args: &RewriteArgs) -> Result<u64, Failure> {
     let out = args.output.as_deref().unwrap_or("-");
+    let print_module = |w: &mut dyn std::io::Write| ir::print_module_to(module, w);
+    let print_main =
+        |w: &mut dyn std::io::Write| ir::print_program_to(&module.ctx, &module.main, w);
+    let print_startup = |w: &mut dyn std::io::Write| match &module.startup {
+        Some(s) => ir::print_program_to(&module.ctx, s, w),
+        None => Ok(0),
+    };
+    let json;
     let (main, startup) = match (args.emit, &args.startup_out) {
-        (Emit::Text, None) => (ir::print_module(module), None),
+        (Emit::Text, None) => (Content::Stream(&print_module), None),
         (Emit::Text, Some(_)) => (
-            ir::print_program(&module.ctx, &module.main),
+            Content::Stream(&print_main),
             module
                 .startup
                 .as_ref()
-                .map(|s| ir::print_program(&module.ctx, s)),
+                .map(|_| Content::Stream(&print_startup)),
         ),
         (Emit::PaddleJson, _) => {
             if module.startup.is_some() && args.startup_out.is_none() {
@@ -521,20 +531,23 @@ fn emit(module: &Module, hints: &json::TagHints, args: &RewriteArgs) -> Result<S
                         .into(),
                 ));
             }
-            let j = json::write_module(module, hints)?;
-            (j.main, j.startup)
+            json = json::write_module(module, hints)?;
+            (
+                Content::Text(&json.main),
+                json.startup.as_deref().map(Content::Text),
+            )
         }
     };
-    match (&args.startup_out, startup) {
-        (Some(path), Some(s)) => write_outputs(&[(out, &main), (path, &s)])?,
+    let n = match (&args.startup_out, startup) {
+        (Some(path), Some(s)) => write_outputs(&[(out, main), (path, s)])?,
         (Some(_), None) => {
             return Err(Failure::Usage(
                 "--startup-out given, but there is no startup program (use --startup FILE)".into(),
             ))
         }
-        (None, _) => write_output(out, &main)?,
-    }
-    Ok(main)
+        (None, _) => write_outputs(&[(out, main)])?,
+    };
+    Ok(n)
 }
 
 fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {

@@ -30,7 +30,7 @@ pub use context::Context;
 pub use intern::{Interner, Sym, Symbols};
 pub use module::{Module, Which};
 pub use parse::{parse_module, parse_module_reference, parse_startup_into};
-pub use print::{print_module, print_program};
+pub use print::{print_module, print_module_to, print_program, print_program_to};
 pub use program::{
     BlockArg, BlockId, BlockOps, Kwarg, OpData, OpId, OpSyntax, Program, RegionId, Use, Uses,
     ValueDef, ValueId,

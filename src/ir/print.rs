@@ -5,7 +5,8 @@
 //! is renumbered the way Paddle would number it), attribute dictionaries and types are copied
 //! from the text cached in the [`Context`], and floats keep the text they were written with.
 //!
-//! Printing is one linear pass writing into a single `String`.
+//! Printing is one linear pass writing into a `String`; [`print_module_to`] streams that string
+//! to a writer a megabyte at a time, so a large program's text never exists whole in memory.
 
 use super::program::{BlockId, OpId, OpSyntax, Program, ValueDef, ValueId};
 use super::{Context, Module};
@@ -14,31 +15,107 @@ use std::fmt::Write;
 /// Prints a whole module: main, then `startup { ... }` if present, then trailing blank lines.
 pub fn print_module(m: &Module) -> String {
     let mut out = String::with_capacity(estimate(&m.main) + m.startup.as_ref().map_or(0, estimate));
-    print_program_into(&m.ctx, &m.main, &mut out);
-    if let Some(s) = &m.startup {
-        out.push_str("startup ");
-        print_program_into(&m.ctx, s, &mut out);
-    }
-    out.push_str(&m.trailing);
+    let mut sink = Sink::Memory;
+    print_module_into(m, &mut out, &mut sink);
     out
 }
 
 /// Prints one program as a bare `{ ... }` (the way Paddle dumps it).
 pub fn print_program(ctx: &Context, p: &Program) -> String {
     let mut out = String::with_capacity(estimate(p));
-    print_program_into(ctx, p, &mut out);
+    print_program_into(ctx, p, &mut out, &mut Sink::Memory);
     out
+}
+
+/// [`print_module`] written to `w` as it is printed; returns the number of bytes written.
+pub fn print_module_to(m: &Module, w: &mut dyn std::io::Write) -> std::io::Result<u64> {
+    let mut out = String::with_capacity(2 * FLUSH_AT);
+    let mut sink = Sink::Writer {
+        w,
+        written: 0,
+        error: None,
+    };
+    print_module_into(m, &mut out, &mut sink);
+    sink.flush(&mut out);
+    sink.finish()
+}
+
+/// [`print_program`] written to `w` as it is printed; returns the number of bytes written.
+pub fn print_program_to(
+    ctx: &Context,
+    p: &Program,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<u64> {
+    let mut out = String::with_capacity(2 * FLUSH_AT);
+    let mut sink = Sink::Writer {
+        w,
+        written: 0,
+        error: None,
+    };
+    print_program_into(ctx, p, &mut out, &mut sink);
+    sink.flush(&mut out);
+    sink.finish()
+}
+
+fn print_module_into(m: &Module, out: &mut String, sink: &mut Sink<'_>) {
+    print_program_into(&m.ctx, &m.main, out, sink);
+    if let Some(s) = &m.startup {
+        out.push_str("startup ");
+        print_program_into(&m.ctx, s, out, sink);
+    }
+    out.push_str(&m.trailing);
+}
+
+/// The printed text is handed to the writer whenever this much has accumulated.
+const FLUSH_AT: usize = 1 << 20;
+
+/// Where printed text goes: it stays in the string, or is written out and the string reused.
+enum Sink<'w> {
+    Memory,
+    Writer {
+        w: &'w mut dyn std::io::Write,
+        written: u64,
+        /// The first write error; printing goes on without writing.
+        error: Option<std::io::Error>,
+    },
+}
+
+impl Sink<'_> {
+    fn flush(&mut self, out: &mut String) {
+        if let Sink::Writer { w, written, error } = self {
+            if error.is_none() {
+                match w.write_all(out.as_bytes()) {
+                    Ok(()) => *written += out.len() as u64,
+                    Err(e) => *error = Some(e),
+                }
+            }
+            out.clear();
+        }
+    }
+
+    fn finish(self) -> std::io::Result<u64> {
+        match self {
+            Sink::Memory => Ok(0),
+            Sink::Writer {
+                w, written, error, ..
+            } => match error {
+                Some(e) => Err(e),
+                None => w.flush().map(|_| written),
+            },
+        }
+    }
 }
 
 fn estimate(p: &Program) -> usize {
     p.num_ops() * 200 + 16
 }
 
-fn print_program_into(ctx: &Context, p: &Program, out: &mut String) {
+fn print_program_into(ctx: &Context, p: &Program, out: &mut String, sink: &mut Sink<'_>) {
     let mut pr = Printer {
         ctx,
         p,
         out,
+        sink,
         names: vec![u32::MAX; p.value_capacity()],
         next: 0,
         next_arg: 0,
@@ -48,17 +125,18 @@ fn print_program_into(ctx: &Context, p: &Program, out: &mut String) {
     pr.out.push_str("}\n");
 }
 
-struct Printer<'a> {
+struct Printer<'a, 'w> {
     ctx: &'a Context,
     p: &'a Program,
     out: &'a mut String,
+    sink: &'a mut Sink<'w>,
     /// Print number of each value (`%N`, or `%arg_N` for block arguments).
     names: Vec<u32>,
     next: u32,
     next_arg: u32,
 }
 
-impl Printer<'_> {
+impl Printer<'_, '_> {
     fn indent(&mut self, depth: usize) {
         for _ in 0..depth {
             self.out.push_str("    ");
@@ -98,6 +176,9 @@ impl Printer<'_> {
         }
         for op in p.block_ops(b) {
             self.op(op, depth);
+            if self.out.len() >= FLUSH_AT {
+                self.sink.flush(self.out);
+            }
         }
     }
 
