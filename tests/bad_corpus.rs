@@ -6,7 +6,7 @@
 //! A case is a few small files written to a fresh directory (the binary runs there, so messages
 //! show `r.rw:3:11`), plus `p.ir` and `s.ir`: the fixture training program and its startup
 //! program (`before.ir`, `startup_before.ir`). Each case asserts the exit code, where the first
-//! error line points (`FILE:LINE:COL`, or no position), a caret under a positioned error, the
+//! error line points (`FILE:LINE:COL`, or no position), a caret under the source line it shows, the
 //! message, an empty standard output, and no panic.
 
 mod common;
@@ -130,10 +130,14 @@ fn run(case: &Case) -> Result<(), Failed> {
         if !first.starts_with(&want) {
             return Err(format!("want the error at {}, got:\n{err}", case.at).into());
         }
-        if !err
-            .lines()
-            .nth(2)
-            .is_some_and(|l| l.trim_end().ends_with('^'))
+        // A source line (when the position has one) is followed by a caret.
+        let second = err.lines().nth(1).unwrap_or("");
+        let has_line = !second.trim().is_empty() && !second.starts_with("  = ");
+        if has_line
+            && !err
+                .lines()
+                .nth(2)
+                .is_some_and(|l| l.trim_end().ends_with('^'))
         {
             return Err(format!("no caret under the source line:\n{err}").into());
         }
@@ -1388,9 +1392,145 @@ fn exec_cases() -> Vec<Case> {
     ]
 }
 
+/// A feed file `f.json` for `irw run p.ir --startup s.ir --feed f.json`.
+fn feed(name: &'static str, json: &str, at: &'static str, msg: &'static str) -> Case {
+    Case {
+        name,
+        files: vec![("f.json", json.as_bytes().to_vec())],
+        args: vec!["run", "p.ir", "--startup", "s.ir", "--feed", "f.json"],
+        exit: 1,
+        at,
+        msg,
+    }
+}
+
+/// The fixture's batch of 8 rows: `x` (8 × 8) and `y` (8 × 4), `y` cut to `y_rows` rows.
+fn batch_json(y_rows: usize) -> String {
+    let row = |n: usize, v: f32| format!("[{}]", vec![format!("{v}"); n].join(", "));
+    let rows = |k: usize, n: usize| (0..k).map(|i| row(n, i as f32 * 0.5)).collect::<Vec<_>>();
+    format!(
+        "{{\"inputs\": {{\"x\": [{}], \"y\": [{}]}}}}\n",
+        rows(8, 8).join(", "),
+        rows(y_rows, 4).join(", ")
+    )
+}
+
+/// Feed files, and how a feed must fit the program and the schedule.
+fn feed_cases() -> Vec<Case> {
+    vec![
+        feed("feed_ragged", r#"{"inputs": {"x": [[1, 2], [3]]}}"#, "f.json:1:1", "`inputs.x`: ragged nested list"),
+        feed("feed_ragged_depth", r#"{"inputs": {"x": [[1], [2, 3]]}}"#, "f.json:1:1", "`inputs.x`: ragged nested list"),
+        feed("feed_not_a_number", r#"{"inputs": {"x": [1, "a"]}}"#, "f.json:1:1", "`inputs.x`: expected numbers or lists"),
+        feed("feed_missing_shape", r#"{"inputs": {"x": {"dtype": "float32", "values": [1]}}}"#, "f.json:1:1", "`inputs.x`: missing `shape`"),
+        feed("feed_bad_dimension", r#"{"inputs": {"x": {"shape": [-1], "values": [1]}}}"#, "f.json:1:1", "`inputs.x`: bad dimension"),
+        feed("feed_unknown_dtype", r#"{"inputs": {"x": {"shape": [1], "dtype": "int8", "values": [1]}}}"#, "f.json:1:1", "`inputs.x`: unknown dtype `int8`"),
+        feed("feed_missing_values", r#"{"inputs": {"x": {"shape": [1], "dtype": "float32"}}}"#, "f.json:1:1", "`inputs.x`: missing `values`"),
+        feed("feed_value_count", r#"{"inputs": {"x": {"shape": [2], "values": [1]}}}"#, "f.json:1:1", "`inputs.x`: shape [2] needs 2 values, found 1"),
+        feed("feed_inputs_not_object", r#"{"inputs": []}"#, "f.json:1:1", "`inputs` is not an object"),
+        feed("feed_invalid_json", r#"{"inputs": "#, "f.json:1:1", "invalid JSON: EOF while parsing a value"),
+        feed("feed_input_not_fed", r#"{"inputs": {"z": [[1.0]]}}"#, "p.ir:9:5", "main: op #7 `pd_op.data`: no input fed for `x`"),
+        feed("feed_rows_vs_micro_batch", &batch_json(8), "", "the feed has 8 rows, but k_steps 1 × ranks 1 × micro-batch 3 = 3")
+            .args(&["run", "p.ir", "--startup", "s.ir", "--feed", "f.json", "--micro-batch", "3"]),
+        feed("feed_rows_do_not_split", &batch_json(8), "", "the feed's 8 rows do not split into k_steps 3 × ranks 1 equal micro-batches")
+            .args(&["run", "p.ir", "--startup", "s.ir", "--feed", "f.json", "--k-steps", "3"]),
+        feed("feed_input_too_short", &batch_json(4), "", "input `y` has 4 rows; rows 4..6 were requested")
+            .args(&["run", "p.ir", "--startup", "s.ir", "--feed", "f.json", "--k-steps", "4"]),
+        exec(
+            "feed_generated_dynamic_dimension",
+            "{\n    (%0) = \"pd_op.data\" () {dtype:float32,name:\"x\",place:Place(cpu),shape:[-1,-1],stop_gradient:[true]} : () -> tensor<-1x-1xf32>\n}\n",
+            &["run", "e.ir"],
+            "",
+            "input `x` has a dynamic dimension other than the batch",
+        ),
+    ]
+}
+
+/// Flags: usage errors (exit code 2) and their messages.
+fn cli_cases() -> Vec<Case> {
+    vec![
+        cli(
+            "cli_no_input",
+            &["--rules", "r.rw"],
+            2,
+            "no INPUT program given (use `-` for standard input)",
+        ),
+        cli(
+            "cli_set_without_rules",
+            &["--set", "a=1", "p.ir"],
+            2,
+            "--set needs --rules: parameters belong to rule files",
+        ),
+        cli(
+            "cli_max_input_size_not_a_size",
+            &["--max-input-size", "lots", "p.ir"],
+            2,
+            "`lots` is not a size (bytes, or a number with K, M or G)",
+        ),
+        cli(
+            "cli_max_input_size_unit",
+            &["--max-input-size", "4T", "p.ir"],
+            2,
+            "`4T`: unknown unit `T` (use K, M or G)",
+        ),
+        cli(
+            "cli_max_input_size_too_large",
+            &["--max-input-size", "99999999999G", "p.ir"],
+            2,
+            "`99999999999G` is too large",
+        ),
+        cli(
+            "cli_timeout_not_seconds",
+            &["--timeout", "soon", "p.ir"],
+            2,
+            "`soon` is not a number of seconds",
+        ),
+        cli(
+            "cli_timeout_negative",
+            &["--timeout=-1", "p.ir"],
+            2,
+            "`-1` is not a number of seconds",
+        ),
+        cli(
+            "cli_check_without_rules",
+            &["check", "p.ir"],
+            2,
+            "give --rules FILE or --rewritten FILE",
+        ),
+        cli(
+            "cli_check_bad_k_steps_set",
+            &["check", "--rewritten", "p.ir", "--set", "k_steps=x", "p.ir"],
+            2,
+            "--set k_steps=x: not a positive integer",
+        ),
+        cli(
+            "cli_check_k_steps_zero_set",
+            &["check", "--rewritten", "p.ir", "--set", "k_steps=0", "p.ir"],
+            2,
+            "k_steps must be at least 1",
+        ),
+        cli(
+            "cli_gen_unknown_optimizer",
+            &["gen", "mlp", "--optimizer", "lion"],
+            2,
+            "unknown optimizer `lion` (expected sgd, momentum, adam or adamw)",
+        ),
+        cli(
+            "cli_gen_unknown_dtype",
+            &["gen", "mlp", "--dtype", "f64"],
+            2,
+            "unknown dtype `f64` (expected f32 or bf16)",
+        ),
+    ]
+}
+
 fn main() {
     let args = Arguments::from_args();
-    let cases: Vec<Case> = rule_cases().into_iter().chain(exec_cases()).collect();
+    let cases: Vec<Case> = rule_cases()
+        .into_iter()
+        .chain(exec_cases())
+        .chain(feed_cases())
+        .chain(cli_cases())
+        .collect();
     let mut names = std::collections::BTreeSet::new();
     for c in &cases {
         assert!(names.insert(c.name), "two cases are named {}", c.name);
