@@ -148,6 +148,16 @@ fn run(case: &Case) -> Result<(), Failed> {
     Ok(())
 }
 
+/// A program with a keyword argument and a `builtin.combine` (a value of vector type).
+const VEC_PROGRAM: &str = r#"{
+    ^kw:
+        %kwarg_a {persistable:true}
+    (%0) = "pd_op.relu" (%kwarg_a) {} : (tensor<2xf32>) -> tensor<2xf32>
+    (%1) = "builtin.combine" (%0) {} : (tensor<2xf32>) -> vec[tensor<2xf32>]
+    (%2) = "pd_op.add_n" (%1) {} : (vec[tensor<2xf32>]) -> tensor<2xf32>
+}
+"#;
+
 fn rule_cases() -> Vec<Case> {
     vec![
         rule(
@@ -360,6 +370,14 @@ fn rule_cases() -> Vec<Case> {
         rule("rules_set_no_name", "param a: int = 1;\n", "", "--set `=2`: expected name=value")
             .args(&["--rules", "r.rw", "--set", "=2", "p.ir"])
             .exit(2),
+        body(
+            "runtime_dtype_of_vector",
+            "    match %c = builtin.combine(%x);\n    where dtype(%c) == float32;\n    erase %c;\n",
+            "r.rw:4:11",
+            "`dtype`: the value's type `vec[tensor<2xf32>]` is not a tensor",
+        )
+        .file("e.ir", VEC_PROGRAM)
+        .args(&["--rules", "r.rw", "e.ir"]),
         body(
             "eval_negate_string",
             "    match %o = pd_op.add(%x, %y);\n    where -attr(%o, \"struct_name\") == 1;\n    erase %o;\n",
@@ -1467,6 +1485,31 @@ fn json_out(name: &'static str, args: &[&'static str], msg: &'static str) -> Cas
 /// program (a parameter, a `full` and a `relu`).
 fn json_cases() -> Vec<Case> {
     vec![
+        json_in(
+            "json_kwarg_twice",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}],"kwargs":[{"key":"a","#":10,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},{"key":"a","#":11,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}]}]}]}}"##,
+            "j.json:1:810",
+            "keyword argument `a` is given twice",
+        ),
+        json_out(
+            "json_write_not_an_array_of_ints",
+            &["w.ir", "--emit", "paddle-json", "-o", "w.json"],
+            "attribute `perm` must be 0.a_array of 0.a_i32 for Paddle (dialect table): `1` is not an array",
+        )
+        .file("w.ir", "{\n    (%0) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>\n    (%1) = \"pd_op.transpose\" (%0) {perm:1,stop_gradient:[true]} : (tensor<2x3xf32>) -> tensor<3x2xf32>\n}\n"),
+        json_out(
+            "json_write_array_seen_only_empty",
+            &["--rules", "r.rw", "j.json", "--emit", "paddle-json", "-o", "w.json"],
+            "attribute `weird` must be 0.a_array (empty) for Paddle (dialect table): `[1]`: the element tag of this array is not known (only seen empty)",
+        )
+        .file("j.json", r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[{"AT":{"#":"0.a_array","D":[]},"N":"weird"}],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##)
+        .file("r.rw", "// c\nrule r {\n    match %o = pd_op.relu(%x) {weird: []};\n    set %o {weird: [1]};\n}\n"),
+        json_in(
+            "json_layout",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NHWC",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:702",
+            "a tensor with layout NHWC, lod [] and offset 0 cannot be kept: irw supports only layout NCHW, empty lod and offset 0",
+        ),
         json_in(
             "json_attribute_not_object",
             r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":3,"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,

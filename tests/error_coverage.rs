@@ -16,8 +16,9 @@
 //! fragments they assert).
 //!
 //! **Covered.** A message is split at its `{...}` placeholders; its longest literal piece must
-//! occur in an expectation piece, or an expectation piece of at least 12 characters (or the
-//! whole piece) must occur in it. Messages with no literal piece of 4 characters (`"{e}"`: a
+//! occur in an expectation piece, or its first piece when that is distinctive (two words, ten
+//! characters: `type mismatch:` asserted as `type mismatch: %0 has type ...`), or an expectation
+//! piece of at least 12 characters (or the whole piece) must occur in it. Messages with no literal piece of 4 characters (`"{e}"`: a
 //! message passed through) are skipped.
 //!
 //! **Allowed.** [`ALLOW`] lists the messages no input can produce (internal invariants, checks
@@ -396,8 +397,15 @@ fn covered(m: &Message, exp: &[String]) -> bool {
         return true;
     };
     let n = best.chars().count();
+    // A distinctive opening (`type mismatch:`) asserted with what follows it.
+    let first = m
+        .pieces
+        .first()
+        .filter(|p| p.chars().count() >= 10 && p.split_whitespace().count() >= 2);
     exp.iter().any(|e| {
-        e.contains(best.as_str()) || (e.chars().count() >= n.min(12) && best.contains(e.as_str()))
+        e.contains(best.as_str())
+            || first.is_some_and(|f| e.contains(f.as_str()))
+            || (e.chars().count() >= n.min(12) && best.contains(e.as_str()))
     })
 }
 
