@@ -739,6 +739,36 @@ fn rule_cases() -> Vec<Case> {
 fn exec_cases() -> Vec<Case> {
     vec![
         exec(
+            "exec_ranks_disagree",
+            r#"{
+    (%0) = "pd_op.data" () {dtype:int64,name:"s",place:Place(cpu),shape:[-1,2],stop_gradient:[true]} : () -> tensor<-1x2xi64>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[6],stop_gradient:[true],value:1} : () -> tensor<6xf32>
+    (%2) = "pd_op.reshape" (%1, %0) {} : (tensor<6xf32>, tensor<-1x2xi64>) -> tensor<-1x-1xf32>
+    (%3) = "pd_op.c_allreduce_sum" (%2) {ring_id:0} : (tensor<-1x-1xf32>) -> tensor<-1x-1xf32>
+}
+"#,
+            &["run", "e.ir", "--ranks", "2", "--feed", "f.json"],
+            "e.ir:5:5",
+            "ranks disagree on the collective's operand: [1, 6] float32 vs [6, 1] float32",
+        )
+        .file(
+            "f.json",
+            r#"{"inputs": {"s": {"shape": [2, 2], "dtype": "int64", "values": [[1, 6], [6, 1]]}}}"#,
+        ),
+        exec(
+            "exec_add_grad_align",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3],stop_gradient:[true],value:1} : () -> tensor<3xf32>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3],stop_gradient:[true],value:1} : () -> tensor<3xf32>
+    (%3, %4) = "pd_op.add_grad" (%0, %1, %2) {axis:-1} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>, tensor<3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "cannot align shape [2, 3] to rank 1",
+        ),
+        exec(
             "exec_matmul_inner",
             r#"{
     (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
@@ -1485,6 +1515,12 @@ fn json_out(name: &'static str, args: &[&'static str], msg: &'static str) -> Cas
 /// program (a parameter, a `full` and a `relu`).
 fn json_cases() -> Vec<Case> {
     vec![
+        json_in(
+            "json_vd_on_int",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"0.a_i32","VD":"nan"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:294",
+            "\"VD\" on a 0.a_i32 attribute",
+        ),
         json_in(
             "json_kwarg_twice",
             r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}],"kwargs":[{"key":"a","#":10,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},{"key":"a","#":11,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}]}]}]}}"##,
