@@ -149,3 +149,63 @@ proptest! {
         }
     }
 }
+
+/// A program large enough to be parsed in many chunks on worker threads.
+fn large_program() -> String {
+    let opts = irw::gen::MlpOptions {
+        layers: std::num::NonZeroUsize::new(1500).unwrap(),
+        ..Default::default()
+    };
+    irw::gen::mlp(&opts)
+}
+
+#[test]
+fn a_large_program_parses_the_same_on_both_paths() {
+    let text = large_program();
+    assert!(
+        text.lines().count() > 4 * 4096,
+        "too small to need several chunks"
+    );
+    same(&text).unwrap();
+}
+
+/// Chunks are parsed in parallel, but errors are reported in file order: an early error in
+/// building (more results than result types) wins over a later syntax error in another chunk,
+/// and a syntax
+/// error late in the file is found.
+#[test]
+fn errors_in_a_large_program_are_reported_in_file_order() {
+    let text = large_program();
+    let lines: Vec<&str> = text.lines().collect();
+    let late = lines.len() - 40;
+    let early = 20;
+    assert!(
+        lines[late].trim_start().starts_with('(') && lines[early].trim_start().starts_with('(')
+    );
+    let edit = |at: &[(usize, &str)]| -> String {
+        let mut out = String::new();
+        for (i, l) in lines.iter().enumerate() {
+            match at.iter().find(|(j, _)| *j == i) {
+                Some((_, r)) => out.push_str(r),
+                None => out.push_str(l),
+            }
+            out.push('\n');
+        }
+        out
+    };
+    let syntax = "    (%999999) = \"pd_op.relu\" (%0";
+    let unknown = lines[early].replacen("(%", "(%77777777, %", 2);
+    for (edits, want_line) in [
+        (vec![(late, syntax)], late + 1),
+        (vec![(early, unknown.as_str()), (late, syntax)], early + 1),
+    ] {
+        let t = edit(&edits);
+        same(&t).unwrap();
+        let d = parse_module(&SourceFile::new("t.ir", t.as_str())).unwrap_err();
+        let msg = d.to_string();
+        assert!(
+            msg.starts_with(&format!("t.ir:{want_line}:")),
+            "want an error on line {want_line}, got:\n{msg}"
+        );
+    }
+}

@@ -75,9 +75,13 @@ pub fn read_source(path: &str) -> Result<SourceFile, Diagnostic> {
                 "cannot read {path}: it is a directory"
             )));
         }
-        // A regular file's size is known: refuse it before reading anything.
-        if meta.is_some_and(|m| m.is_file() && m.len() > limit) {
-            return Err(too_large());
+        // A regular file's size is known: refuse it before reading anything, and read it into
+        // a buffer of its size (growing by doubling would briefly hold the text twice).
+        if let Some(m) = meta.filter(|m| m.is_file()) {
+            if m.len() > limit {
+                return Err(too_large());
+            }
+            bytes.reserve_exact(usize::try_from(m.len()).unwrap_or(0).saturating_add(1));
         }
         f.take(limit.saturating_add(1))
             .read_to_end(&mut bytes)

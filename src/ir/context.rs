@@ -81,6 +81,23 @@ impl Context {
         AttrId(id)
     }
 
+    /// [`Context::intern_attrs`] for a dictionary whose printed form the caller already made
+    /// (`printed` must be what [`AttrDict::write_to`] writes); the parser prints dictionaries
+    /// on all cores.
+    pub fn intern_attrs_printed(&mut self, dict: AttrDict, printed: String) -> AttrId {
+        let n = self.attrs.len();
+        let id = self.attrs.intern(dict);
+        if id as usize == n {
+            debug_assert!({
+                let mut text = String::new();
+                self.attrs.get(id).write_to(&mut text);
+                text == printed
+            });
+            self.attr_text.push(printed);
+        }
+        AttrId(id)
+    }
+
     pub fn attrs(&self, id: AttrId) -> &AttrDict {
         self.attrs.get(id.0)
     }

@@ -5,12 +5,23 @@
 //!
 //! 1. **Lines.** The text is split into lines and each line is classified by its first
 //!    characters (`{`, `}`, `} else {`, `^kw:`, `%kwarg_...`, `^%arg...`, `(` for an op).
-//! 2. **Op lines**, the bulk of the work, are parsed with pest's `op_line` rule into [`RawOp`]s
-//!    that borrow slices of the text. Lines are independent, so large files are cut into chunks
-//!    parsed on all cores. Attribute dictionaries and types come out as single spans.
+//! 2. **Op lines**, the bulk of the work, are parsed into [`RawOp`]s that borrow slices of the
+//!    text. Lines are independent, so chunks of lines are parsed on worker threads while the
+//!    builder (step 3) consumes the chunks before them.
+//!
+//!    The *fast path* does not run pest over every character. A bracket scan finds the
+//!    attribute dictionary, and the line is taken in three pieces, each parsed by the grammar
+//!    once per distinct text in the chunk: the head through its *shape* (value numbers
+//!    collapsed: `(%0) = "pd_op.relu" (%0) `), the dictionary entry by entry through entry
+//!    shapes (strings collapsed: `parameter_name:""`), and the tail (`: (types) -> types`) as
+//!    it is. A program has a few dozen shapes, so pest parses a few hundred short texts
+//!    instead of every line. Each collapse keeps the language (see [`HeadShape`] and
+//!    [`split_dict`]); where anything fails, the line goes through the grammar's `op_line`
+//!    rule whole, which is also the *reference path* ([`parse_module_reference`]). Tests and
+//!    the `ir_parse` fuzz target check that both paths give the same module or diagnostic.
 //! 3. **Building** walks the lines in order with a stack of open blocks, resolves `%N` names,
-//!    and interns names, types and dictionaries *by their text*: a program repeats a few dozen
-//!    distinct dictionaries, so only those few are parsed into [`AttrDict`]s.
+//!    and interns names, types and dictionaries, each distinct one once per chunk (the chunk
+//!    numbered them while parsing). Errors are reported in file order.
 //!
 //! Every failure is a [`Diagnostic`] pointing at the offending character. The parser never
 //! panics on any input: deep nesting is bounded before pest recurses
@@ -33,10 +44,6 @@ struct PirParser;
 pub const MAX_NESTING: usize = 64;
 /// Deepest nesting of regions (`pd_op.if` inside `pd_op.while` inside ...).
 pub const MAX_REGION_DEPTH: usize = 256;
-/// Op lines per parallel chunk, at most; files are cut into at least four chunks per thread
-/// (of at least [`MIN_CHUNK`] lines) so the threads finish together.
-const CHUNK: usize = 16_384;
-const MIN_CHUNK: usize = 1_024;
 
 /// Whether `name` can follow `%kwarg_` in a program: letters, digits and `_ . @ - /` (the
 /// grammar's `kwarg_name`). A rewrite that names new state must check it, or it would print a
@@ -69,88 +76,82 @@ enum Path {
 }
 
 fn parse_module_with(src: &SourceFile, path: Path) -> Result<Module, Diagnostic> {
-    let mut module = Module::default();
-    let t = std::time::Instant::now();
     let lines = split_lines(src)?;
-    if std::env::var_os("IRW_TIMING").is_some() {
-        eprintln!("TIMING split {:?}", t.elapsed());
-    }
-    let raw = parse_op_lines(src, &lines, path)?;
-    if std::env::var_os("IRW_TIMING").is_some() {
-        eprintln!("TIMING oplines {:?}", t.elapsed());
-    }
-    let mut b = Builder::new(src, &mut module.ctx, raw);
-    let mut cur = 0;
-    // Main program.
-    cur = skip_trivia(&lines, cur);
-    let Some(first) = lines.get(cur) else {
-        return Err(Diagnostic::in_file(&src.name, "the file holds no program")
-            .with_hint("a Paddle program dump starts with a line `{`"));
-    };
-    if first.kind != Kind::Open {
-        return Err(
-            Diagnostic::at(src, first.offset, "expected `{` to start the main program")
-                .with_hint("a Paddle program dump starts with a line `{`"),
-        );
-    }
-    let (main, next) = b.program(&lines, cur)?;
-    module.main = main;
-    cur = skip_trivia(&lines, next);
-    if let Some(l) = lines.get(cur) {
-        if l.kind != Kind::StartupOpen {
+    with_op_lines(src, &lines, path, |feed| {
+        let mut module = Module::default();
+        let mut b = Builder::new(src, &mut module.ctx, feed);
+        // Main program.
+        let mut cur = skip_trivia(&lines, 0);
+        let Some(first) = lines.get(cur) else {
+            return Err(Diagnostic::in_file(&src.name, "the file holds no program")
+                .with_hint("a Paddle program dump starts with a line `{`"));
+        };
+        if first.kind != Kind::Open {
             return Err(Diagnostic::at(
                 src,
-                l.offset,
-                "expected `startup {` or the end of the file",
-            ));
+                first.offset,
+                "expected `{` to start the main program",
+            )
+            .with_hint("a Paddle program dump starts with a line `{`"));
         }
-        let (startup, next) = b.program(&lines, cur)?;
-        module.startup = Some(startup);
+        let (main, next) = b.program(&lines, cur)?;
+        module.main = main;
         cur = skip_trivia(&lines, next);
         if let Some(l) = lines.get(cur) {
-            return Err(Diagnostic::at(
-                src,
-                l.offset,
-                "expected the end of the file after the startup program",
-            ));
+            if l.kind != Kind::StartupOpen {
+                return Err(Diagnostic::at(
+                    src,
+                    l.offset,
+                    "expected `startup {` or the end of the file",
+                ));
+            }
+            let (startup, next) = b.program(&lines, cur)?;
+            module.startup = Some(startup);
+            cur = skip_trivia(&lines, next);
+            if let Some(l) = lines.get(cur) {
+                return Err(Diagnostic::at(
+                    src,
+                    l.offset,
+                    "expected the end of the file after the startup program",
+                ));
+            }
         }
-    }
-    module.trailing = trailing_blank_lines(src);
-    if std::env::var_os("IRW_TIMING").is_some() {
-        eprintln!("TIMING built {:?}", t.elapsed());
-    }
-    Ok(module)
+        module.trailing = trailing_blank_lines(src);
+        Ok(module)
+    })
 }
 
 /// Parses a separate file holding only a startup program (`--startup FILE`, a bare `{ ... }`
 /// as Paddle dumps it) into `module`, sharing its context.
 pub fn parse_startup_into(module: &mut Module, src: &SourceFile) -> Result<(), Diagnostic> {
     let lines = split_lines(src)?;
-    let raw = parse_op_lines(src, &lines, Path::Fast)?;
-    let mut b = Builder::new(src, &mut module.ctx, raw);
-    let cur = skip_trivia(&lines, 0);
-    let Some(first) = lines.get(cur) else {
-        return Err(Diagnostic::in_file(
-            &src.name,
-            "the startup file holds no program",
-        ));
-    };
-    if first.kind != Kind::Open && first.kind != Kind::StartupOpen {
-        return Err(Diagnostic::at(
-            src,
-            first.offset,
-            "expected `{` to start the startup program",
-        ));
-    }
-    let (startup, next) = b.program(&lines, cur)?;
-    let next = skip_trivia(&lines, next);
-    if let Some(l) = lines.get(next) {
-        return Err(Diagnostic::at(
-            src,
-            l.offset,
-            "expected the end of the file after the startup program",
-        ));
-    }
+    let startup = with_op_lines(src, &lines, Path::Fast, |feed| {
+        let mut b = Builder::new(src, &mut module.ctx, feed);
+        let cur = skip_trivia(&lines, 0);
+        let Some(first) = lines.get(cur) else {
+            return Err(Diagnostic::in_file(
+                &src.name,
+                "the startup file holds no program",
+            ));
+        };
+        if first.kind != Kind::Open && first.kind != Kind::StartupOpen {
+            return Err(Diagnostic::at(
+                src,
+                first.offset,
+                "expected `{` to start the startup program",
+            ));
+        }
+        let (startup, next) = b.program(&lines, cur)?;
+        let next = skip_trivia(&lines, next);
+        if let Some(l) = lines.get(next) {
+            return Err(Diagnostic::at(
+                src,
+                l.offset,
+                "expected the end of the file after the startup program",
+            ));
+        }
+        Ok(startup)
+    })?;
     module.startup = Some(startup);
     Ok(())
 }
@@ -254,7 +255,8 @@ struct RawOp<'a> {
     results: Range32,
     name: &'a str,
     operands: Range32,
-    attrs: Option<&'a str>,
+    /// Index into the chunk's `dict_list`.
+    attrs: Option<u32>,
     operand_types: Option<Range32>,
     result_types: Option<Range32>,
     region_open: bool,
@@ -263,10 +265,17 @@ struct RawOp<'a> {
 #[derive(Default)]
 struct RawChunk<'a> {
     ops: Vec<RawOp<'a>>,
-    /// Each distinct attribute dictionary text of the chunk, parsed (in the parallel phase).
-    dicts: FxHashMap<&'a str, AttrDict>,
-    /// Each distinct dictionary entry text (`key:value`) of the chunk, parsed.
-    entries: FxHashMap<&'a str, (AttrKey, Attr)>,
+    /// Each distinct attribute dictionary text of the chunk, parsed and printed (in the
+    /// parallel phase), by first appearance; ops refer to them by index.
+    dict_list: Vec<ChunkDict<'a>>,
+    dicts: FxHashMap<&'a str, u32>,
+    /// Each distinct type text of the chunk, by first appearance; `type_ids` gives the index of
+    /// each entry of `types`.
+    type_list: Vec<&'a str>,
+    type_index: FxHashMap<&'a str, u32>,
+    type_ids: Vec<u32>,
+    /// Each distinct dictionary entry shape of the chunk, parsed (see [`split_dict`]).
+    entries: EntryCache<'a>,
     /// Each distinct op-line tail (the text after the dictionary), parsed.
     tails: FxHashMap<&'a str, Tail>,
     /// Each distinct head shape (see [`HeadShape`]), parsed.
@@ -277,6 +286,56 @@ struct RawChunk<'a> {
     values: Vec<&'a str>,
     operands: Vec<RawOperand<'a>>,
     types: Vec<&'a str>,
+    /// The error of the op line after the last of `ops`, if one failed.
+    error: Option<Diagnostic>,
+}
+
+struct ChunkDict<'a> {
+    text: &'a str,
+    /// Taken by the builder when it interns the dictionary.
+    dict: Option<AttrDict>,
+    printed: String,
+}
+
+impl<'a> RawChunk<'a> {
+    /// The index of dictionary `text`, parsing it with `parse` if the chunk has not seen it.
+    fn dict_index(
+        &mut self,
+        text: &'a str,
+        parse: impl FnOnce(&mut Self) -> Option<AttrDict>,
+    ) -> Option<u32> {
+        if let Some(&i) = self.dicts.get(text) {
+            return Some(i);
+        }
+        let dict = parse(self)?;
+        let mut printed = String::new();
+        dict.write_to(&mut printed);
+        let i = self.dict_list.len() as u32;
+        self.dict_list.push(ChunkDict {
+            text,
+            dict: Some(dict),
+            printed,
+        });
+        self.dicts.insert(text, i);
+        Some(i)
+    }
+
+    /// The chunk-local index of type text `t`.
+    fn type_index(&mut self, t: &'a str) -> u32 {
+        if let Some(&i) = self.type_index.get(t) {
+            return i;
+        }
+        let i = self.type_list.len() as u32;
+        self.type_list.push(t);
+        self.type_index.insert(t, i);
+        i
+    }
+
+    fn push_type(&mut self, t: &'a str) {
+        let i = self.type_index(t);
+        self.types.push(t);
+        self.type_ids.push(i);
+    }
 }
 
 /// The parse of an op-line head (`(%5, %6) = "pd_op.op" (%1, %arg_0, <<NULL VALUE>>) `) with
@@ -321,84 +380,129 @@ struct Tail {
     /// Whether `->` is present (it may be followed by no type).
     result_types: bool,
     region_open: bool,
+    /// The chunk-local index of each type (see `RawChunk::type_list`).
+    ids: Vec<u32>,
 }
 
-struct RawOps<'a> {
-    chunks: Vec<RawChunk<'a>>,
+/// Parsed op lines, in file order, as the builder asks for them: chunks of lines are parsed on
+/// worker threads while the builder consumes the ones before, so parsing and building overlap
+/// and only the chunks in flight are held in raw form.
+enum ChunkFeed<'a> {
+    Inline(std::collections::VecDeque<RawChunk<'a>>),
+    Threaded {
+        rx: std::sync::mpsc::Receiver<(usize, RawChunk<'a>)>,
+        /// Chunks that arrived before their turn.
+        early: FxHashMap<usize, RawChunk<'a>>,
+        next: usize,
+        total: usize,
+    },
 }
 
-fn parse_op_lines<'a>(
+impl<'a> ChunkFeed<'a> {
+    /// The next chunk in file order; `None` after the last.
+    fn next(&mut self) -> Option<RawChunk<'a>> {
+        match self {
+            ChunkFeed::Inline(q) => q.pop_front(),
+            ChunkFeed::Threaded {
+                rx,
+                early,
+                next,
+                total,
+            } => {
+                if *next == *total {
+                    return None;
+                }
+                let c = match early.remove(next) {
+                    Some(c) => c,
+                    None => loop {
+                        // A worker never drops its sender before sending all its chunks.
+                        let (i, c) = rx.recv().ok()?;
+                        if i == *next {
+                            break c;
+                        }
+                        early.insert(i, c);
+                    },
+                };
+                *next += 1;
+                Some(c)
+            }
+        }
+    }
+}
+
+/// Lines per chunk: small enough that workers and builder overlap, large enough that the
+/// per-chunk caches (heads, tails, dictionaries) pay off.
+const CHUNK_LINES: usize = 4_096;
+
+/// Runs `build` with a feed of the file's op lines, parsed on all cores for large files.
+fn with_op_lines<'a, T>(
     src: &'a SourceFile,
     lines: &[Line<'a>],
     path: Path,
-) -> Result<RawOps<'a>, Diagnostic> {
-    let op_lines: Vec<Line<'a>> = lines
-        .iter()
-        .filter(|l| l.kind == Kind::Op)
-        .copied()
-        .collect();
+    build: impl FnOnce(ChunkFeed<'a>) -> Result<T, Diagnostic>,
+) -> Result<T, Diagnostic> {
+    let pieces: Vec<&[Line<'a>]> = lines.chunks(CHUNK_LINES).collect();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(8);
-    let size = (op_lines.len() / (4 * threads)).clamp(MIN_CHUNK, CHUNK);
-    let pieces: Vec<&[Line<'a>]> = op_lines.chunks(size).collect();
-    let results: Vec<Result<RawChunk<'a>, Diagnostic>> = if pieces.len() <= 1 || threads == 1 {
-        pieces.iter().map(|p| parse_chunk(src, p, path)).collect()
-    } else {
-        // Chunks are handed out round-robin to a fixed set of threads; results keep file order.
-        let mut out: Vec<Option<Result<RawChunk<'a>, Diagnostic>>> =
-            (0..pieces.len()).map(|_| None).collect();
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let pieces = &pieces;
-                    s.spawn(move || {
-                        (t..pieces.len())
-                            .step_by(threads)
-                            .map(|i| (i, parse_chunk(src, pieces[i], path)))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            for h in handles {
-                match h.join() {
-                    Ok(done) => {
-                        for (i, r) in done {
-                            out[i] = Some(r);
-                        }
-                    }
-                    Err(e) => std::panic::resume_unwind(e),
-                }
-            }
-        });
-        out.into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(Diagnostic::error("internal: chunk lost"))))
-            .collect()
-    };
-    let mut chunks = Vec::with_capacity(results.len());
-    for r in results {
-        chunks.push(r?);
+        .clamp(1, 8);
+    if pieces.len() <= 1 || threads == 1 {
+        let chunks = pieces.iter().map(|p| parse_chunk(src, p, path)).collect();
+        return build(ChunkFeed::Inline(chunks));
     }
-    Ok(RawOps { chunks })
+    let next_piece = std::sync::atomic::AtomicUsize::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (pieces, next_piece, stop) = (&pieces, &next_piece, &stop);
+            scope.spawn(move || {
+                use std::sync::atomic::Ordering::Relaxed;
+                while !stop.load(Relaxed) {
+                    let i = next_piece.fetch_add(1, Relaxed);
+                    let Some(p) = pieces.get(i) else { break };
+                    if tx.send((i, parse_chunk(src, p, path))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let feed = ChunkFeed::Threaded {
+            rx,
+            early: FxHashMap::default(),
+            next: 0,
+            total: pieces.len(),
+        };
+        let result = build(feed);
+        // On an early error the workers need not parse the rest.
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        result
+    })
 }
 
-fn parse_chunk<'a>(
-    src: &'a SourceFile,
-    lines: &[Line<'a>],
-    path: Path,
-) -> Result<RawChunk<'a>, Diagnostic> {
+/// Parses the op lines among `lines`. A line that fails ends the chunk: the error is kept in
+/// `error` and reported by the builder when it reaches that line, so errors come in file order.
+fn parse_chunk<'a>(src: &'a SourceFile, lines: &[Line<'a>], path: Path) -> RawChunk<'a> {
+    let n = lines.len();
     let mut c = RawChunk {
-        ops: Vec::with_capacity(lines.len()),
-        values: Vec::with_capacity(lines.len() * 2),
-        operands: Vec::with_capacity(lines.len() * 3),
-        types: Vec::with_capacity(lines.len() * 4),
+        ops: Vec::with_capacity(n),
+        values: Vec::with_capacity(n),
+        operands: Vec::with_capacity(n * 2),
+        types: Vec::with_capacity(n * 3),
+        type_ids: Vec::with_capacity(n * 3),
         ..RawChunk::default()
     };
-    for l in lines {
-        let op = parse_op_line(src, l, &mut c, path)?;
-        c.ops.push(op);
+    for l in lines.iter().filter(|l| l.kind == Kind::Op) {
+        match parse_op_line(src, l, &mut c, path) {
+            Ok(op) => c.ops.push(op),
+            Err(d) => {
+                c.error = Some(d);
+                break;
+            }
+        }
     }
-    Ok(c)
+    c
 }
 
 fn range(start: usize, end: usize) -> Range32 {
@@ -433,17 +537,20 @@ fn parse_op_line<'a>(
         c.values.truncate(nv);
         c.operands.truncate(no);
         c.types.truncate(nt);
+        c.type_ids.truncate(nt);
     }
     let pairs = PirParser::parse(Rule::op_line, l.text).map_err(|e| pest_error(src, l, e))?;
     let mut op = EMPTY_RAW_OP;
     for p in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
         if p.as_rule() == Rule::attr_dict {
             let text = p.as_str();
-            if !c.dicts.contains_key(text) {
-                let d = parse_dict_text(src, text)?;
-                c.dicts.insert(text, d);
+            let mut err = None;
+            op.attrs = c.dict_index(text, |_| {
+                parse_dict_text(src, text).map_err(|e| err = Some(e)).ok()
+            });
+            if let Some(e) = err {
+                return Err(e);
             }
-            op.attrs = Some(text);
         } else {
             take_part(p, &mut op, c);
         }
@@ -465,14 +572,15 @@ fn parse_op_line_split<'a>(
     let mut op = EMPTY_RAW_OP;
     parse_head(&text[..ds], &mut op, c)?;
     let dict = &text[ds..de];
-    if !c.dicts.contains_key(dict) {
-        let d = split_dict(src, dict, &mut c.entries)?;
-        c.dicts.insert(dict, d);
-    }
-    op.attrs = Some(dict);
+    op.attrs = Some(c.dict_index(dict, |c| split_dict(src, dict, &mut c.entries))?);
     let tail_text = &text[de..];
     if !c.tails.contains_key(tail_text) {
-        let t = parse_tail(tail_text)?;
+        let mut t = parse_tail(tail_text)?;
+        t.ids = t
+            .types
+            .iter()
+            .map(|&(a, b)| c.type_index(&tail_text[a as usize..b as usize]))
+            .collect();
         c.tails.insert(tail_text, t);
     }
     let tail = c.tails.get(tail_text)?;
@@ -482,6 +590,7 @@ fn parse_op_line_split<'a>(
             .iter()
             .map(|&(a, b)| &tail_text[a as usize..b as usize]),
     );
+    c.type_ids.extend_from_slice(&tail.ids);
     let mid = s + tail.operand_types.unwrap_or(0);
     op.operand_types = tail.operand_types.map(|_| range(s, mid));
     op.result_types = tail.result_types.then(|| range(mid, c.types.len()));
@@ -605,6 +714,7 @@ fn parse_tail(text: &str) -> Option<Tail> {
         operand_types: None,
         result_types: false,
         region_open: false,
+        ids: Vec::new(),
     };
     let span = |p: Pair<'_, Rule>| {
         let s = p.as_span();
@@ -627,44 +737,63 @@ fn parse_tail(text: &str) -> Option<Tail> {
     Some(t)
 }
 
-/// Parses a dictionary entry by entry, each distinct entry text once: `text` is split at its
-/// top-level commas. Returns `None` where the split might not be the grammar's (a quote inside
-/// parentheses, brackets that do not match) or any piece fails; the caller then parses the
-/// whole dictionary with `attr_dict_full`.
-fn split_dict<'a>(
-    src: &SourceFile,
-    text: &'a str,
-    cache: &mut FxHashMap<&'a str, (AttrKey, Attr)>,
-) -> Option<AttrDict> {
+/// Parses a dictionary entry by entry: `text` is split at its top-level commas, and each entry
+/// is parsed through its *shape*, the entry with every string's contents removed (`name:""`):
+/// the few distinct shapes are parsed once, and an entry's strings are then put back into the
+/// parsed shape. Collapsing keeps the language, because the scan delimits strings exactly as
+/// the grammar's `string` does (it refuses quotes inside parentheses, where the grammar's
+/// `call` does not read strings). Returns `None` where the split might not be the grammar's or
+/// any entry fails; the caller then parses the whole line on the reference path.
+fn split_dict<'a>(src: &SourceFile, text: &'a str, cache: &mut EntryCache<'a>) -> Option<AttrDict> {
     let body = text.strip_prefix('{')?.strip_suffix('}')?;
     let bytes = body.as_bytes();
     let mut d = AttrDict::default();
-    let mut stack: Vec<u8> = Vec::new();
-    let (mut in_str, mut escaped) = (false, false);
-    let mut start = 0;
-    for i in 0..=bytes.len() {
+    let mut stack = [0u8; MAX_NESTING];
+    let mut depth = 0;
+    let (mut start, mut last) = (0, 0);
+    cache.shape.clear();
+    cache.strings.clear();
+    let mut i = 0;
+    while i <= bytes.len() {
         let b = bytes.get(i).copied().unwrap_or(b',');
-        if in_str {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_str = false,
-                _ => {}
-            }
-            if i == bytes.len() {
-                return None;
-            }
-            continue;
-        }
         match b {
-            b'"' if stack.contains(&b')') => return None,
-            b'"' => in_str = true,
-            b'(' => stack.push(b')'),
-            b'[' => stack.push(b']'),
-            b'{' => stack.push(b'}'),
-            // The guard pops: a closer that matches its opener falls through to `_`.
-            b')' | b']' | b'}' if stack.pop() != Some(b) => return None,
-            b',' if stack.is_empty() => {
+            b'"' if stack[..depth].contains(&b')') => return None,
+            b'"' => {
+                // Keep the quotes, drop the contents.
+                cache.shape.push_str(&body[last..=i]);
+                let from = i + 1;
+                i = from;
+                loop {
+                    match bytes.get(i) {
+                        None => return None,
+                        Some(b'\\') => i += 2,
+                        Some(b'"') => break,
+                        Some(_) => i += 1,
+                    }
+                }
+                cache.strings.push(body.get(from..i)?);
+                last = i;
+            }
+            b'(' | b'[' | b'{' => {
+                if depth == MAX_NESTING {
+                    return None;
+                }
+                stack[depth] = match b {
+                    b'(' => b')',
+                    b'[' => b']',
+                    _ => b'}',
+                };
+                depth += 1;
+            }
+            b')' | b']' | b'}' => {
+                if depth == 0 || stack[depth - 1] != b {
+                    return None;
+                }
+                depth -= 1;
+            }
+            b',' if depth == 0 => {
+                cache.shape.push_str(&body[last..i]);
+                last = i + 1;
                 let piece = body[start..i].trim_matches(' ');
                 start = i + 1;
                 if piece.is_empty() {
@@ -673,23 +802,65 @@ fn split_dict<'a>(
                     }
                     return None;
                 }
-                let (k, v) = match cache.get(piece) {
-                    Some(e) => e.clone(),
+                let shape = cache.shape.trim_matches(' ');
+                let (k, template) = match cache.entries.get(shape) {
+                    Some(e) => e,
                     None => {
-                        let e = parse_entry(src, piece)?;
-                        cache.insert(piece, e.clone());
-                        e
+                        let e = parse_entry(src, shape)?;
+                        cache.entries.insert(shape.into(), e);
+                        cache.entries.get(shape)?
                     }
                 };
                 if d.contains_key(k) {
                     return None;
                 }
+                let mut strings = cache.strings.iter();
+                let v = if cache.strings.is_empty() {
+                    template.clone()
+                } else {
+                    fill_strings(template, &mut strings)?
+                };
+                if strings.next().is_some() {
+                    return None;
+                }
                 d.entries.push((k, v));
+                cache.shape.clear();
+                cache.strings.clear();
             }
             _ => {}
         }
+        i += 1;
     }
-    stack.is_empty().then_some(d)
+    (depth == 0).then_some(d)
+}
+
+/// The per-chunk state of [`split_dict`]: parsed entry shapes, and scratch space.
+#[derive(Default)]
+struct EntryCache<'a> {
+    entries: FxHashMap<Box<str>, (AttrKey, Attr)>,
+    shape: String,
+    strings: Vec<&'a str>,
+}
+
+/// `template` with its strings (all empty) replaced, in order, by `strings`.
+fn fill_strings(template: &Attr, strings: &mut std::slice::Iter<'_, &str>) -> Option<Attr> {
+    Some(match template {
+        Attr::Str(_) => Attr::Str((*strings.next()?).into()),
+        Attr::Array(items) => Attr::Array(
+            items
+                .iter()
+                .map(|a| fill_strings(a, strings))
+                .collect::<Option<_>>()?,
+        ),
+        Attr::Dict(d) => Attr::Dict(AttrDict {
+            entries: d
+                .entries
+                .iter()
+                .map(|(k, a)| Some((*k, fill_strings(a, strings)?)))
+                .collect::<Option<_>>()?,
+        }),
+        other => other.clone(),
+    })
 }
 
 fn parse_entry(src: &SourceFile, text: &str) -> Option<(AttrKey, Attr)> {
@@ -733,12 +904,16 @@ fn take_part<'a>(p: Pair<'a, Rule>, op: &mut RawOp<'a>, c: &mut RawChunk<'a>) {
         }
         Rule::operand_types => {
             let s = c.types.len();
-            c.types.extend(p.into_inner().map(|t| t.as_str()));
+            for t in p.into_inner() {
+                c.push_type(t.as_str());
+            }
             op.operand_types = Some(range(s, c.types.len()));
         }
         Rule::result_types => {
             let s = c.types.len();
-            c.types.extend(p.into_inner().map(|t| t.as_str()));
+            for t in p.into_inner() {
+                c.push_type(t.as_str());
+            }
             op.result_types = Some(range(s, c.types.len()));
         }
         Rule::region_open => op.region_open = true,
@@ -754,26 +929,46 @@ fn take_part<'a>(p: Pair<'a, Rule>, op: &mut RawOp<'a>, c: &mut RawChunk<'a>) {
 /// is the attribute dictionary, if the line parses.
 fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<Option<(usize, usize)>, Diagnostic> {
     let mut depth = 0usize;
-    let mut in_str = false;
-    let mut escaped = false;
     // Open `(`, `[`, `{` not yet closed: (byte, position). Angle brackets are not tracked for
     // balance (`->` holds a lone `>`), only for depth.
-    let mut open: Vec<(u8, usize)> = Vec::new();
+    let mut open = OpenStack::default();
     let mut dict: Option<(usize, usize)> = None;
     let mut dict_start = None;
     let text = l.text.trim_end();
-    for (i, b) in text.bytes().enumerate() {
-        if in_str {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_str = false,
-                _ => {}
-            }
-            continue;
-        }
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        // Skip what the scan ignores; most of a line.
+        i = next_scan_stop(bytes, i);
+        let Some(&b) = bytes.get(i) else { break };
         match b {
-            b'"' => in_str = true,
+            b'"' => {
+                // A string: skip to its closing quote, past escapes.
+                i += 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                        Some(n) if bytes[i + n] == b'\\' => {
+                            i = (i + n + 2).min(bytes.len());
+                        }
+                        Some(n) => {
+                            i += n;
+                            break;
+                        }
+                        None => {
+                            i = bytes.len();
+                            break;
+                        }
+                    }
+                }
+                if i >= bytes.len() {
+                    let q = text.rfind('"').unwrap_or(0);
+                    return Err(Diagnostic::at(
+                        src,
+                        l.offset + q,
+                        "this string is not terminated on its line",
+                    ));
+                }
+            }
             b'{' | b'[' | b'(' | b'<' => {
                 depth += 1;
                 if depth > MAX_NESTING {
@@ -787,11 +982,12 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<Option<(usize, usize)
                 if b == b'{' && open.is_empty() && dict.is_none() {
                     dict_start = Some(i);
                 }
-                if b != b'<' && open.len() < MAX_NESTING {
+                if b != b'<' {
                     open.push((b, i));
                 }
             }
-            b'}' | b']' | b')' | b'>' => {
+            _ => {
+                // `}`, `]`, `)`, `>`
                 depth = depth.saturating_sub(1);
                 if b != b'>' {
                     open.pop();
@@ -802,21 +998,12 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<Option<(usize, usize)
                     }
                 }
             }
-            _ => {}
         }
+        i += 1;
     }
-    let region_open = open.len() == 1 && open[0].0 == b'{' && text.ends_with('{');
-    if in_str {
-        if let Some(q) = text.rfind('"') {
-            return Err(Diagnostic::at(
-                src,
-                l.offset + q,
-                "this string is not terminated on its line",
-            ));
-        }
-    }
+    let region_open = open.len() == 1 && open.last().0 == b'{' && text.ends_with('{');
     if !open.is_empty() && !region_open {
-        let (b, at) = open[open.len() - 1];
+        let (b, at) = open.last();
         let close = match b {
             b'(' => ')',
             b'[' => ']',
@@ -834,6 +1021,105 @@ fn check_nesting(src: &SourceFile, l: &Line<'_>) -> Result<Option<(usize, usize)
         .with_hint("is the op line truncated?"));
     }
     Ok(dict)
+}
+
+/// The bytes [`check_nesting`] stops at: quotes and brackets. (`next_scan_stop` finds the same
+/// set with SIMD; a unit test checks the two agree on every byte.)
+static SCAN_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let stops = b"\"{}[]()<>";
+    let mut i = 0;
+    while i < stops.len() {
+        t[stops[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// The index of the first byte at or after `i` that [`check_nesting`] stops at (`bytes.len()`
+/// if none). Sixteen bytes at a time with SSE2, which every x86-64 processor has.
+fn next_scan_stop(bytes: &[u8], mut i: usize) -> usize {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    // SAFETY: SSE2 is enabled for this target (the cfg), and every load reads 16 bytes at `i`
+    // with `i + 16 <= bytes.len()`, inside `bytes`; the loads need no alignment.
+    unsafe {
+        use std::arch::x86_64::*;
+        // `(`/`)` are 0x28/0x29, `<`/`>` 0x3c/0x3e, and `[`/`]` 0x5b/0x5d differ from
+        // `{`/`}` only in bit 0x20: five comparisons cover the nine stop bytes.
+        let (paren, angle, open, close, quote) = (
+            _mm_set1_epi8(0x29),
+            _mm_set1_epi8(0x3e),
+            _mm_set1_epi8(0x5b),
+            _mm_set1_epi8(0x5d),
+            _mm_set1_epi8(0x22),
+        );
+        let (one, two, not_20) = (_mm_set1_epi8(1), _mm_set1_epi8(2), _mm_set1_epi8(!0x20));
+        while i + 16 <= bytes.len() {
+            let v = _mm_loadu_si128(bytes.as_ptr().add(i).cast());
+            let folded = _mm_and_si128(v, not_20);
+            let hits = _mm_or_si128(
+                _mm_or_si128(
+                    _mm_cmpeq_epi8(_mm_or_si128(v, one), paren),
+                    _mm_cmpeq_epi8(_mm_or_si128(v, two), angle),
+                ),
+                _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)),
+                    _mm_cmpeq_epi8(v, quote),
+                ),
+            );
+            let mask = _mm_movemask_epi8(hits);
+            if mask != 0 {
+                return i + mask.trailing_zeros() as usize;
+            }
+            i += 16;
+        }
+    }
+    while i < bytes.len() && !SCAN_STOP[bytes[i] as usize] {
+        i += 1;
+    }
+    i
+}
+
+/// The open brackets of one line, at most [`MAX_NESTING`] (deeper lines are rejected first):
+/// a fixed array, so scanning a line allocates nothing.
+struct OpenStack {
+    items: [(u8, usize); MAX_NESTING],
+    len: usize,
+}
+
+impl Default for OpenStack {
+    fn default() -> Self {
+        OpenStack {
+            items: [(0, 0); MAX_NESTING],
+            len: 0,
+        }
+    }
+}
+
+impl OpenStack {
+    fn push(&mut self, item: (u8, usize)) {
+        if self.len < MAX_NESTING {
+            self.items[self.len] = item;
+            self.len += 1;
+        }
+    }
+
+    fn pop(&mut self) {
+        self.len = self.len.saturating_sub(1);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The innermost open bracket; `(0, 0)` when none is open.
+    fn last(&self) -> (u8, usize) {
+        self.len.checked_sub(1).map_or((0, 0), |i| self.items[i])
+    }
 }
 
 fn describe(rule: &Rule) -> &'static str {
@@ -918,13 +1204,21 @@ struct Builder<'a, 'c> {
     ctx: &'c mut Context,
     /// Parsed op lines not yet built, by chunk. A chunk is dropped as soon as it is built, so
     /// the raw form of a large file never lives beside all of its IR.
-    raw: std::collections::VecDeque<RawChunk<'a>>,
+    feed: ChunkFeed<'a>,
     /// The chunk being built and the index of its next op.
     cur: RawChunk<'a>,
     cur_idx: usize,
     attr_cache: FxHashMap<&'a str, AttrId>,
     type_cache: FxHashMap<&'a str, TypeId>,
+    /// Global ids of the current chunk's dictionaries and types, by chunk-local index, resolved
+    /// on first use ([`UNRESOLVED`] until then) so that errors come in line order.
+    chunk_attrs: Vec<AttrId>,
+    chunk_types: Vec<TypeId>,
+    vals: Vec<Option<ValueId>>,
+    rtys: Vec<TypeId>,
 }
+
+const UNRESOLVED: u32 = u32::MAX;
 
 /// Maps `%N` to values: a dense vector for the usual dense numbering, a hash map beyond.
 #[derive(Default)]
@@ -965,15 +1259,19 @@ impl<'a> Names<'a> {
 }
 
 impl<'a, 'c> Builder<'a, 'c> {
-    fn new(src: &'a SourceFile, ctx: &'c mut Context, raw: RawOps<'a>) -> Self {
+    fn new(src: &'a SourceFile, ctx: &'c mut Context, feed: ChunkFeed<'a>) -> Self {
         Builder {
             src,
             ctx,
-            raw: raw.chunks.into(),
+            feed,
             cur: RawChunk::default(),
             cur_idx: 0,
             attr_cache: FxHashMap::default(),
             type_cache: FxHashMap::default(),
+            chunk_attrs: Vec::new(),
+            chunk_types: Vec::new(),
+            vals: Vec::new(),
+            rtys: Vec::new(),
         }
     }
 
@@ -1120,7 +1418,7 @@ impl<'a, 'c> Builder<'a, 'c> {
         for p in pairs.flatten().take(1).flat_map(|p| p.into_inner()) {
             match p.as_rule() {
                 Rule::kwarg_ref => name = p.as_str(),
-                Rule::attr_dict => attrs = self.attrs(p.as_str(), None)?,
+                Rule::attr_dict => attrs = self.attrs(p.as_str())?,
                 _ => {}
             }
         }
@@ -1152,7 +1450,7 @@ impl<'a, 'c> Builder<'a, 'c> {
             for p in arg.into_inner() {
                 match p.as_rule() {
                     Rule::arg_ref => name = p.as_str(),
-                    Rule::attr_dict => attrs = self.attrs(p.as_str(), None)?,
+                    Rule::attr_dict => attrs = self.attrs(p.as_str())?,
                     _ => {}
                 }
             }
@@ -1172,9 +1470,21 @@ impl<'a, 'c> Builder<'a, 'c> {
         block: BlockId,
         l: Line<'a>,
     ) -> Result<(OpId, bool), Diagnostic> {
-        if self.cur_idx == self.cur.ops.len() {
-            self.cur = self.raw.pop_front().unwrap_or_default();
+        while self.cur_idx == self.cur.ops.len() {
+            if let Some(e) = self.cur.error.take() {
+                return Err(e);
+            }
+            let Some(next) = self.feed.next() else {
+                break;
+            };
+            self.cur = next;
             self.cur_idx = 0;
+            self.chunk_attrs.clear();
+            self.chunk_attrs
+                .resize(self.cur.dict_list.len(), AttrId(UNRESOLVED));
+            self.chunk_types.clear();
+            self.chunk_types
+                .resize(self.cur.type_list.len(), TypeId(UNRESOLVED));
         }
         let mut c = std::mem::take(&mut self.cur);
         let Some(r) = c.ops.get(self.cur_idx).cloned() else {
@@ -1241,7 +1551,9 @@ impl<'a, 'c> Builder<'a, 'c> {
         };
 
         // Operands.
-        let mut vals: Vec<Option<ValueId>> = Vec::with_capacity(operands.len());
+        // Scratch vectors kept across ops: no allocation per op.
+        let mut vals = std::mem::take(&mut self.vals);
+        vals.clear();
         for o in operands {
             match o.value {
                 None => vals.push(None),
@@ -1276,7 +1588,7 @@ impl<'a, 'c> Builder<'a, 'c> {
                 ));
             }
             for (i, (&t, &v)) in tys.iter().zip(&vals).enumerate() {
-                let tid = self.ty(t)?;
+                let tid = self.chunk_type(&c, s as usize + i)?;
                 match v {
                     None => {
                         if tid != Context::NULL_TYPE {
@@ -1308,7 +1620,8 @@ impl<'a, 'c> Builder<'a, 'c> {
         }
 
         // Result types.
-        let mut rtys: Vec<TypeId> = Vec::with_capacity(results.len());
+        let mut rtys = std::mem::take(&mut self.rtys);
+        rtys.clear();
         match r.result_types {
             Some((s, e)) => {
                 let tys = &c.types[s as usize..e as usize];
@@ -1319,8 +1632,8 @@ impl<'a, 'c> Builder<'a, 'c> {
                         format!("{} result types for {} results", tys.len(), results.len()),
                     ));
                 }
-                for &t in tys {
-                    rtys.push(self.ty(t)?);
+                for i in s..e {
+                    rtys.push(self.chunk_type(&c, i as usize)?);
                 }
             }
             None => rtys.resize(results.len(), Context::UNKNOWN_TYPE),
@@ -1328,10 +1641,12 @@ impl<'a, 'c> Builder<'a, 'c> {
 
         let name = self.ctx.sym(r.name);
         let attrs = match r.attrs {
-            Some(a) => self.attrs(a, Some(&mut c.dicts))?,
+            Some(i) => self.chunk_attrs(&mut c.dict_list, i as usize),
             None => Context::EMPTY_ATTRS,
         };
         let op = prog.create_op(name, attrs, &vals, &rtys, syntax);
+        self.vals = vals;
+        self.rtys = rtys;
         prog.append(block, op);
         prog.set_position(op, l.offset);
         for (i, &res) in results.iter().enumerate() {
@@ -1355,21 +1670,47 @@ impl<'a, 'c> Builder<'a, 'c> {
     }
 
     /// Interns the dictionary written `text`, parsing it unless the same text was seen before.
-    /// `parsed` holds dictionaries the parallel phase already parsed.
-    fn attrs(
-        &mut self,
-        text: &'a str,
-        parsed: Option<&mut FxHashMap<&'a str, AttrDict>>,
-    ) -> Result<AttrId, Diagnostic> {
+    fn attrs(&mut self, text: &'a str) -> Result<AttrId, Diagnostic> {
         if let Some(&id) = self.attr_cache.get(text) {
             return Ok(id);
         }
-        let dict = match parsed.and_then(|m| m.remove(text)) {
-            Some(d) => d,
-            None => parse_dict_text(self.src, text)?,
-        };
+        let dict = parse_dict_text(self.src, text)?;
         let id = self.ctx.intern_attrs(dict);
         self.attr_cache.insert(text, id);
+        Ok(id)
+    }
+
+    /// The global id of the chunk's dictionary `i` (parsed in the parallel phase).
+    fn chunk_attrs(&mut self, dicts: &mut [ChunkDict<'a>], i: usize) -> AttrId {
+        let id = self.chunk_attrs[i];
+        if id.0 != UNRESOLVED {
+            return id;
+        }
+        let d = &mut dicts[i];
+        let id = match self.attr_cache.get(d.text) {
+            Some(&id) => id,
+            None => {
+                let dict = d.dict.take().unwrap_or_default();
+                let id = self
+                    .ctx
+                    .intern_attrs_printed(dict, std::mem::take(&mut d.printed));
+                self.attr_cache.insert(d.text, id);
+                id
+            }
+        };
+        self.chunk_attrs[i] = id;
+        id
+    }
+
+    /// The global type of entry `i` of chunk `c`'s `types`.
+    fn chunk_type(&mut self, c: &RawChunk<'a>, i: usize) -> Result<TypeId, Diagnostic> {
+        let local = c.type_ids[i] as usize;
+        let id = self.chunk_types[local];
+        if id.0 != UNRESOLVED {
+            return Ok(id);
+        }
+        let id = self.ty(c.types[i])?;
+        self.chunk_types[local] = id;
         Ok(id)
     }
 
@@ -1525,4 +1866,23 @@ fn attr_value(src: &SourceFile, p: Pair<'_, Rule>) -> Result<Attr, Diagnostic> {
         },
         _ => Attr::Word(s.into()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_simd_scan_stops_at_exactly_the_table_bytes() {
+        for b in 0..=255u8 {
+            for at in [0, 5, 15, 16, 17, 31, 38] {
+                let mut buf = vec![b'a'; 40];
+                buf[at] = b;
+                let want = if SCAN_STOP[b as usize] { at } else { 40 };
+                assert_eq!(next_scan_stop(&buf, 0), want, "byte {b:#x} at {at}");
+                assert_eq!(next_scan_stop(&buf, at), want, "byte {b:#x} at {at}");
+                assert_eq!(next_scan_stop(&buf, at + 1), 40, "byte {b:#x} at {at}");
+            }
+        }
+    }
 }

@@ -211,7 +211,21 @@ fn query(
             })
         }
         "type" => Ok(Val::Type(m.main.value_type(value_arg(m)?))),
-        "uses" => Ok(Val::Int(m.main.num_uses(value_arg(m)?) as i64)),
+        "uses" => {
+            let v = value_arg(m)?;
+            Ok(Val::Int(match args.get(1) {
+                // `uses(%v in STAGE)`: only the uses by ops of that stage (an op using `%v`
+                // twice counts twice, as in `uses(%v)`).
+                Some(Val::Stage(s)) => {
+                    let m: &Module = m;
+                    m.main
+                        .uses(v)
+                        .filter(|u| cache.role(m, u.op) == Some(*s))
+                        .count() as i64
+                }
+                _ => m.main.num_uses(v) as i64,
+            }))
+        }
         "role" => Ok(Val::Int(match args.first() {
             Some(Val::Op(o)) => cache.role(m, *o).unwrap_or(-1),
             Some(Val::Value(v)) => m

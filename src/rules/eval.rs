@@ -108,6 +108,26 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
             }
         }
         Expr::Call { func, args, span } => {
+            if let Some((v, stage)) = uses_in_stage(&func.name, args) {
+                // `uses(%v in STAGE)`: the stage restricts the count; it is not a stage test.
+                let v = eval(env, v)?;
+                let s = match eval(env, stage)? {
+                    Val::Stage(s) => Val::Stage(s),
+                    other => {
+                        return err(
+                            stage.span(),
+                            format!(
+                                "`uses(%v in STAGE)` needs a stage, found a {}",
+                                other.kind()
+                            ),
+                        )
+                    }
+                };
+                return match env.query(&func.name, &[v, s], *span) {
+                    Some(r) => r,
+                    None => err(func.span, format!("unknown function `{}`", func.name)),
+                };
+            }
             let vals: Vec<Val> = args
                 .iter()
                 .map(|a| eval(env, a))
@@ -148,6 +168,24 @@ pub fn dtype_name(s: &str) -> Option<DType> {
     DType::from_attr_name(s).or_else(|| DType::from_short_name(s))
 }
 
+/// `uses(%v in STAGE)`: the one call whose argument is not evaluated as an expression. `%v in
+/// STAGE` alone tests `%v`'s own stage; inside `uses` it restricts the count to the uses by ops
+/// of that stage. Returns the value and stage expressions.
+pub fn uses_in_stage<'e>(func: &str, args: &'e [Expr]) -> Option<(&'e Expr, &'e Expr)> {
+    match (func, args) {
+        (
+            "uses",
+            [Expr::Binary {
+                op: BinOp::In,
+                l,
+                r,
+                ..
+            }],
+        ) => Some((l, r)),
+        _ => None,
+    }
+}
+
 /// The functions that need nothing but their arguments.
 pub const PURE_FUNCTIONS: &[&str] = &["len", "int", "float", "str", "min", "max"];
 
@@ -158,6 +196,7 @@ pub const QUERY_FUNCTIONS: &[(&str, usize)] = &[
     ("shape", 1),
     ("rank", 1),
     ("type", 1),
+    // `uses(%v)`: every use; `uses(%v in STAGE)`: the uses by ops of that stage.
     ("uses", 1),
     ("role", 1),
     ("op_name", 1),

@@ -22,7 +22,9 @@
 //! on the condition.
 
 use super::ast::*;
-use super::eval::{dtype_name, eval, eval_str, ConstEnv, PURE_FUNCTIONS, QUERY_FUNCTIONS};
+use super::eval::{
+    dtype_name, eval, eval_str, uses_in_stage, ConstEnv, PURE_FUNCTIONS, QUERY_FUNCTIONS,
+};
 use super::parse::parse_file;
 use super::value::Val;
 use super::{LoadedRule, Param, ParamType, Phase, RuleSet, STAGES};
@@ -1401,6 +1403,9 @@ impl<'a> Checker<'a> {
                 }
             }
             Expr::Call { func, args, span } => {
+                if let Some((v, stage)) = uses_in_stage(&func.name, args) {
+                    return self.uses_in_stage(v, stage);
+                }
                 let tys: Vec<Ty> = args
                     .iter()
                     .map(|a| self.expr(a))
@@ -1482,6 +1487,39 @@ impl<'a> Checker<'a> {
             }
             Expr::Build(b) => self.build(b)?,
         })
+    }
+
+    /// `uses(%v in STAGE)`: `%v` a value or op, `STAGE` a stage name (not a parameter, a list or
+    /// any other expression: the stage is what restricts the count).
+    fn uses_in_stage(&mut self, v: &Expr, stage: &Expr) -> Result<Ty, Diagnostic> {
+        let t = self.expr(v)?;
+        if !t.valueish() {
+            return Err(self
+                .at(
+                    v.span().0,
+                    format!("`uses` needs a value or op, found a {}", t.name()),
+                )
+                .with_hint("uses(%v in backward) counts the uses of %v by backward ops"));
+        }
+        match stage {
+            Expr::Ident(i) if !self.params.contains_key(&i.name) => self.stage_name(i)?,
+            e => {
+                return Err(self
+                    .at(
+                        e.span().0,
+                        "`uses(%v in STAGE)` restricts the count to a stage: write a stage name",
+                    )
+                    .with_hint(format!(
+                        "stages are {}",
+                        STAGES
+                            .iter()
+                            .map(|(n, _)| *n)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )))
+            }
+        }
+        Ok(Ty::Int)
     }
 
     fn equational(&mut self, r: &EqRule) -> Result<(), Diagnostic> {

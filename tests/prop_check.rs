@@ -1,0 +1,333 @@
+//! Gradient merge computes the large-batch step (issue 7): for random small MLP training programs
+//! (1 to 3 layers of random widths, every optimizer, data parallel or not, random learning rate
+//! and names), random `k_steps` in 1..=8, random `avg` and `gradient_sync_after_accumulate`,
+//! `rules/grad_merge.rw` gives a program that `irw check` accepts: k micro-steps of it (on 2
+//! simulated ranks when the program has collectives) equal one step of the original on the
+//! k-times-larger batch, for every gradient, parameter, optimizer state and buffer, within the
+//! check's default tolerances. Rewriting and checking run through the library, not the binary.
+//!
+//! - **avg = false** sums the k micro-batch mean gradients: k times the mean gradient of the large
+//!   batch. That is the original step with every optimizer's gradient multiplied by k, which a
+//!   rule written for this test ([`TIMES_K`]) builds as the reference.
+//! - **bf16 programs are checked at k = 1 only.** For k ≥ 2 the comparison itself fails at bf16
+//!   tolerance in a fraction of cases while both programs are right
+//!   ([`bf16_check_failures_are_rounding_of_the_comparison`], over 84 configurations per
+//!   optimizer and all-reduce setting: layers 1..=3, k 2..=8, 4 seeds; the check fails in 1 of 84
+//!   for SGD and Momentum, 10 and 21 of 84 for Adam and AdamW without and with all-reduce). The
+//!   original computes the large-batch gradient in bf16 (a 1/N seed, sums over N rows rounded to
+//!   bf16); the merged program computes k small-batch gradients in bf16 and sums them in f32.
+//!   Against an f32 run of the same program from the same bf16 values, both gradients are within
+//!   bf16 tolerance in every failing case, and the merged ones are the closer in 68 to 78 of 84
+//!   configurations; but two values each within 1 % of the truth can be 2 % apart. Adam adds two
+//!   amplifiers: its first step is lr·g/(|g|+ε) ≈ lr·sign(g), so a gradient element far below
+//!   bf16 resolution (1e-4·max|g|) that rounds to 0 in one program and not in the other, or to
+//!   opposite signs, moves the parameter by lr or 2·lr (the reported 2e-2 on `linear_0.w_0` with
+//!   lr 0.01); and its second moment (1−β2)·g² doubles the gradient's relative error. None of
+//!   this is a rewrite or executor error: on Paddle's own bf16 fixture, irw's rewrite and
+//!   Paddle's pass end a merged step with bit-identical persistables
+//!   ([`bf16_gradient_merge_is_bit_identical_to_paddles_pass`]). At k = 1 both programs round
+//!   the same way and agree exactly. Loosening the bf16 tolerance is not the answer; a check
+//!   whose bf16 reference is computed in f32 would be.
+
+mod prop_gen;
+
+use irw::exec::check::{check, CheckOptions};
+use irw::gen::{Dtype, MlpOptions};
+use irw::ir::{parse_module, print_module, verify_module, Module};
+use irw::SourceFile;
+use proptest::prelude::*;
+use std::path::Path;
+
+/// The reference for `avg=false`: the original step with every optimizer's gradient scaled by k.
+const TIMES_K: &str = "param k: int;
+// Summing k micro-batch mean gradients gives k times the mean gradient of the k-times-larger
+// batch, so the original step on k times its gradients is what gradient merge without avg does.
+rule grad_times_k {
+    match %o = optimizer(grad: %g) in optimize;
+    where %g in backward;
+    in %o: grad := pd_op.scale(%g,
+            pd_op.full() {dtype: float32, op_role: optimize, place: Place(cpu), shape: [1],
+                          stop_gradient: [true], value: float(k)})
+        {bias: 0.0, bias_after_scale: false, op_role: optimize, stop_gradient: [true]};
+}
+";
+
+fn apply(m: &mut Module, rules: irw::rules::RuleSet) -> Result<(), TestCaseError> {
+    irw::rewrite::apply(m, &rules, &Default::default())
+        .map_err(|d| TestCaseError::fail(format!("rewrite failed:\n{d}")))?;
+    verify_module(m).map_err(|e| TestCaseError::fail(format!("does not verify: {e}")))?;
+    Ok(())
+}
+
+/// A program, k_steps, avg, gradient_sync_after_accumulate and a seed. bf16 programs get
+/// k_steps = 1 (see the module docs).
+fn case() -> impl Strategy<Value = (MlpOptions, usize, bool, bool, u64)> {
+    (
+        prop_gen::mlp_options(3),
+        prop_oneof![3 => Just(Dtype::F32), 1 => Just(Dtype::Bf16)],
+        1usize..=8,
+        any::<bool>(),
+        any::<bool>(),
+        0u64..1 << 16,
+    )
+        .prop_map(|(mut opts, dtype, k, avg, sync, seed)| {
+            opts.roles = true;
+            opts.dtype = dtype;
+            let k = if dtype == Dtype::Bf16 { 1 } else { k };
+            (opts, k, avg, sync, seed)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn grad_merge_passes_irw_check((opts, k, avg, sync, seed) in case()) {
+        let text = irw::gen::mlp(&opts);
+        let mut original =
+            parse_module(&SourceFile::new("gen.ir", text.as_str())).expect("generated text parses");
+        let mut rewritten = original.clone();
+        let sets = vec![
+            ("k_steps".to_string(), k.to_string()),
+            ("avg".to_string(), avg.to_string()),
+            ("gradient_sync_after_accumulate".to_string(), sync.to_string()),
+        ];
+        let rules = irw::rules::load(&["rules/grad_merge.rw".into()], &sets)
+            .unwrap_or_else(|d| panic!("{d}"));
+        apply(&mut rewritten, rules)?;
+        if !avg && k > 1 {
+            let times_k = irw::rules::load_str(
+                "times_k.rw",
+                TIMES_K,
+                Path::new("tests"),
+                &[("k".to_string(), k.to_string())],
+            )
+            .unwrap_or_else(|d| panic!("{d}"));
+            apply(&mut original, times_k)?;
+        }
+        let report = check(
+            &original,
+            &rewritten,
+            &CheckOptions { k_steps: k, seed, ..Default::default() },
+        )
+        .map_err(|d| TestCaseError::fail(format!("check could not run:\n{d}")))?;
+        prop_assert!(report.passed(), "{:?} k_steps={} avg={} sync={} seed={}:\n{}", opts, k, avg, sync, seed, report);
+        // Data-parallel f32 programs communicate once per k steps: no gradient collective is left
+        // in the backward stage. (In bf16 programs the master-grad cast between the collective
+        // and the accumulation keeps it there.)
+        if opts.allreduce && sync && opts.dtype == Dtype::F32 {
+            let out = print_module(&rewritten);
+            prop_assert!(
+                !out.lines().any(|l| l.contains("= \"pd_op.c_allreduce_sum\" (") && l.contains("op_role:1,")),
+                "a collective stayed in the backward stage:\n{}", out
+            );
+        }
+        // The check compared what it must: every optimizer's gradient, and the buffers.
+        let params = 2 * opts.layers.get();
+        prop_assert_eq!(report.rows.iter().filter(|r| r.kind == "grad").count(), params);
+        prop_assert_eq!(report.rows.iter().filter(|r| r.kind == "buffer").count(), params);
+    }
+}
+
+const FIXTURES: &str = "../shared/fixtures/paddle";
+
+fn fixture(main: &str, startup: &str) -> Module {
+    let read = |f: &str| {
+        let p = format!("{FIXTURES}/{f}");
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
+        SourceFile::new(p, text)
+    };
+    let mut m = parse_module(&read(main)).unwrap_or_else(|d| panic!("{d}"));
+    irw::ir::parse_startup_into(&mut m, &read(startup)).unwrap_or_else(|d| panic!("{d}"));
+    m
+}
+
+/// The module docs' claim that irw's bf16 gradient merge computes what Paddle's pass does: on
+/// Paddle's bf16 fixture (master weights and master-grad casts, k_steps = 4), irw's rewrite of
+/// `master_grad_before.ir` and Paddle's `master_grad_after.ir` end one merged step (4 micro-steps)
+/// with bit-identical persistables: parameters, master weights, learning rate and buffers.
+#[test]
+fn bf16_gradient_merge_is_bit_identical_to_paddles_pass() {
+    let mut ours = fixture("master_grad_before.ir", "master_grad_startup_before.ir");
+    let rules = irw::rules::load(
+        &["rules/grad_merge.rw".into()],
+        &[("k_steps".to_string(), "4".to_string())],
+    )
+    .unwrap_or_else(|d| panic!("{d}"));
+    irw::rewrite::apply(&mut ours, &rules, &Default::default()).unwrap_or_else(|d| panic!("{d}"));
+    let paddle = fixture("master_grad_after.ir", "master_grad_startup_after.ir");
+    for seed in 0..4 {
+        let opts = irw::exec::run::RunOptions {
+            k_steps: 4,
+            ranks: 1,
+            steps: 1,
+            micro_batch: None,
+            seed,
+            feed: None,
+        };
+        let a = irw::exec::run::run(&ours, &opts).unwrap_or_else(|d| panic!("{d}"));
+        let b = irw::exec::run::run(&paddle, &opts).unwrap_or_else(|d| panic!("{d}"));
+        let names: Vec<&str> = b.scopes[0].names().collect();
+        assert!(names.len() >= 12, "{names:?}");
+        assert!(names.iter().any(|n| n.ends_with("@GRAD@MERGE")));
+        for name in names {
+            assert_eq!(
+                a.scopes[0].get(name),
+                b.scopes[0].get(name),
+                "seed {seed}: {name}"
+            );
+        }
+        assert_eq!(a.scopes[0].len(), b.scopes[0].len());
+    }
+}
+
+/// Why bf16 is checked at k = 1 only (module docs), as a survey over every optimizer, with and
+/// without all-reduce, layers 1..=3, k 2..=8 and 4 seeds: where `irw check` fails, the full-batch
+/// gradients of the original and the merged gradients of the rewrite are both within bf16
+/// tolerance of an f32 run of the same program from the same bf16 values. Prints how often the
+/// check fails and which of the two is closer to f32. Slow in debug builds: run with
+/// `cargo test --release --test prop_check -- --ignored --nocapture`.
+#[test]
+#[ignore = "a survey (1 s in release, 17 s in debug); see the module docs"]
+fn bf16_check_failures_are_rounding_of_the_comparison() {
+    use indexmap::IndexMap;
+    use irw::exec::interp::{Interp, Stage};
+    use irw::exec::run::{init_ranks, micro_feeds, step_batch};
+    use irw::exec::Tensor;
+    use irw::gen::Optimizer;
+
+    let parse = |o: &MlpOptions| {
+        parse_module(&SourceFile::new("gen.ir", irw::gen::mlp(o).as_str())).expect("parses")
+    };
+    // Within the check's bf16 tolerance of the f32 oracle.
+    let within = |g: &Tensor, oracle: &Tensor| {
+        let (g, o) = (g.to_f64_vec(), oracle.to_f64_vec());
+        let max = o.iter().fold(0f64, |m, v| m.max(v.abs()));
+        g.iter()
+            .zip(&o)
+            .all(|(a, b)| (a - b).abs() <= 1e-2 * b.abs() + 1e-2 * max)
+    };
+    let dist = |g: &Tensor, oracle: &Tensor| {
+        let (g, o) = (g.to_f64_vec(), oracle.to_f64_vec());
+        g.iter().zip(&o).map(|(a, b)| (a - b).abs()).sum::<f64>()
+    };
+    for optimizer in Optimizer::ALL {
+        for allreduce in [false, true] {
+            let (mut cases, mut failed, mut merged_closer) = (0, 0, 0);
+            for layers in 1..=3 {
+                let opts = MlpOptions {
+                    layers: std::num::NonZeroUsize::new(layers).unwrap(),
+                    optimizer,
+                    dtype: Dtype::Bf16,
+                    allreduce,
+                    ..Default::default()
+                };
+                let original = parse(&opts);
+                let m32 = parse(&MlpOptions {
+                    dtype: Dtype::F32,
+                    ..opts.clone()
+                });
+                for k in 2..=8usize {
+                    let mut rewritten = original.clone();
+                    let rules = irw::rules::load(
+                        &["rules/grad_merge.rw".into()],
+                        &[("k_steps".to_string(), k.to_string())],
+                    )
+                    .unwrap_or_else(|d| panic!("{d}"));
+                    irw::rewrite::apply(&mut rewritten, &rules, &Default::default())
+                        .unwrap_or_else(|d| panic!("{d}"));
+                    for seed in 0..4 {
+                        cases += 1;
+                        let opt = CheckOptions {
+                            k_steps: k,
+                            seed,
+                            ..Default::default()
+                        };
+                        let report = check(&original, &rewritten, &opt).expect("runs");
+                        // The check's own runs, repeated to read the gradients.
+                        let (n, b) = (report.ranks, report.micro_batch);
+                        let none = IndexMap::new();
+                        let mut full = init_ranks(&original, "o", seed, &none, n).unwrap();
+                        let mut merged = init_ranks(&rewritten, "r", seed, &none, n).unwrap();
+                        let init = full[0].scope.clone();
+                        for r in merged.iter_mut() {
+                            for (name, t) in init.iter() {
+                                r.scope.set(name, t.clone());
+                            }
+                        }
+                        let batch = step_batch(&original, None, k * n * b, seed).unwrap();
+                        Interp::new(&original.ctx, &original.main, "o", seed)
+                            .unwrap()
+                            .run(
+                                &mut full,
+                                &micro_feeds(&batch, n, 1, k * b, 0).unwrap(),
+                                Stage::Full,
+                            )
+                            .unwrap();
+                        let mut it =
+                            Interp::new(&rewritten.ctx, &rewritten.main, "r", seed).unwrap();
+                        for i in 0..k {
+                            let stage = if i + 1 == k {
+                                Stage::Full
+                            } else {
+                                Stage::NoOptimize
+                            };
+                            it.run(
+                                &mut merged,
+                                &micro_feeds(&batch, n, k, b, i).unwrap(),
+                                stage,
+                            )
+                            .unwrap();
+                        }
+                        // The f32 oracle: the same program in f32 from the same bf16 values.
+                        let mut oracle = init_ranks(&m32, "f", seed, &none, n).unwrap();
+                        for r in oracle.iter_mut() {
+                            let names: Vec<String> = r.scope.names().map(str::to_string).collect();
+                            for name in names {
+                                if let Some(t) = init.get(&name) {
+                                    r.scope
+                                        .set(&name, Tensor::f32(t.shape(), t.to_f32().to_vec()));
+                                }
+                            }
+                        }
+                        let batch32: IndexMap<String, Tensor> = batch
+                            .iter()
+                            .map(|(k, t)| (k.clone(), Tensor::f32(t.shape(), t.to_f32().to_vec())))
+                            .collect();
+                        Interp::new(&m32.ctx, &m32.main, "f", seed)
+                            .unwrap()
+                            .run(
+                                &mut oracle,
+                                &micro_feeds(&batch32, n, 1, k * b, 0).unwrap(),
+                                Stage::Full,
+                            )
+                            .unwrap();
+                        let (mut d_full, mut d_merged) = (0.0, 0.0);
+                        for (name, want) in &oracle[0].observed.optimizer_grads {
+                            let f = &full[0].observed.optimizer_grads[name];
+                            let m = &merged[0].observed.optimizer_grads[name];
+                            d_full += dist(f, want);
+                            d_merged += dist(m, want);
+                            if !report.passed() {
+                                assert!(
+                                    within(f, want),
+                                    "{opts:?} k={k} seed={seed}: {name} full-batch"
+                                );
+                                assert!(
+                                    within(m, want),
+                                    "{opts:?} k={k} seed={seed}: {name} merged"
+                                );
+                            }
+                        }
+                        merged_closer += usize::from(d_merged <= d_full);
+                        failed += usize::from(!report.passed());
+                    }
+                }
+            }
+            println!(
+                "{optimizer:?} bf16 allreduce={allreduce}: irw check fails {failed} of {cases}; \
+                 the merged gradients are the closer to f32 in {merged_closer} of {cases}"
+            );
+        }
+    }
+}
