@@ -6,7 +6,7 @@
 //! A case is a few small files written to a fresh directory (the binary runs there, so messages
 //! show `r.rw:3:11`), plus `p.ir` and `s.ir`: the fixture training program and its startup
 //! program (`before.ir`, `startup_before.ir`). Each case asserts the exit code, where the first
-//! error line points (`FILE:LINE:COL`, or no position), a caret under a positioned error, the
+//! error line points (`FILE:LINE:COL`, or no position), a caret under the source line it shows, the
 //! message, an empty standard output, and no panic.
 
 mod common;
@@ -130,10 +130,14 @@ fn run(case: &Case) -> Result<(), Failed> {
         if !first.starts_with(&want) {
             return Err(format!("want the error at {}, got:\n{err}", case.at).into());
         }
-        if !err
-            .lines()
-            .nth(2)
-            .is_some_and(|l| l.trim_end().ends_with('^'))
+        // A source line (when the position has one) is followed by a caret.
+        let second = err.lines().nth(1).unwrap_or("");
+        let has_line = !second.trim().is_empty() && !second.starts_with("  = ");
+        if has_line
+            && !err
+                .lines()
+                .nth(2)
+                .is_some_and(|l| l.trim_end().ends_with('^'))
         {
             return Err(format!("no caret under the source line:\n{err}").into());
         }
@@ -143,6 +147,16 @@ fn run(case: &Case) -> Result<(), Failed> {
     }
     Ok(())
 }
+
+/// A program with a keyword argument and a `builtin.combine` (a value of vector type).
+const VEC_PROGRAM: &str = r#"{
+    ^kw:
+        %kwarg_a {persistable:true}
+    (%0) = "pd_op.relu" (%kwarg_a) {} : (tensor<2xf32>) -> tensor<2xf32>
+    (%1) = "builtin.combine" (%0) {} : (tensor<2xf32>) -> vec[tensor<2xf32>]
+    (%2) = "pd_op.add_n" (%1) {} : (vec[tensor<2xf32>]) -> tensor<2xf32>
+}
+"#;
 
 fn rule_cases() -> Vec<Case> {
     vec![
@@ -356,6 +370,14 @@ fn rule_cases() -> Vec<Case> {
         rule("rules_set_no_name", "param a: int = 1;\n", "", "--set `=2`: expected name=value")
             .args(&["--rules", "r.rw", "--set", "=2", "p.ir"])
             .exit(2),
+        body(
+            "runtime_dtype_of_vector",
+            "    match %c = builtin.combine(%x);\n    where dtype(%c) == float32;\n    erase %c;\n",
+            "r.rw:4:11",
+            "`dtype`: the value's type `vec[tensor<2xf32>]` is not a tensor",
+        )
+        .file("e.ir", VEC_PROGRAM)
+        .args(&["--rules", "r.rw", "e.ir"]),
         body(
             "eval_negate_string",
             "    match %o = pd_op.add(%x, %y);\n    where -attr(%o, \"struct_name\") == 1;\n    erase %o;\n",
@@ -716,6 +738,36 @@ fn rule_cases() -> Vec<Case> {
 /// Executor errors: each at the op (its line in `e.ir`), under `irw run`.
 fn exec_cases() -> Vec<Case> {
     vec![
+        exec(
+            "exec_ranks_disagree",
+            r#"{
+    (%0) = "pd_op.data" () {dtype:int64,name:"s",place:Place(cpu),shape:[-1,2],stop_gradient:[true]} : () -> tensor<-1x2xi64>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[6],stop_gradient:[true],value:1} : () -> tensor<6xf32>
+    (%2) = "pd_op.reshape" (%1, %0) {} : (tensor<6xf32>, tensor<-1x2xi64>) -> tensor<-1x-1xf32>
+    (%3) = "pd_op.c_allreduce_sum" (%2) {ring_id:0} : (tensor<-1x-1xf32>) -> tensor<-1x-1xf32>
+}
+"#,
+            &["run", "e.ir", "--ranks", "2", "--feed", "f.json"],
+            "e.ir:5:5",
+            "ranks disagree on the collective's operand: [1, 6] float32 vs [6, 1] float32",
+        )
+        .file(
+            "f.json",
+            r#"{"inputs": {"s": {"shape": [2, 2], "dtype": "int64", "values": [[1, 6], [6, 1]]}}}"#,
+        ),
+        exec(
+            "exec_add_grad_align",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>
+    (%1) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3],stop_gradient:[true],value:1} : () -> tensor<3xf32>
+    (%2) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[3],stop_gradient:[true],value:1} : () -> tensor<3xf32>
+    (%3, %4) = "pd_op.add_grad" (%0, %1, %2) {axis:-1} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>, tensor<3xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "cannot align shape [2, 3] to rank 1",
+        ),
         exec(
             "exec_matmul_inner",
             r#"{
@@ -1388,9 +1440,572 @@ fn exec_cases() -> Vec<Case> {
     ]
 }
 
+/// A feed file `f.json` for `irw run p.ir --startup s.ir --feed f.json`.
+fn feed(name: &'static str, json: &str, at: &'static str, msg: &'static str) -> Case {
+    Case {
+        name,
+        files: vec![("f.json", json.as_bytes().to_vec())],
+        args: vec!["run", "p.ir", "--startup", "s.ir", "--feed", "f.json"],
+        exit: 1,
+        at,
+        msg,
+    }
+}
+
+/// The fixture's batch of 8 rows: `x` (8 × 8) and `y` (8 × 4), `y` cut to `y_rows` rows.
+fn batch_json(y_rows: usize) -> String {
+    let row = |n: usize, v: f32| format!("[{}]", vec![format!("{v}"); n].join(", "));
+    let rows = |k: usize, n: usize| (0..k).map(|i| row(n, i as f32 * 0.5)).collect::<Vec<_>>();
+    format!(
+        "{{\"inputs\": {{\"x\": [{}], \"y\": [{}]}}}}\n",
+        rows(8, 8).join(", "),
+        rows(y_rows, 4).join(", ")
+    )
+}
+
+/// Feed files, and how a feed must fit the program and the schedule.
+fn feed_cases() -> Vec<Case> {
+    vec![
+        feed("feed_ragged", r#"{"inputs": {"x": [[1, 2], [3]]}}"#, "f.json:1:1", "`inputs.x`: ragged nested list"),
+        feed("feed_ragged_depth", r#"{"inputs": {"x": [[1], [2, 3]]}}"#, "f.json:1:1", "`inputs.x`: ragged nested list"),
+        feed("feed_not_a_number", r#"{"inputs": {"x": [1, "a"]}}"#, "f.json:1:1", "`inputs.x`: expected numbers or lists"),
+        feed("feed_missing_shape", r#"{"inputs": {"x": {"dtype": "float32", "values": [1]}}}"#, "f.json:1:1", "`inputs.x`: missing `shape`"),
+        feed("feed_bad_dimension", r#"{"inputs": {"x": {"shape": [-1], "values": [1]}}}"#, "f.json:1:1", "`inputs.x`: bad dimension"),
+        feed("feed_unknown_dtype", r#"{"inputs": {"x": {"shape": [1], "dtype": "int8", "values": [1]}}}"#, "f.json:1:1", "`inputs.x`: unknown dtype `int8`"),
+        feed("feed_missing_values", r#"{"inputs": {"x": {"shape": [1], "dtype": "float32"}}}"#, "f.json:1:1", "`inputs.x`: missing `values`"),
+        feed("feed_value_count", r#"{"inputs": {"x": {"shape": [2], "values": [1]}}}"#, "f.json:1:1", "`inputs.x`: shape [2] needs 2 values, found 1"),
+        feed("feed_inputs_not_object", r#"{"inputs": []}"#, "f.json:1:1", "`inputs` is not an object"),
+        feed("feed_invalid_json", r#"{"inputs": "#, "f.json:1:1", "invalid JSON: EOF while parsing a value"),
+        feed("feed_input_not_fed", r#"{"inputs": {"z": [[1.0]]}}"#, "p.ir:9:5", "main: op #7 `pd_op.data`: no input fed for `x`"),
+        feed("feed_rows_vs_micro_batch", &batch_json(8), "", "the feed has 8 rows, but k_steps 1 × ranks 1 × micro-batch 3 = 3")
+            .args(&["run", "p.ir", "--startup", "s.ir", "--feed", "f.json", "--micro-batch", "3"]),
+        feed("feed_rows_do_not_split", &batch_json(8), "", "the feed's 8 rows do not split into k_steps 3 × ranks 1 equal micro-batches")
+            .args(&["run", "p.ir", "--startup", "s.ir", "--feed", "f.json", "--k-steps", "3"]),
+        feed("feed_input_too_short", &batch_json(4), "", "input `y` has 4 rows; rows 4..6 were requested")
+            .args(&["run", "p.ir", "--startup", "s.ir", "--feed", "f.json", "--k-steps", "4"]),
+        exec(
+            "feed_generated_dynamic_dimension",
+            "{\n    (%0) = \"pd_op.data\" () {dtype:float32,name:\"x\",place:Place(cpu),shape:[-1,-1],stop_gradient:[true]} : () -> tensor<-1x-1xf32>\n}\n",
+            &["run", "e.ir"],
+            "",
+            "input `x` has a dynamic dimension other than the batch",
+        ),
+    ]
+}
+
+/// A Paddle PIR JSON file `j.json` read by `irw j.json` (each error points into the file).
+fn json_in(name: &'static str, json: &str, at: &'static str, msg: &'static str) -> Case {
+    Case {
+        name,
+        files: vec![("j.json", json.as_bytes().to_vec())],
+        args: vec!["j.json"],
+        exit: 1,
+        at,
+        msg,
+    }
+}
+
+/// A program written as Paddle PIR JSON (`--emit paddle-json`) that Paddle could not load or
+/// run as meant: refused, nothing written. The files come with `.file(..)`.
+fn json_out(name: &'static str, args: &[&'static str], msg: &'static str) -> Case {
+    cli(name, args, 1, msg)
+}
+
+/// Reading and writing Paddle's PIR JSON. The files read are small variations of one valid
+/// program (a parameter, a `full` and a `relu`).
+fn json_cases() -> Vec<Case> {
+    vec![
+        json_in(
+            "json_vd_on_int",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"0.a_i32","VD":"nan"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:294",
+            "\"VD\" on a 0.a_i32 attribute",
+        ),
+        json_in(
+            "json_kwarg_twice",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}],"kwargs":[{"key":"a","#":10,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},{"key":"a","#":11,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}]}]}]}}"##,
+            "j.json:1:810",
+            "keyword argument `a` is given twice",
+        ),
+        json_out(
+            "json_write_not_an_array_of_ints",
+            &["w.ir", "--emit", "paddle-json", "-o", "w.json"],
+            "attribute `perm` must be 0.a_array of 0.a_i32 for Paddle (dialect table): `1` is not an array",
+        )
+        .file("w.ir", "{\n    (%0) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[2,3],stop_gradient:[true],value:1} : () -> tensor<2x3xf32>\n    (%1) = \"pd_op.transpose\" (%0) {perm:1,stop_gradient:[true]} : (tensor<2x3xf32>) -> tensor<3x2xf32>\n}\n"),
+        json_out(
+            "json_write_array_seen_only_empty",
+            &["--rules", "r.rw", "j.json", "--emit", "paddle-json", "-o", "w.json"],
+            "attribute `weird` must be 0.a_array (empty) for Paddle (dialect table): `[1]`: the element tag of this array is not known (only seen empty)",
+        )
+        .file("j.json", r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[{"AT":{"#":"0.a_array","D":[]},"N":"weird"}],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##)
+        .file("r.rw", "// c\nrule r {\n    match %o = pd_op.relu(%x) {weird: []};\n    set %o {weird: [1]};\n}\n"),
+        json_in(
+            "json_layout",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NHWC",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:702",
+            "a tensor with layout NHWC, lod [] and offset 0 cannot be kept: irw supports only layout NCHW, empty lod and offset 0",
+        ),
+        json_in(
+            "json_attribute_not_object",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":3,"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:294",
+            "an attribute must be an object {\"#\":tag,\"D\":value}",
+        ),
+        json_in(
+            "json_attribute_without_tag",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:294",
+            "an attribute needs a string \"#\" (its type tag)",
+        ),
+        json_in(
+            "json_null_attribute",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"NULL"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:294",
+            "null attributes ({\"#\":\"NULL\"}) are not supported",
+        ),
+        json_in(
+            "json_array_without_d",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array"},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:577",
+            "an 0.a_array attribute needs an array \"D\"",
+        ),
+        json_in(
+            "json_array_of_arrays",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_array","D":[]}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:577",
+            "arrays of arrays are not supported",
+        ),
+        json_in(
+            "json_array_mixed_tags",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true},{"#":"0.a_i32","D":1}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:577",
+            "arrays mixing element tags are not supported",
+        ),
+        json_in(
+            "json_attribute_tag_unknown",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"9.a_magic","D":1},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:294",
+            "attribute tag `9.a_magic` is not supported",
+        ),
+        json_in(
+            "json_special_float",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","VD":"wat"},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:443",
+            "unknown special float",
+        ),
+        json_in(
+            "json_attribute_without_d",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64"},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:443",
+            "a 0.a_f64 attribute needs a \"D\" value",
+        ),
+        json_in(
+            "json_bool_not_bool",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":3}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:577",
+            "0.a_bool needs true or false",
+        ),
+        json_in(
+            "json_f64_not_number",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":"one"},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:443",
+            "0.a_f64 needs a number",
+        ),
+        json_in(
+            "json_str_not_string",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"},{"AT":{"#":"0.a_str","D":3},"N":"s"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:486",
+            "0.a_str needs a string",
+        ),
+        json_in(
+            "json_intarray_not_array",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":3},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:395",
+            "1.a_intarray needs an array of integers",
+        ),
+        json_in(
+            "json_intarray_not_ints",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":["a"]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:395",
+            "1.a_intarray needs an array of integers",
+        ),
+        json_in(
+            "json_dtype_not_string",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":3},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:294",
+            "1.a_dtype needs a string",
+        ),
+        json_in(
+            "json_dtype_unknown",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float128"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:294",
+            "unknown data type `float128`",
+        ),
+        json_in(
+            "json_place_unknown",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[42,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:345",
+            "place allocation type 42 is not known to irw",
+        ),
+        json_in(
+            "json_missing_key",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:650",
+            "missing key \"O\"",
+        ),
+        json_in(
+            "json_not_object",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},3]}]}]}}"##,
+            "j.json:1:650",
+            "must be a JSON object",
+        ),
+        json_in(
+            "json_not_array",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":3,"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:675",
+            "must be a JSON array",
+        ),
+        json_in(
+            "json_version_missing",
+            r##"{"base_code":{"magic":"pir","trainable":true},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:14",
+            "base_code.version (the PIR version, an integer) is missing",
+        ),
+        json_in(
+            "json_two_regions",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]},{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:80",
+            "a program has exactly one top-level region, this one has 2",
+        ),
+        json_in(
+            "json_two_blocks",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]},{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:81",
+            "the top-level region has exactly one block, this one has 2",
+        ),
+        json_in(
+            "json_value_id_zero",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":0,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:690",
+            "value id 0 is reserved for the null value",
+        ),
+        json_in(
+            "json_result_without_id",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:690",
+            "missing key \"%\" (a value id)",
+        ),
+        json_in(
+            "json_value_id_not_integer",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":"a","TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:690",
+            "a value id must be an integer",
+        ),
+        json_in(
+            "json_kwarg_without_key",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}],"kwargs":[{"#":5,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}]}]}]}}"##,
+            "j.json:1:858",
+            "a keyword argument needs a string \"key\"",
+        ),
+        json_in(
+            "json_block_arg_id",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[{"#":"a","TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:130",
+            "a block argument's \"#\" must be an integer id",
+        ),
+        json_in(
+            "json_attribute_without_name",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"}},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:288",
+            "an attribute needs a string \"N\" (its name)",
+        ),
+        json_in(
+            "json_attribute_twice",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"},{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:269",
+            "attribute `dtype` is given twice",
+        ),
+        json_in(
+            "json_op_name_not_string",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":3,"A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:650",
+            "an op's \"#\" must be a string (\"<dialect id>.<name>\")",
+        ),
+        json_in(
+            "json_result_without_type",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:690",
+            "missing key \"TT\" (the result type)",
+        ),
+        json_in(
+            "json_parameter_a_length",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:152",
+            "a parameter op's \"A\" is [",
+        ),
+        json_in(
+            "json_parameter_flag",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[7,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:153",
+            "must be 0 or 1",
+        ),
+        json_in(
+            "json_parameter_name_not_string",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,7],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:159",
+            "must be a string",
+        ),
+        json_in(
+            "json_parameter_oa_length",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:252",
+            "a parameter op's \"OA\" is [",
+        ),
+        json_in(
+            "json_parameter_oa_flag",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[9,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:253",
+            "must be 0 or 1",
+        ),
+        json_in(
+            "json_op_without_dialect",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:655",
+            "op `relu` has no dialect id (expected \"<dialect id>.<name>\", e.g. \"1.matmul\")",
+        ),
+        json_in(
+            "json_type_without_tag",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"D":[]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:702",
+            "a type needs a string \"#\" (its tag)",
+        ),
+        json_in(
+            "json_element_type_unknown",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f8"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:702",
+            "element type `0.t_f8` is not supported",
+        ),
+        json_in(
+            "json_bad_dimension",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[-5],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:702",
+            "bad tensor dimension in [-5]",
+        ),
+        json_in(
+            "json_vec_not_array",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_vec","D":3}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:702",
+            "0.t_vec needs an array of types",
+        ),
+        json_in(
+            "json_type_tag_unknown",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_magic"}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]}]}]}]}}"##,
+            "j.json:1:702",
+            "type tag `0.t_magic` is not supported",
+        ),
+        json_in(
+            "json_region_two_blocks",
+            r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[{"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[{"#":"p","A":[0,1,1,"w"],"DA":[],"O":{"%":3,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}},"OA":[1,0,1],"QA":[]},{"#":"1.full","A":[{"AT":{"#":"1.a_dtype","D":"float32"},"N":"dtype"},{"AT":{"#":"1.a_place","D":[1,0,""]},"N":"place"},{"AT":{"#":"1.a_intarray","D":[2]},"N":"shape"},{"AT":{"#":"0.a_f64","D":1.0},"N":"value"}],"I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.relu","A":[],"I":[{"%":1}],"O":[{"%":2,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[2],"NCHW",[],0]}}],"OA":[{"AT":{"#":"0.a_array","D":[{"#":"0.a_bool","D":true}]},"N":"stop_gradient"}]},{"#":"1.if","A":[],"I":[{"%":1}],"O":[],"OA":[],"regions":[{"#":"region_1","blocks":[{"#":"block_1","args":[],"ops":[]},{"#":"block_1","args":[],"ops":[]}]}]}]}]}]}}"##,
+            "j.json:1:906",
+            "irw supports regions of exactly one block, this one has 2",
+        ),
+        json_out("json_write_not_an_array", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "attribute `stop_gradient` must be 0.a_array of 0.a_bool (one per result), not `true`").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:true,value:1} : () -> tensor<2xf32>
+}
+"#),
+        json_out("json_write_nan", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "`nan`: Paddle 3.3.1 does not read NaN or infinite floats back exactly").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:nan} : () -> tensor<2xf32>
+}
+"#),
+        json_out("json_write_op_without_dialect", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "op name `relu` has no dialect").file("w.ir", r#"{
+    (%0) = "relu" () {} : () -> tensor<2xf32>
+}
+"#),
+        json_out("json_write_unknown_dialect", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "Paddle 3.3.1 cannot load ops of dialect `my`").file("w.ir", r#"{
+    (%0) = "my.op" () {} : () -> tensor<2xf32>
+}
+"#),
+        json_out("json_write_attribute_misfit", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "cannot write the main program as Paddle JSON: `pd_op.matmul` (op 2 of the main program): attribute `transpose_x` must be 0.a_bool for Paddle (dialect table): `3` is not a 0.a_bool value").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>
+    (%1) = "pd_op.matmul" (%0, %0) {transpose_x:3,transpose_y:false} : (tensor<2xf32>, tensor<2xf32>) -> tensor<f32>
+}
+"#),
+        json_out("json_write_opaque_type", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "type `!my.type` has no JSON form in irw").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> !my.type
+}
+"#),
+        json_out("json_write_dist_type", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "distributed type `pd_dist.tensor<2xf32, mesh_shape:[1]>` is not supported by irw's JSON writer").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> pd_dist.tensor<2xf32, mesh_shape:[1]>
+}
+"#),
+        json_out("json_write_unknown_kwarg_type", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "keyword argument `a`: its type `<<UNKNOWN TYPE>>` is not a dense tensor").file("w.ir", r#"{
+    ^kw:
+        %kwarg_a {persistable:true}
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>
+}
+"#),
+        json_out("json_write_parameter_needs_name", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "Paddle's parameter form needs a string `parameter_name`").file("w.ir", r#"{
+    (%0) = "builtin.parameter" () {is_distributed:[false],is_parameter:[true],need_clip:[true],persistable:[true],stop_gradient:[false],trainable:[true]} : () -> tensor<2xf32>
+}
+"#),
+        json_out("json_write_parameter_needs_attribute", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "Paddle's parameter form needs attribute `is_distributed`").file("w.ir", r#"{
+    (%0) = "builtin.parameter" () {is_parameter:[true],need_clip:[true],parameter_name:"w",persistable:[true],stop_gradient:[false],trainable:[true]} : () -> tensor<2xf32>
+}
+"#),
+        json_out("json_write_parameter_flag", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "attribute `is_distributed` must be [true] or [false], not `3`").file("w.ir", r#"{
+    (%0) = "builtin.parameter" () {is_distributed:3,is_parameter:[true],need_clip:[true],parameter_name:"w",persistable:[true],stop_gradient:[false],trainable:[true]} : () -> tensor<2xf32>
+}
+"#),
+        json_out("json_write_parameter_extra_attribute", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "Paddle's parameter form has no place for attribute `extra` (Paddle's own writer refuses it too)").file("w.ir", r#"{
+    (%0) = "builtin.parameter" () {extra:1,is_distributed:[false],is_parameter:[true],need_clip:[true],parameter_name:"w",persistable:[true],stop_gradient:[false],trainable:[true]} : () -> tensor<2xf32>
+}
+"#),
+        json_out("json_write_flags_count", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "attribute `stop_gradient` has 2 entries for 1 results: `[true,false]`").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true,false],value:1} : () -> tensor<2xf32>
+}
+"#),
+        json_out("json_write_flags_not_bool", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "attribute `stop_gradient` must hold only true/false, not `[3]`").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[3],value:1} : () -> tensor<2xf32>
+}
+"#),
+        json_out("json_write_unknown_attribute", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "no JSON type tag is known for attribute `weird` of `pd_op.full`; add it to ATTR_TAGS in src/dialect/paddle_json.rs").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1,weird:[]} : () -> tensor<2xf32>
+}
+"#),
+        json_out("json_write_block_argument_type", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "cannot write the main program as Paddle JSON: a block argument: its type is not known (a value the text form prints without a type and nothing uses)").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>
+    () = "pd_op.while" (%0) {} -> {
+    ^%arg_0 {}
+    }
+}
+"#),
+        json_out("json_write_nested_kwarg", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "refusing to write the main program as Paddle JSON: keyword argument `a` belongs to a nested block; only the top block's can be written").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:bool,place:Place(cpu),shape:[1],stop_gradient:[true],value:1} : () -> tensor<1xb>
+    () = "pd_op.if" (%0) {} ->  {
+        ^kw:
+            %kwarg_a {persistable:true}
+        (%1) = "pd_op.relu" (%kwarg_a) {} : (tensor<2xf32>) -> tensor<2xf32>
+        () = "cf.yield" () {} : () -> 
+    }
+}
+"#),
+        json_out("json_write_startup_not_persistable", &["w.ir", "--startup", "ws.ir", "--emit", "paddle-json", "-o", "w.json", "--startup-out", "ws.json"], "refusing to write the startup program as Paddle JSON: `builtin.set_parameter` stores `w`, but the `pd_op.full` computing it does not mark its result persistable:[true]").file("w.ir", r#"{
+    (%0) = "builtin.parameter" () {is_distributed:[false],is_parameter:[true],need_clip:[true],parameter_name:"w",persistable:[true],stop_gradient:[false],trainable:[true]} : () -> tensor<2xf32>
+}
+"#).file("ws.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>
+    () = "builtin.set_parameter" (%0) {parameter_name:"w"} : (tensor<2xf32>) -> 
+}
+"#),
+        json_out("json_write_parameter_not_persistable", &["w.ir", "--startup", "ws.ir", "--emit", "paddle-json", "-o", "w.json", "--startup-out", "ws.json"], "`builtin.parameter` binds `w`, which the startup program creates, but is not marked persistable:[true]").file("w.ir", r#"{
+    (%0) = "builtin.parameter" () {is_distributed:[false],is_parameter:[true],need_clip:[true],parameter_name:"w",stop_gradient:[false],trainable:[true]} : () -> tensor<2xf32>
+}
+"#).file("ws.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,persistable:[true],place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>
+    () = "builtin.set_parameter" (%0) {parameter_name:"w"} : (tensor<2xf32>) -> 
+}
+"#),
+        json_out("json_write_kwarg_not_created", &["w.ir", "--startup", "ws.ir", "--emit", "paddle-json", "-o", "w.json", "--startup-out", "ws.json"], "refusing to write the main program as Paddle JSON: keyword argument `a` is not created by the startup program").file("w.ir", r#"{
+    ^kw:
+        %kwarg_a {persistable:true}
+    (%0) = "pd_op.relu" (%kwarg_a) {} : (tensor<2xf32>) -> tensor<2xf32>
+}
+"#).file("ws.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,persistable:[true],place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>
+    () = "builtin.set_parameter" (%0) {parameter_name:"w"} : (tensor<2xf32>) -> 
+}
+"#),
+    ]
+}
+
+/// Flags: usage errors (exit code 2) and their messages.
+fn cli_cases() -> Vec<Case> {
+    vec![
+        cli(
+            "cli_no_input",
+            &["--rules", "r.rw"],
+            2,
+            "no INPUT program given (use `-` for standard input)",
+        ),
+        cli(
+            "cli_set_without_rules",
+            &["--set", "a=1", "p.ir"],
+            2,
+            "--set needs --rules: parameters belong to rule files",
+        ),
+        cli(
+            "cli_max_input_size_not_a_size",
+            &["--max-input-size", "lots", "p.ir"],
+            2,
+            "`lots` is not a size (bytes, or a number with K, M or G)",
+        ),
+        cli(
+            "cli_max_input_size_unit",
+            &["--max-input-size", "4T", "p.ir"],
+            2,
+            "`4T`: unknown unit `T` (use K, M or G)",
+        ),
+        cli(
+            "cli_max_input_size_too_large",
+            &["--max-input-size", "99999999999G", "p.ir"],
+            2,
+            "`99999999999G` is too large",
+        ),
+        cli(
+            "cli_timeout_not_seconds",
+            &["--timeout", "soon", "p.ir"],
+            2,
+            "`soon` is not a number of seconds",
+        ),
+        cli(
+            "cli_timeout_negative",
+            &["--timeout=-1", "p.ir"],
+            2,
+            "`-1` is not a number of seconds",
+        ),
+        cli(
+            "cli_check_without_rules",
+            &["check", "p.ir"],
+            2,
+            "give --rules FILE or --rewritten FILE",
+        ),
+        cli(
+            "cli_check_bad_k_steps_set",
+            &["check", "--rewritten", "p.ir", "--set", "k_steps=x", "p.ir"],
+            2,
+            "--set k_steps=x: not a positive integer",
+        ),
+        cli(
+            "cli_check_k_steps_zero_set",
+            &["check", "--rewritten", "p.ir", "--set", "k_steps=0", "p.ir"],
+            2,
+            "k_steps must be at least 1",
+        ),
+        cli(
+            "cli_gen_unknown_optimizer",
+            &["gen", "mlp", "--optimizer", "lion"],
+            2,
+            "unknown optimizer `lion` (expected sgd, momentum, adam or adamw)",
+        ),
+        cli(
+            "cli_gen_unknown_dtype",
+            &["gen", "mlp", "--dtype", "f64"],
+            2,
+            "unknown dtype `f64` (expected f32 or bf16)",
+        ),
+    ]
+}
+
 fn main() {
     let args = Arguments::from_args();
-    let cases: Vec<Case> = rule_cases().into_iter().chain(exec_cases()).collect();
+    let cases: Vec<Case> = rule_cases()
+        .into_iter()
+        .chain(exec_cases())
+        .chain(feed_cases())
+        .chain(json_cases())
+        .chain(cli_cases())
+        .collect();
     let mut names = std::collections::BTreeSet::new();
     for c in &cases {
         assert!(names.insert(c.name), "two cases are named {}", c.name);

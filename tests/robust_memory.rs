@@ -103,9 +103,21 @@ fn usage_error(out: Output, fragment: &str) {
 fn sizing_flags_are_validated() {
     let (main, startup) = (fixture("before.ir"), fixture("startup_before.ir"));
     for (flag, value, msg) in [
-        ("--max-memory", "lots", "`lots` is not a size"),
-        ("--max-memory", "4T", "unknown unit `T`"),
-        ("--max-memory", "99999999999G", "is too large"),
+        (
+            "--max-memory",
+            "lots",
+            "`lots` is not a size (bytes, or a number with K, M or G)",
+        ),
+        (
+            "--max-memory",
+            "4T",
+            "`4T`: unknown unit `T` (use K, M or G)",
+        ),
+        (
+            "--max-memory",
+            "99999999999G",
+            "`99999999999G` is too large",
+        ),
         (
             "--ranks",
             "0",

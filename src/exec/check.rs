@@ -30,7 +30,9 @@ use crate::diag::Diagnostic;
 use crate::exec::dtype::DType;
 use crate::exec::feed::Feed;
 use crate::exec::interp::{Interp, Sources, Stage};
-use crate::exec::run::{batch_rows, init_ranks, micro_feeds, resolve_micro_batch, step_batch};
+use crate::exec::run::{
+    batch_rows, init_ranks_with_sources, micro_feeds, resolve_micro_batch, step_batch,
+};
 use crate::exec::scope::Scope;
 use crate::exec::tensor::Tensor;
 use crate::ir::Module;
@@ -255,8 +257,10 @@ pub fn check_with_sources(
     let state = opts.feed.as_ref().map_or(&empty, |f| &f.state);
 
     // Same initial persistables for both programs.
-    let mut orig = init_ranks(original, original_src, "original", opts.seed, state, n)?;
-    let mut rew = init_ranks(rewritten, rewritten_src, "rewritten", opts.seed, state, n)?;
+    let mut orig =
+        init_ranks_with_sources(original, original_src, "original", opts.seed, state, n)?;
+    let mut rew =
+        init_ranks_with_sources(rewritten, rewritten_src, "rewritten", opts.seed, state, n)?;
     let init: Scope = orig[0].scope.clone();
     for r in rew.iter_mut() {
         for (name, t) in init.iter() {
@@ -267,7 +271,7 @@ pub fn check_with_sources(
     let batch = step_batch(original, opts.feed.as_ref(), rows_per_step, opts.seed)?;
 
     // Original: one full step, rank r on rows [r·k·B, (r+1)·k·B).
-    let mut it = Interp::new(
+    let mut it = Interp::with_source(
         &original.ctx,
         &original.main,
         original_src.main,
@@ -283,7 +287,7 @@ pub fn check_with_sources(
 
     // Rewritten: k micro-steps.
     let mut rows = Vec::new();
-    let mut it = Interp::new(
+    let mut it = Interp::with_source(
         &rewritten.ctx,
         &rewritten.main,
         rewritten_src.main,

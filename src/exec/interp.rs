@@ -202,8 +202,18 @@ pub fn op_role(ctx: &Context, prog: &Program, op: OpId) -> Option<i64> {
 }
 
 impl<'p> Interp<'p> {
-    /// Prepares `prog`, read from `src` (if known); `seed` drives `pd_op.uniform`/`gaussian`.
+    /// Prepares `prog`; `seed` drives `pd_op.uniform`/`gaussian`.
     pub fn new(
+        ctx: &'p Context,
+        prog: &'p Program,
+        label: &str,
+        seed: u64,
+    ) -> Result<Interp<'p>, Diagnostic> {
+        Interp::with_source(ctx, prog, None, label, seed)
+    }
+
+    /// [`Interp::new`] for a program read from `src`: errors at an op show its line.
+    pub fn with_source(
         ctx: &'p Context,
         prog: &'p Program,
         src: Option<&'p SourceFile>,

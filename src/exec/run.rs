@@ -102,6 +102,17 @@ pub const MAX_RANKS: usize = 1024;
 /// counted against the memory limit before they are made.
 pub fn init_ranks(
     module: &Module,
+    label: &str,
+    seed: u64,
+    state: &IndexMap<String, Tensor>,
+    n: usize,
+) -> Result<Vec<Rank>, Diagnostic> {
+    init_ranks_with_sources(module, Sources::default(), label, seed, state, n)
+}
+
+/// [`init_ranks`] for a module read from `sources`: errors at an op show its line.
+pub fn init_ranks_with_sources(
+    module: &Module,
     sources: Sources<'_>,
     label: &str,
     seed: u64,
@@ -116,7 +127,7 @@ pub fn init_ranks(
     }
     let mut ranks = vec![Rank::new(Scope::new())];
     if let Some(startup) = &module.startup {
-        let mut it = Interp::new(
+        let mut it = Interp::with_source(
             &module.ctx,
             startup,
             sources.startup,
@@ -214,8 +225,9 @@ pub fn run_with_sources(
     let rows = batch_rows(k, n, b)?;
     let empty = IndexMap::new();
     let state = opts.feed.as_ref().map_or(&empty, |f| &f.state);
-    let mut ranks = init_ranks(module, sources, "main", opts.seed, state, n)?;
-    let mut interp = Interp::new(&module.ctx, &module.main, sources.main, "main", opts.seed)?;
+    let mut ranks = init_ranks_with_sources(module, sources, "main", opts.seed, state, n)?;
+    let mut interp =
+        Interp::with_source(&module.ctx, &module.main, sources.main, "main", opts.seed)?;
     let mut losses = Vec::new();
     let mut grads = IndexMap::new();
     for s in 0..opts.steps.max(1) {

@@ -87,7 +87,7 @@ pub struct ProgSpec {
 }
 
 const DTYPES: &[&str] = &[
-    "f32", "f64", "f16", "bf16", "i64", "i32", "i16", "i8", "ui8", "b", "c64", "c128",
+    "f32", "f64", "f16", "bf16", "i64", "i32", "i16", "i8", "u8", "b", "c64", "c128",
 ];
 const WORDS: &[&str] = &[
     "float32",
