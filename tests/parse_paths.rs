@@ -209,3 +209,12 @@ fn errors_in_a_large_program_are_reported_in_file_order() {
         );
     }
 }
+
+/// fuzz/ir_parse finding: the reference path's dictionary scan refused control characters that
+/// the dictionary grammar (and so the fast path) accepts inside a call such as `Place(...)`.
+#[test]
+fn control_characters_in_a_call_parse_the_same_on_both_paths() {
+    let text = "{\n    (%0) = \"pd_op.full\" () {place:Place(cpu\0\u{1}\u{1f}),shape:[1]} : () -> tensor<1xf32>\n}\n";
+    same(text).unwrap();
+    assert!(parse_module(&SourceFile::new("t.ir", text)).is_ok());
+}
