@@ -17,8 +17,15 @@
 //!   boundary);
 //! - **replicas**: with several ranks, every rank ends with the same parameters.
 //!
-//! Tolerance per tensor: `|a − b| ≤ rtol·|b| + atol·max|b|` with rtol = atol = 1e-5 for f32
-//! (1e-2 for bf16, 2e-3 for f16, exact for integers), overridable; float tensors of a program that
+//! Tolerance per tensor: `|a − b| ≤ rtol·|b| + atol·S` with rtol = atol = 1e-5 for f32
+//! (1e-2 for bf16, 2e-3 for f16, exact for integers), overridable. `S` is the tensor's largest
+//! magnitude, and for gradients at least the largest magnitude of any gradient of the program: a
+//! gradient element is a sum over the batch whose rounding error scales with the magnitudes
+//! summed, not with the (possibly cancelled, tiny) result, and a one-element bias gradient has
+//! no larger element of its own to scale by. Likewise a parameter's `S` is at least the largest
+//! update of any parameter in the step (its error is its gradient's times the learning rate). A
+//! wrong scale, a missing term or a skipped update still shows: its error is a fraction of the
+//! gradient or update itself; float tensors of a program that
 //! keeps 16-bit persistables get the 16-bit tolerance (their values went through 16-bit math). Programs with collectives run
 //! on 2 ranks by default, so moving a collective across the accumulation is really exercised.
 
@@ -170,13 +177,19 @@ fn default_tol(d: DType) -> f64 {
     }
 }
 
-/// Compares `got` with the reference `want`: (max abs, max rel, within tolerance).
-fn compare(got: &Tensor, want: &Tensor, rtol: f64, atol: f64) -> (f64, f64, bool) {
+/// The largest magnitude in `t`.
+fn max_abs(t: &Tensor) -> f64 {
+    t.to_f64_vec().iter().fold(0.0f64, |m, v| m.max(v.abs()))
+}
+
+/// Compares `got` with the reference `want`: (max abs, max rel, within tolerance). The absolute
+/// part of the tolerance scales with `want`'s largest magnitude, or `scale` if larger.
+fn compare(got: &Tensor, want: &Tensor, rtol: f64, atol: f64, scale: f64) -> (f64, f64, bool) {
     let (a, b) = (got.to_f64_vec(), want.to_f64_vec());
     if a.len() != b.len() || got.shape() != want.shape() {
         return (f64::INFINITY, f64::INFINITY, false);
     }
-    let max_b = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let max_b = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(scale);
     let (mut max_abs, mut max_rel, mut ok) = (0.0f64, 0.0f64, true);
     for (x, y) in a.iter().zip(&b) {
         let d = (x - y).abs();
@@ -329,11 +342,16 @@ pub fn check_with_sources(
         (opts.rtol.unwrap_or(t), opts.atol.unwrap_or(t))
     };
     // Gradients consumed by the optimizer.
+    let grad_scale = ref_grads
+        .values()
+        .filter(|t| t.dtype().is_float())
+        .map(max_abs)
+        .fold(0.0f64, f64::max);
     for (name, want) in &ref_grads {
         let (rt, at) = tol(want.dtype());
         match rew_grads.get(name) {
             Some(got) => {
-                let (ma, mr, ok) = compare(got, want, rt, at);
+                let (ma, mr, ok) = compare(got, want, rt, at, grad_scale);
                 let note = if ok { String::new() } else { scale_hint(got, want, k) };
                 rows.push(Row { tensor: name.clone(), kind: "grad", max_abs: ma, max_rel: mr, ok, note });
             }
@@ -347,7 +365,23 @@ pub fn check_with_sources(
             }),
         }
     }
-    // Persistables of the original after the step.
+    // Persistables of the original after the step. A parameter's error comes from its update
+    // (the gradient's error times the learning rate), so the absolute part of its tolerance
+    // scales with the program's largest update, as a gradient's with the largest gradient.
+    let update_scale = orig[0]
+        .scope
+        .iter()
+        .filter(|(name, t)| ref_grads.contains_key(*name) && t.dtype().is_float())
+        .filter_map(|(name, after)| {
+            let before = init.get(name)?;
+            let (a, b) = (after.to_f64_vec(), before.to_f64_vec());
+            (a.len() == b.len()).then(|| {
+                a.iter()
+                    .zip(&b)
+                    .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+            })
+        })
+        .fold(0.0f64, f64::max);
     for (name, want) in orig[0].scope.iter() {
         let kind = if ref_grads.contains_key(name) {
             "param"
@@ -355,9 +389,10 @@ pub fn check_with_sources(
             "state"
         };
         let (rt, at) = tol(want.dtype());
+        let scale = if kind == "param" { update_scale } else { 0.0 };
         match rew[0].scope.get(name) {
             Some(got) => {
-                let (ma, mr, ok) = compare(got, want, rt, at);
+                let (ma, mr, ok) = compare(got, want, rt, at, scale);
                 let note = if ok {
                     String::new()
                 } else {
@@ -390,7 +425,7 @@ pub fn check_with_sources(
         let Some(start) = rew_init.get(name) else {
             continue;
         };
-        let (ma, mr, ok) = compare(got, start, 0.0, 0.0);
+        let (ma, mr, ok) = compare(got, start, 0.0, 0.0, 0.0);
         if got.dtype().is_half() {
             // Accumulating k gradients in a 16-bit buffer loses most of their low bits.
             rows.push(Row {
@@ -444,7 +479,7 @@ pub fn check_with_sources(
                     max_abs: rank
                         .scope
                         .get(name)
-                        .map_or(f64::INFINITY, |t| compare(t, t0, 0.0, 0.0).0),
+                        .map_or(f64::INFINITY, |t| compare(t, t0, 0.0, 0.0, 0.0).0),
                     max_rel: f64::NAN,
                     ok: false,
                     note: format!(
