@@ -768,14 +768,7 @@ impl<'a> Checker<'a> {
         } else {
             Err(self
                 .at(i.span.0, format!("unknown stage `{}`", i.name))
-                .with_hint(format!(
-                    "stages are {}",
-                    STAGES
-                        .iter()
-                        .map(|(n, _)| *n)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )))
+                .with_hint(stages_hint()))
         }
     }
 
@@ -1509,14 +1502,7 @@ impl<'a> Checker<'a> {
                         e.span().0,
                         "`uses(%v in STAGE)` restricts the count to a stage: write a stage name",
                     )
-                    .with_hint(format!(
-                        "stages are {}",
-                        STAGES
-                            .iter()
-                            .map(|(n, _)| *n)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )))
+                    .with_hint(stages_hint()))
             }
         }
         Ok(Ty::Int)
@@ -1695,4 +1681,10 @@ impl ParamType {
             ParamType::Str => Ty::Str,
         }
     }
+}
+
+/// `stages are forward, ...`: the hint after a word that is not a stage.
+fn stages_hint() -> String {
+    let names: Vec<&str> = STAGES.iter().map(|(n, _)| *n).collect();
+    format!("stages are {}", names.join(", "))
 }
