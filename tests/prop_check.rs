@@ -79,8 +79,8 @@ fn case() -> impl Strategy<Value = (MlpOptions, usize, bool, bool, u64)> {
 }
 
 proptest! {
-    // A fixed seed: CI runs the same 256 cases every time (edit the seed to explore others). Known false failure of `irw check`, about one case in a
-    // thousand: the optimizer state (Adam's moment2 = c·g²) of a one-element bias whose
+    // A fixed seed: CI runs the same 256 cases every time (edit the seed to explore others).
+    // Known false failure of `irw check`, about one case in a thousand: the optimizer state (Adam's moment2 = c·g²) of a one-element bias whose
     // gradient is a sum with heavy cancellation; its f32 rounding error, relative to its own
     // tiny value, exceeds 2e-5, and the checker has no scale for a state tensor like the one it
     // uses for gradients and parameters (see src/exec/check.rs).
