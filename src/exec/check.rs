@@ -179,7 +179,11 @@ fn default_tol(d: DType) -> f64 {
 
 /// The largest magnitude in `t`.
 fn max_abs(t: &Tensor) -> f64 {
-    t.to_f64_vec().iter().fold(0.0f64, |m, v| m.max(v.abs()))
+    max_magnitude(&t.to_f64_vec())
+}
+
+fn max_magnitude(v: &[f64]) -> f64 {
+    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
 }
 
 /// Compares `got` with the reference `want`: (max abs, max rel, within tolerance). The absolute
@@ -189,7 +193,7 @@ fn compare(got: &Tensor, want: &Tensor, rtol: f64, atol: f64, scale: f64) -> (f6
     if a.len() != b.len() || got.shape() != want.shape() {
         return (f64::INFINITY, f64::INFINITY, false);
     }
-    let max_b = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(scale);
+    let max_b = max_magnitude(&b).max(scale);
     let (mut max_abs, mut max_rel, mut ok) = (0.0f64, 0.0f64, true);
     for (x, y) in a.iter().zip(&b) {
         let d = (x - y).abs();
