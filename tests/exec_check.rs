@@ -257,6 +257,32 @@ fn update_before_the_boundary_is_caught() {
         .all(|row| row.note.contains("micro-step 1 of 4")));
 }
 
+/// Parameters are compared with the original optimizer applied to the rewritten program's
+/// gradients; an optimize stage that goes wrong on a right gradient still fails, at the
+/// parameter. Here one `sgd_` runs twice.
+#[test]
+fn update_applied_twice_is_caught_at_the_parameter() {
+    let text = std::fs::read_to_string(paddle("after.ir")).expect("readable");
+    let line = text
+        .lines()
+        .find(|l| l.contains("\"pd_op.sgd_\" (%1, %0, %50,"))
+        .expect("the first sgd_ of after.ir");
+    let twice = format!("{line}\n{}", line.replace("(%51, %52)", "(%900, %901)"));
+    let mut rew =
+        parse_module(&SourceFile::new("twice.ir", text.replace(line, &twice))).expect("parses");
+    let s = paddle("startup_after.ir");
+    let st = SourceFile::new(
+        s.display().to_string(),
+        std::fs::read_to_string(&s).expect("readable"),
+    );
+    parse_startup_into(&mut rew, &st).expect("startup parses");
+    let original = load(paddle("before.ir"), paddle("startup_before.ir"));
+    let r = check(&original, &rew, &CheckOptions::default()).expect("runs");
+    println!("{r}");
+    assert!(failing(&r, "grad").is_empty());
+    assert_eq!(failing(&r, "param"), ["linear_2.b_0"]);
+}
+
 fn irw(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_irw"))
         .args(args)

@@ -219,7 +219,9 @@ fn hoist_reduce_leaves_a_shared_buffer_alone_and_stays_sound() {
 
 /// The check can tell: hoisting only the second collective of the shared buffer (its `add_`
 /// accumulates the raw gradient, the optimize stage all-reduces the whole buffer) gives
-/// linear_1.b_0 a gradient that mixes reduced and unreduced terms.
+/// linear_1.b_0 a gradient that mixes reduced and unreduced terms. The failure is the gradient's:
+/// parameters are compared with the original optimizer applied to the rewritten gradients, so the
+/// wrong gradient is reported once, where it arises.
 #[test]
 fn hoisting_one_of_two_accumulations_fails_the_check() {
     let merged = module("bad.ir", shared_buffer_program(false, true));
@@ -229,9 +231,5 @@ fn hoisting_one_of_two_accumulations_fails_the_check() {
         .failures()
         .map(|row| (row.tensor.as_str(), row.kind))
         .collect();
-    assert_eq!(
-        failed,
-        [("linear_1.b_0", "grad"), ("linear_1.b_0", "param")],
-        "{r}"
-    );
+    assert_eq!(failed, [("linear_1.b_0", "grad")], "{r}");
 }

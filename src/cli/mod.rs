@@ -106,9 +106,22 @@ pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
         .ok_or_else(|| format!("`{s}` is not a number of seconds"))
 }
 
+/// What `irw check --help` says each row of the table compares.
+const CHECK_ROWS: &str = "\
+The original runs one step on k·B rows per rank; the rewritten program runs k micro-steps of B
+rows with Paddle's schedule (op_role 2 only on the last), from the same initial state. Rows:
+  grad          the gradient each optimizer consumed, against the full-batch gradient
+  param, state  against the original's optimizers applied to the rewritten program's
+                gradients: a wrong gradient fails at its grad row, a wrong update here
+  buffer        state the rewrite added: back at its initial value, and not 16-bit
+  frozen        nothing may change before the last micro-step
+  replica       all ranks end with the same values
+Exit code 0 when every row is within tolerance, 1 otherwise.";
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Rewrite a program, run the original and the rewritten one, and compare them numerically.
+    #[command(after_long_help = CHECK_ROWS)]
     Check(crate::exec::cmd::CheckArgs),
     /// Execute a program with Paddle's schedule and print the loss per step.
     Run(crate::exec::cmd::RunArgs),

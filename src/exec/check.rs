@@ -8,8 +8,13 @@
 //! - **grad**: the gradient each optimizer op consumed (the merged, scaled buffer in the rewritten
 //!   program) against the full-batch gradient — this is where a missing, doubled or misplaced
 //!   `1/k` scale, or a dropped all-reduce, shows up;
-//! - **param** / **state**: every persistable of the original after the step (parameters,
-//!   optimizer moments, beta powers, learning rate);
+//! - **param** / **state**: every persistable (parameters, optimizer moments, beta powers,
+//!   learning rate) against the original's step run again with its optimizers fed the rewritten
+//!   program's gradients. Together with the grad rows this is the full-batch step, but each error
+//!   is reported where it arises: a wrong gradient at the gradient, a wrong optimize stage (an
+//!   update applied twice, a wrong learning rate) at the parameter, and the optimizer's own
+//!   conditioning is not charged to the rewrite (Adam's first step is about lr·sign(g), so a
+//!   last-bit difference in a near-zero gradient would move a parameter by lr);
 //! - **buffer**: state the rewrite introduced must be back at its initial value after the step
 //!   (gradient-merge buffers zeroed for the next step), and must not be a 16-bit float
 //!   (accumulation belongs in f32);
@@ -276,6 +281,7 @@ pub fn check_with_sources(
     // Same initial persistables for both programs.
     let mut orig =
         init_ranks_with_sources(original, original_src, "original", opts.seed, state, n)?;
+    let mut applied = orig.clone();
     let mut rew =
         init_ranks_with_sources(rewritten, rewritten_src, "rewritten", opts.seed, state, n)?;
     let init: Scope = orig[0].scope.clone();
@@ -301,6 +307,7 @@ pub fn check_with_sources(
         Stage::Full,
     )?;
     let ref_grads = orig[0].observed.optimizer_grads.clone();
+    drop(it);
 
     // Rewritten: k micro-steps.
     let mut rows = Vec::new();
@@ -332,6 +339,25 @@ pub fn check_with_sources(
             rew_grads = rew[0].observed.optimizer_grads.clone();
         }
     }
+
+    // The original step again, its optimizers fed the rewritten program's gradients: the
+    // reference for parameters and optimizer state. The gradients themselves are compared with
+    // the full-batch ones above; comparing the update against the full-batch update instead
+    // would charge the rewrite with the optimizer's conditioning (Adam's first step is about
+    // lr·sign(g): a last-bit difference in a near-zero gradient moves the parameter by lr).
+    let mut it = Interp::with_source(
+        &original.ctx,
+        &original.main,
+        original_src.main,
+        "original",
+        opts.seed,
+    )?;
+    it.override_optimizer_grads(rew_grads.clone());
+    it.run(
+        &mut applied,
+        &micro_feeds(&batch, n, 1, k * b, 0)?,
+        Stage::Full,
+    )?;
 
     // A tensor is only as precise as the arithmetic that produced it: in a program whose
     // persistables include 16-bit floats (bf16 parameters with f32 master weights, say), the f32
@@ -369,10 +395,11 @@ pub fn check_with_sources(
             }),
         }
     }
-    // Persistables of the original after the step. A parameter's error comes from its update
-    // (the gradient's error times the learning rate), so the absolute part of its tolerance
-    // scales with the program's largest update, as a gradient's with the largest gradient.
-    let update_scale = orig[0]
+    // Persistables after the original's step on the rewritten gradients. A parameter's error
+    // comes from its update (the gradient's error times the learning rate), so the absolute
+    // part of its tolerance scales with the program's largest update, as a gradient's with the
+    // largest gradient.
+    let update_scale = applied[0]
         .scope
         .iter()
         .filter(|(name, t)| ref_grads.contains_key(*name) && t.dtype().is_float())
@@ -386,7 +413,7 @@ pub fn check_with_sources(
             })
         })
         .fold(0.0f64, f64::max);
-    for (name, want) in orig[0].scope.iter() {
+    for (name, want) in applied[0].scope.iter() {
         let kind = if ref_grads.contains_key(name) {
             "param"
         } else {
@@ -400,7 +427,10 @@ pub fn check_with_sources(
                 let note = if ok {
                     String::new()
                 } else {
-                    format!("differs from the original after one step of {} rows", k * b)
+                    format!(
+                        "differs from the original's step on {} rows given the same gradients",
+                        k * b
+                    )
                 };
                 rows.push(Row {
                     tensor: name.to_string(),

@@ -171,6 +171,9 @@ pub struct Interp<'p> {
     ops: Vec<OpId>,
     loss_value: Option<ValueId>,
     rng: Rng,
+    /// Gradients to give optimizer ops instead of the ones the program computed, by parameter
+    /// name (see [`Interp::override_optimizer_grads`]).
+    grad_override: IndexMap<String, Tensor>,
 }
 
 fn attr_str(d: &AttrDict, key: &str) -> Option<String> {
@@ -183,6 +186,17 @@ fn first_bool(d: &AttrDict, key: &str) -> bool {
         Some(a) => a.as_bool().unwrap_or(false),
         None => false,
     }
+}
+
+/// `t` in `like`'s dtype, or `None` when the shapes differ.
+fn converted_like(t: &Tensor, like: &Tensor) -> KResult<Option<Tensor>> {
+    if t.shape() != like.shape() {
+        return Ok(None);
+    }
+    if t.dtype() == like.dtype() || !t.dtype().is_float() || !like.dtype().is_float() {
+        return Ok((t.dtype() == like.dtype()).then(|| t.clone()));
+    }
+    Tensor::from_f32_as(t.shape(), t.to_f32().into_owned(), like.dtype()).map(Some)
 }
 
 /// A diagnostic at byte `offset` of `src` when both are known, else without a position.
@@ -249,7 +263,18 @@ impl<'p> Interp<'p> {
             ops,
             loss_value,
             rng: Rng::new(seed),
+            grad_override: IndexMap::new(),
         })
+    }
+
+    /// Makes each optimizer op whose parameter is named in `grads` consume that gradient instead
+    /// of the one the program computed (converted to the computed one's dtype; ignored where the
+    /// shapes differ). `irw check` uses it to apply the original optimizer stage to the rewritten
+    /// program's gradient, which separates the optimizer's conditioning (Adam's first step is
+    /// about lr·sign(g), so a rounding difference in a near-zero gradient moves a parameter by lr)
+    /// from the rewrite's correctness.
+    pub fn override_optimizer_grads(&mut self, grads: IndexMap<String, Tensor>) {
+        self.grad_override = grads;
     }
 
     /// Whether the program has collective ops (then checks run 2 ranks by default).
@@ -495,11 +520,27 @@ impl<'p> Interp<'p> {
                 let is_optimizer = spec.is_some_and(|s| s.effect == Effect::Optimizer);
                 let grad_index = spec.and_then(|s| s.operand_index("grad"));
                 for rank in ranks.iter_mut() {
+                    let grad_override = match (is_optimizer, grad_index, operands.first()) {
+                        (true, Some(gi), Some(&Some(p))) if !self.grad_override.is_empty() => {
+                            let computed = operands.get(gi).copied().flatten();
+                            match (rank.persist_name(p), computed) {
+                                (Some(pname), Some(g)) => match self.grad_override.get(pname) {
+                                    Some(t) => Some((gi, converted_like(t, rank.tensor(g)?)?)),
+                                    None => None,
+                                },
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    };
                     let outs = {
-                        let inputs = operands
+                        let mut inputs = operands
                             .iter()
                             .map(|&v| rank.input(v))
                             .collect::<KResult<Vec<_>>>()?;
+                        if let Some((gi, Some(t))) = &grad_override {
+                            inputs[*gi] = Input::Tensor(t);
+                        }
                         let call = OpCall {
                             name,
                             attrs,
