@@ -1,9 +1,10 @@
-//! Criterion benchmarks of the rewrite engine: `rules/grad_merge.rw` (with master_grad and
-//! hoist_reduce) on generated data-parallel MLPs of about 10^3, 10^4 and 10^5 ops (10^6 with
-//! `IRW_BENCH_1M=1`). `cargo bench --bench rewrite`.
+//! Criterion benchmarks of the rewrite engine on generated data-parallel MLPs of about 10^3,
+//! 10^4 and 10^5 ops (10^6 with `IRW_BENCH_1M=1`): `rules/grad_merge.rw` with hoist_reduce on
+//! f32 programs (`grad_merge`) and with master_grad too on bf16 ones (`grad_merge_bf16`), and
+//! `rules/canonicalize.rw`, the e-graph (`canonicalize`). `cargo bench --bench rewrite`.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use irw::gen::{mlp, MlpOptions};
+use irw::gen::{mlp, Dtype, MlpOptions};
 use irw::ir::parse_module;
 use irw::SourceFile;
 use std::num::NonZeroUsize;
@@ -17,30 +18,44 @@ fn sizes() -> Vec<usize> {
     v
 }
 
-fn bench(c: &mut Criterion) {
+fn load(file: &str, params: &[(&str, &str)]) -> irw::rules::RuleSet {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let rules = irw::rules::load(
-        &[root.join("rules/grad_merge.rw")],
-        &[("k_steps".to_string(), "4".to_string())],
-    )
-    .expect("the shipped rules load");
+    let params: Vec<(String, String)> = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    irw::rules::load(&[root.join(file)], &params).expect("the shipped rules load")
+}
+
+fn bench(c: &mut Criterion) {
+    let grad_merge = load("rules/grad_merge.rw", &[("k_steps", "4")]);
+    let canonicalize = load("rules/canonicalize.rw", &[]);
     let mut g = c.benchmark_group("rewrite");
     g.sample_size(10);
     for layers in sizes() {
-        let opts = MlpOptions {
-            allreduce: true,
-            ..MlpOptions::with_layers(NonZeroUsize::new(layers).expect("layers > 0"))
-        };
-        let src = SourceFile::new("mlp.ir", mlp(&opts));
-        let m = parse_module(&src).expect("generated programs parse");
-        g.throughput(Throughput::Elements(m.num_ops() as u64));
-        g.bench_function(BenchmarkId::new("grad_merge", m.num_ops()), |b| {
-            b.iter_batched(
-                || m.clone(),
-                |mut m| irw::rewrite::apply(&mut m, &rules, &Default::default()).expect("applies"),
-                BatchSize::LargeInput,
-            )
-        });
+        for (label, dtype, rules) in [
+            ("grad_merge", Dtype::F32, &grad_merge),
+            ("grad_merge_bf16", Dtype::Bf16, &grad_merge),
+            ("canonicalize", Dtype::F32, &canonicalize),
+        ] {
+            let opts = MlpOptions {
+                allreduce: true,
+                dtype,
+                ..MlpOptions::with_layers(NonZeroUsize::new(layers).expect("layers > 0"))
+            };
+            let src = SourceFile::new("mlp.ir", mlp(&opts));
+            let m = parse_module(&src).expect("generated programs parse");
+            g.throughput(Throughput::Elements(m.num_ops() as u64));
+            g.bench_function(BenchmarkId::new(label, m.num_ops()), |b| {
+                b.iter_batched(
+                    || m.clone(),
+                    |mut m| {
+                        irw::rewrite::apply(&mut m, rules, &Default::default()).expect("applies")
+                    },
+                    BatchSize::LargeInput,
+                )
+            });
+        }
     }
     g.finish();
 }

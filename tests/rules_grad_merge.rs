@@ -196,6 +196,40 @@ fn collectives_are_hoisted_to_the_optimize_stage_and_read_the_buffers() {
     assert!(main.find("\"pd_op.sgd_\"").unwrap() > first_coll);
 }
 
+/// bf16 gradients with master weights and data-parallel all-reduce (no Paddle fixture has both;
+/// `irw gen mlp --dtype bf16 --allreduce` makes one): the collective sits between the gradient
+/// and its master-grad cast, and hoist_reduce's `widen_before_collective` commutes the two so
+/// that the collective, too, runs once per k steps, on the f32 buffer. `irw check` on this
+/// family runs in tests/prop_check.rs.
+#[test]
+fn bf16_collectives_are_hoisted_and_reduce_the_f32_buffer() {
+    let opts = irw::gen::MlpOptions {
+        dtype: irw::gen::Dtype::Bf16,
+        allreduce: true,
+        ..irw::gen::MlpOptions::with_layers(std::num::NonZeroUsize::new(3).unwrap())
+    };
+    let src = SourceFile::new("bf16_allreduce.ir", irw::gen::mlp(&opts));
+    let m = parse_module(&src).unwrap_or_else(|d| panic!("{d}"));
+    let (main, _) = run("rules/grad_merge.rw", m, &[("k_steps", "4")]).unwrap();
+    let coll = ops(&main, "pd_op.c_allreduce_sum");
+    assert_eq!(coll.len(), 6, "one collective per gradient:\n{main}");
+    for c in &coll {
+        assert!(
+            c.contains("op_role:2"),
+            "collective left in a micro-step: {c}"
+        );
+        let o = operands_of(c);
+        assert!(
+            o.len() == 1 && o[0].ends_with("@GRAD@MERGE"),
+            "collective must read the buffer: {c}"
+        );
+        assert!(c.ends_with("xf32>"), "the buffer is f32: {c}");
+    }
+    for a in ops(&main, "pd_op.add_") {
+        assert!(a.contains("xf32>, tensor<"), "accumulates in f32: {a}");
+    }
+}
+
 #[test]
 fn without_sync_after_accumulate_collectives_stay() {
     let (main, _) = run(

@@ -73,7 +73,8 @@ impl Effect {
     }
 }
 
-/// How the result type of an op a rule creates is derived.
+/// How the result type of an op a rule creates is derived (and, for `SameAs`, re-derived when
+/// a rule changes that operand).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ResultRule {
     /// The rule must give the type.

@@ -560,6 +560,7 @@ impl<'a> Engine<'a> {
                             fx.touched.push(d);
                         }
                         self.m.main.set_operand(o, i, new);
+                        self.follow_operand_type(o, i);
                         fx.edits += 1;
                     }
                 }
@@ -1001,6 +1002,25 @@ impl<'a> Engine<'a> {
         let mut v = vec![id];
         v.resize(n_results, Context::NULL_TYPE);
         Ok(v)
+    }
+
+    /// After operand `i` of `o` changed: if the dialect table says `o`'s result has that
+    /// operand's type (`SameAs(i)`: collectives, elementwise and in-place ops), the result takes
+    /// the new operand's type, as a freshly built op would. A rule that commutes a widening cast
+    /// with a collective (`reduce(cast(g))`) relies on it; the verifier still checks the users.
+    fn follow_operand_type(&mut self, o: OpId, i: usize) {
+        let name = self.m.ctx.str(self.m.main.op_name(o));
+        let Some(spec) = Dialect::get().spec(name) else {
+            return;
+        };
+        if spec.result_rule != ResultRule::SameAs(i as u8) {
+            return;
+        }
+        let (Some(v), Some(r)) = (self.m.main.operand(o, i), self.m.main.results(o).next()) else {
+            return;
+        };
+        let ty = self.m.main.value_type(v);
+        self.m.main.set_value_type(r, ty);
     }
 
     /// Builds an op at the end of the startup program (for state initializers).
