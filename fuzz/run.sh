@@ -55,6 +55,7 @@ for opt in sgd momentum adam adamw; do
     done
 done
 irw gen mlp --layers 1 --allreduce -o seeds/ir/gen_allreduce.ir || exit 1
+irw gen mlp --layers 1 --allreduce --dtype bf16 -o seeds/ir/gen_allreduce_bf16.ir || exit 1
 irw gen mlp --layers 1 --no-roles -o seeds/ir/gen_noroles.ir || exit 1
 find ../rules ../tests/golden -name '*.rw' -exec cp {} seeds/rules/ \;
 
