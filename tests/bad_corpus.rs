@@ -1466,16 +1466,16 @@ fn batch_json(y_rows: usize) -> String {
 /// Feed files, and how a feed must fit the program and the schedule.
 fn feed_cases() -> Vec<Case> {
     vec![
-        feed("feed_ragged", r#"{"inputs": {"x": [[1, 2], [3]]}}"#, "f.json:1:1", "`inputs.x`: ragged nested list"),
-        feed("feed_ragged_depth", r#"{"inputs": {"x": [[1], [2, 3]]}}"#, "f.json:1:1", "`inputs.x`: ragged nested list"),
-        feed("feed_not_a_number", r#"{"inputs": {"x": [1, "a"]}}"#, "f.json:1:1", "`inputs.x`: expected numbers or lists"),
-        feed("feed_missing_shape", r#"{"inputs": {"x": {"dtype": "float32", "values": [1]}}}"#, "f.json:1:1", "`inputs.x`: missing `shape`"),
-        feed("feed_bad_dimension", r#"{"inputs": {"x": {"shape": [-1], "values": [1]}}}"#, "f.json:1:1", "`inputs.x`: bad dimension"),
-        feed("feed_unknown_dtype", r#"{"inputs": {"x": {"shape": [1], "dtype": "int8", "values": [1]}}}"#, "f.json:1:1", "`inputs.x`: unknown dtype `int8`"),
-        feed("feed_missing_values", r#"{"inputs": {"x": {"shape": [1], "dtype": "float32"}}}"#, "f.json:1:1", "`inputs.x`: missing `values`"),
-        feed("feed_value_count", r#"{"inputs": {"x": {"shape": [2], "values": [1]}}}"#, "f.json:1:1", "`inputs.x`: shape [2] needs 2 values, found 1"),
-        feed("feed_inputs_not_object", r#"{"inputs": []}"#, "f.json:1:1", "`inputs` is not an object"),
-        feed("feed_invalid_json", r#"{"inputs": "#, "f.json:1:1", "invalid JSON: EOF while parsing a value"),
+        feed("feed_ragged", r#"{"inputs": {"x": [[1, 2], [3]]}}"#, "f.json:1:13", "`inputs.x`: ragged nested list"),
+        feed("feed_ragged_depth", r#"{"inputs": {"x": [[1], [2, 3]]}}"#, "f.json:1:13", "`inputs.x`: ragged nested list"),
+        feed("feed_not_a_number", r#"{"inputs": {"x": [1, "a"]}}"#, "f.json:1:13", "`inputs.x`: expected numbers or lists"),
+        feed("feed_missing_shape", r#"{"inputs": {"x": {"dtype": "float32", "values": [1]}}}"#, "f.json:1:13", "`inputs.x`: missing `shape`"),
+        feed("feed_bad_dimension", r#"{"inputs": {"x": {"shape": [-1], "values": [1]}}}"#, "f.json:1:13", "`inputs.x`: bad dimension"),
+        feed("feed_unknown_dtype", r#"{"inputs": {"x": {"shape": [1], "dtype": "int8", "values": [1]}}}"#, "f.json:1:13", "`inputs.x`: unknown dtype `int8`"),
+        feed("feed_missing_values", r#"{"inputs": {"x": {"shape": [1], "dtype": "float32"}}}"#, "f.json:1:13", "`inputs.x`: missing `values`"),
+        feed("feed_value_count", r#"{"inputs": {"x": {"shape": [2], "values": [1]}}}"#, "f.json:1:13", "`inputs.x`: shape [2] needs 2 values, found 1"),
+        feed("feed_inputs_not_object", r#"{"inputs": []}"#, "f.json:1:2", "`inputs` is not an object"),
+        feed("feed_invalid_json", r#"{"inputs": "#, "f.json:1:11", "invalid JSON: EOF while parsing a value"),
         feed("feed_input_not_fed", r#"{"inputs": {"z": [[1.0]]}}"#, "p.ir:9:5", "main: op #7 `pd_op.data`: no input fed for `x`"),
         feed("feed_rows_vs_micro_batch", &batch_json(8), "", "the feed has 8 rows, but k_steps 1 × ranks 1 × micro-batch 3 = 3")
             .args(&["run", "p.ir", "--startup", "s.ir", "--feed", "f.json", "--micro-batch", "3"]),

@@ -11,7 +11,7 @@
 use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, SourceFile};
 use crate::exec::dtype::DType;
 use crate::exec::kernels::cast::cast;
 use crate::exec::rng::Rng;
@@ -26,8 +26,31 @@ pub struct Feed {
     pub state: IndexMap<String, Tensor>,
 }
 
-fn bad(file: &str, msg: impl std::fmt::Display) -> Diagnostic {
-    Diagnostic::in_file(file, format!("{msg}"))
+/// A diagnostic at byte `offset` of the feed file.
+fn bad(file: &str, text: &str, offset: usize, msg: impl std::fmt::Display) -> Diagnostic {
+    Diagnostic::at(&SourceFile::new(file, text), offset, format!("{msg}"))
+}
+
+/// Where the key `"key"` is written in `text`, searching from `from` (JSON values carry no
+/// positions; a feed names each key once per object, so the first occurrence after the
+/// enclosing key is the one meant). Falls back to `from`.
+fn key_offset(text: &str, from: usize, key: &str) -> usize {
+    let quoted = serde_json::to_string(key).unwrap_or_default();
+    text.get(from..)
+        .and_then(|t| t.find(&quoted))
+        .map_or(from, |i| from + i)
+}
+
+/// The byte offset of serde_json's 1-based (line, column).
+fn line_col_offset(text: &str, line: usize, col: usize) -> usize {
+    let start = if line <= 1 {
+        0
+    } else {
+        text.match_indices('\n')
+            .nth(line - 2)
+            .map_or(text.len(), |(i, _)| i + 1)
+    };
+    (start + col.saturating_sub(1)).min(text.len())
 }
 
 /// A nested list of numbers → (shape, values).
@@ -114,16 +137,25 @@ fn from_f64(shape: Vec<usize>, vals: Vec<f64>, dtype: DType) -> Tensor {
 
 fn tensor_map(
     file: &str,
-    v: Option<&Value>,
+    text: &str,
+    v: Option<(&str, &Value)>,
     what: &str,
 ) -> Result<IndexMap<String, Tensor>, Diagnostic> {
     let mut out = IndexMap::new();
-    if let Some(v) = v {
+    if let Some((key, v)) = v {
+        let at = key_offset(text, 0, key);
         let Value::Object(o) = v else {
-            return Err(bad(file, format!("`{what}` is not an object")));
+            return Err(bad(file, text, at, format!("`{what}` is not an object")));
         };
         for (k, t) in o {
-            let t = tensor_from_json(t).map_err(|e| bad(file, format!("`{what}.{k}`: {e}")))?;
+            let t = tensor_from_json(t).map_err(|e| {
+                bad(
+                    file,
+                    text,
+                    key_offset(text, at, k),
+                    format!("`{what}.{k}`: {e}"),
+                )
+            })?;
             out.insert(k.clone(), t);
         }
     }
@@ -133,10 +165,23 @@ fn tensor_map(
 impl Feed {
     /// Parses a feed file (`inputs`, and `state_init` or `state`).
     pub fn parse(file: &str, text: &str) -> Result<Feed, Diagnostic> {
-        let v: Value =
-            serde_json::from_str(text).map_err(|e| bad(file, format!("invalid JSON: {e}")))?;
-        let inputs = tensor_map(file, v.get("inputs"), "inputs")?;
-        let state = tensor_map(file, v.get("state_init").or(v.get("state")), "state_init")?;
+        let v: Value = serde_json::from_str(text).map_err(|e| {
+            let at = line_col_offset(text, e.line(), e.column());
+            let msg = e.to_string();
+            // The position is the diagnostic's; drop serde's " at line L column C".
+            let msg = msg
+                .rsplit_once(" at line ")
+                .map_or(msg.as_str(), |(m, _)| m);
+            bad(file, text, at, format!("invalid JSON: {msg}"))
+        })?;
+        let entry = |k: &'static str| v.get(k).map(|x| (k, x));
+        let inputs = tensor_map(file, text, entry("inputs"), "inputs")?;
+        let state = tensor_map(
+            file,
+            text,
+            entry("state_init").or(entry("state")),
+            "state_init",
+        )?;
         Ok(Feed { inputs, state })
     }
 
@@ -308,5 +353,24 @@ mod tests {
         let rows = slice_rows(&f.inputs, 1, 1).unwrap();
         assert_eq!(rows["x"].as_f32().unwrap(), &[0.1, -1.0]);
         assert!(slice_rows(&f.inputs, 1, 2).is_err());
+    }
+
+    #[test]
+    fn errors_point_at_the_key_or_the_syntax_error() {
+        // `"x"` also occurs in `state_init` before `inputs`: the key under `inputs` is meant.
+        let text =
+            "{\"state_init\": {\"x\": [1]},\n \"inputs\": {\"y\": [1],\n   \"x\": [[1], [2, 3]]}}";
+        let d = Feed::parse("t.json", text).unwrap_err().to_string();
+        assert!(
+            d.starts_with("t.json:3:4: error: `inputs.x`: ragged nested list"),
+            "{d}"
+        );
+        let d = Feed::parse("t.json", "{\n  \"inputs\": {,}}")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            d.starts_with("t.json:2:14: error: invalid JSON: key must be a string"),
+            "{d}"
+        );
     }
 }
