@@ -230,13 +230,10 @@ fn allreduce_dropped_is_named() {
     assert!(one.passed(), "{one}");
 }
 
-#[test]
-fn update_before_the_boundary_is_caught() {
-    // The optimize stage marked as backward: the optimizer steps on every micro-step.
-    let text = std::fs::read_to_string(paddle("after.ir"))
-        .expect("readable")
-        .replace("op_role:2", "op_role:1");
-    let mut rew = parse_module(&SourceFile::new("early.ir", text)).expect("parses");
+/// `irw check` of `text` (an edited copy of Paddle's after.ir, with its startup program) against
+/// before.ir, with the default options.
+fn check_edited_after(name: &str, text: String) -> CheckReport {
+    let mut rew = parse_module(&SourceFile::new(name, text)).expect("parses");
     let s = paddle("startup_after.ir");
     let st = SourceFile::new(
         s.display().to_string(),
@@ -246,6 +243,16 @@ fn update_before_the_boundary_is_caught() {
     let original = load(paddle("before.ir"), paddle("startup_before.ir"));
     let r = check(&original, &rew, &CheckOptions::default()).expect("runs");
     println!("{r}");
+    r
+}
+
+#[test]
+fn update_before_the_boundary_is_caught() {
+    // The optimize stage marked as backward: the optimizer steps on every micro-step.
+    let text = std::fs::read_to_string(paddle("after.ir"))
+        .expect("readable")
+        .replace("op_role:2", "op_role:1");
+    let r = check_edited_after("early.ir", text);
     let mut frozen = failing(&r, "frozen");
     frozen.sort();
     let mut want = PARAMS.to_vec();
@@ -268,17 +275,7 @@ fn update_applied_twice_is_caught_at_the_parameter() {
         .find(|l| l.contains("\"pd_op.sgd_\" (%1, %0, %50,"))
         .expect("the first sgd_ of after.ir");
     let twice = format!("{line}\n{}", line.replace("(%51, %52)", "(%900, %901)"));
-    let mut rew =
-        parse_module(&SourceFile::new("twice.ir", text.replace(line, &twice))).expect("parses");
-    let s = paddle("startup_after.ir");
-    let st = SourceFile::new(
-        s.display().to_string(),
-        std::fs::read_to_string(&s).expect("readable"),
-    );
-    parse_startup_into(&mut rew, &st).expect("startup parses");
-    let original = load(paddle("before.ir"), paddle("startup_before.ir"));
-    let r = check(&original, &rew, &CheckOptions::default()).expect("runs");
-    println!("{r}");
+    let r = check_edited_after("twice.ir", text.replace(line, &twice));
     assert!(failing(&r, "grad").is_empty());
     assert_eq!(failing(&r, "param"), ["linear_2.b_0"]);
 }

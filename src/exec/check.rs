@@ -41,7 +41,7 @@ use indexmap::IndexMap;
 use crate::diag::Diagnostic;
 use crate::exec::dtype::DType;
 use crate::exec::feed::Feed;
-use crate::exec::interp::{Interp, Sources, Stage};
+use crate::exec::interp::{Interp, Rank, Sources, Stage};
 use crate::exec::run::{
     batch_rows, init_ranks_with_sources, micro_feeds, resolve_micro_batch, step_batch,
 };
@@ -293,21 +293,21 @@ pub fn check_with_sources(
     let rew_init: Scope = rew[0].scope.clone();
     let batch = step_batch(original, opts.feed.as_ref(), rows_per_step, opts.seed)?;
 
-    // Original: one full step, rank r on rows [r·k·B, (r+1)·k·B).
-    let mut it = Interp::with_source(
-        &original.ctx,
-        &original.main,
-        original_src.main,
-        "original",
-        opts.seed,
-    )?;
-    it.run(
-        &mut orig,
-        &micro_feeds(&batch, n, 1, k * b, 0)?,
-        Stage::Full,
-    )?;
+    // Original: one full step, rank r on rows [r·k·B, (r+1)·k·B); `grads` replace the
+    // gradients its optimizers consume when not empty.
+    let full_step = |ranks: &mut Vec<Rank>, grads: IndexMap<String, Tensor>| {
+        let mut it = Interp::with_source(
+            &original.ctx,
+            &original.main,
+            original_src.main,
+            "original",
+            opts.seed,
+        )?;
+        it.override_optimizer_grads(grads);
+        it.run(ranks, &micro_feeds(&batch, n, 1, k * b, 0)?, Stage::Full)
+    };
+    full_step(&mut orig, IndexMap::new())?;
     let ref_grads = orig[0].observed.optimizer_grads.clone();
-    drop(it);
 
     // Rewritten: k micro-steps.
     let mut rows = Vec::new();
@@ -345,19 +345,7 @@ pub fn check_with_sources(
     // the full-batch ones above; comparing the update against the full-batch update instead
     // would charge the rewrite with the optimizer's conditioning (Adam's first step is about
     // lr·sign(g): a last-bit difference in a near-zero gradient moves the parameter by lr).
-    let mut it = Interp::with_source(
-        &original.ctx,
-        &original.main,
-        original_src.main,
-        "original",
-        opts.seed,
-    )?;
-    it.override_optimizer_grads(rew_grads.clone());
-    it.run(
-        &mut applied,
-        &micro_feeds(&batch, n, 1, k * b, 0)?,
-        Stage::Full,
-    )?;
+    full_step(&mut applied, rew_grads.clone())?;
 
     // A tensor is only as precise as the arithmetic that produced it: in a program whose
     // persistables include 16-bit floats (bf16 parameters with f32 master weights, say), the f32
