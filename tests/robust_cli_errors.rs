@@ -203,3 +203,30 @@ fn startup_out_and_output_must_differ() {
     );
     assert!(!dir.path().join("same.ir").exists());
 }
+
+/// Each command offers the limits that apply to it: `--max-input-size` where it reads files,
+/// `--timeout` where it rewrites.
+#[test]
+fn limits_are_offered_where_they_apply() {
+    for (cmd, input, timeout) in [
+        (&[][..], true, true),
+        (&["check"][..], true, true),
+        (&["run"][..], true, false),
+        (&["diff"][..], true, false),
+        (&["gen", "mlp"][..], false, false),
+    ] {
+        let out = run_irw(&[cmd, &["--help"]].concat());
+        assert!(out.status.success());
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(help.contains("--max-input-size"), input, "{cmd:?}:\n{help}");
+        assert_eq!(
+            help.contains("--timeout <SECONDS>"),
+            timeout,
+            "{cmd:?}:\n{help}"
+        );
+    }
+    let f = fixture("before.ir");
+    let out = run_irw(&["run", "--max-input-size", "10", f.as_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("larger than"));
+}

@@ -43,19 +43,26 @@ pub struct Cli {
     #[command(flatten)]
     rewrite: RewriteArgs,
     #[command(flatten)]
-    limits: LimitArgs,
+    input_limit: InputLimitArgs,
+    #[command(flatten)]
+    timeout: TimeoutArgs,
 }
 
-/// Resource limits, for every command: irw runs in CI pipelines on programs from anywhere, and
-/// must fail with a message rather than exhaust the machine.
+/// `--max-input-size`, for every command that reads a file: irw runs in CI pipelines on programs
+/// from anywhere, and must fail with a message rather than exhaust the machine.
 #[derive(Args, Debug, Clone, Default)]
-pub struct LimitArgs {
+pub struct InputLimitArgs {
     /// Refuse input files larger than SIZE (bytes, or with a suffix K, M, G: powers of 1024)
     /// [default: 4G].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, global = true)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_input_size: Option<u64>,
+}
+
+/// `--timeout`, for the commands that rewrite.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TimeoutArgs {
     /// Stop rewriting with an error after SECONDS of wall-clock time (no output is written).
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, global = true)]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub timeout: Option<std::time::Duration>,
 }
 
@@ -149,8 +156,10 @@ struct DiffArgs {
     #[arg(long = "ignore-attr", value_name = "NAME")]
     ignore_attr: Vec<String>,
     /// Show at most N differing ops per side.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, value_name = "N", default_value_t = 20)]
     max_lines: usize,
+    #[command(flatten)]
+    input_limit: InputLimitArgs,
 }
 
 /// How rules are applied: the options the rewrite command and `irw check` share.
@@ -271,10 +280,19 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    if let Some(n) = cli.limits.max_input_size {
+    // A subcommand's own flags; the top-level ones are the rewrite command's (clap refuses them
+    // before a subcommand's name).
+    let (input_limit, timeout) = match &cli.command {
+        None => (cli.input_limit.max_input_size, cli.timeout.timeout),
+        Some(Command::Check(a)) => (a.input_limit.max_input_size, a.timeout.timeout),
+        Some(Command::Run(a)) => (a.input_limit.max_input_size, None),
+        Some(Command::Diff(a)) => (a.input_limit.max_input_size, None),
+        Some(Command::Gen(_)) => (None, None),
+    };
+    if let Some(n) = input_limit {
         set_max_input_bytes(n);
     }
-    if let Some(t) = cli.limits.timeout {
+    if let Some(t) = timeout {
         let _ = REWRITE_TIMEOUT.set(t);
     }
     let result = match cli.command {

@@ -73,6 +73,8 @@ pub struct RunArgs {
     pub seed: u64,
     #[command(flatten)]
     pub memory: MemoryArgs,
+    #[command(flatten)]
+    pub input_limit: crate::cli::InputLimitArgs,
 }
 
 /// `irw check (--rules R [--set k=v]... | --rewritten OUT [--rewritten-startup S2]) PROG ...`
@@ -118,6 +120,10 @@ pub struct CheckArgs {
     pub feed: Option<String>,
     #[command(flatten)]
     pub memory: MemoryArgs,
+    #[command(flatten)]
+    pub input_limit: crate::cli::InputLimitArgs,
+    #[command(flatten)]
+    pub timeout: crate::cli::TimeoutArgs,
 }
 
 /// Runs `irw run`; prints the loss per step.
