@@ -334,7 +334,7 @@ impl<'a> Engine<'a> {
             self.err(
                 lr,
                 e.span(),
-                format!("expected a value, found a {}", v.kind()),
+                format!("expected a value, found {}", v.a_kind()),
             )
         })
     }
@@ -380,7 +380,7 @@ impl<'a> Engine<'a> {
                         return Err(self.err(
                             lr,
                             cond.span(),
-                            format!("`if` needs a bool, found a {}", v.kind()),
+                            format!("`if` needs a bool, found {}", v.a_kind()),
                         ))
                     }
                 };
@@ -425,7 +425,7 @@ impl<'a> Engine<'a> {
                         return Err(self.err(
                             lr,
                             name.span(),
-                            format!("a state name must be a string, found a {}", v.kind()),
+                            format!("a state name must be a string, found {}", v.a_kind()),
                         ))
                     }
                 };
@@ -435,7 +435,7 @@ impl<'a> Engine<'a> {
                         return Err(self.err(
                             lr,
                             ty.span(),
-                            format!("a state type must be a type, found a {}", v.kind()),
+                            format!("a state type must be a type, found {}", v.a_kind()),
                         ))
                     }
                 };
@@ -629,7 +629,7 @@ impl<'a> Engine<'a> {
                         self.err(
                             lr,
                             e.span(),
-                            format!("an attribute cannot hold a {}", v.kind()),
+                            format!("an attribute cannot hold {}", v.a_kind()),
                         )
                     })?;
                     d.set(&k.name, a);
@@ -691,7 +691,7 @@ impl<'a> Engine<'a> {
                     return Err(self.err(
                         lr,
                         e.span(),
-                        format!("`after` needs a value or an op, found a {}", v.kind()),
+                        format!("`after` needs a value or an op, found {}", v.a_kind()),
                     ))
                 }
             },
@@ -705,7 +705,7 @@ impl<'a> Engine<'a> {
                     return Err(self.err(
                         lr,
                         e.span(),
-                        format!("`before` needs an op, found a {}", v.kind()),
+                        format!("`before` needs an op, found {}", v.a_kind()),
                     ))
                 }
             },
@@ -845,7 +845,7 @@ impl<'a> Engine<'a> {
             self.err(
                 lr,
                 e.span(),
-                format!("an attribute cannot hold a {}", v.kind()),
+                format!("an attribute cannot hold {}", v.a_kind()),
             )
         })
     }

@@ -458,7 +458,7 @@ impl<'a> Tr<'a> {
         let v = eval(&mut env, e).map_err(|er| (er.span.0, er.message))?;
         val_to_value(&v).ok_or((
             e.span().0,
-            format!("a {} cannot be used in an equational rule", v.kind()),
+            format!("{} cannot be used in an equational rule", v.a_kind()),
         ))
     }
 

@@ -221,7 +221,7 @@ impl<'r> Searcher<'_, 'r> {
                 v => {
                     return Err(EvalError {
                         span: g.span(),
-                        message: format!("a guard must be a bool, found a {}", v.kind()),
+                        message: format!("a guard must be a bool, found {}", v.a_kind()),
                     })
                 }
             }

@@ -83,8 +83,8 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
                 (UnOp::Neg, Val::Int(i)) => Ok(Val::Int(-i)),
                 (UnOp::Neg, Val::Float(f)) => Ok(Val::Float(-f)),
                 (UnOp::Not, Val::Bool(b)) => Ok(Val::Bool(!b)),
-                (UnOp::Neg, v) => err(*span, format!("cannot negate a {}", v.kind())),
-                (UnOp::Not, v) => err(*span, format!("`not` needs a bool, found a {}", v.kind())),
+                (UnOp::Neg, v) => err(*span, format!("cannot negate {}", v.a_kind())),
+                (UnOp::Not, v) => err(*span, format!("`not` needs a bool, found {}", v.a_kind())),
             }
         }
         Expr::Binary { op, l, r, span } => {
@@ -117,8 +117,8 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
                         return err(
                             stage.span(),
                             format!(
-                                "`uses(%v in STAGE)` needs a stage, found a {}",
-                                other.kind()
+                                "`uses(%v in STAGE)` needs a stage, found {}",
+                                other.a_kind()
                             ),
                         )
                     }
@@ -158,7 +158,7 @@ pub fn eval_str(env: &mut dyn Env, s: &StrLit) -> Result<String, EvalError> {
 fn as_bool(v: Val, span: Span, what: &str) -> Result<bool, EvalError> {
     match v {
         Val::Bool(b) => Ok(b),
-        v => err(span, format!("`{what}` needs a bool, found a {}", v.kind())),
+        v => err(span, format!("`{what}` needs a bool, found {}", v.a_kind())),
     }
 }
 
@@ -250,10 +250,10 @@ fn binary(env: &mut dyn Env, op: BinOp, a: Val, b: Val, span: Span) -> EvalResul
         err(
             span,
             format!(
-                "cannot apply `{}` to a {} and a {}",
+                "cannot apply `{}` to {} and {}",
                 op.symbol(),
-                a.kind(),
-                b.kind()
+                a.a_kind(),
+                b.a_kind()
             ),
         )
     };

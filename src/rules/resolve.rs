@@ -336,9 +336,9 @@ impl Loader {
                                 src,
                                 e.span().0,
                                 format!(
-                                    "default of `{}` is a {}, but the parameter is {}",
+                                    "default of `{}` is {}, but the parameter is {}",
                                     p.name.name,
-                                    v.kind(),
+                                    v.a_kind(),
                                     ty.name()
                                 ),
                             )
@@ -450,7 +450,7 @@ fn const_bool(
         Ok(v) => Err(Diagnostic::at(
             src,
             c.span().0,
-            format!("{what} must be a bool, found a {}", v.kind()),
+            format!("{what} must be a bool, found {}", v.a_kind()),
         )),
         Err(e) => Err(Diagnostic::at(src, e.span.0, e.message)),
     }
@@ -520,6 +520,9 @@ impl Ty {
             Ty::Any => "anything",
         }
     }
+    fn a_name(self) -> String {
+        crate::rules::value::with_article(self.name())
+    }
     fn numeric(self) -> bool {
         matches!(self, Ty::Int | Ty::Float | Ty::Any)
     }
@@ -579,8 +582,8 @@ impl<'a> Checker<'a> {
                             return Err(self.at(
                                 c.span().0,
                                 format!(
-                                    "a parameter constraint must be a bool, found a {}",
-                                    t.name()
+                                    "a parameter constraint must be a bool, found {}",
+                                    t.a_name()
                                 ),
                             ));
                         }
@@ -592,7 +595,7 @@ impl<'a> Checker<'a> {
                         if !t.is(Ty::Bool) {
                             return Err(self.at(
                                 c.span().0,
-                                format!("an import condition must be a bool, found a {}", t.name()),
+                                format!("an import condition must be a bool, found {}", t.a_name()),
                             ));
                         }
                     }
@@ -692,7 +695,7 @@ impl<'a> Checker<'a> {
                     if !t.is(Ty::Bool) {
                         return Err(self.at(
                             e.span().0,
-                            format!("a `where` guard must be a bool, found a {}", t.name()),
+                            format!("a `where` guard must be a bool, found {}", t.a_name()),
                         ));
                     }
                 }
@@ -903,7 +906,7 @@ impl<'a> Checker<'a> {
                 if !t.is(Ty::Str) {
                     return Err(self.at(
                         name.span().0,
-                        format!("a state's name must be a string, found a {}", t.name()),
+                        format!("a state's name must be a string, found {}", t.a_name()),
                     ));
                 }
                 let t = self.expr_no_build(ty)?;
@@ -912,8 +915,8 @@ impl<'a> Checker<'a> {
                         .at(
                             ty.span().0,
                             format!(
-                                "a state's type must be a type (like type(%g)), found a {}",
-                                t.name()
+                                "a state's type must be a type (like type(%g)), found {}",
+                                t.a_name()
                             ),
                         )
                         .with_hint("type(%g) or tensor(shape(%g), float32)"));
@@ -929,7 +932,7 @@ impl<'a> Checker<'a> {
                         if !t.valueish() {
                             return Err(self.at(
                                 e.span().0,
-                                format!("`after` needs a value or an op, found a {}", t.name()),
+                                format!("`after` needs a value or an op, found {}", t.a_name()),
                             ));
                         }
                     }
@@ -939,8 +942,8 @@ impl<'a> Checker<'a> {
                             return Err(self.at(
                                 e.span().0,
                                 format!(
-                                    "`before` needs an op bound by a pattern, found a {}",
-                                    t.name()
+                                    "`before` needs an op bound by a pattern, found {}",
+                                    t.a_name()
                                 ),
                             ));
                         }
@@ -959,7 +962,7 @@ impl<'a> Checker<'a> {
                 if !t.valueish() {
                     return Err(self.at(
                         value.span().0,
-                        format!("`replace` needs a value, found a {}", t.name()),
+                        format!("`replace` needs a value, found {}", t.a_name()),
                     ));
                 }
                 let t = self.expr(with)?;
@@ -967,8 +970,8 @@ impl<'a> Checker<'a> {
                     return Err(self.at(
                         with.span().0,
                         format!(
-                            "a value can only be replaced by a value, found a {}",
-                            t.name()
+                            "a value can only be replaced by a value, found {}",
+                            t.a_name()
                         ),
                     ));
                 }
@@ -1017,7 +1020,7 @@ impl<'a> Checker<'a> {
                 if !t.valueish() {
                     return Err(self.at(
                         value.span().0,
-                        format!("an operand must be a value, found a {}", t.name()),
+                        format!("an operand must be a value, found {}", t.a_name()),
                     ));
                 }
             }
@@ -1033,8 +1036,8 @@ impl<'a> Checker<'a> {
                             return Err(self.at(
                                 e.span().0,
                                 format!(
-                                    "an op can only move next to a value or an op, not a {}",
-                                    t.name()
+                                    "an op can only move next to a value or an op, not {}",
+                                    t.a_name()
                                 ),
                             ));
                         }
@@ -1056,7 +1059,7 @@ impl<'a> Checker<'a> {
                 if !t.is(Ty::Bool) {
                     return Err(self.at(
                         cond.span().0,
-                        format!("`if` needs a bool, found a {}", t.name()),
+                        format!("`if` needs a bool, found {}", t.a_name()),
                     ));
                 }
                 for a in then.iter().chain(els) {
@@ -1140,7 +1143,7 @@ impl<'a> Checker<'a> {
             if !t.valueish() {
                 return Err(self.at(
                     a.value.span().0,
-                    format!("an operand must be a value, found a {}", t.name()),
+                    format!("an operand must be a value, found {}", t.a_name()),
                 ));
             }
         }
@@ -1185,7 +1188,7 @@ impl<'a> Checker<'a> {
             return Err(self
                 .at(
                     e.span().0,
-                    format!("an attribute cannot hold a {}", t.name()),
+                    format!("an attribute cannot hold {}", t.a_name()),
                 )
                 .with_hint(
                     "use dtype(%x), shape(%x) or name(%x) to get an attribute from a value",
@@ -1302,11 +1305,11 @@ impl<'a> Checker<'a> {
                     UnOp::Neg if t.numeric() => t,
                     UnOp::Not if t.is(Ty::Bool) => Ty::Bool,
                     UnOp::Neg => {
-                        return Err(self.at(span.0, format!("cannot negate a {}", t.name())))
+                        return Err(self.at(span.0, format!("cannot negate {}", t.a_name())))
                     }
                     UnOp::Not => {
                         return Err(
-                            self.at(span.0, format!("`not` needs a bool, found a {}", t.name()))
+                            self.at(span.0, format!("`not` needs a bool, found {}", t.a_name()))
                         )
                     }
                 }
@@ -1318,10 +1321,10 @@ impl<'a> Checker<'a> {
                     me.at(
                         span.0,
                         format!(
-                            "cannot apply `{}` to a {} and a {}",
+                            "cannot apply `{}` to {} and {}",
                             op.symbol(),
-                            a.name(),
-                            b.name()
+                            a.a_name(),
+                            b.a_name()
                         ),
                     )
                 };
@@ -1384,7 +1387,7 @@ impl<'a> Checker<'a> {
                 if !ct.is(Ty::Bool) {
                     return Err(self.at(
                         c.span().0,
-                        format!("`if` needs a bool, found a {}", ct.name()),
+                        format!("`if` needs a bool, found {}", ct.a_name()),
                     ));
                 }
                 let a = self.expr(t)?;
@@ -1436,9 +1439,9 @@ impl<'a> Checker<'a> {
                             .at(
                                 args[0].span().0,
                                 format!(
-                                    "`{}` needs a value or op, found a {}",
+                                    "`{}` needs a value or op, found {}",
                                     func.name,
-                                    tys[0].name()
+                                    tys[0].a_name()
                                 ),
                             )
                             .with_hint("program queries take %values: name(%p), dtype(%g)"));
@@ -1447,9 +1450,9 @@ impl<'a> Checker<'a> {
                         return Err(self.at(
                             args[1].span().0,
                             format!(
-                                "`{}` needs an attribute name string, found a {}",
+                                "`{}` needs an attribute name string, found {}",
                                 func.name,
-                                tys[1].name()
+                                tys[1].a_name()
                             ),
                         ));
                     }
@@ -1490,7 +1493,7 @@ impl<'a> Checker<'a> {
             return Err(self
                 .at(
                     v.span().0,
-                    format!("`uses` needs a value or op, found a {}", t.name()),
+                    format!("`uses` needs a value or op, found {}", t.a_name()),
                 )
                 .with_hint("uses(%v in backward) counts the uses of %v by backward ops"));
         }
@@ -1515,7 +1518,7 @@ impl<'a> Checker<'a> {
             if !t.is(Ty::Bool) {
                 return Err(self.at(
                     g.span().0,
-                    format!("a guard must be a bool, found a {}", t.name()),
+                    format!("a guard must be a bool, found {}", t.a_name()),
                 ));
             }
         }

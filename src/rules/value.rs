@@ -28,6 +28,11 @@ pub enum Val {
 }
 
 impl Val {
+    /// [`Val::kind`] with its article, for messages: "an int", "a bool".
+    pub fn a_kind(&self) -> String {
+        with_article(self.kind())
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             Val::Int(_) => "int",
@@ -120,4 +125,14 @@ impl Val {
             Val::Attr(a) => a.to_text(),
         }
     }
+}
+
+/// `word` with its indefinite article, for messages: "an int", "a bool", "an op".
+pub fn with_article(word: &str) -> String {
+    let article = if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {word}")
 }
