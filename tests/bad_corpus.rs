@@ -1434,7 +1434,7 @@ fn exec_cases() -> Vec<Case> {
             "exec_kwarg_uninitialized",
             "{\n    ^kw:\n        %kwarg_buf {persistable:true}\n    (%0) = \"pd_op.relu\" (%kwarg_buf) {} : (tensor<2x3xf32>) -> tensor<2x3xf32>\n}\n",
             &["run", "e.ir"],
-            "",
+            "e.ir:3:9",
             "main: keyword argument `buf` names a persistable that nothing initialized",
         ),
     ]

@@ -315,10 +315,18 @@ impl<'p> Interp<'p> {
             for kw in self.prog.block_kwargs(self.prog.top_block()) {
                 let name = self.ctx.str(kw.name).to_string();
                 if !r.scope.contains(&name) {
-                    return Err(Diagnostic::error(format!(
-                        "{}: keyword argument `{}` names a persistable that nothing initialized",
-                        self.label, name
-                    ))
+                    // Keyword arguments carry no recorded position; their line is found by name.
+                    let offset = self
+                        .src
+                        .and_then(|src| src.text.find(&format!("%kwarg_{name} ")));
+                    return Err(at_op(
+                        self.src,
+                        offset,
+                        format!(
+                            "{}: keyword argument `{}` names a persistable that nothing initialized",
+                            self.label, name
+                        ),
+                    )
                     .with_hint("the startup program should create it (builtin.shadow_output), or the feed file should hold it"));
                 }
                 r.slots[kw.value.index()] = Slot::Persist(name);
