@@ -1007,7 +1007,8 @@ impl<'a> Engine<'a> {
     /// After operand `i` of `o` changed: if the dialect table says `o`'s result has that
     /// operand's type (`SameAs(i)`: collectives, elementwise and in-place ops), the result takes
     /// the new operand's type, as a freshly built op would. A rule that commutes a widening cast
-    /// with a collective (`reduce(cast(g))`) relies on it; the verifier still checks the users.
+    /// with a collective (`reduce(cast(g))`) relies on it; the users of the result are the
+    /// rule's to keep consistent (hoist_reduce's guards allow exactly one).
     fn follow_operand_type(&mut self, o: OpId, i: usize) {
         let name = self.m.ctx.str(self.m.main.op_name(o));
         let Some(spec) = Dialect::get().spec(name) else {
