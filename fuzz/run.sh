@@ -10,7 +10,8 @@
 #
 # Seeds (rebuilt on every run into fuzz/seeds/, not committed): the Paddle fixtures
 # (../shared/fixtures/paddle/*.ir, main+startup pairs joined into one file), programs from
-# `irw gen mlp` in several configurations and the bad-input corpus tests/bad/*.ir for the IR
+# `irw gen mlp` in several configurations, the bad-input corpus tests/bad/*.ir and the grad_merge
+# golden inputs tests/golden/grad_merge/*.ir for the IR
 # targets; rules/*.rw and the rule files under tests/golden/ for the rule target. libFuzzer adds
 # what it finds to fuzz/corpus/TARGET/ (kept between runs, not committed); crashes, timeouts and
 # out-of-memory inputs go to fuzz/artifacts/TARGET/. Every finding is fixed and kept as a
@@ -36,7 +37,7 @@ fixtures=../../shared/fixtures/paddle
 # ---- seeds ----
 rm -rf seeds
 mkdir -p seeds/ir seeds/rules
-for f in "$fixtures"/*.ir ../tests/bad/*.ir; do
+for f in "$fixtures"/*.ir ../tests/bad/*.ir ../tests/golden/grad_merge/*.ir; do
     [ -f "$f" ] || continue
     [ "$(stat -c %s "$f")" -le 65536 ] || continue
     cp "$f" "seeds/ir/$(basename "$(dirname "$f")")_$(basename "$f")"

@@ -45,6 +45,8 @@ fn sets(kv: &[(&str, &str)]) -> Vec<(String, String)> {
 fn run(rules: &str, mut m: Module, kv: &[(&str, &str)]) -> Result<(String, String), String> {
     let rs = irw::rules::load(&[rules.into()], &sets(kv)).map_err(|d| d.to_string())?;
     apply(&mut m, &rs, &Options::default()).map_err(|d| d.to_string())?;
+    irw::ir::verify_module(&m)
+        .map_err(|e| format!("the rewritten program does not verify: {e}"))?;
     let text = print_module(&m);
     let (main, startup) = match text.find("\nstartup ") {
         Some(i) => (
@@ -224,6 +226,59 @@ fn bf16_collectives_are_hoisted_and_reduce_the_f32_buffer() {
     for a in ops(&main, "pd_op.add_") {
         assert!(a.contains("xf32>, tensor<"), "accumulates in f32: {a}");
     }
+}
+
+/// A data-parallel `scale` after a sum (averaging over ranks) between the collective and the
+/// optimizer: hoist_reduce's `hoist_collective_with_dp_scale` moves it to the optimize stage with
+/// the collective, right after it, where it scales the reduced buffer, and k=4 micro-steps on 2
+/// ranks compute the original step. Paddle's fixtures have no such scale, so one is put after
+/// linear_2.b_0's all-reduce. (Hoisting the scale and the collective by two rules, each to the
+/// start of the optimize stage, once put the scale before the collective it reads.)
+#[test]
+fn dp_scale_after_a_sum_is_hoisted_with_it() {
+    let text = read(&fixtures().join("allreduce_sync1_before.ir")).text;
+    let coll = text
+        .lines()
+        .find(|l| l.starts_with("    (%31) = \"pd_op.c_allreduce_sum\" (%30)"))
+        .expect("linear_2.b_0's all-reduce");
+    let scaled = format!(
+        "{coll}\n    (%900) = \"pd_op.full\" () {{dtype:float32,op_role:1,place:Place(cpu),\
+         shape:[1],stop_gradient:[true],value:0.5}} : () -> tensor<1xf32>\n    (%901) = \
+         \"pd_op.scale\" (%31, %900) {{bias:0,bias_after_scale:false,op_role:1,\
+         stop_gradient:[false]}} : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>"
+    );
+    let text = text.replace(coll, &scaled).replace(
+        "\"pd_op.sgd_\" (%1, %0, %31,",
+        "\"pd_op.sgd_\" (%1, %0, %901,",
+    );
+    let mut original = parse_module(&SourceFile::new("dp_scale.ir", text)).unwrap();
+    let startup = read(&fixtures().join("startup_before.ir"));
+    parse_startup_into(&mut original, &startup).unwrap_or_else(|d| panic!("{d}"));
+    let (main, _) = run("rules/grad_merge.rw", original.clone(), &[("k_steps", "4")]).unwrap();
+    let coll = hoisted_collectives(&main);
+    let reduced = result_of(coll[0]);
+    let dp_scale: Vec<&str> = ops(&main, "pd_op.scale")
+        .into_iter()
+        .filter(|l| operands_of(l).first() == Some(&reduced))
+        .collect();
+    assert_eq!(
+        dp_scale.len(),
+        1,
+        "the dp scale reads the reduced buffer:\n{main}"
+    );
+    assert!(dp_scale[0].contains("op_role:2"), "{}", dp_scale[0]);
+
+    let rules = irw::rules::load(&["rules/grad_merge.rw".into()], &sets(&[("k_steps", "4")]))
+        .unwrap_or_else(|d| panic!("{d}"));
+    let mut rewritten = original.clone();
+    apply(&mut rewritten, &rules, &Options::default()).unwrap_or_else(|d| panic!("{d}"));
+    let opts = irw::exec::check::CheckOptions {
+        k_steps: 4,
+        ..Default::default()
+    };
+    let report = irw::exec::check::check(&original, &rewritten, &opts).unwrap();
+    assert_eq!(report.ranks, 2);
+    assert!(report.passed(), "{report}");
 }
 
 #[test]
