@@ -23,16 +23,20 @@
 //! - **replicas**: with several ranks, every rank ends with the same parameters.
 //!
 //! Tolerance per tensor: `|a − b| ≤ rtol·|b| + atol·S` with rtol = atol = 1e-5 for f32
-//! (1e-2 for bf16, 2e-3 for f16, exact for integers), overridable. `S` is the tensor's largest
-//! magnitude, and for gradients at least the largest magnitude of any gradient of the program: a
-//! gradient element is a sum over the batch whose rounding error scales with the magnitudes
-//! summed, not with the (possibly cancelled, tiny) result, and a one-element bias gradient has
-//! no larger element of its own to scale by. Likewise a parameter's `S` is at least the largest
-//! update of any parameter in the step (its error is its gradient's times the learning rate). A
-//! wrong scale, a missing term or a skipped update still shows: its error is a fraction of the
-//! gradient or update itself; float tensors of a program that
-//! keeps 16-bit persistables get the 16-bit tolerance (their values went through 16-bit math). Programs with collectives run
-//! on 2 ranks by default, so moving a collective across the accumulation is really exercised.
+//! (1e-2 for bf16, 2e-3 for f16, exact for integers), overridable. Float tensors of a program
+//! that keeps 16-bit persistables get the 16-bit tolerance (their values went through 16-bit
+//! math). `S` is the tensor's largest magnitude, and at least:
+//! - for gradients, the largest magnitude of any gradient of the program, full-batch or of one
+//!   micro-batch alone (the original run on each micro-batch): a gradient element is a sum whose
+//!   rounding error scales with the magnitudes summed, not with the (possibly cancelled, tiny)
+//!   result; a one-element bias gradient has no larger element of its own to scale by; and the
+//!   merged gradient adds k micro-batch gradients, each rounded before it is added;
+//! - for parameters, the largest update of any parameter in the step (a parameter's error is its
+//!   gradient's times the learning rate).
+//!
+//! A wrong scale, a missing term or a skipped update still shows: its error is a fraction of the
+//! gradient or update itself. Programs with collectives run on 2 ranks by default, so moving a
+//! collective across the accumulation is really exercised.
 
 use std::fmt;
 
@@ -48,6 +52,9 @@ use crate::exec::run::{
 use crate::exec::scope::Scope;
 use crate::exec::tensor::Tensor;
 use crate::ir::Module;
+
+/// One rank's inputs by `pd_op.data` name.
+type Feeds = IndexMap<String, Tensor>;
 
 /// Options of [`check`].
 #[derive(Clone, Debug)]
@@ -293,9 +300,9 @@ pub fn check_with_sources(
     let rew_init: Scope = rew[0].scope.clone();
     let batch = step_batch(original, opts.feed.as_ref(), rows_per_step, opts.seed)?;
 
-    // Original: one full step, rank r on rows [r·k·B, (r+1)·k·B); `grads` replace the
-    // gradients its optimizers consume when not empty.
-    let full_step = |ranks: &mut Vec<Rank>, grads: IndexMap<String, Tensor>| {
+    // A step of the original on `feeds`; `grads` replace the gradients its optimizers consume
+    // when not empty.
+    let step = |ranks: &mut Vec<Rank>, grads: IndexMap<String, Tensor>, feeds: &[Feeds]| {
         let mut it = Interp::with_source(
             &original.ctx,
             &original.main,
@@ -304,10 +311,35 @@ pub fn check_with_sources(
             opts.seed,
         )?;
         it.override_optimizer_grads(grads);
-        it.run(ranks, &micro_feeds(&batch, n, 1, k * b, 0)?, Stage::Full)
+        it.run(ranks, feeds, Stage::Full)
     };
-    full_step(&mut orig, IndexMap::new())?;
+    // Original: one full step, rank r on rows [r·k·B, (r+1)·k·B).
+    let full_batch = micro_feeds(&batch, n, 1, k * b, 0)?;
+    step(&mut orig, IndexMap::new(), &full_batch)?;
     let ref_grads = orig[0].observed.optimizer_grads.clone();
+
+    // The original's gradient on each micro-batch alone: the merged gradient is a sum of k of
+    // them, each rounded (to bf16 in a 16-bit program) before it is added, so its rounding
+    // error scales with the largest of them, which cancellation across micro-batches can make
+    // far larger than the full-batch gradient.
+    let mut micro_grad_scale = 0.0f64;
+    if k > 1 {
+        for i in 0..k {
+            let mut ranks = applied.clone();
+            step(
+                &mut ranks,
+                IndexMap::new(),
+                &micro_feeds(&batch, n, k, b, i)?,
+            )?;
+            micro_grad_scale = ranks[0]
+                .observed
+                .optimizer_grads
+                .values()
+                .filter(|t| t.dtype().is_float())
+                .map(max_abs)
+                .fold(micro_grad_scale, f64::max);
+        }
+    }
 
     // Rewritten: k micro-steps.
     let mut rows = Vec::new();
@@ -345,7 +377,7 @@ pub fn check_with_sources(
     // the full-batch ones above; comparing the update against the full-batch update instead
     // would charge the rewrite with the optimizer's conditioning (Adam's first step is about
     // lr·sign(g): a last-bit difference in a near-zero gradient moves the parameter by lr).
-    full_step(&mut applied, rew_grads.clone())?;
+    step(&mut applied, rew_grads.clone(), &full_batch)?;
 
     // A tensor is only as precise as the arithmetic that produced it: in a program whose
     // persistables include 16-bit floats (bf16 parameters with f32 master weights, say), the f32
@@ -364,7 +396,7 @@ pub fn check_with_sources(
         .values()
         .filter(|t| t.dtype().is_float())
         .map(max_abs)
-        .fold(0.0f64, f64::max);
+        .fold(micro_grad_scale, f64::max);
     for (name, want) in &ref_grads {
         let (rt, at) = tol(want.dtype());
         match rew_grads.get(name) {
