@@ -15,18 +15,17 @@
 //!   difference in a near-zero gradient into a parameter error of lr; before that, the check
 //!   failed in 1 to 21 of 84 bf16 configurations per optimizer
 //!   ([`bf16_check_failures_are_rounding_of_the_comparison`] now counts 0 of 84 for each).
-//! - **Known false failure, about one bf16 case in 2 000**: runs restricted to bf16 programs
-//!   (14 seeds, about 11 500 cases) failed 6 times, always at a gradient, and the shrunk cases
-//!   have a narrow layer (width 1 or one output). Such a bias gradient is a sum over the batch
-//!   with heavy cancellation, which the original rounds to bf16 over k·B rows (and all-reduces
-//!   in bf16) and the merged program over B rows; the two differ by a few percent (6 % in the
-//!   case examined), beyond the bf16 tolerance. With the fixed seed CI runs no such case. A reference computed in f32 from the same bf16 values is
-//!   not the cure: tried, it failed within 6 to 63 bf16 cases per seed, because both bf16
-//!   programs round the forward pass the same way (an MSE residual y − t that cancels in bf16 is
-//!   off by tens of percent from f32) and agree with each other far better than with f32. The
-//!   reference that would remove it shares the forward rounding and sums the batch in f32 (the
-//!   original run per micro-batch, gradients summed by the checker); the check does not compute
-//!   one.
+//! - **Cancellation across micro-batches.** Before the check's gradient tolerance also scaled
+//!   with the largest single-micro-batch gradient, runs restricted to bf16 programs
+//!   (`PROP_CHECK_BF16=1`) failed about once in 2 000 cases (6 times in about 11 500, over 14
+//!   seeds), always at a gradient of a narrow layer: a bias gradient whose micro-batch parts
+//!   cancel, so each part, rounded to bf16 before it is added, is far larger than the sum.
+//!   Since then 14 seeds × 1 000 bf16-only
+//!   cases and 4 seeds × 3 000 mixed cases ran clean, and a 1/(k + 0.1) scale still fails the
+//!   first case. An f32 reference was tried first and is not the cure: it failed within 6 to 63
+//!   bf16 cases per seed, because both bf16 programs round the forward pass the same way (an MSE
+//!   residual y − t that cancels in bf16 is off by tens of percent from f32) and agree with each
+//!   other far better than with f32.
 
 mod prop_gen;
 
@@ -69,11 +68,16 @@ fn apply(m: &mut Module, rules: irw::rules::RuleSet) -> Result<(), TestCaseError
     Ok(())
 }
 
-/// A program, k_steps, avg, gradient_sync_after_accumulate and a seed.
+/// A program, k_steps, avg, gradient_sync_after_accumulate and a seed. A quarter of the programs
+/// are bf16, every one with `PROP_CHECK_BF16=1`.
 fn case() -> impl Strategy<Value = (MlpOptions, usize, bool, bool, u64)> {
     (
         prop_gen::mlp_options(3),
-        prop_oneof![3 => Just(Dtype::F32), 1 => Just(Dtype::Bf16)],
+        if std::env::var_os("PROP_CHECK_BF16").is_some() {
+            Just(Dtype::Bf16).boxed()
+        } else {
+            prop_oneof![3 => Just(Dtype::F32), 1 => Just(Dtype::Bf16)].boxed()
+        },
         1usize..=8,
         any::<bool>(),
         any::<bool>(),
@@ -88,7 +92,7 @@ fn case() -> impl Strategy<Value = (MlpOptions, usize, bool, bool, u64)> {
 
 /// A fixed seed and 256 cases, so CI runs the same cases every time; `PROPTEST_RNG_SEED` and
 /// `PROPTEST_CASES` explore others (`PROPTEST_RNG_SEED=7 PROPTEST_CASES=5000 cargo test
-/// --release --test prop_check`).
+/// --release --test prop_check`, with `PROP_CHECK_BF16=1` for bf16 programs only).
 fn config() -> ProptestConfig {
     let env = ProptestConfig::default();
     ProptestConfig {
