@@ -30,6 +30,42 @@ fn others(dir: &Path, keep: &[&str]) -> Vec<String> {
     v
 }
 
+/// Waits (at most `limit`) until `child` has created a file in `dir` besides `keep`, its
+/// temporary output, then SIGKILLs it. Returns its exit status and whether that file was seen.
+#[cfg(unix)]
+fn kill_while_writing(
+    mut child: std::process::Child,
+    dir: &Path,
+    keep: &[&str],
+    limit: Duration,
+) -> (std::process::ExitStatus, bool) {
+    let start = Instant::now();
+    let mut saw_tmp = false;
+    while start.elapsed() < limit {
+        if !others(dir, keep).is_empty() {
+            saw_tmp = true;
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let _ = child.kill(); // SIGKILL
+    (child.wait().unwrap(), saw_tmp)
+}
+
+/// Besides `keep`, a killed run may leave only its temporary files.
+#[cfg(unix)]
+fn assert_only_temporaries_left(dir: &Path, keep: &[&str]) {
+    for name in others(dir, keep) {
+        assert!(
+            name.starts_with(".irw-") && name.ends_with(".tmp"),
+            "unexpected file left behind: {name}"
+        );
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn sigkill_while_writing_leaves_the_old_file_untouched() {
@@ -41,27 +77,15 @@ fn sigkill_while_writing_leaves_the_old_file_untouched() {
     // larger ones if this machine is fast enough to finish before the kill lands.
     for layers in [30_000usize, 60_000, 120_000] {
         std::fs::write(&out, OLD).unwrap();
-        let mut child = irw()
+        let child = irw()
             .args(["gen", "mlp", "--layers", &layers.to_string(), "-o", &o])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
         // Kill as soon as the temporary file exists: irw is then writing it.
-        let start = Instant::now();
-        let mut saw_tmp = false;
-        while start.elapsed() < Duration::from_secs(60) {
-            if !others(dir.path(), &["out.ir"]).is_empty() {
-                saw_tmp = true;
-                break;
-            }
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        let _ = child.kill(); // SIGKILL
-        let status = child.wait().unwrap();
+        let (status, saw_tmp) =
+            kill_while_writing(child, dir.path(), &["out.ir"], Duration::from_secs(60));
         let content = std::fs::read(&out).unwrap();
         if status.success() {
             // Finished before the kill: the new program, complete.
@@ -78,12 +102,7 @@ fn sigkill_while_writing_leaves_the_old_file_untouched() {
             OLD.as_bytes(),
             "the old file changed after SIGKILL mid-write"
         );
-        for name in others(dir.path(), &["out.ir"]) {
-            assert!(
-                name.starts_with(".irw-") && name.ends_with(".tmp"),
-                "unexpected file left behind: {name}"
-            );
-        }
+        assert_only_temporaries_left(dir.path(), &["out.ir"]);
         killed_mid_write = true;
         break;
     }
@@ -316,27 +335,15 @@ fn sigkill_while_writing_a_startup_out_pair_leaves_both_old_files() {
         assert!(r.status.success());
         std::fs::write(&out, OLD).unwrap();
         std::fs::write(&sout, OLD_STARTUP).unwrap();
-        let mut child = irw()
+        let child = irw()
             .args([big.to_str().unwrap(), "-o", &o, "--startup-out", &so])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let keep = ["out.ir", "startup_out.ir", "big.ir"];
-        let start = Instant::now();
-        let mut saw_tmp = false;
-        while start.elapsed() < Duration::from_secs(120) {
-            if !others(dir.path(), &keep).is_empty() {
-                saw_tmp = true;
-                break;
-            }
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        let _ = child.kill(); // SIGKILL
-        let status = child.wait().unwrap();
+        let (status, saw_tmp) =
+            kill_while_writing(child, dir.path(), &keep, Duration::from_secs(120));
         let (main_now, startup_now) = (std::fs::read(&out).unwrap(), std::fs::read(&sout).unwrap());
         if status.success() {
             // Finished before the kill: both new, complete.
@@ -358,12 +365,7 @@ fn sigkill_while_writing_a_startup_out_pair_leaves_both_old_files() {
             OLD_STARTUP.as_bytes(),
             "the old --startup-out file changed"
         );
-        for name in others(dir.path(), &keep) {
-            assert!(
-                name.starts_with(".irw-") && name.ends_with(".tmp"),
-                "unexpected file left behind: {name}"
-            );
-        }
+        assert_only_temporaries_left(dir.path(), &keep);
         killed_mid_write = true;
         break;
     }
