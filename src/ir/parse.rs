@@ -395,7 +395,46 @@ enum ChunkFeed<'a> {
         early: FxHashMap<usize, RawChunk<'a>>,
         next: usize,
         total: usize,
+        window: std::sync::Arc<Window>,
     },
+}
+
+/// How far the workers may run ahead of the builder: a worker parses chunk `i` only once the
+/// builder has taken chunk `i − AHEAD`. Without it, workers that outpace the builder (on a busy
+/// machine, say) hold every parsed chunk of the file at once, and peak memory depends on the
+/// scheduler.
+struct Window {
+    /// Chunks the builder has taken.
+    taken: std::sync::Mutex<usize>,
+    moved: std::sync::Condvar,
+    /// Set when the builder is done (early on an error): waiting workers stop.
+    stop: std::sync::atomic::AtomicBool,
+}
+
+impl Window {
+    const AHEAD: usize = 8;
+
+    /// Blocks until chunk `i` may be parsed; false when the builder has stopped.
+    fn wait_for(&self, i: usize) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
+        while i >= *taken + Self::AHEAD && !self.stop.load(Relaxed) {
+            taken = self.moved.wait(taken).unwrap_or_else(|e| e.into_inner());
+        }
+        !self.stop.load(Relaxed)
+    }
+
+    fn set_taken(&self, n: usize) {
+        *self.taken.lock().unwrap_or_else(|e| e.into_inner()) = n;
+        self.moved.notify_all();
+    }
+
+    fn stop(&self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        // Under the lock, so that no worker misses the wake-up between its check and its wait.
+        let _taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
+        self.moved.notify_all();
+    }
 }
 
 impl<'a> ChunkFeed<'a> {
@@ -408,6 +447,7 @@ impl<'a> ChunkFeed<'a> {
                 early,
                 next,
                 total,
+                window,
             } => {
                 if *next == *total {
                     return None;
@@ -424,6 +464,7 @@ impl<'a> ChunkFeed<'a> {
                     },
                 };
                 *next += 1;
+                window.set_taken(*next);
                 Some(c)
             }
         }
@@ -450,20 +491,21 @@ fn with_op_lines<'a, T>(
         return build(ChunkFeed::Inline(chunks));
     }
     let next_piece = std::sync::atomic::AtomicUsize::new(0);
-    let stop = std::sync::atomic::AtomicBool::new(false);
+    let window = std::sync::Arc::new(Window {
+        taken: std::sync::Mutex::new(0),
+        moved: std::sync::Condvar::new(),
+        stop: std::sync::atomic::AtomicBool::new(false),
+    });
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
         for _ in 0..threads {
             let tx = tx.clone();
-            let (pieces, next_piece, stop) = (&pieces, &next_piece, &stop);
-            scope.spawn(move || {
-                use std::sync::atomic::Ordering::Relaxed;
-                while !stop.load(Relaxed) {
-                    let i = next_piece.fetch_add(1, Relaxed);
-                    let Some(p) = pieces.get(i) else { break };
-                    if tx.send((i, parse_chunk(src, p, path))).is_err() {
-                        break;
-                    }
+            let (pieces, next_piece, window) = (&pieces, &next_piece, &window);
+            scope.spawn(move || loop {
+                let i = next_piece.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(p) = pieces.get(i) else { break };
+                if !window.wait_for(i) || tx.send((i, parse_chunk(src, p, path))).is_err() {
+                    break;
                 }
             });
         }
@@ -473,11 +515,18 @@ fn with_op_lines<'a, T>(
             early: FxHashMap::default(),
             next: 0,
             total: pieces.len(),
+            window: window.clone(),
         };
-        let result = build(feed);
-        // On an early error the workers need not parse the rest.
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        result
+        // When the builder is done, even by an early error or a panic, waiting workers stop
+        // (the scope joins them: a worker left waiting would hang it).
+        struct StopOnDrop<'w>(&'w Window);
+        impl Drop for StopOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.stop();
+            }
+        }
+        let _stop = StopOnDrop(&window);
+        build(feed)
     })
 }
 
