@@ -374,3 +374,43 @@ fn sigkill_while_writing_a_startup_out_pair_leaves_both_old_files() {
         "every run finished before it could be killed: the test proved nothing"
     );
 }
+
+/// A target that is not a regular file (a FIFO here; `/dev/null` or `/dev/stdout` alike) is
+/// written in place: renaming the temporary file over it would replace the device or pipe
+/// itself (`irw -o /dev/null` run as root once turned this machine's /dev/null into a regular
+/// file, which broke every later `cargo` run that reads it).
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_device_target_is_written_in_place() {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("out.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // The read end is opened first and without blocking, so irw's open for writing does not
+    // wait, and a broken irw that renames over the FIFO makes this test fail, not hang. The
+    // program (7 KB) fits in the pipe's buffer.
+    let mut read_end = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap()
+    };
+    let r = run_irw(&[&fixture("before.ir"), "-o", fifo.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let mut text = String::new();
+    read_end.read_to_string(&mut text).unwrap();
+    assert_eq!(
+        text,
+        std::fs::read_to_string(fixture("before.ir")).unwrap(),
+        "the program printed back through the FIFO"
+    );
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    assert_eq!(others(dir.path(), &["out.fifo"]), Vec::<String>::new());
+}

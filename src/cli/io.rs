@@ -177,10 +177,12 @@ fn write_stdout(content: Content<'_>) -> Result<u64, Diagnostic> {
 }
 
 /// A complete output in its temporary file beside the target, not yet renamed over it. Dropped
-/// without [`Pending::commit`], the temporary file is removed.
+/// without [`Pending::commit`], the temporary file is removed. `tmp` is `None` for a target
+/// that is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO): it was written in place,
+/// since renaming a file over a device would replace the device itself.
 struct Pending<'a> {
     path: &'a str,
-    tmp: tempfile::NamedTempFile,
+    tmp: Option<tempfile::NamedTempFile>,
 }
 
 fn write_failure(path: &str, e: &std::io::Error) -> Diagnostic {
@@ -200,6 +202,17 @@ impl<'a> Pending<'a> {
                 "cannot write {path}: it is a directory"
             )));
         }
+        if std::fs::metadata(target).is_ok_and(|m| !m.is_file()) {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(target)
+                .map_err(fail)?;
+            let n = content
+                .write_to(&mut f)
+                .and_then(|n| f.flush().map(|_| n))
+                .map_err(fail)?;
+            return Ok((Pending { path, tmp: None }, n));
+        }
         // The output gets the permissions of the file it replaces, or those of a new file (0666
         // less the umask): a temporary file alone would be private (0600).
         let old_perms = std::fs::metadata(target).ok().map(|m| m.permissions());
@@ -216,14 +229,23 @@ impl<'a> Pending<'a> {
         }
         let n = content.write_to(&mut tmp).map_err(fail)?;
         tmp.as_file().sync_all().map_err(fail)?;
-        Ok((Pending { path, tmp }, n))
+        Ok((
+            Pending {
+                path,
+                tmp: Some(tmp),
+            },
+            n,
+        ))
     }
 
     fn commit(self) -> Result<(), Diagnostic> {
         let path = self.path;
-        self.tmp
-            .persist(path)
-            .map(|_| ())
-            .map_err(|e| write_failure(path, &e.error))
+        match self.tmp {
+            Some(tmp) => tmp
+                .persist(path)
+                .map(|_| ())
+                .map_err(|e| write_failure(path, &e.error)),
+            None => Ok(()),
+        }
     }
 }
