@@ -197,12 +197,13 @@ impl<'a> Pending<'a> {
             _ => Path::new("."),
         };
         let fail = |e: std::io::Error| write_failure(path, &e);
-        if target.is_dir() {
+        let existing = std::fs::metadata(target).ok();
+        if existing.as_ref().is_some_and(|m| m.is_dir()) {
             return Err(Diagnostic::error(format!(
                 "cannot write {path}: it is a directory"
             )));
         }
-        if std::fs::metadata(target).is_ok_and(|m| !m.is_file()) {
+        if existing.as_ref().is_some_and(|m| !m.is_file()) {
             let mut f = std::fs::OpenOptions::new()
                 .write(true)
                 .open(target)
@@ -215,7 +216,7 @@ impl<'a> Pending<'a> {
         }
         // The output gets the permissions of the file it replaces, or those of a new file (0666
         // less the umask): a temporary file alone would be private (0600).
-        let old_perms = std::fs::metadata(target).ok().map(|m| m.permissions());
+        let old_perms = existing.map(|m| m.permissions());
         let mut b = tempfile::Builder::new();
         b.prefix(".irw-").suffix(".tmp");
         #[cfg(unix)]

@@ -194,6 +194,15 @@ fn max_abs(t: &Tensor) -> f64 {
     max_magnitude(&t.to_f64_vec())
 }
 
+/// The largest magnitude of any float gradient in `grads`.
+fn largest_gradient(grads: &IndexMap<String, Tensor>) -> f64 {
+    grads
+        .values()
+        .filter(|t| t.dtype().is_float())
+        .map(max_abs)
+        .fold(0.0, f64::max)
+}
+
 fn max_magnitude(v: &[f64]) -> f64 {
     v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
 }
@@ -331,13 +340,8 @@ pub fn check_with_sources(
                 IndexMap::new(),
                 &micro_feeds(&batch, n, k, b, i)?,
             )?;
-            micro_grad_scale = ranks[0]
-                .observed
-                .optimizer_grads
-                .values()
-                .filter(|t| t.dtype().is_float())
-                .map(max_abs)
-                .fold(micro_grad_scale, f64::max);
+            micro_grad_scale =
+                micro_grad_scale.max(largest_gradient(&ranks[0].observed.optimizer_grads));
         }
     }
 
@@ -392,11 +396,7 @@ pub fn check_with_sources(
         (opts.rtol.unwrap_or(t), opts.atol.unwrap_or(t))
     };
     // Gradients consumed by the optimizer.
-    let grad_scale = ref_grads
-        .values()
-        .filter(|t| t.dtype().is_float())
-        .map(max_abs)
-        .fold(micro_grad_scale, f64::max);
+    let grad_scale = largest_gradient(&ref_grads).max(micro_grad_scale);
     for (name, want) in &ref_grads {
         let (rt, at) = tol(want.dtype());
         match rew_grads.get(name) {

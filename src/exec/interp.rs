@@ -188,6 +188,11 @@ fn first_bool(d: &AttrDict, key: &str) -> bool {
     }
 }
 
+/// An optimizer op's parameter (its first operand) and gradient (operand `gi`), when present.
+fn param_and_grad(operands: &[Option<ValueId>], gi: usize) -> Option<(ValueId, ValueId)> {
+    Some(((*operands.first()?)?, (*operands.get(gi)?)?))
+}
+
 /// `t` in `like`'s dtype, or `None` when the shapes differ.
 fn converted_like(t: &Tensor, like: &Tensor) -> KResult<Option<Tensor>> {
     if t.shape() != like.shape() {
@@ -275,6 +280,24 @@ impl<'p> Interp<'p> {
     /// from the rewrite's correctness.
     pub fn override_optimizer_grads(&mut self, grads: IndexMap<String, Tensor>) {
         self.grad_override = grads;
+    }
+
+    /// The gradient to give the optimizer op with `operands` (its parameter first, its gradient
+    /// at `gi`) instead of the computed one, if [`Interp::override_optimizer_grads`] names its
+    /// parameter and the shapes agree.
+    fn overridden_grad(
+        &self,
+        rank: &Rank,
+        operands: &[Option<ValueId>],
+        gi: usize,
+    ) -> KResult<Option<Tensor>> {
+        let Some((p, g)) = param_and_grad(operands, gi) else {
+            return Ok(None);
+        };
+        match rank.persist_name(p).and_then(|n| self.grad_override.get(n)) {
+            Some(t) => converted_like(t, rank.tensor(g)?),
+            None => Ok(None),
+        }
     }
 
     /// Whether the program has collective ops (then checks run 2 ranks by default).
@@ -528,16 +551,9 @@ impl<'p> Interp<'p> {
                 let is_optimizer = spec.is_some_and(|s| s.effect == Effect::Optimizer);
                 let grad_index = spec.and_then(|s| s.operand_index("grad"));
                 for rank in ranks.iter_mut() {
-                    let grad_override = match (is_optimizer, grad_index, operands.first()) {
-                        (true, Some(gi), Some(&Some(p))) if !self.grad_override.is_empty() => {
-                            let computed = operands.get(gi).copied().flatten();
-                            match (rank.persist_name(p), computed) {
-                                (Some(pname), Some(g)) => match self.grad_override.get(pname) {
-                                    Some(t) => Some((gi, converted_like(t, rank.tensor(g)?)?)),
-                                    None => None,
-                                },
-                                _ => None,
-                            }
+                    let grad_override = match grad_index {
+                        Some(gi) if is_optimizer && !self.grad_override.is_empty() => {
+                            self.overridden_grad(rank, &operands, gi)?.map(|t| (gi, t))
                         }
                         _ => None,
                     };
@@ -546,7 +562,7 @@ impl<'p> Interp<'p> {
                             .iter()
                             .map(|&v| rank.input(v))
                             .collect::<KResult<Vec<_>>>()?;
-                        if let Some((gi, Some(t))) = &grad_override {
+                        if let Some((gi, t)) = &grad_override {
                             inputs[*gi] = Input::Tensor(t);
                         }
                         let call = OpCall {
@@ -557,14 +573,13 @@ impl<'p> Interp<'p> {
                         };
                         kernel(&call)?
                     };
-                    if is_optimizer {
-                        if let (Some(gi), Some(Some(p))) = (grad_index, operands.first()) {
-                            if let (Some(pname), Some(Some(g))) =
-                                (rank.persist_name(*p).map(str::to_string), operands.get(gi))
-                            {
-                                let gt = rank.tensor(*g)?.clone();
-                                rank.observed.optimizer_grads.insert(pname, gt);
-                            }
+                    if let Some((p, g)) = grad_index
+                        .filter(|_| is_optimizer)
+                        .and_then(|gi| param_and_grad(&operands, gi))
+                    {
+                        if let Some(pname) = rank.persist_name(p).map(str::to_string) {
+                            let gt = rank.tensor(g)?.clone();
+                            rank.observed.optimizer_grads.insert(pname, gt);
                         }
                     }
                     self.store(rank, spec, &operands, &results, outs)?;

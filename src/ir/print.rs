@@ -29,15 +29,7 @@ pub fn print_program(ctx: &Context, p: &Program) -> String {
 
 /// [`print_module`] written to `w` as it is printed; returns the number of bytes written.
 pub fn print_module_to(m: &Module, w: &mut dyn std::io::Write) -> std::io::Result<u64> {
-    let mut out = String::with_capacity(2 * FLUSH_AT);
-    let mut sink = Sink::Writer {
-        w,
-        written: 0,
-        error: None,
-    };
-    print_module_into(m, &mut out, &mut sink);
-    sink.flush(&mut out);
-    sink.finish()
+    print_streamed(w, |out, sink| print_module_into(m, out, sink))
 }
 
 /// [`print_program`] written to `w` as it is printed; returns the number of bytes written.
@@ -46,13 +38,21 @@ pub fn print_program_to(
     p: &Program,
     w: &mut dyn std::io::Write,
 ) -> std::io::Result<u64> {
+    print_streamed(w, |out, sink| print_program_into(ctx, p, out, sink))
+}
+
+/// Runs `print` with a buffer that is handed to `w` a megabyte at a time, then the rest.
+fn print_streamed(
+    w: &mut dyn std::io::Write,
+    print: impl FnOnce(&mut String, &mut Sink<'_>),
+) -> std::io::Result<u64> {
     let mut out = String::with_capacity(2 * FLUSH_AT);
     let mut sink = Sink::Writer {
         w,
         written: 0,
         error: None,
     };
-    print_program_into(ctx, p, &mut out, &mut sink);
+    print(&mut out, &mut sink);
     sink.flush(&mut out);
     sink.finish()
 }
@@ -96,9 +96,7 @@ impl Sink<'_> {
     fn finish(self) -> std::io::Result<u64> {
         match self {
             Sink::Memory => Ok(0),
-            Sink::Writer {
-                w, written, error, ..
-            } => match error {
+            Sink::Writer { w, written, error } => match error {
                 Some(e) => Err(e),
                 None => w.flush().map(|_| written),
             },
