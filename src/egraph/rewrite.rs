@@ -528,15 +528,9 @@ fn infer_types(
         ResultRule::CastOf(n) => {
             let dtype = crate::ir::DType::from_attr_name(attrs.get("dtype")?.as_word()?)?;
             let t = match eg.analysis.ctx.ty(child_ty(eg, n)?) {
-                Type::Tensor { shape, .. } => Type::Tensor {
-                    shape: shape.clone(),
-                    dtype,
-                },
-                Type::Dist { shape, rest, .. } => Type::Dist {
-                    shape: shape.clone(),
-                    dtype,
-                    rest: rest.clone(),
-                },
+                t @ (Type::Tensor { shape, .. } | Type::Dist { shape, .. }) => {
+                    t.with_shape_dtype(shape.clone(), dtype)
+                }
                 _ => return None,
             };
             eg.analysis.ctx.intern_type(t)
