@@ -25,6 +25,7 @@ pub mod print;
 mod program;
 mod types;
 pub mod verify;
+pub mod verify_dist;
 
 pub use attr::{format_float_like_paddle, intern_key, Attr, AttrDict, AttrId, AttrKey};
 pub use context::Context;
