@@ -91,7 +91,11 @@ fn op_mismatch(ctx: &Context, p: &Program, op: OpId) -> Option<String> {
         .operands(op)
         .enumerate()
         .map(|(i, v)| ("operand", i, v))
-        .chain(p.results(op).enumerate().map(|(i, v)| ("result", i, Some(v))));
+        .chain(
+            p.results(op)
+                .enumerate()
+                .map(|(i, v)| ("result", i, Some(v))),
+        );
     let n = a.operands.len();
     let values = values.filter(|(kind, i, _)| *kind == "result" || *i < n);
     let slots = a.operands.iter().chain(&a.results);
