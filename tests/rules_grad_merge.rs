@@ -465,3 +465,139 @@ fn a_variant_rule_file_needs_no_rust_change() {
     }
     assert_eq!(startup.matches("@GRAD@ACC").count(), 6);
 }
+
+/// Paddle's `allreduce_sync1_before.ir` with every `c_allreduce_sum` written as the modern
+/// `pd_op.all_reduce` with `reduce_type` `t` (what Paddle's CPU executor runs; the Engine's
+/// programs use it too), plus the plain startup program.
+fn all_reduce_program(t: i64) -> Module {
+    let text = read(&fixtures().join("allreduce_sync1_before.ir")).text;
+    let old = "\"pd_op.c_allreduce_sum\" (";
+    assert_eq!(text.matches(old).count(), 6);
+    let text = text.replace(old, "\"pd_op.all_reduce\" (").replace(
+        "{op_role:1,ring_id:0,stop_gradient:[false],use_calc_stream:true,use_model_parallel:false}",
+        &format!("{{op_role:1,reduce_type:{t},ring_id:0,stop_gradient:[false]}}"),
+    );
+    assert!(
+        !text.contains("use_calc_stream"),
+        "every collective rewritten"
+    );
+    let mut m =
+        parse_module(&SourceFile::new("all_reduce.ir", text)).unwrap_or_else(|d| panic!("{d}"));
+    parse_startup_into(&mut m, &read(&fixtures().join("startup_before.ir")))
+        .unwrap_or_else(|d| panic!("{d}"));
+    m
+}
+
+fn check_k4(original: &Module) -> irw::exec::check::CheckReport {
+    let rules = irw::rules::load(&["rules/grad_merge.rw".into()], &sets(&[("k_steps", "4")]))
+        .unwrap_or_else(|d| panic!("{d}"));
+    let mut rewritten = original.clone();
+    apply(&mut rewritten, &rules, &Options::default()).unwrap_or_else(|d| panic!("{d}"));
+    let opts = irw::exec::check::CheckOptions {
+        k_steps: 4,
+        ..Default::default()
+    };
+    irw::exec::check::check(original, &rewritten, &opts).unwrap_or_else(|d| panic!("{d}"))
+}
+
+/// `pd_op.all_reduce` with reduce_type 0 (SUM) or 4 (AVG) is hoisted exactly as
+/// `c_allreduce_sum`/`c_allreduce_avg`: once per k steps, on the buffer, before every optimizer
+/// op; and k=4 micro-steps on 2 simulated ranks compute the original step.
+#[test]
+fn all_reduce_sum_and_avg_are_hoisted_like_the_c_ops() {
+    for t in [0, 4] {
+        let original = all_reduce_program(t);
+        let (main, _) = run("rules/grad_merge.rw", original.clone(), &[("k_steps", "4")]).unwrap();
+        let coll = ops(&main, "pd_op.all_reduce");
+        assert_eq!(coll.len(), 6, "reduce_type {t}:\n{main}");
+        for c in &coll {
+            assert!(
+                c.contains("op_role:2"),
+                "reduce_type {t}: left in a micro-step: {c}"
+            );
+            assert!(c.contains(&format!("reduce_type:{t},")), "{c}");
+            let o = operands_of(c);
+            assert!(
+                o.len() == 1 && o[0].starts_with("%kwarg_") && o[0].ends_with("@GRAD@MERGE"),
+                "reduce_type {t}: must read the buffer: {c}"
+            );
+        }
+        let first = main.find("\"pd_op.all_reduce\"").unwrap();
+        assert!(main.find("\"pd_op.sgd_\"").unwrap() > first);
+        let report = check_k4(&original);
+        assert_eq!(report.ranks, 2);
+        assert!(report.passed(), "reduce_type {t}: {report}");
+    }
+}
+
+/// MAX (1), MIN (2) and PROD (3) are not linear: the sum over micro-steps of a per-step maximum
+/// is not the maximum of the sums. Those all-reduces stay in the backward stage, each reading
+/// its micro-step gradient, and the buffers accumulate their results.
+#[test]
+fn all_reduce_max_min_prod_are_never_hoisted() {
+    for t in [1, 2, 3] {
+        let (main, _) = run(
+            "rules/grad_merge.rw",
+            all_reduce_program(t),
+            &[("k_steps", "4")],
+        )
+        .unwrap();
+        let coll = ops(&main, "pd_op.all_reduce");
+        assert_eq!(coll.len(), 6, "reduce_type {t}:\n{main}");
+        let results: Vec<&str> = coll.iter().map(|c| result_of(c)).collect();
+        for c in &coll {
+            assert!(c.contains("op_role:1"), "reduce_type {t}: hoisted: {c}");
+            assert!(
+                !operands_of(c)[0].starts_with("%kwarg_"),
+                "reduce_type {t}: {c}"
+            );
+        }
+        let adds = ops(&main, "pd_op.add_");
+        assert_eq!(adds.len(), 6);
+        for a in adds {
+            assert!(results.contains(&operands_of(a)[1]), "reduce_type {t}: {a}");
+        }
+    }
+}
+
+/// The data-parallel scale after an all-reduce SUM moves with it (hoist_collective_with_dp_scale),
+/// right after it; an AVG all-reduce followed by a scale is not that pattern and stays (the
+/// scale rule covers sums only), but is still correct.
+#[test]
+fn dp_scale_after_an_all_reduce_sum_is_hoisted_with_it() {
+    let original = all_reduce_program(0);
+    let text = print_module(&original);
+    let coll = text
+        .lines()
+        .find(|l| l.starts_with("    (%31) = \"pd_op.all_reduce\" (%30)"))
+        .expect("linear_2.b_0's all-reduce")
+        .to_string();
+    let scaled = format!(
+        "{coll}\n    (%900) = \"pd_op.full\" () {{dtype:float32,op_role:1,place:Place(cpu),\
+         shape:[1],stop_gradient:[true],value:0.5}} : () -> tensor<1xf32>\n    (%901) = \
+         \"pd_op.scale\" (%31, %900) {{bias:0,bias_after_scale:false,op_role:1,\
+         stop_gradient:[false]}} : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>"
+    );
+    let text = text.replacen(&coll, &scaled, 1).replace(
+        "\"pd_op.sgd_\" (%1, %0, %31,",
+        "\"pd_op.sgd_\" (%1, %0, %901,",
+    );
+    let original = parse_module(&SourceFile::new("dp_scale_all_reduce.ir", text))
+        .unwrap_or_else(|d| panic!("{d}"));
+    let (main, _) = run("rules/grad_merge.rw", original.clone(), &[("k_steps", "4")]).unwrap();
+    let lines: Vec<&str> = main.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| l.contains("\"pd_op.all_reduce\" (%kwarg_linear_2.b_0@GRAD@MERGE)"))
+        .unwrap_or_else(|| panic!("hoisted:\n{main}"));
+    assert!(lines[i].contains("op_role:2"), "{}", lines[i]);
+    let reduced = result_of(lines[i]);
+    let scale = lines[i + 1];
+    assert!(
+        scale.contains("\"pd_op.scale\"") && operands_of(scale)[0] == reduced,
+        "the scale right after the collective reads it: {scale}"
+    );
+    assert!(scale.contains("op_role:2"), "{scale}");
+    let report = check_k4(&original);
+    assert!(report.passed(), "{report}");
+}

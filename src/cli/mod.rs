@@ -259,9 +259,21 @@ struct GenMlpArgs {
     /// Parameter dtype: f32, or bf16 with f32 master weights and master gradients.
     #[arg(long, default_value = "f32")]
     dtype: crate::gen::Dtype,
-    /// Data parallel: a `c_allreduce_sum` after each parameter gradient.
+    /// Data parallel: a collective sums each parameter gradient over the ranks, right after the
+    /// backward op that computes it (see --collective).
     #[arg(long)]
     allreduce: bool,
+    /// The op --allreduce sums with: `c_allreduce_sum` (Paddle's legacy op, as in
+    /// allreduce_sync1_before.ir; Paddle 3.3.1 has GPU kernels only) or `all_reduce`
+    /// (`pd_op.all_reduce {reduce_type:0}`, SUM; what Paddle 3.3.1 runs on CPU over gloo, so
+    /// use it for programs that train in real processes, tests/interop/dp2.sh).
+    #[arg(
+        long,
+        value_name = "OP",
+        default_value = "c_allreduce_sum",
+        requires = "allreduce"
+    )]
+    collective: crate::gen::Collective,
     /// Leave out the `op_role` attributes (as a program built without roles prints).
     #[arg(long)]
     no_roles: bool,
@@ -601,6 +613,7 @@ fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
         optimizer: a.optimizer,
         dtype: a.dtype,
         allreduce: a.allreduce,
+        collective: a.collective,
         roles: !a.no_roles,
         ..crate::gen::MlpOptions::with_layers(a.layers)
     };

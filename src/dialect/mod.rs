@@ -11,7 +11,7 @@
 pub mod paddle_json;
 pub mod table;
 
-use crate::ir::{Context, OpId, Program};
+use crate::ir::{Context, OpId, Program, Type};
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
@@ -87,6 +87,58 @@ pub enum ResultRule {
     CastOf(u8),
     /// A 1-D int64 tensor as long as the `value` attribute (`pd_op.full_int_array`).
     IntArray,
+    /// Operand `n`'s type with dimension 0 multiplied by the integer attribute (`all_gather`:
+    /// `nranks`); see [`dim0_scaled`].
+    Dim0Times(u8, &'static str),
+    /// Operand `n`'s type with dimension 0 divided by the integer attribute
+    /// (`reduce_scatter`: `nranks`); see [`dim0_scaled`].
+    Dim0Over(u8, &'static str),
+}
+
+/// The result type of a [`ResultRule::Dim0Times`] (`times`) or [`ResultRule::Dim0Over`] rule:
+/// `ty` (a dense tensor of rank at least 1) with dimension 0 multiplied or divided by `n`. A
+/// dynamic dimension 0 (`-1`) stays dynamic. `None` when it cannot be derived: `n < 1`, a
+/// division with a remainder, a 0-d tensor, or a type that is not a dense tensor. (A
+/// `pd_dist.tensor` prints its global shape, which a gather does not change, but its placements
+/// do; irw does not derive those, so a rule cannot build such an op on dist types.)
+pub fn dim0_scaled(ty: &Type, n: i64, times: bool) -> Option<Type> {
+    if let Type::Dist { shape, dtype, dist } = ty {
+        // A pd_dist type holds the global shape: gathering makes the value replicated,
+        // scattering splits dimension 0 over the mesh; the global shape stays.
+        let mut dist = dist.replicated(shape.len());
+        if !times && !shape.is_empty() {
+            dist.dims_mapping[0] = 0;
+            if let Some(p) = dist.placements.as_mut().and_then(|p| p.first_mut()) {
+                *p = crate::ir::Placement::Shard(0);
+            }
+        }
+        return (n >= 1).then(|| Type::Dist {
+            shape: shape.clone(),
+            dtype: *dtype,
+            dist,
+        });
+    }
+    let Type::Tensor { shape, dtype } = ty else {
+        return None;
+    };
+    if n < 1 {
+        return None;
+    }
+    let mut shape = shape.clone();
+    let d0 = shape.first_mut()?;
+    if *d0 >= 0 {
+        *d0 = if times {
+            d0.checked_mul(n)?
+        } else if *d0 % n == 0 {
+            *d0 / n
+        } else {
+            return None;
+        };
+    }
+    Some(Type::Tensor {
+        shape,
+        dtype: *dtype,
+    })
 }
 
 /// What the table says about one op.
@@ -168,5 +220,46 @@ impl Dialect {
     /// All specs, in table order.
     pub fn all(&self) -> &'static [OpSpec] {
         table::OPS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::DType;
+
+    fn t(shape: &[i64]) -> Type {
+        Type::Tensor {
+            shape: shape.to_vec(),
+            dtype: DType::F32,
+        }
+    }
+
+    #[test]
+    fn gather_multiplies_and_scatter_divides_dim0() {
+        assert_eq!(dim0_scaled(&t(&[4, 3]), 2, true), Some(t(&[8, 3])));
+        assert_eq!(dim0_scaled(&t(&[8, 3]), 2, false), Some(t(&[4, 3])));
+        assert_eq!(dim0_scaled(&t(&[-1, 3]), 2, true), Some(t(&[-1, 3])));
+        assert_eq!(dim0_scaled(&t(&[5]), 2, false), None);
+        assert_eq!(dim0_scaled(&t(&[]), 2, true), None);
+        assert_eq!(dim0_scaled(&t(&[4]), 0, true), None);
+        assert_eq!(dim0_scaled(&t(&[i64::MAX]), 2, true), None);
+        let d = Dialect::get();
+        assert_eq!(
+            d.spec("pd_op.all_gather").map(|s| s.result_rule),
+            Some(ResultRule::Dim0Times(0, "nranks"))
+        );
+        assert_eq!(
+            d.spec("pd_op.reduce_scatter").map(|s| s.result_rule),
+            Some(ResultRule::Dim0Over(0, "nranks"))
+        );
+        for name in [
+            "pd_op.all_reduce",
+            "pd_op.all_reduce_",
+            "pd_op.broadcast",
+            "pd_op.reduce",
+        ] {
+            assert_eq!(d.effect(name), Effect::Collective, "{name}");
+        }
     }
 }

@@ -331,6 +331,39 @@ pub static OPS: &[OpSpec] = &[
         SameAs(0),
     ),
     op("pd_op.c_broadcast", X, OUT, &[], Collective, SameAs(0)),
+    // Modern collectives (Paddle 3.x `ops.yaml`; names, attributes and JSON tags checked with
+    // Paddle 3.3.1): `all_reduce`/`reduce` {ring_id, reduce_type: 0 SUM, 1 MAX, 2 MIN, 3 PROD,
+    // 4 AVG} (`reduce` also root_id), `broadcast` {ring_id, root}, `all_gather` and
+    // `reduce_scatter` {ring_id, nranks}.
+    op("pd_op.all_reduce", X, OUT, &[], Collective, SameAs(0)),
+    op(
+        "pd_op.all_reduce_",
+        X,
+        OUT,
+        &[(0, 0)],
+        Collective,
+        SameAs(0),
+    ),
+    op("pd_op.reduce", X, OUT, &[], Collective, SameAs(0)),
+    op("pd_op.reduce_", X, OUT, &[(0, 0)], Collective, SameAs(0)),
+    op("pd_op.broadcast", X, OUT, &[], Collective, SameAs(0)),
+    op("pd_op.broadcast_", X, OUT, &[(0, 0)], Collective, SameAs(0)),
+    op(
+        "pd_op.all_gather",
+        X,
+        OUT,
+        &[],
+        Collective,
+        Dim0Times(0, "nranks"),
+    ),
+    op(
+        "pd_op.reduce_scatter",
+        X,
+        OUT,
+        &[],
+        Collective,
+        Dim0Over(0, "nranks"),
+    ),
     // ---- named state and feeds ----
     op("pd_op.data", NONE, OUT, &[], Io, Explicit),
     op("pd_op.feed", NONE, OUT, &[], Io, Explicit),

@@ -552,6 +552,12 @@ fn infer_types(
                 dtype: crate::ir::DType::I64,
             })
         }
+        ResultRule::Dim0Times(n, key) | ResultRule::Dim0Over(n, key) => {
+            let times = matches!(rule, ResultRule::Dim0Times(..));
+            let k = attrs.get(key)?.as_i64()?;
+            let t = crate::dialect::dim0_scaled(eg.analysis.ctx.ty(child_ty(eg, n)?), k, times)?;
+            eg.analysis.ctx.intern_type(t)
+        }
         ResultRule::Explicit => return None,
     };
     Some(Box::new([ty]))

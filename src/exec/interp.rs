@@ -510,36 +510,10 @@ impl<'p> Interp<'p> {
                 let Some(v) = operands.first().copied().flatten() else {
                     kbail!("has no operand")
                 };
-                let kind = match name.trim_end_matches('_') {
-                    n if n.ends_with("_sum") => collective::ReduceKind::Sum,
-                    n if n.ends_with("_avg") => collective::ReduceKind::Avg,
-                    n if n.ends_with("_max") => collective::ReduceKind::Max,
-                    n if n.ends_with("_min") => collective::ReduceKind::Min,
-                    "pd_op.c_broadcast" => collective::ReduceKind::Sum,
-                    _ => kbail!("collective `{}` is not supported", name),
-                };
+                let which = collective::Collective::of(name, attrs)?;
                 let inputs: Vec<&Tensor> =
                     ranks.iter().map(|r| r.tensor(v)).collect::<KResult<_>>()?;
-                let outs = if name.starts_with("pd_op.c_reduce") {
-                    let root = attrs
-                        .get("root_id")
-                        .or(attrs.get("root"))
-                        .and_then(|a| a.as_i64())
-                        .unwrap_or(0);
-                    collective::reduce(&inputs, kind, root.max(0) as usize)?
-                } else if name == "pd_op.c_broadcast" {
-                    let root = attrs
-                        .get("root")
-                        .and_then(|a| a.as_i64())
-                        .unwrap_or(0)
-                        .max(0) as usize;
-                    let Some(src) = inputs.get(root) else {
-                        kbail!("broadcast root {} out of range", root)
-                    };
-                    vec![(*src).clone(); inputs.len()]
-                } else {
-                    collective::all_reduce(&inputs, kind)?
-                };
+                let outs = which.run(&inputs)?;
                 for (rank, t) in ranks.iter_mut().zip(outs) {
                     self.store(rank, spec, &operands, &results, vec![Some(t)])?;
                 }

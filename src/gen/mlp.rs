@@ -61,6 +61,10 @@
 //! - `allreduce` with bf16: the collective acts on the bf16 gradient, before the master-grad cast.
 //!   The startup program with `allreduce` is the plain one (`allreduce_sync1_before.ir` has no
 //!   startup dump of its own; a collective adds no state).
+//! - `allreduce` with [`Collective::AllReduce`]: `pd_op.all_reduce {reduce_type:0,ring_id:0}`
+//!   (SUM) in place of `c_allreduce_sum`, printed as Paddle 3.3.1 prints the op (attributes
+//!   alphabetical, as in the Engine's `mlp3_tanh_sgd_dp2_k2_before.ir`); it is the op Paddle's
+//!   CPU (gloo) executor runs, `c_allreduce_sum` has no CPU kernel.
 //! - `roles: false` with `allreduce`: the collectives are backward ops and print
 //!   `stop_gradient:[true]` like them.
 //! - The learning rate is 0.1 for SGD and Momentum and 0.01 for Adam and AdamW (as in the
@@ -84,6 +88,51 @@ pub enum Optimizer {
     AdamW,
 }
 
+/// The op a data-parallel program sums each gradient over the ranks with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Collective {
+    /// `pd_op.c_allreduce_sum {ring_id:0,use_calc_stream:true,use_model_parallel:false}`, as in
+    /// `allreduce_sync1_before.ir` (GPU kernels only in Paddle 3.3.1).
+    #[default]
+    CAllreduceSum,
+    /// `pd_op.all_reduce {reduce_type:0,ring_id:0}`: SUM, the op Paddle's CPU/gloo executor runs.
+    AllReduce,
+}
+
+impl Collective {
+    /// Every collective, in the order the command line lists them.
+    pub const ALL: [Collective; 2] = [Collective::CAllreduceSum, Collective::AllReduce];
+
+    /// The command-line spelling: `c_allreduce_sum`, `all_reduce`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Collective::CAllreduceSum => "c_allreduce_sum",
+            Collective::AllReduce => "all_reduce",
+        }
+    }
+}
+
+impl std::fmt::Display for Collective {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Collective {
+    type Err = String;
+
+    /// Parses the command-line spelling (a `pd_op.` prefix is accepted too).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bare = s.strip_prefix("pd_op.").unwrap_or(s);
+        Collective::ALL
+            .into_iter()
+            .find(|c| c.name() == bare)
+            .ok_or_else(|| {
+                format!("unknown collective `{s}` (expected c_allreduce_sum or all_reduce)")
+            })
+    }
+}
+
 /// Element type of the parameters, activations and gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dtype {
@@ -105,6 +154,8 @@ pub struct MlpOptions {
     /// Data parallel: a `pd_op.c_allreduce_sum` right after each parameter gradient, which the
     /// optimizer then reads (`allreduce_sync1_before.ir`).
     pub allreduce: bool,
+    /// Which op `allreduce` sums the gradients with.
+    pub collective: Collective,
     /// Set `op_role` on every op of main (Paddle's normal output). `false` reproduces
     /// `before_noroles.ir`.
     pub roles: bool,
@@ -131,6 +182,7 @@ impl Default for MlpOptions {
             optimizer: Optimizer::Sgd,
             dtype: Dtype::F32,
             allreduce: false,
+            collective: Collective::CAllreduceSum,
             roles: true,
             in_features: nz(8),
             hidden: nz(16),
@@ -937,12 +989,25 @@ impl<'o> Gen<'o> {
         if !self.o.allreduce {
             return grad;
         }
-        let id = self.begin(1, "pd_op.c_allreduce_sum");
-        self.operands(&[Some(grad)]);
-        self.role(1);
-        self.s("ring_id:0,");
-        self.backward_stop_gradient(1);
-        self.s(",use_calc_stream:true,use_model_parallel:false");
+        let id = match self.o.collective {
+            Collective::CAllreduceSum => {
+                let id = self.begin(1, "pd_op.c_allreduce_sum");
+                self.operands(&[Some(grad)]);
+                self.role(1);
+                self.s("ring_id:0,");
+                self.backward_stop_gradient(1);
+                self.s(",use_calc_stream:true,use_model_parallel:false");
+                id
+            }
+            Collective::AllReduce => {
+                let id = self.begin(1, "pd_op.all_reduce");
+                self.operands(&[Some(grad)]);
+                self.role(1);
+                self.s("reduce_type:0,ring_id:0,");
+                self.backward_stop_gradient(1);
+                id
+            }
+        };
         self.signature(&[Some(t)], &[Some(t)]);
         id
     }
@@ -1271,6 +1336,11 @@ mod tests {
                         optimizer,
                         dtype,
                         allreduce: n % 2 == 1,
+                        collective: if n % 4 == 3 {
+                            Collective::AllReduce
+                        } else {
+                            Collective::CAllreduceSum
+                        },
                         first_layer_index: n,
                         ..MlpOptions::with_layers(nz(n))
                     };
@@ -1296,5 +1366,13 @@ mod tests {
         assert_eq!("AdamW".parse::<Optimizer>(), Ok(Optimizer::AdamW));
         assert!("lamb".parse::<Optimizer>().is_err());
         assert!("f16".parse::<Dtype>().is_err());
+        for c in Collective::ALL {
+            assert_eq!(c.name().parse::<Collective>(), Ok(c));
+        }
+        assert_eq!(
+            "pd_op.all_reduce".parse::<Collective>(),
+            Ok(Collective::AllReduce)
+        );
+        assert!("c_allreduce_avg".parse::<Collective>().is_err());
     }
 }

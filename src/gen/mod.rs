@@ -26,4 +26,4 @@
 pub mod mlp;
 pub mod num;
 
-pub use mlp::{mlp, Dtype, MlpOptions, Optimizer};
+pub use mlp::{mlp, Collective, Dtype, MlpOptions, Optimizer};

@@ -1098,6 +1098,14 @@ impl<'a> Engine<'a> {
                         .get("value")
                         .and_then(|a| a.as_array())
                         .map(|v| dist_tensor(vec![v.len() as i64], crate::ir::DType::I64)),
+                    ResultRule::Dim0Times(i, key) | ResultRule::Dim0Over(i, key) => {
+                        let times = matches!(rule, ResultRule::Dim0Times(..));
+                        let n = d.get(key).and_then(Attr::as_i64);
+                        match (operand_ty(i), n) {
+                            (Some(t), Some(n)) => crate::dialect::dim0_scaled(ctx.ty(t), n, times),
+                            _ => None,
+                        }
+                    }
                     ResultRule::SameAs(_) | ResultRule::Explicit => None,
                 };
                 ty.map(|t| self.m.ctx.intern_type(t))

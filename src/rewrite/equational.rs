@@ -223,6 +223,12 @@ fn sel_names(sel: &OpSel, arity: usize, out: &mut Vec<String>) -> Result<(), Err
                 sel_names(s, arity, out)?;
             }
         }
+        OpSel::With { span, .. } => {
+            return Err((
+                span.0,
+                "an alternative with its own attribute tests is for structural rules; in an equational rule write one rule per alternative".into(),
+            ))
+        }
     }
     Ok(())
 }

@@ -24,6 +24,39 @@ pub enum Accept {
     Names(Vec<Sym>),
     Class(Effect),
     Union(Vec<Accept>),
+    /// An alternative with attribute tests: `(key, test)`, where a test is `Some(value)` for
+    /// "equal to", `None` with `present` for `_` / `not key`.
+    With(Box<Accept>, Vec<(String, AltTest)>),
+}
+
+/// One attribute test of an alternative (`OpSel::With`).
+#[derive(Debug, Clone)]
+pub enum AltTest {
+    Present,
+    Absent,
+    Equals(Val),
+}
+
+impl AltTest {
+    fn passes(&self, have: Option<&crate::ir::Attr>) -> bool {
+        match (self, have) {
+            (AltTest::Present, h) => h.is_some(),
+            (AltTest::Absent, h) => h.is_none(),
+            (AltTest::Equals(_), None) => false,
+            (AltTest::Equals(want), Some(a)) => attr_equals(a, want),
+        }
+    }
+}
+
+/// `{key: want}` on attribute `a`: equal as rules compare values; a flag written `[true]` also
+/// equals `true`.
+fn attr_equals(a: &crate::ir::Attr, want: &Val) -> bool {
+    let got = Val::from_attr(a);
+    let scalar_eq = match &got {
+        Val::List(v) if v.len() == 1 => v[0].loose_eq(want),
+        _ => false,
+    };
+    got.loose_eq(want) || scalar_eq
 }
 
 impl Accept {
@@ -35,6 +68,25 @@ impl Accept {
                 None => Accept::Any,
             },
             OpSel::OneOf(v, _) => Accept::Union(v.iter().map(|s| Accept::compile(m, s)).collect()),
+            OpSel::With { sel, attrs, .. } => {
+                let tests = attrs
+                    .iter()
+                    .map(|a| {
+                        let t = match &a.val {
+                            AttrPatVal::Present(_) => AltTest::Present,
+                            AttrPatVal::Absent(_) => AltTest::Absent,
+                            // The resolver admits literals only, so `literal` succeeds; a
+                            // non-literal would never match (`NullValue` equals no attribute).
+                            AttrPatVal::Equals(e) => {
+                                AltTest::Equals(Val::literal(e).unwrap_or(Val::NullValue))
+                            }
+                            AttrPatVal::Capture(_) => AltTest::Equals(Val::NullValue),
+                        };
+                        (a.key.name.clone(), t)
+                    })
+                    .collect();
+                Accept::With(Box::new(Accept::compile(m, sel)), tests)
+            }
         }
     }
 
@@ -44,6 +96,12 @@ impl Accept {
             Accept::Names(n) => n.contains(&m.main.op_name(op)),
             Accept::Class(e) => cache.effect(m, op) == *e,
             Accept::Union(v) => v.iter().any(|a| a.accepts(m, cache, op)),
+            Accept::With(inner, tests) => {
+                inner.accepts(m, cache, op) && {
+                    let attrs = m.ctx.attrs(m.main.op_attrs(op));
+                    tests.iter().all(|(k, t)| t.passes(attrs.get(k)))
+                }
+            }
         }
     }
 }
@@ -313,14 +371,8 @@ impl<'r> Searcher<'_, 'r> {
                 }
                 AttrPatVal::Equals(_) => {
                     let Some(a) = have else { return Ok(false) };
-                    let want = want.unwrap_or(Val::NullValue);
-                    let got = Val::from_attr(a);
                     // `{flag: true}` also accepts Paddle's one-element array form `[true]`.
-                    let scalar_eq = match &got {
-                        Val::List(v) if v.len() == 1 => v[0].loose_eq(&want),
-                        _ => false,
-                    };
-                    if !got.loose_eq(&want) && !scalar_eq {
+                    if !attr_equals(a, &want.unwrap_or(Val::NullValue)) {
                         return Ok(false);
                     }
                 }

@@ -250,13 +250,21 @@ pub enum OpSel {
     Class(Ident),
     /// `(pd_op.c_allreduce_sum | pd_op.c_reduce_sum)`.
     OneOf(Vec<OpSel>, Span),
+    /// `pd_op.all_reduce {reduce_type: 0}`, one alternative of a set: the ops `sel` accepts
+    /// whose attributes pass these tests (a literal, `_` or `not key`; no captures: the
+    /// alternative may not be the one that matched).
+    With {
+        sel: Box<OpSel>,
+        attrs: Vec<AttrPat>,
+        span: Span,
+    },
 }
 
 impl OpSel {
     pub fn span(&self) -> Span {
         match self {
             OpSel::Name(i) | OpSel::Quoted(i) | OpSel::Class(i) => i.span,
-            OpSel::OneOf(_, s) => *s,
+            OpSel::OneOf(_, s) | OpSel::With { span: s, .. } => *s,
         }
     }
 }

@@ -751,6 +751,26 @@ impl<'a> Checker<'a> {
                 }
                 Ok(out)
             }
+            OpSel::With { sel, attrs, .. } => {
+                for a in attrs {
+                    match &a.val {
+                        AttrPatVal::Present(_) | AttrPatVal::Absent(_) => {}
+                        AttrPatVal::Equals(e) => {
+                            if Val::literal(e).is_none() {
+                                return Err(self
+                                    .at(e.span().0, format!("the test of `{}` in an alternative must be a literal", a.key.name))
+                                    .with_hint("an alternative's attribute tests are constants (`{reduce_type: 0}`), `_` or `not key`; compute in a `where` guard instead"));
+                            }
+                        }
+                        AttrPatVal::Capture(c) => {
+                            return Err(self
+                                .at(c.span.0, format!("`{}` cannot be captured inside an alternative", c.name))
+                                .with_hint("the alternative may not be the one that matched; capture in the pattern's own attribute block, after the operands"));
+                        }
+                    }
+                }
+                self.op_sel(sel)
+            }
         }
     }
 
@@ -1459,8 +1479,9 @@ impl<'a> Checker<'a> {
                     match func.name.as_str() {
                         "name" | "op_name" => Ty::Str,
                         "dtype" => Ty::DType,
-                        "shape" | "process_ids" | "mesh_shape" | "dims_mapping"
-                        | "placements" => Ty::List,
+                        "shape" | "process_ids" | "mesh_shape" | "dims_mapping" | "placements" => {
+                            Ty::List
+                        }
                         "rank" | "uses" => Ty::Int,
                         "type" | "tensor" => Ty::Type,
                         "role" => Ty::Int,
@@ -1650,6 +1671,7 @@ fn sel_text(s: &OpSel) -> String {
         OpSel::Name(i) | OpSel::Class(i) => i.name.clone(),
         OpSel::Quoted(i) => format!("\"{}\"", i.name),
         OpSel::OneOf(v, _) => v.iter().map(sel_text).collect::<Vec<_>>().join(" | "),
+        OpSel::With { sel, .. } => format!("{} {{..}}", sel_text(sel)),
     }
 }
 

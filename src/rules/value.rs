@@ -127,6 +127,29 @@ impl Val {
     }
 }
 
+impl Val {
+    /// The value of a literal expression (a number, possibly negated, a bool, a string without
+    /// interpolation, or a list of literals); `None` for anything else.
+    pub fn literal(e: &crate::rules::ast::Expr) -> Option<Val> {
+        use crate::rules::ast::{Expr, UnOp};
+        Some(match e {
+            Expr::Int(i, _) => Val::Int(*i),
+            Expr::Float(f, _) => Val::Float(*f),
+            Expr::Bool(b, _) => Val::Bool(*b),
+            Expr::Str(s) => Val::Str(s.as_plain()?),
+            Expr::List(v, _) => Val::List(v.iter().map(Val::literal).collect::<Option<_>>()?),
+            Expr::Unary {
+                op: UnOp::Neg, e, ..
+            } => match Val::literal(e)? {
+                Val::Int(i) => Val::Int(i.checked_neg()?),
+                Val::Float(f) => Val::Float(-f),
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
+}
+
 /// `word` with its indefinite article, for messages: "an int", "a bool", "an op".
 pub fn with_article(word: &str) -> String {
     let article = if word.starts_with(['a', 'e', 'i', 'o', 'u']) {

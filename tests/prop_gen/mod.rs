@@ -612,9 +612,9 @@ pub fn render(p: &ProgSpec) -> String {
 // ---- MLP-like programs -------------------------------------------------------------------
 
 /// Random options for `irw::gen::mlp`: every optimizer and dtype, with or without all-reduce
-/// and roles, random widths, name indices and learning rate.
+/// (either collective) and roles, random widths, name indices and learning rate.
 pub fn mlp_options(max_layers: usize) -> impl Strategy<Value = irw::gen::MlpOptions> {
-    use irw::gen::{Dtype, MlpOptions, Optimizer};
+    use irw::gen::{Collective, Dtype, MlpOptions, Optimizer};
     use std::num::NonZeroUsize;
     let nz = |n: usize| NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN);
     (
@@ -626,14 +626,26 @@ pub fn mlp_options(max_layers: usize) -> impl Strategy<Value = irw::gen::MlpOpti
         (1usize..=12, 1usize..=24, 1usize..=8),
         (0usize..200, 0usize..4),
         proptest::option::of(prop_oneof![Just(0.1f64), Just(1e-3), 1e-6f64..1.0]),
+        select(&Collective::ALL[..]),
     )
         .prop_map(
-            move |(layers, optimizer, dtype, allreduce, roles, (i, h, o), (fli, lri), lr)| {
+            move |(
+                layers,
+                optimizer,
+                dtype,
+                allreduce,
+                roles,
+                (i, h, o),
+                (fli, lri),
+                lr,
+                collective,
+            )| {
                 MlpOptions {
                     layers: nz(layers),
                     optimizer,
                     dtype,
                     allreduce,
+                    collective,
                     roles,
                     in_features: nz(i),
                     hidden: nz(h),
