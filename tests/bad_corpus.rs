@@ -1835,11 +1835,15 @@ fn json_cases() -> Vec<Case> {
     (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> !my.type
 }
 "#),
-        json_out("json_write_dist_type", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "distributed type `pd_dist.tensor<2xf32, mesh_shape:[1]>` is not supported by irw's JSON writer").file("w.ir", r#"{
+        json_out("json_write_dist_type_malformed", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "type `pd_dist.tensor<2xf32, mesh_shape:[1]>` has no JSON form in irw").file("w.ir", r#"{
     (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> pd_dist.tensor<2xf32, mesh_shape:[1]>
 }
 "#),
-        json_out("json_write_unknown_kwarg_type", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "keyword argument `a`: its type `<<UNKNOWN TYPE>>` is not a dense tensor").file("w.ir", r#"{
+        json_out("json_write_dist_placements", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "placements [Shard(dim=0, split_factor=2)] cannot be written: Paddle's format keeps only the dims mapping [-1] and the partial status, from which its loader derives [Replicate()]").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> pd_dist.tensor<2xf32, mesh_shape:[1],process_ids:[0],dims_mappings:[-1], placements:[Shard(dim=0, split_factor=2)]>
+}
+"#),
+        json_out("json_write_unknown_kwarg_type", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "keyword argument `a`: its type `<<UNKNOWN TYPE>>` is not a tensor").file("w.ir", r#"{
     ^kw:
         %kwarg_a {persistable:true}
     (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>

@@ -211,10 +211,24 @@ pub static ATTR_TAGS: &[(&str, &str, AttrTag)] = &[
     ("pd_op.all_gather", "nranks", One(I32)),
     ("pd_op.reduce_scatter", "ring_id", One(I32)),
     ("pd_op.reduce_scatter", "nranks", One(I32)),
+    // ---- ops outside the dialect table ([`VERBATIM_OPS`]) ----
+    // `pd_op.slice` in the auto-parallel Engine's dp2 program (observed; `decrease_axis` seen
+    // only empty, its element tag from ops.yaml `int64_t[]`).
+    ("pd_op.slice", "axes", ArrayOf(I64)),
+    ("pd_op.slice", "infer_flags", ArrayOf(I64)),
+    ("pd_op.slice", "decrease_axis", ArrayOf(I64)),
     // ---- attributes passes add (Paddle's own writer drops them; its reader keeps them) ----
+    // The auto-parallel Engine's reshard pass marks ops (`pd_op.mean_grad` in the dp2 fixture)
+    // with this BoolAttribute (printed `true`); Paddle's JSON writer loses it.
+    (ANY_OP, "replace_all_uses_with_reshard_var", One(Bool)),
     ("pd_op.add_", "grad_merge_add", One(Bool)),
     ("pd_op.cast", "master_grad_cast", One(Bool)),
 ];
+
+/// Ops that are not in the dialect table (irw keeps them verbatim, as effectful ops, and no
+/// rule names them) but occur in Paddle programs irw writes as JSON, so [`ATTR_TAGS`] has their
+/// attributes.
+pub static VERBATIM_OPS: &[&str] = &["pd_op.slice"];
 
 /// Attributes written in an op's `"OA"` list (one `a_bool` per result, as `0.a_array`) instead
 /// of `"A"`. In the IR they are ordinary attributes holding `[bool, ...]`.
@@ -267,6 +281,28 @@ pub const DENSE_TENSOR: &str = "0.t_dtensor";
 pub const DEFAULT_LAYOUT: &str = "NCHW";
 /// `builtin.combine`'s result: `{"#":"0.t_vec","D":[types...]}`.
 pub const VECTOR: &str = "0.t_vec";
+
+/// A distributed tensor (`pd_dist.tensor<...>`):
+/// `{"#":"4.t_dist_dtensor","D":[<0.t_dtensor>, <4.a_tensor_dist>, <local dims>]}`. The dist
+/// encodings are described in `crate::json::dist`; all observed with Paddle 3.3.1.
+pub const DIST_TENSOR: &str = "4.t_dist_dtensor";
+/// `{"#":"4.a_process_mesh","D":[shape, process ids, dimension names]}`.
+pub const PROCESS_MESH_TAG: &str = "4.a_process_mesh";
+/// `{"#":"4.a_tensor_dist","D":[<mesh>, dims mapping, [[mesh dim, reduce type], ...]]}`.
+pub const TENSOR_DIST_TAG: &str = "4.a_tensor_dist";
+/// `{"#":"4.a_op_dist","D":[<mesh>, [operand slots], [result slots], chunk id]}`.
+pub const OP_DIST_TAG: &str = "4.a_op_dist";
+/// `phi::ReduceType` codes in a partial status, with the names Paddle prints (`partial(0,AVG)`).
+/// SUM (0) and AVG (4) observed; the others from `paddle.distributed` `ReduceType`.
+pub static REDUCE_TYPES: &[(i64, &str)] = &[
+    (0, "SUM"),
+    (1, "MAX"),
+    (2, "MIN"),
+    (3, "PRODUCT"),
+    (4, "AVG"),
+    (5, "ANY"),
+    (6, "ALL"),
+];
 
 /// `(JSON payload of 1.a_dtype, printed word)`. Observed with Paddle 3.3.1.
 pub static DTYPE_NAMES: &[(&str, &str)] = &[
@@ -376,7 +412,9 @@ mod tests {
         for (op, attr, _) in ATTR_TAGS {
             assert!(seen.insert((op, attr)), "duplicate line {op} {attr}");
             assert!(
-                *op == ANY_OP || super::super::Dialect::get().spec(op).is_some(),
+                *op == ANY_OP
+                    || super::super::Dialect::get().spec(op).is_some()
+                    || VERBATIM_OPS.contains(op),
                 "{op} is not in the dialect table"
             );
         }

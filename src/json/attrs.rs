@@ -10,6 +10,7 @@
 //! [`TagHints`] remembers the tags an input file used for attributes the table does not know,
 //! so an unknown op read from JSON is written back with its own tags instead of being refused.
 
+use super::dist::MeshNames;
 use crate::dialect::paddle_json::{
     AttrTag, Tag, ANY_OP, ARRAY_TAG, ATTR_TAGS, DTYPE_NAMES, NULL_TAG, PLACES, TAG_NAMES,
 };
@@ -18,10 +19,13 @@ use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 
-/// Tags seen in input files for `(op, attribute)` pairs the dialect table does not list.
+/// What an input file says that the IR does not keep, for writing it back: tags seen for
+/// `(op, attribute)` pairs the dialect table does not list, and process mesh dimension names
+/// ([`super::dist::MeshNames`]).
 #[derive(Clone, Debug, Default)]
 pub struct TagHints {
     seen: FxHashMap<(String, String), AttrTag>,
+    pub meshes: MeshNames,
 }
 
 impl TagHints {

@@ -31,10 +31,12 @@
 //! - [`check`]: what must hold before writing, because Paddle's loader does not check it.
 //! - [`attrs`], [`types`]: attribute values and types, with tags from the dialect table
 //!   ([`crate::dialect::paddle_json`]).
+//! - [`dist`]: distribution types and `op_dist_attr` (`pd_dist`), as Paddle 3.3.1 writes them.
 //! - [`locate`]: byte offsets of JSON paths, so diagnostics point into the file.
 
 pub mod attrs;
 pub mod check;
+pub mod dist;
 pub mod locate;
 pub mod read;
 pub mod types;

@@ -12,10 +12,11 @@
 //! id defined twice (Paddle rebinds later uses), more than one region or block at the top.
 
 use super::attrs::{attr_from_json, TagHints};
+use super::dist::op_dist_from_json;
 use super::locate::{offset_of, op_offsets, JsonPath, Seg};
 use super::types::type_from_json;
 use crate::diag::{Diagnostic, SourceFile};
-use crate::dialect::paddle_json::{DIALECT_IDS, MAGIC, PARAMETER, WHILE_SYNTAX_OPS};
+use crate::dialect::paddle_json::{DIALECT_IDS, MAGIC, OP_DIST_TAG, PARAMETER, WHILE_SYNTAX_OPS};
 use crate::ir::{Attr, AttrDict, AttrId, BlockId, Context, Module, OpSyntax, Program, ValueId};
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
@@ -279,8 +280,8 @@ impl Reader<'_> {
         let id = field(a, "#")?
             .as_i64()
             .ok_or_else(|| JErr::new("a block argument's \"#\" must be an integer id"))?;
-        let ty =
-            type_from_json(self.ctx, field(a, "TT")?).map_err(|m| JErr::new(m).at_key("TT"))?;
+        let ty = type_from_json(self.ctx, field(a, "TT")?, &mut self.hints.meshes)
+            .map_err(|m| JErr::new(m).at_key("TT"))?;
         let value = match key {
             Some(k) => {
                 let sym = self.ctx.sym(k);
@@ -307,15 +308,19 @@ impl Reader<'_> {
                 .get("N")
                 .and_then(Value::as_str)
                 .ok_or_else(|| at(JErr::new("an attribute needs a string \"N\" (its name)")))?;
-            let (attr, tag) = attr_from_json(
-                field(
-                    e.as_object()
-                        .ok_or_else(|| at(JErr::new("an attribute entry must be an object")))?,
-                    "AT",
-                )
-                .map_err(at)?,
+            let at_v = field(
+                e.as_object()
+                    .ok_or_else(|| at(JErr::new("an attribute entry must be an object")))?,
+                "AT",
             )
-            .map_err(|m| at(JErr::new(format!("attribute `{name}`: {m}")).at_key("AT")))?;
+            .map_err(at)?;
+            let bad = |m: String| at(JErr::new(format!("attribute `{name}`: {m}")).at_key("AT"));
+            if at_v.get("#").and_then(Value::as_str) == Some(OP_DIST_TAG) {
+                let d = op_dist_from_json(at_v, &mut self.hints.meshes).map_err(bad)?;
+                out.push((name.to_string(), Attr::OpDist(Box::new(d))));
+                continue;
+            }
+            let (attr, tag) = attr_from_json(at_v).map_err(bad)?;
             self.hints.learn(op, name, tag);
             out.push((name.to_string(), attr));
         }
@@ -376,9 +381,11 @@ impl Reader<'_> {
             let tt = x
                 .get("TT")
                 .ok_or_else(|| JErr::new("missing key \"TT\" (the result type)").at_path(&here))?;
-            tys.push(type_from_json(self.ctx, tt).map_err(|m| {
-                JErr::new(m).at_path(&[Seg::Key("O"), Seg::Index(i), Seg::Key("TT")])
-            })?);
+            tys.push(
+                type_from_json(self.ctx, tt, &mut self.hints.meshes).map_err(|m| {
+                    JErr::new(m).at_path(&[Seg::Key("O"), Seg::Index(i), Seg::Key("TT")])
+                })?,
+            );
         }
         let mut entries = Vec::new();
         within(
@@ -501,8 +508,12 @@ impl Reader<'_> {
             &[Seg::Key("O")],
         )?;
         let id = Self::value_id(&Value::Object(out.clone())).map_err(|e| e.at_key("O"))?;
-        let ty = type_from_json(self.ctx, field(out, "TT").map_err(|e| e.at_key("O"))?)
-            .map_err(|m| JErr::new(m).at_path(&[Seg::Key("O"), Seg::Key("TT")]))?;
+        let ty = type_from_json(
+            self.ctx,
+            field(out, "TT").map_err(|e| e.at_key("O"))?,
+            &mut self.hints.meshes,
+        )
+        .map_err(|m| JErr::new(m).at_path(&[Seg::Key("O"), Seg::Key("TT")]))?;
         let sym = self.ctx.sym(f.op);
         let op = self.prog.create_op(sym, attrs, &[], &[ty], OpSyntax::Plain);
         self.place(op, block);

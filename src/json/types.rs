@@ -3,9 +3,13 @@
 //! A dense tensor is `{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[-1,8],"NCHW",[],0]}`. The text
 //! form has no layout, LoD or offset, and Paddle writes `NCHW`, `[]`, `0` for every tensor of a
 //! training program (SPEC.md §6), so irw reads only those and writes them back; any other value
-//! is refused rather than silently dropped.
+//! is refused rather than silently dropped. A distributed tensor wraps the dense one
+//! ([`super::dist`]).
 
-use crate::dialect::paddle_json::{DEFAULT_LAYOUT, DENSE_TENSOR, ELEMENT_TYPES, NULL_TAG, VECTOR};
+use super::dist::{dist_of_type, dist_type_to_json, MeshNames};
+use crate::dialect::paddle_json::{
+    DEFAULT_LAYOUT, DENSE_TENSOR, DIST_TENSOR, ELEMENT_TYPES, NULL_TAG, VECTOR,
+};
 use crate::ir::{Context, DType, Type, TypeId};
 use serde_json::{json, Value};
 
@@ -23,8 +27,12 @@ fn element_tag(d: DType) -> &'static str {
         .map_or("?", |(t, _)| t)
 }
 
-/// Reads a `"TT"` object.
-pub fn type_from_json(ctx: &mut Context, v: &Value) -> Result<TypeId, String> {
+/// Reads a `"TT"` object; `meshes` learns the dimension names of dist types' meshes.
+pub fn type_from_json(
+    ctx: &mut Context,
+    v: &Value,
+    meshes: &mut MeshNames,
+) -> Result<TypeId, String> {
     let tag = v
         .get("#")
         .and_then(Value::as_str)
@@ -38,37 +46,24 @@ pub fn type_from_json(ctx: &mut Context, v: &Value) -> Result<TypeId, String> {
     let data = v.get("D").and_then(Value::as_array);
     match tag {
         DENSE_TENSOR => {
-            let bad = || "0.t_dtensor needs [element type, dims, layout, lod, offset]".to_string();
-            let d = data.filter(|d| d.len() == 5).ok_or_else(bad)?;
-            let etag = d[0].get("#").and_then(Value::as_str).ok_or_else(bad)?;
-            let dtype =
-                dtype_of(etag).ok_or_else(|| format!("element type `{etag}` is not supported"))?;
-            let shape = d[1]
-                .as_array()
-                .ok_or_else(bad)?
-                .iter()
-                .map(Value::as_i64)
-                .collect::<Option<Vec<i64>>>()
-                .ok_or_else(bad)?;
-            if shape.iter().any(|&x| x < -1) {
-                return Err(format!("bad tensor dimension in {shape:?}"));
-            }
-            let layout = d[2].as_str().ok_or_else(bad)?;
-            let lod_empty = d[3].as_array().is_some_and(|l| l.is_empty());
-            if layout != DEFAULT_LAYOUT || !lod_empty || d[4].as_i64() != Some(0) {
-                return Err(format!(
-                    "a tensor with layout {layout}, lod {} and offset {} cannot be kept: irw \
-                     supports only layout {DEFAULT_LAYOUT}, empty lod and offset 0",
-                    d[3], d[4]
-                ));
-            }
+            let (shape, dtype) = dense_from_json(data)?;
             Ok(ctx.intern_type(Type::Tensor { shape, dtype }))
+        }
+        DIST_TENSOR => {
+            let d = data.ok_or_else(|| format!("{DIST_TENSOR} needs a \"D\" array"))?;
+            let dense = d
+                .first()
+                .filter(|t| t.get("#").and_then(Value::as_str) == Some(DENSE_TENSOR))
+                .ok_or_else(|| format!("{DIST_TENSOR} needs a {DENSE_TENSOR} first"))?;
+            let (shape, dtype) = dense_from_json(dense.get("D").and_then(Value::as_array))?;
+            let dist = dist_of_type(d, &shape, meshes)?;
+            Ok(ctx.intern_type(Type::Dist { shape, dtype, dist }))
         }
         VECTOR => {
             let items = data.ok_or("0.t_vec needs an array of types")?;
             let tys = items
                 .iter()
-                .map(|t| type_from_json(ctx, t))
+                .map(|t| type_from_json(ctx, t, meshes))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(ctx.intern_type(Type::Vec(tys)))
         }
@@ -76,8 +71,44 @@ pub fn type_from_json(ctx: &mut Context, v: &Value) -> Result<TypeId, String> {
     }
 }
 
-/// Writes a type; the error says why it has no JSON form.
-pub fn type_to_json(ctx: &Context, t: TypeId) -> Result<Value, String> {
+/// The shape and element type of a `0.t_dtensor`'s `"D"`.
+fn dense_from_json(data: Option<&Vec<Value>>) -> Result<(Vec<i64>, DType), String> {
+    let bad = || "0.t_dtensor needs [element type, dims, layout, lod, offset]".to_string();
+    let d = data.filter(|d| d.len() == 5).ok_or_else(bad)?;
+    let etag = d[0].get("#").and_then(Value::as_str).ok_or_else(bad)?;
+    let dtype = dtype_of(etag).ok_or_else(|| format!("element type `{etag}` is not supported"))?;
+    let shape = d[1]
+        .as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(Value::as_i64)
+        .collect::<Option<Vec<i64>>>()
+        .ok_or_else(bad)?;
+    if shape.iter().any(|&x| x < -1) {
+        return Err(format!("bad tensor dimension in {shape:?}"));
+    }
+    let layout = d[2].as_str().ok_or_else(bad)?;
+    let lod_empty = d[3].as_array().is_some_and(|l| l.is_empty());
+    if layout != DEFAULT_LAYOUT || !lod_empty || d[4].as_i64() != Some(0) {
+        return Err(format!(
+            "a tensor with layout {layout}, lod {} and offset {} cannot be kept: irw \
+             supports only layout {DEFAULT_LAYOUT}, empty lod and offset 0",
+            d[3], d[4]
+        ));
+    }
+    Ok((shape, dtype))
+}
+
+fn dense_to_json(shape: &[i64], dtype: DType) -> Value {
+    json!({
+        "#": DENSE_TENSOR,
+        "D": [{"#": element_tag(dtype)}, shape, DEFAULT_LAYOUT, [], 0]
+    })
+}
+
+/// Writes a type (meshes with the dimension names `meshes` gives); the error says why it has
+/// no JSON form.
+pub fn type_to_json(ctx: &Context, t: TypeId, meshes: &MeshNames) -> Result<Value, String> {
     match ctx.ty(t) {
         Type::Null => Ok(json!({"#": NULL_TAG})),
         Type::Unknown => Err(
@@ -85,14 +116,15 @@ pub fn type_to_json(ctx: &Context, t: TypeId) -> Result<Value, String> {
                               a type and nothing uses)"
                 .into(),
         ),
-        Type::Tensor { shape, dtype } => Ok(json!({
-            "#": DENSE_TENSOR,
-            "D": [{"#": element_tag(*dtype)}, shape, DEFAULT_LAYOUT, [], 0]
-        })),
+        Type::Tensor { shape, dtype } => Ok(dense_to_json(shape, *dtype)),
+        Type::Dist { shape, dtype, dist } => {
+            dist_type_to_json(dense_to_json(shape, *dtype), shape, dist, meshes)
+                .map_err(|m| format!("`{}`: {m}", ctx.type_text(t)))
+        }
         Type::Vec(items) => {
             let d = items
                 .iter()
-                .map(|&i| type_to_json(ctx, i))
+                .map(|&i| type_to_json(ctx, i, meshes))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(json!({"#": VECTOR, "D": d}))
         }
@@ -100,10 +132,6 @@ pub fn type_to_json(ctx: &Context, t: TypeId) -> Result<Value, String> {
             Some(d) => Ok(json!({"#": element_tag(d)})),
             None => Err(format!("type `{s}` has no JSON form in irw")),
         },
-        Type::Dist { .. } => Err(format!(
-            "distributed type `{}` is not supported by irw's JSON writer",
-            ctx.type_text(t)
-        )),
     }
 }
 
@@ -120,12 +148,16 @@ mod tests {
             json!({"#":"0.t_vec","D":[{"#":"0.t_dtensor","D":[{"#":"0.t_i64"},[0],"NCHW",[],0]}]}),
             json!({"#":"NULL"}),
         ] {
-            let t = type_from_json(&mut ctx, &v).expect("reads");
-            assert_eq!(type_to_json(&ctx, t).expect("writes"), v);
+            let t = type_from_json(&mut ctx, &v, &mut MeshNames::default()).expect("reads");
+            assert_eq!(
+                type_to_json(&ctx, t, &MeshNames::default()).expect("writes"),
+                v
+            );
         }
         let t = type_from_json(
             &mut ctx,
             &json!({"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[-1,8],"NCHW",[],0]}),
+            &mut MeshNames::default(),
         )
         .expect("reads");
         assert_eq!(ctx.type_text(t), "tensor<-1x8xf32>");
@@ -140,8 +172,11 @@ mod tests {
             json!({"#":"1.t_selected_rows","D":[]}),
             json!({"#":"0.t_dtensor","D":[{"#":"0.t_f99"},[4],"NCHW",[],0]}),
         ] {
-            assert!(type_from_json(&mut ctx, &v).is_err(), "{v}");
+            assert!(
+                type_from_json(&mut ctx, &v, &mut MeshNames::default()).is_err(),
+                "{v}"
+            );
         }
-        assert!(type_to_json(&ctx, Context::UNKNOWN_TYPE).is_err());
+        assert!(type_to_json(&ctx, Context::UNKNOWN_TYPE, &MeshNames::default()).is_err());
     }
 }

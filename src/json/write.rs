@@ -12,7 +12,9 @@
 //!   and the format cannot mark them persistable (SPEC.md §7), so each becomes the op
 //!   [`KWARG_AS_OP`] describes, named after it, persistable, first in the block, and its uses
 //!   refer to that op's result. Paddle's executor binds it by name to the variable the startup
-//!   program creates.
+//!   program creates. In a dist program the op has the kwarg's `pd_dist` type and the
+//!   `op_dist_attr` of its result, as Paddle's own persistable `pd_op.data` ops there do.
+//! - Dist types and `op_dist_attr` as [`super::dist`] describes.
 //!
 //! Objects are built as `serde_json` maps, whose keys come out sorted, as Paddle's own writer
 //! (nlohmann) sorts them; the output is compact, as Paddle's is by default. Nothing is written
@@ -20,12 +22,16 @@
 
 use super::attrs::{attr_to_json, describe, tag_for, TagHints};
 use super::check::check_module;
+use super::dist::op_dist_to_json;
 use super::types::type_to_json;
 use crate::diag::Diagnostic;
 use crate::dialect::paddle_json::{
     AttrTag, Tag, ARRAY_TAG, DIALECT_IDS, KWARG_AS_OP, MAGIC, PARAMETER, PIR_VERSION, RESULT_ATTRS,
 };
-use crate::ir::{Attr, BlockId, Context, Module, OpId, Program, Type, ValueId, Which};
+use crate::ir::dist::OP_DIST_ATTR;
+use crate::ir::{
+    Attr, BlockId, Context, Module, OpDistAttr, OpId, Program, SlotType, Type, ValueId, Which,
+};
 use serde_json::{json, Map, Value};
 
 /// The JSON texts of a module: main, and startup if the module has one.
@@ -149,7 +155,7 @@ impl Writer<'_> {
             let id = self.next_arg;
             self.next_arg -= 1;
             self.ids[a.value.index()] = id;
-            let tt = type_to_json(self.ctx, self.p.value_type(a.value))
+            let tt = type_to_json(self.ctx, self.p.value_type(a.value), &self.hints.meshes)
                 .map_err(|m| (None, format!("a block argument: {m}")))?;
             args.push(json!({"#": id, "TT": tt}));
         }
@@ -172,6 +178,11 @@ impl Writer<'_> {
     }
 
     fn attr(&self, op: &str, key: &str, a: &Attr) -> Result<Value, String> {
+        if let Attr::OpDist(d) = a {
+            let at = op_dist_to_json(d, &self.hints.meshes)
+                .map_err(|why| format!("attribute `{key}`: {why}"))?;
+            return Ok(named(key, at));
+        }
         let tag = tag_for(op, key, self.hints).ok_or_else(|| {
             format!(
                 "no JSON type tag is known for attribute `{key}` of `{op}`; add it to ATTR_TAGS \
@@ -194,11 +205,15 @@ impl Writer<'_> {
         let name = self.ctx.str(k.name);
         let fail = |m: String| (None, format!("keyword argument `{name}`: {m}"));
         let ty = self.p.value_type(k.value);
-        let Type::Tensor { shape, dtype } = self.ctx.ty(ty) else {
-            return Err(fail(format!(
-                "its type `{}` is not a dense tensor",
-                self.ctx.type_text(ty)
-            )));
+        let (shape, dtype, dist) = match self.ctx.ty(ty) {
+            Type::Tensor { shape, dtype } => (shape, dtype, None),
+            Type::Dist { shape, dtype, dist } => (shape, dtype, Some(dist)),
+            _ => {
+                return Err(fail(format!(
+                    "its type `{}` is not a tensor",
+                    self.ctx.type_text(ty)
+                )))
+            }
         };
         let place = self
             .ctx
@@ -215,11 +230,20 @@ impl Writer<'_> {
             (kop.dtype_attr, Attr::Word(dtype.attr_name().into())),
             (kop.place_attr, place),
         ];
-        let mut a = Vec::with_capacity(attrs.len());
+        let mut a = Vec::with_capacity(attrs.len() + 1);
         for (key, v) in &attrs {
             a.push(self.attr(kop.op, key, v).map_err(fail)?);
         }
-        let tt = type_to_json(self.ctx, ty).map_err(fail)?;
+        if let Some(dist) = dist {
+            // A dist program's data ops carry the op_dist_attr of their result, as Paddle's do.
+            let d = OpDistAttr::from_types(&[], &[SlotType::Dist(dist)])
+                .ok_or_else(|| fail("its distribution has no process mesh".to_string()))?;
+            a.push(
+                self.attr(kop.op, OP_DIST_ATTR, &Attr::OpDist(Box::new(d)))
+                    .map_err(fail)?,
+            );
+        }
+        let tt = type_to_json(self.ctx, ty, &self.hints.meshes).map_err(fail)?;
         let id = self.define(k.value);
         Ok(json!({
             "#": compressed_name(kop.op).map_err(fail)?,
@@ -261,7 +285,7 @@ impl Writer<'_> {
         let n_results = self.p.num_results(op);
         let mut results = Vec::with_capacity(n_results);
         for (i, r) in self.p.results(op).enumerate() {
-            let tt = type_to_json(self.ctx, self.p.value_type(r))
+            let tt = type_to_json(self.ctx, self.p.value_type(r), &self.hints.meshes)
                 .map_err(|m| (here, format!("result {i}: {m}")))?;
             let id = self.define(r);
             results.push(json!({"%": id, "TT": tt}));
@@ -345,7 +369,7 @@ impl Writer<'_> {
             }
         }
         let r = self.p.result(op, 0);
-        let tt = type_to_json(self.ctx, self.p.value_type(r))?;
+        let tt = type_to_json(self.ctx, self.p.value_type(r), &self.hints.meshes)?;
         let id = self.define(r);
         Ok(json!({
             "#": f.key, "A": a, "OA": oa, "DA": da, "QA": qa,
