@@ -402,3 +402,134 @@ pub fn dist_of_type(
     }
     Ok(td)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Snippets copied from Paddle 3.3.1's serialization of the paddle-dist fixtures
+    // (tests/paddle_dist_json), with the text Paddle prints for the same value.
+    const REPLICATE_2D: &str = r##"{"#":"4.a_tensor_dist","D":[{"#":"4.a_process_mesh","D":[[1],[0],["dp"]]},[-1,-1],[]]}"##;
+    const SHARD_TYPE: &str = r##"{"#":"4.t_dist_dtensor","D":[{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[4,8],"NCHW",[],0]},{"#":"4.a_tensor_dist","D":[{"#":"4.a_process_mesh","D":[[2],[0,1],["dp"]]},[0,-1],[]]},[2,8]]}"##;
+    const PARTIAL_SUM: &str = r##"{"#":"4.a_tensor_dist","D":[{"#":"4.a_process_mesh","D":[[2],[0,1],["dp"]]},[-1],[[0,0]]]}"##;
+    const PARTIAL_AVG_0D: &str = r##"{"#":"4.a_tensor_dist","D":[{"#":"4.a_process_mesh","D":[[2],[0,1],["dp"]]},[],[[0,4]]]}"##;
+    const ABSENT: &str =
+        r##"{"#":"4.a_tensor_dist","D":[{"#":"4.a_process_mesh","D":[[],[],[]]},[],[]]}"##;
+    /// `pd_op.data`'s op_dist_attr: no operands, one result.
+    const DATA_OP_DIST: &str = r##"{"#":"4.a_op_dist","D":[{"#":"4.a_process_mesh","D":[[1],[0],["dp"]]},[],[{"#":"4.a_tensor_dist","D":[{"#":"4.a_process_mesh","D":[[1],[0],["dp"]]},[-1],[]]}],-1]}"##;
+    /// `pd_op.momentum_` (mlp5 fixture) abridged to its param, absent master_param and
+    /// `<#AttrNull>` master_param_out.
+    const MOMENTUM_SLOTS: &str = r##"{"#":"4.a_op_dist","D":[{"#":"4.a_process_mesh","D":[[1],[0],["dp"]]},[{"#":"4.a_tensor_dist","D":[{"#":"4.a_process_mesh","D":[[1],[0],["dp"]]},[-1],[]]},{"#":"4.a_tensor_dist","D":[{"#":"4.a_process_mesh","D":[[],[],[]]},[],[]]}],[{"#":"4.a_tensor_dist","D":[{"#":"4.a_process_mesh","D":[[1],[0],["dp"]]},[-1],[]]},{"#":"NULL"}],-1]}"##;
+
+    fn v(s: &str) -> Value {
+        serde_json::from_str(s).expect("snippet is JSON")
+    }
+
+    fn op_text(a: &OpDistAttr) -> String {
+        let mut s = String::new();
+        a.write_to(&mut s);
+        s
+    }
+
+    #[test]
+    fn tensor_dists_read_as_paddle_prints_them_and_write_back() {
+        for (json, text) in [
+            (REPLICATE_2D, "mesh_shape:[1],process_ids:[0],dims_mappings:[-1,-1], placements:[Replicate()]"),
+            (PARTIAL_SUM, "mesh_shape:[2],process_ids:[0,1],dims_mappings:[-1], partial(0,SUM), placements:[Partial(reduce_type=SUM)]"),
+            (PARTIAL_AVG_0D, "mesh_shape:[2],process_ids:[0,1],dims_mappings:[], partial(0,AVG), placements:[Partial(reduce_type=AVG)]"),
+            (ABSENT, "mesh_shape:[],process_ids:[],dims_mappings:[]"),
+        ] {
+            let mut names = MeshNames::default();
+            let d = tensor_dist_from_json(&v(json), &mut names).expect("reads");
+            assert_eq!(d.to_text(), text);
+            assert_eq!(tensor_dist_to_json(&d, &names).ok(), Some(v(json)));
+        }
+    }
+
+    #[test]
+    fn shard_type_has_paddles_local_dims() {
+        let mut names = MeshNames::default();
+        let t = v(SHARD_TYPE);
+        let d = t["D"].as_array().expect("D");
+        let td = dist_of_type(d, &[4, 8], &mut names).expect("reads");
+        assert_eq!(td.placements, Some(vec![Placement::Shard(0)]));
+        assert_eq!(local_dims(&[4, 8], &td).ok(), Some(vec![2, 8]));
+        // Paddle's ceiling division, also for an uneven split and a dynamic dimension.
+        assert_eq!(local_dims(&[5, -1], &td).ok(), Some(vec![3, -1]));
+        let back = dist_type_to_json(d[0].clone(), &[4, 8], &td, &names).expect("writes");
+        assert_eq!(back, t);
+        // Local dims that disagree are refused (the text form cannot keep them).
+        let mut wrong = d.clone();
+        wrong[2] = json!([4, 8]);
+        assert!(dist_of_type(&wrong, &[4, 8], &mut names).is_err());
+    }
+
+    #[test]
+    fn op_dist_attrs_keep_absent_and_null_slots() {
+        let mut names = MeshNames::default();
+        let a = op_dist_from_json(&v(DATA_OP_DIST), &mut names).expect("reads");
+        assert_eq!(
+            op_text(&a),
+            "{mesh:{shape:[1],process_ids:[0]},result(0):{mesh_shape:[1],process_ids:[0],dims_mappings:[-1], placements:[Replicate()]},chunk_id:-1}"
+        );
+        assert_eq!(op_dist_to_json(&a, &names).ok(), Some(v(DATA_OP_DIST)));
+        let m = op_dist_from_json(&v(MOMENTUM_SLOTS), &mut names).expect("reads");
+        assert_eq!(m.operands[1], DistSlot::Tensor(TensorDist::empty()));
+        assert_eq!(m.results[1], DistSlot::Null);
+        assert!(
+            op_text(&m).contains(",operand(1):{mesh_shape:[],process_ids:[],dims_mappings:[]},")
+        );
+        assert!(op_text(&m).contains(",result(1):{<#AttrNull>},chunk_id:-1}"));
+        assert_eq!(op_dist_to_json(&m, &names).ok(), Some(v(MOMENTUM_SLOTS)));
+    }
+
+    #[test]
+    fn mesh_names_are_learned_or_defaulted() {
+        let mut names = MeshNames::default();
+        assert_eq!(names.names(&[2, 2], &[0, 1, 2, 3]), ["d0", "d1"]);
+        mesh_from_json(
+            &v(r##"{"#":"4.a_process_mesh","D":[[2],[0,1],["dp"]]}"##),
+            &mut names,
+        )
+        .expect("reads");
+        assert_eq!(names.names(&[2], &[0, 1]), ["dp"]);
+        assert_eq!(names.names(&[2], &[2, 3]), ["d0"]);
+        for bad in [
+            r##"{"#":"4.a_process_mesh","D":[[2],[0,1],[]]}"##,
+            r##"{"#":"4.a_process_mesh","D":[[2],[0],["dp"]]}"##,
+            r##"{"#":"4.a_process_mesh","D":[[0],[],["dp"]]}"##,
+            r##"{"#":"4.a_process_mesh","D":[[4611686018427387904,4],[0],["a","b"]]}"##,
+            r##"{"#":"4.a_process_mesh","D":[[2],[0,1]]}"##,
+            r##"{"#":"4.a_tensor_dist","D":[[2],[0,1],["dp"]]}"##,
+        ] {
+            assert!(mesh_from_json(&v(bad), &mut names).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn placements_are_derived_as_paddle_derives_them() {
+        let p = derive_placements(&[2, 2], &[1, -1], &[(0, ReduceKind::Sum)]).expect("ok");
+        assert_eq!(
+            p,
+            Some(vec![
+                Placement::Partial(ReduceKind::Sum),
+                Placement::Shard(0)
+            ])
+        );
+        assert_eq!(derive_placements(&[], &[], &[]).ok(), Some(None));
+        // Paddle refuses a mesh dimension that is both partial and sharded, or shards twice.
+        assert!(derive_placements(&[2], &[0], &[(0, ReduceKind::Sum)]).is_err());
+        assert!(derive_placements(&[2], &[0, 0], &[]).is_err());
+        assert!(derive_placements(&[2], &[-1], &[(1, ReduceKind::Sum)]).is_err());
+        // Placements the format cannot carry are refused on write.
+        let mut d =
+            tensor_dist_from_json(&v(REPLICATE_2D), &mut MeshNames::default()).expect("reads");
+        d.placements = Some(vec![Placement::Other(
+            "Shard(dim=0, split_factor=2)".into(),
+        )]);
+        assert!(tensor_dist_to_json(&d, &MeshNames::default()).is_err());
+        d.placements = Some(vec![Placement::Replicate]);
+        d.partial = vec![(0, ReduceKind::Other("XOR".into()))];
+        assert!(tensor_dist_to_json(&d, &MeshNames::default()).is_err());
+    }
+}

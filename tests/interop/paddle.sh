@@ -14,7 +14,7 @@ venv="${IRW_INTEROP_VENV:-$repo/target/interop-venv}"
 fixtures="${IRW_FIXTURES:-$repo/../shared/fixtures}"
 python="${PYTHON:-python3}"
 
-if [ ! -d "$fixtures/paddle" ] || [ ! -d "$fixtures/paddle-json" ]; then
+if [ ! -d "$fixtures/paddle" ] || [ ! -d "$fixtures/paddle-json" ] || [ ! -d "$fixtures/paddle-dist" ]; then
     echo "paddle.sh: fixtures not found in $fixtures (set IRW_FIXTURES)" >&2
     exit 2
 fi

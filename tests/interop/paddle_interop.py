@@ -14,6 +14,13 @@ For the SGD and Adam fixtures:
      optimizer step, k-1 micro-batches through main with every op_role==2 op removed, then one
      micro-batch through the whole main (FLAGS_new_executor_sequential_run=1). The original program
      trains on the full batches. After 3 steps the parameters must agree.
+  5. Auto-parallel (pd_dist) programs, the ../shared/fixtures/paddle-dist Engine fixtures: irw
+     writes each before/startup_before text as JSON; Paddle must print it exactly as the fixture,
+     irw must read it back to the same text, and JSON -> irw -> JSON must print the same. Then
+     mlp2_adam_k2: Paddle runs irw's JSON (apply_dist2dense_pass, as the Engine does, then
+     Executor) for one full-batch step from the fixture's state_init, and irw's gradient merge of
+     that JSON (grad_merge.rw, k_steps=2) with the Engine's schedule; both must match the
+     fixture's params_after_full_batch_step within 1e-6.
 Exits non-zero on any mismatch.
 """
 
@@ -227,6 +234,95 @@ def grad_merge(opt, main_json, startup_json, work, irw_bin, repo, fixtures):
         f"program (after{sfx}.ir, startup_after{sfx}.ir) and wrote it as JSON")
 
 
+# ---- auto-parallel (pd_dist) programs ---------------------------------------------------------
+
+DIST_FIXTURES = ["mlp2_adam_k2", "mlp5_gelu_momentum_k4", "mlp3_tanh_sgd_dp2_k2"]
+DIST_TRAINED = "mlp2_adam_k2"
+
+
+def dense(prog):
+    """What the Engine runs: apply_dist2dense_pass of a clone (pd_dist types become their local
+    dense types, op_dist_attr is dropped)."""
+    d = prog.clone()
+    paddle.base.libpaddle.pir.apply_dist2dense_pass(d)
+    return d
+
+
+def train_dist(main_json, startup_json, num, k, place):
+    """Paddle loads irw's dist main and startup, runs dist2dense(startup), loads the fixture's
+    state_init, and runs one optimizer step the Engine way: k-1 micro-batches through main
+    without its op_role 2 ops, then the last micro-batch through all of main. Returns the
+    parameters and the largest |value| left in any @GRAD@MERGE buffer."""
+    main, startup = dense(load(main_json)), dense(load(startup_json))
+    skip = without_role(main, 2)
+    scope = paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        exe = paddle.static.Executor(place)
+        exe.run(startup)
+        for n, e in num["state_init"].items():
+            v = np.array(e["values"], dtype=np.float32).reshape(e["shape"])
+            scope.var(n).get_tensor().set(v, place)
+        feeds = {n: np.array(v, dtype=np.float32) for n, v in num["inputs"].items()}
+        mb = num["batch"] // k
+        for i in range(k):
+            feed = {n: v[i * mb:(i + 1) * mb] for n, v in feeds.items()}
+            exe.run(skip if i < k - 1 else main, feed=feed)
+        params = {n: np.array(scope.find_var(n).get_tensor()).ravel() for n in num["param_names"]}
+        buffers = [np.array(scope.find_var(n + "@GRAD@MERGE").get_tensor())
+                   for n in num["param_names"] if scope.find_var(n + "@GRAD@MERGE") is not None]
+    left = max((float(np.abs(b).max()) for b in buffers), default=0.0)
+    return params, len(buffers), left
+
+
+def dist_programs(a, place):
+    fx = f"{a.fixtures}/paddle-dist"
+    print("\n== auto-parallel (pd_dist) programs: irw writes them as JSON, Paddle loads them")
+    for name in DIST_FIXTURES:
+        main_ir, startup_ir = f"{fx}/{name}_before.ir", f"{fx}/{name}_startup_before.ir"
+        mj, sj = f"{a.work}/{name}_main.json", f"{a.work}/{name}_startup.json"
+        irw([main_ir, "--startup", startup_ir, "--emit", "paddle-json", "-o", mj,
+             "--startup-out", sj], a.irw)
+        check(text(load(mj)) == open(main_ir).read() and text(load(sj)) == open(startup_ir).read(),
+              f"Paddle prints irw's JSON of {name} (main, startup) exactly as the fixture")
+        same = irw([mj], a.irw).stdout == open(main_ir).read()
+        same = same and irw([sj], a.irw).stdout == open(startup_ir).read()
+        check(same, f"irw reads its JSON of {name} back to the fixture's text")
+        check(round_trip(mj, sj, f"{a.work}/{name}_rt", a.irw),
+              f"JSON -> irw -> JSON of {name}: Paddle prints the same main and startup")
+
+    name = DIST_TRAINED
+    num = json.load(open(f"{fx}/{name}.numerics.json"))
+    k = num["k_steps"]
+    want = {n: np.array(v, dtype=np.float32) for n, v in num["params_after_full_batch_step"].items()}
+    init = {n: np.array(e["values"], dtype=np.float32) for n, e in num["params_init"].items()}
+    mj, sj = f"{a.work}/{name}_main.json", f"{a.work}/{name}_startup.json"
+    print(f"\n== {name}: Paddle trains irw's dist JSON (apply_dist2dense_pass + Executor)")
+    params, _, _ = train_dist(mj, sj, num, 1, place)
+    diff = max(float(np.abs(params[n] - want[n]).max()) for n in want)
+    moved = max(float(np.abs(want[n] - init[n]).max()) for n in want)
+    print(f"before, one full-batch step: max |params - fixture's params_after_full_batch_step| "
+          f"= {diff:.3g} (parameters moved by up to {moved:.3g})")
+    check(moved > 1e-3, "the fixture's step moves the parameters")
+    check(diff <= ATOL, f"irw's JSON of {name}_before trains to the fixture's numbers within {ATOL}")
+
+    gm_m, gm_s = f"{a.work}/{name}_gm_main.json", f"{a.work}/{name}_gm_startup.json"
+    irw([mj, "--startup", sj, "--rules", os.path.join(a.repo, "rules", "grad_merge.rw"),
+         "--set", f"k_steps={k}", "--emit", "paddle-json", "-o", gm_m, "--startup-out", gm_s],
+        a.irw)
+    params, n_buffers, left = train_dist(gm_m, gm_s, num, k, place)
+    diff = max(float(np.abs(params[n] - want[n]).max()) for n in want)
+    ref = num["gradient_merge_reference"]["params_after_gm_step"]
+    diff_ref = max(float(np.abs(params[n] - np.array(ref[n], dtype=np.float32)).max()) for n in ref)
+    print(f"irw --rules grad_merge.rw --set k_steps={k} on irw's JSON, Engine schedule "
+          f"({k - 1} micro-batch(es) without op_role 2, then all): max |params - full-batch step| "
+          f"= {diff:.3g}, max |params - Paddle's own gradient-merge step| = {diff_ref:.3g}; "
+          f"{n_buffers} merge buffers, largest |value| left {left:.3g}")
+    check(n_buffers == len(want), "every parameter has a @GRAD@MERGE buffer in Paddle's scope")
+    check(left == 0.0, "the merge buffers are zero after the optimizer step")
+    check(diff <= ATOL, f"irw's gradient-merged {name} trains to the full-batch step within {ATOL}")
+    check(diff_ref <= ATOL, f"... and to Paddle's own gradient-merge step within {ATOL}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--irw", required=True)
@@ -284,6 +380,8 @@ def main():
         check(diff <= ATOL, f"parameters agree within {ATOL}")
         loss_diff = max(abs(p - q) for p, q in zip(gm_losses, ref_losses))
         check(loss_diff <= ATOL, f"losses agree within {ATOL} (max |diff| {loss_diff:.3g})")
+
+    dist_programs(a, place)
 
     print()
     if FAILURES:
