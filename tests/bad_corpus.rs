@@ -1839,6 +1839,15 @@ fn json_cases() -> Vec<Case> {
     (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> pd_dist.tensor<2xf32, mesh_shape:[1]>
 }
 "#),
+        json_out("json_write_dist_reduce_type", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "reduce type `XOR` has no code in Paddle 3.3.1").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,op_dist_attr:{mesh:{shape:[2],process_ids:[0,1]},result(0):{mesh_shape:[2],process_ids:[0,1],dims_mappings:[-1], partial(0,XOR), placements:[Partial(reduce_type=XOR)]},chunk_id:-1},place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> pd_dist.tensor<2xf32, mesh_shape:[2],process_ids:[0,1],dims_mappings:[-1], partial(0,XOR), placements:[Partial(reduce_type=XOR)]>
+}
+"#),
+        json_out("json_write_dist_operand_mesh", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "attribute `op_dist_attr`: operand(0): process 5 of its mesh is not in the op's mesh [0] (Paddle's loader refuses this)").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,op_dist_attr:{mesh:{shape:[1],process_ids:[0]},result(0):{mesh_shape:[1],process_ids:[0],dims_mappings:[-1], placements:[Replicate()]},chunk_id:-1},place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> pd_dist.tensor<2xf32, mesh_shape:[1],process_ids:[0],dims_mappings:[-1], placements:[Replicate()]>
+    (%1) = "pd_op.relu" (%0) {op_dist_attr:{mesh:{shape:[1],process_ids:[0]},operand(0):{mesh_shape:[1],process_ids:[5],dims_mappings:[-1], placements:[Replicate()]},result(0):{mesh_shape:[1],process_ids:[0],dims_mappings:[-1], placements:[Replicate()]},chunk_id:-1},stop_gradient:[true]} : (pd_dist.tensor<2xf32, mesh_shape:[1],process_ids:[0],dims_mappings:[-1], placements:[Replicate()]>) -> pd_dist.tensor<2xf32, mesh_shape:[1],process_ids:[0],dims_mappings:[-1], placements:[Replicate()]>
+}
+"#),
         json_out("json_write_dist_placements", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "placements [Shard(dim=0, split_factor=2)] cannot be written: Paddle's format keeps only the dims mapping [-1] and the partial status, from which its loader derives [Replicate()]").file("w.ir", r#"{
     (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> pd_dist.tensor<2xf32, mesh_shape:[1],process_ids:[0],dims_mappings:[-1], placements:[Shard(dim=0, split_factor=2)]>
 }

@@ -229,6 +229,56 @@ fn bad_dist_encodings_are_diagnosed_with_a_position() {
             "[[1],[0],[]]",
             "has 0 dimension names",
         ),
+        (
+            "[[1],[0],[\"dp\"]]",
+            "[[1],[0],[1]]",
+            "a process mesh's dimension names must be an array of strings",
+        ),
+        (
+            "[[1],[0],[\"dp\"]]",
+            "[[1],[0]]",
+            "4.a_process_mesh needs a \"D\" array of 3 entries",
+        ),
+        (
+            "[[1],[0],[\"dp\"]]",
+            "[[\"1\"],[0],[\"dp\"]]",
+            "must be an array of integers, not [\"1\"]",
+        ),
+        (
+            "[[1],[0],[\"dp\"]]",
+            "[[2],[0],[\"dp\"]]",
+            "process mesh of shape [2] cannot hold process ids [0]",
+        ),
+        (
+            "[[1],[0],[\"dp\"]]},[-1],[]]",
+            "[[1],[0],[\"dp\"]]},[-1],7]",
+            "a partial status must be an array, not 7",
+        ),
+        (
+            "[[1],[0],[\"dp\"]]},[-1],[]]",
+            "[[1],[0],[\"dp\"]]},[-1],[[0]]]",
+            "a partial status entry is [mesh dimension, reduce type], not [0]",
+        ),
+        (
+            "[[1],[0],[\"dp\"]]},[-1],[]]",
+            "[[1],[0],[\"dp\"]]},[-1],[[3,0]]]",
+            "partial mesh dimension 3 is not in a 1-d mesh",
+        ),
+        (
+            "[[1],[0],[\"dp\"]]},[],[{",
+            "[[1],[0],[\"dp\"]]},{},[{",
+            "an op dist attr's operands must be an array",
+        ),
+        (
+            "[[1],[0],[\"dp\"]]},[],[{\"#\":\"4.a_tensor_dist\"",
+            "[[1],[0],[\"dp\"]]},[{\"#\":\"0.a_array\"}],[{\"#\":\"4.a_tensor_dist\"",
+            "an 0.a_array slot needs an array \"D\"",
+        ),
+        (
+            "[-1],[]]},[1]]",
+            "[-1],[]]}]",
+            "4.t_dist_dtensor needs [dense tensor type, tensor dist attr, local dims]",
+        ),
         // Local dims must be what Paddle derives (here the replicated global shape).
         (
             "[-1],[]]},[1]]",

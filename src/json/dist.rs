@@ -202,7 +202,27 @@ fn slot_to_json(s: &DistSlot, names: &MeshNames) -> Result<Value, String> {
     }
 }
 
+/// Paddle's `OperationDistAttribute::get` refuses an operand slot whose mesh has a process the
+/// op's mesh lacks (measured: `operand_dist_attrs element's mesh(...) not belong to input
+/// mesh(...)`, at load); results are not checked.
+fn check_operand_mesh(s: &DistSlot, op_ids: &[i64]) -> Result<(), String> {
+    match s {
+        DistSlot::Tensor(t) => match t.process_ids.iter().find(|p| !op_ids.contains(p)) {
+            Some(p) => Err(format!(
+                "process {p} of its mesh is not in the op's mesh {op_ids:?} (Paddle's loader \
+                 refuses this)"
+            )),
+            None => Ok(()),
+        },
+        DistSlot::Null => Ok(()),
+        DistSlot::Array(items) => items.iter().try_for_each(|i| check_operand_mesh(i, op_ids)),
+    }
+}
+
 pub fn op_dist_to_json(a: &OpDistAttr, names: &MeshNames) -> Result<Value, String> {
+    for (i, s) in a.operands.iter().enumerate() {
+        check_operand_mesh(s, &a.process_ids).map_err(|m| format!("operand({i}): {m}"))?;
+    }
     let slots = |v: &[DistSlot], what: &str| {
         v.iter()
             .enumerate()
@@ -481,6 +501,13 @@ mod tests {
         );
         assert!(op_text(&m).contains(",result(1):{<#AttrNull>},chunk_id:-1}"));
         assert_eq!(op_dist_to_json(&m, &names).ok(), Some(v(MOMENTUM_SLOTS)));
+        // An operand on a process outside the op's mesh would not load.
+        let mut bad = m.clone();
+        if let DistSlot::Tensor(t) = &mut bad.operands[0] {
+            t.process_ids = vec![5];
+        }
+        let e = op_dist_to_json(&bad, &names).expect_err("refused");
+        assert!(e.starts_with("operand(0): process 5"), "{e}");
     }
 
     #[test]

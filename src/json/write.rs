@@ -234,10 +234,9 @@ impl Writer<'_> {
         for (key, v) in &attrs {
             a.push(self.attr(kop.op, key, v).map_err(fail)?);
         }
-        if let Some(dist) = dist {
-            // A dist program's data ops carry the op_dist_attr of their result, as Paddle's do.
-            let d = OpDistAttr::from_types(&[], &[SlotType::Dist(dist)])
-                .ok_or_else(|| fail("its distribution has no process mesh".to_string()))?;
+        // A dist program's data ops carry the op_dist_attr of their result, as Paddle's do (none
+        // when the distribution has no mesh).
+        if let Some(d) = dist.and_then(|d| OpDistAttr::from_types(&[], &[SlotType::Dist(d)])) {
             a.push(
                 self.attr(kop.op, OP_DIST_ATTR, &Attr::OpDist(Box::new(d)))
                     .map_err(fail)?,
