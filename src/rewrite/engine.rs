@@ -207,10 +207,17 @@ struct Engine<'a> {
     kwarg_attrs: Option<AttrId>,
     /// The op the current application's first pattern matched (for `error` messages).
     matched: Option<OpId>,
-    /// Distributions that ops built without distributed operands take (replicated on the same
-    /// mesh): pushed by a build whose other operands are distributed (`scale_(%m, full())`) and
-    /// by a state's declared type for its initializer.
-    dist_ctx: Vec<TensorDist>,
+    /// Distributions that ops built without distributed operands take: pushed by a build whose
+    /// other operands are distributed (`scale_(%m, full())`: a constant replicated on their
+    /// mesh) and by a state's declared type for its initializer (`exact`: the initializer is
+    /// the state, a pending sum included).
+    dist_ctx: Vec<DistContext>,
+}
+
+/// See [`Engine::dist_ctx`].
+struct DistContext {
+    dist: TensorDist,
+    exact: bool,
 }
 
 struct BuildInfo {
@@ -880,8 +887,8 @@ impl<'a> Engine<'a> {
             });
         }
         let pushed = match self.dist_of_values(which, given.iter().flatten().flatten()) {
-            Some(d) => {
-                self.dist_ctx.push(d);
+            Some(dist) => {
+                self.dist_ctx.push(DistContext { dist, exact: false });
                 true
             }
             None => false,
@@ -987,9 +994,16 @@ impl<'a> Engine<'a> {
 
     /// The distribution a tensor built from attributes alone takes: the enclosing build's, else
     /// the matched op's mesh (dense programs: none).
-    fn dist_context(&self) -> Option<TensorDist> {
-        if let Some(d) = self.dist_ctx.last() {
-            return Some(d.clone());
+    /// A tensor of `rank` dimensions built from attributes alone: the state's distribution for
+    /// its initializer, else replicated on the enclosing build's mesh, else on the matched op's
+    /// (dense programs: none).
+    fn dist_context(&self, rank: usize) -> Option<TensorDist> {
+        if let Some(c) = self.dist_ctx.last() {
+            return Some(if c.exact && c.dist.dims_mapping.len() == rank {
+                c.dist.clone()
+            } else {
+                c.dist.replicated(rank)
+            });
         }
         let op = self.matched?;
         let p = &self.m.main;
@@ -998,7 +1012,7 @@ impl<'a> Engine<'a> {
             .chain(p.results(op))
             .filter_map(|v| self.m.ctx.ty(p.value_type(v)).dist())
             .find(|d| !d.is_empty())
-            .cloned()
+            .map(|d| d.replicated(rank))
     }
 
     /// `attrs` with the `op_dist_attr` the operand and result types imply.
@@ -1054,13 +1068,8 @@ impl<'a> Engine<'a> {
                 .flatten()
                 .map(|v| prog.value_type(v))
         };
-        let dist = self.dist_context();
-        let dist_tensor = |shape: Vec<i64>, dtype| match &dist {
-            Some(d) => Type::Dist {
-                dist: d.replicated(shape.len()),
-                shape,
-                dtype,
-            },
+        let dist_tensor = |shape: Vec<i64>, dtype| match self.dist_context(shape.len()) {
+            Some(dist) => Type::Dist { dist, shape, dtype },
             None => Type::Tensor { shape, dtype },
         };
         let ctx = &self.m.ctx;
@@ -1073,6 +1082,10 @@ impl<'a> Engine<'a> {
         // An in-place result has its operand's (already interned) type.
         let id = match spec.result_rule {
             ResultRule::SameAs(i) => operand_ty(i),
+            ResultRule::ReducedOf(i) => operand_ty(i).map(|t| {
+                let r = crate::dialect::reduced(self.m.ctx.ty(t));
+                self.m.ctx.intern_type(r)
+            }),
             rule => {
                 let ty: Option<Type> = match rule {
                     ResultRule::FromShapeDtypeAttrs => {
@@ -1106,7 +1119,7 @@ impl<'a> Engine<'a> {
                             _ => None,
                         }
                     }
-                    ResultRule::SameAs(_) | ResultRule::Explicit => None,
+                    ResultRule::SameAs(_) | ResultRule::ReducedOf(_) | ResultRule::Explicit => None,
                 };
                 ty.map(|t| self.m.ctx.intern_type(t))
             }
@@ -1130,13 +1143,19 @@ impl<'a> Engine<'a> {
         let Some(spec) = Dialect::get().spec(name) else {
             return;
         };
-        if spec.result_rule != ResultRule::SameAs(i as u8) {
-            return;
-        }
+        let reduce = match spec.result_rule {
+            ResultRule::SameAs(n) if n as usize == i => false,
+            ResultRule::ReducedOf(n) if n as usize == i => true,
+            _ => return,
+        };
         let (Some(v), Some(r)) = (self.m.main.operand(o, i), self.m.main.results(o).next()) else {
             return;
         };
-        let ty = self.m.main.value_type(v);
+        let mut ty = self.m.main.value_type(v);
+        if reduce {
+            let t = crate::dialect::reduced(self.m.ctx.ty(ty));
+            ty = self.m.ctx.intern_type(t);
+        }
         self.m.main.set_value_type(r, ty);
     }
 
@@ -1213,7 +1232,9 @@ impl<'a> Engine<'a> {
                 .with_hint("keyword argument names hold only letters, digits and `_ . @ - /`: is a parameter name unusual?"));
         }
         let state_dist = self.m.ctx.ty(ty).dist().cloned();
-        let pushed = state_dist.map(|d| self.dist_ctx.push(d)).is_some();
+        let pushed = state_dist
+            .map(|dist| self.dist_ctx.push(DistContext { dist, exact: true }))
+            .is_some();
         let init_v = self.build_startup(lr, b, init);
         if pushed {
             self.dist_ctx.pop();
