@@ -56,7 +56,7 @@ fn values(v: &serde_json::Value) -> Vec<f64> {
 
 /// N processes of the dist program on B rows each train exactly as the dense program does on
 /// N·B rows: the data-parallel program computes the full-batch step.
-fn dist_equals_dense(optimizer: &str, processes: usize) {
+fn dist_equals_dense(optimizer: &str, processes: usize, extra: &[&str]) {
     let dir = tempfile::tempdir().expect("tempdir");
     let n = processes.to_string();
     let dense = gen(
@@ -64,11 +64,9 @@ fn dist_equals_dense(optimizer: &str, processes: usize) {
         "dense.ir",
         &["--layers", "3", "--optimizer", optimizer],
     );
-    let dist = gen(
-        dir.path(),
-        "dist.ir",
-        &["--layers", "3", "--optimizer", optimizer, "--dist", &n],
-    );
+    let mut args = vec!["--layers", "3", "--optimizer", optimizer, "--dist", &n];
+    args.extend_from_slice(extra);
+    let dist = gen(dir.path(), "dist.ir", &args);
     let b = 2;
     let full = (b * processes).to_string();
     let want = dumped_state(
@@ -101,12 +99,21 @@ fn dist_equals_dense(optimizer: &str, processes: usize) {
 
 #[test]
 fn sgd_on_two_processes_equals_the_full_batch() {
-    dist_equals_dense("sgd", 2);
+    dist_equals_dense("sgd", 2, &[]);
+}
+
+#[test]
+fn backward_stage_averaging_on_two_processes_equals_the_full_batch() {
+    dist_equals_dense(
+        "momentum",
+        2,
+        &["--allreduce", "--collective", "all_reduce"],
+    );
 }
 
 #[test]
 fn adam_on_four_processes_equals_the_full_batch() {
-    dist_equals_dense("adam", 4);
+    dist_equals_dense("adam", 4, &[]);
 }
 
 #[test]
@@ -245,4 +252,58 @@ fn check_refuses_a_rank_count_that_is_not_the_mesh() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("--ranks 2, but the program's mesh has 4 processes"));
+}
+
+#[test]
+fn backward_collectives_of_a_dist_program_are_hoisted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = gen(
+        dir.path(),
+        "d.ir",
+        &[
+            "--layers",
+            "3",
+            "--dist",
+            "2",
+            "--allreduce",
+            "--collective",
+            "all_reduce",
+        ],
+    );
+    let before = std::fs::read_to_string(&p).expect("read");
+    let in_backward = |t: &str| {
+        t.lines()
+            .filter(|l| l.contains("\"pd_op.all_reduce\"") && l.contains("op_role:1"))
+            .count()
+    };
+    assert_eq!(in_backward(&before), 6, "the input syncs every micro-step");
+    let out = run_irw(&[
+        p.as_os_str(),
+        "--rules".as_ref(),
+        "rules/grad_merge.rw".as_ref(),
+        "--set".as_ref(),
+        "k_steps=2".as_ref(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        in_backward(&after),
+        0,
+        "no collective left in the micro-steps"
+    );
+    let hoisted: Vec<&str> = after
+        .lines()
+        .filter(|l| l.contains("\"pd_op.all_reduce\" (%kwarg_") && l.contains("op_role:2"))
+        .collect();
+    assert_eq!(
+        hoisted.len(),
+        6,
+        "each buffer reduced once per optimizer step"
+    );
+    // The reduced buffer is replicated: the all_reduce's result slot says so.
+    assert!(hoisted[0].contains("result(0):{mesh_shape:[2],process_ids:[0,1],dims_mappings:[-1], placements:[Replicate()]}"), "{}", hoisted[0]);
 }

@@ -280,8 +280,9 @@ struct GenMlpArgs {
     /// An auto-parallel (Engine) program on a mesh of N processes: `pd_dist.tensor` types with
     /// the data `Shard(dim=0)` and parameters `Replicate()`, an `op_dist_attr` on every op, and
     /// each gradient averaged over the mesh by a `pd_op.all_reduce` in the optimize stage, as
-    /// the Engine syncs them. `irw check` runs it on N simulated ranks.
-    #[arg(long, value_name = "N", conflicts_with_all = ["allreduce", "no_roles"],
+    /// the Engine syncs them (with `--allreduce --collective all_reduce`: in the backward stage,
+    /// right after each gradient). `irw check` runs it on N simulated ranks.
+    #[arg(long, value_name = "N", conflicts_with = "no_roles",
           value_parser = clap::value_parser!(u16).range(1..=1024))]
     dist: Option<u16>,
     /// Write to FILE (atomically) instead of standard output.
@@ -624,6 +625,11 @@ fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
         roles: !a.no_roles,
         ..crate::gen::MlpOptions::with_layers(a.layers)
     };
+    if a.dist.is_some() && a.allreduce && a.collective != crate::gen::Collective::AllReduce {
+        return Err(Failure::Usage(
+            "--dist with --allreduce needs --collective all_reduce: pd_dist programs sync with pd_op.all_reduce".into(),
+        ));
+    }
     let mut text = crate::gen::mlp(&opts);
     if let Some(n) = a.dist {
         let src = crate::SourceFile::new("<irw gen mlp>", text);

@@ -17,11 +17,16 @@
 //!   shares of the batch, the average of the local gradients is the full-batch gradient;
 //! - every op gets the `op_dist_attr` its types imply ([`Context::with_derived_dist_attr`]).
 //!
+//! With `--allreduce --collective all_reduce` the gradients are synced in the backward stage
+//! instead, right after the op that computes each (averaged, not summed): the form
+//! `hoist_reduce.rw` moves to the optimize stage.
+//!
 //! It is built by analogy with the Engine's dumps, which do the same for the loss and gradients
 //! with a gather-and-slice the Engine specializes per rank; irw's programs stay the same on
 //! every rank, so that `irw check` can run them on simulated ranks.
 
 use crate::dialect::{Dialect, Effect};
+use crate::exec::interp::Interp;
 use crate::ir::{
     Attr, AttrDict, Context, Module, OpId, OpSyntax, Placement, Program, ReduceKind, TensorDist,
     Type, TypeId, ValueId,
@@ -51,7 +56,11 @@ pub fn distribute(m: &mut Module, processes: usize) -> Result<(), String> {
         partial: Vec::new(),
         placements: Some(vec![Placement::Replicate]),
     };
-    insert_all_reduces(m);
+    if Interp::has_collectives(&m.ctx, &m.main) {
+        average_all_reduces(m);
+    } else {
+        insert_all_reduces(m);
+    }
     let Module {
         ctx, main, startup, ..
     } = m;
@@ -98,6 +107,22 @@ fn insert_all_reduces(m: &mut Module) {
         m.main.insert_before(o, r);
         let rv = m.main.result(r, 0);
         m.main.set_operand(o, gi, Some(rv));
+    }
+}
+
+/// A program made with `--allreduce --collective all_reduce` syncs each gradient in the
+/// backward stage, right where it is computed: the sum becomes an average (`reduce_type:4`),
+/// so that the local gradients of a per-process mean loss average to the full-batch gradient.
+fn average_all_reduces(m: &mut Module) {
+    let top = m.main.top_block();
+    let ops: Vec<OpId> = m.main.block_ops(top).collect();
+    for o in ops {
+        if m.ctx.str(m.main.op_name(o)) == "pd_op.all_reduce" {
+            let a = m
+                .ctx
+                .with_attr(m.main.op_attrs(o), "reduce_type", Attr::Int(4));
+            m.main.set_op_attrs(o, a);
+        }
     }
 }
 
