@@ -117,13 +117,13 @@ fn adam_on_four_processes_equals_the_full_batch() {
 }
 
 #[test]
-fn a_dist_program_without_its_all_reduce_does_not() {
+fn a_dist_program_with_a_max_instead_of_a_sum_does_not() {
     // The control: summing nothing across the processes (each trains on its own rows) must
     // differ from the full batch, or the comparison above proves nothing.
     let dir = tempfile::tempdir().expect("tempdir");
     let dist = gen(dir.path(), "dist.ir", &["--layers", "2", "--dist", "2"]);
     let text = std::fs::read_to_string(&dist).expect("read");
-    let broken = text.replace("reduce_type:4", "reduce_type:1"); // AVG → MAX
+    let broken = text.replace("reduce_type:0", "reduce_type:1"); // SUM → MAX
     assert_ne!(text, broken);
     let p = dir.path().join("broken.ir");
     std::fs::write(&p, broken).expect("write");

@@ -10,11 +10,14 @@
 //! - data (the batch, dimension 0 dynamic) is `Shard(dim=0)`: each process holds its rows;
 //! - parameters, optimizer state and constants are `Replicate()`;
 //! - a value with the batch dimension is sharded like the data; a value without it computed
-//!   from sharded or partial values (the loss, a parameter's gradient) is a pending average
-//!   over the processes, `partial(0,AVG)`: each process reduced only its own rows;
-//! - each optimizer reads its gradient through `pd_op.all_reduce {reduce_type:4}` (AVG) in the
-//!   optimize stage, whose result is replicated: with a per-process mean loss over equal
-//!   shares of the batch, the average of the local gradients is the full-batch gradient;
+//!   from sharded or partial values is pending a reduction over the processes: the loss (a
+//!   mean over each process's rows) an average, `partial(0,AVG)`, and the gradients a sum,
+//!   `partial(0,SUM)`;
+//! - the loss gradient's seed is 1/N instead of 1 (what Paddle's data parallelism does,
+//!   `_insert_scale_loss_grad_ops`), so each process's gradient is its share of the mean's;
+//! - each optimizer reads its gradient through `pd_op.all_reduce {reduce_type:0}` (SUM) in the
+//!   optimize stage, whose result is replicated and is the full-batch gradient. (SUM, not AVG:
+//!   Paddle 3.3.1's CPU/gloo all_reduce kernel has no AVG.)
 //! - every op gets the `op_dist_attr` its types imply ([`Context::with_derived_dist_attr`]).
 //!
 //! With `--allreduce --collective all_reduce` the gradients are synced in the backward stage
@@ -38,7 +41,8 @@ enum Layout {
     Replicated,
     /// Split along dimension 0 (the batch).
     Sharded,
-    /// A pending average over the processes.
+    /// A pending reduction over the processes: an average in the forward stage (the loss), a
+    /// sum in the backward stage (gradients).
     Partial,
 }
 
@@ -56,11 +60,10 @@ pub fn distribute(m: &mut Module, processes: usize) -> Result<(), String> {
         partial: Vec::new(),
         placements: Some(vec![Placement::Replicate]),
     };
-    if Interp::has_collectives(&m.ctx, &m.main) {
-        average_all_reduces(m);
-    } else {
+    if !Interp::has_collectives(&m.ctx, &m.main) {
         insert_all_reduces(m);
     }
+    scale_loss_gradient_seed(m, processes);
     let Module {
         ctx, main, startup, ..
     } = m;
@@ -71,7 +74,7 @@ pub fn distribute(m: &mut Module, processes: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// Before each optimizer: `%r = pd_op.all_reduce(%grad) {op_role:2, reduce_type:4, ...}`, and the
+/// Before each optimizer: `%r = pd_op.all_reduce(%grad) {op_role:2, reduce_type:0, ...}`, and the
 /// optimizer reads `%r`.
 fn insert_all_reduces(m: &mut Module) {
     let dialect = Dialect::get();
@@ -88,7 +91,7 @@ fn insert_all_reduces(m: &mut Module) {
     let name = m.ctx.sym("pd_op.all_reduce");
     let mut d = AttrDict::default();
     d.set("op_role", Attr::Int(2));
-    d.set("reduce_type", Attr::Int(4));
+    d.set("reduce_type", Attr::Int(0));
     d.set("ring_id", Attr::Int(0));
     d.set("stop_gradient", Attr::Array(vec![Attr::Bool(false)]));
     let attrs = m.ctx.intern_attrs(d);
@@ -110,18 +113,29 @@ fn insert_all_reduces(m: &mut Module) {
     }
 }
 
-/// A program made with `--allreduce --collective all_reduce` syncs each gradient in the
-/// backward stage, right where it is computed: the sum becomes an average (`reduce_type:4`),
-/// so that the local gradients of a per-process mean loss average to the full-batch gradient.
-fn average_all_reduces(m: &mut Module) {
+/// The seed of the backward pass, `full_like(loss, full() {value:1})`, becomes 1/N: summed
+/// over the N processes, the gradients of their mean losses are then the gradient of the mean
+/// over the whole batch.
+fn scale_loss_gradient_seed(m: &mut Module, processes: usize) {
     let top = m.main.top_block();
     let ops: Vec<OpId> = m.main.block_ops(top).collect();
     for o in ops {
-        if m.ctx.str(m.main.op_name(o)) == "pd_op.all_reduce" {
-            let a = m
-                .ctx
-                .with_attr(m.main.op_attrs(o), "reduce_type", Attr::Int(4));
-            m.main.set_op_attrs(o, a);
+        if m.ctx.str(m.main.op_name(o)) != "pd_op.full_like" {
+            continue;
+        }
+        let Some(seed) = m.main.operand(o, 1).and_then(|v| m.main.defining_op(v)) else {
+            continue;
+        };
+        let attrs = m.ctx.attrs(m.main.op_attrs(seed));
+        if m.ctx.str(m.main.op_name(seed)) == "pd_op.full"
+            && attrs.get("value").and_then(Attr::as_f64) == Some(1.0)
+        {
+            let a = m.ctx.with_attr(
+                m.main.op_attrs(seed),
+                "value",
+                Attr::float(1.0 / processes as f64),
+            );
+            m.main.set_op_attrs(seed, a);
         }
     }
 }
@@ -135,6 +149,11 @@ fn retype(ctx: &mut Context, p: &mut Program, mesh: &TensorDist, main: bool) {
     for op in ops {
         let name = ctx.str(p.op_name(op)).to_string();
         let attrs = ctx.attrs(p.op_attrs(op));
+        let kind = if attrs.get("op_role").and_then(Attr::as_i64) == Some(0) {
+            ReduceKind::Avg
+        } else {
+            ReduceKind::Sum
+        };
         let persistable = attrs
             .get("persistable")
             .and_then(Attr::as_bool)
@@ -163,7 +182,7 @@ fn retype(ctx: &mut Context, p: &mut Program, mesh: &TensorDist, main: bool) {
                 Layout::Replicated
             };
             layout[r.index()] = Some(l);
-            let t = dist_type(ctx, ty, mesh, l);
+            let t = dist_type(ctx, ty, mesh, l, &kind);
             p.set_value_type(r, t);
         }
         let operands: Vec<Option<TypeId>> =
@@ -174,7 +193,13 @@ fn retype(ctx: &mut Context, p: &mut Program, mesh: &TensorDist, main: bool) {
     }
 }
 
-fn dist_type(ctx: &mut Context, ty: TypeId, mesh: &TensorDist, l: Layout) -> TypeId {
+fn dist_type(
+    ctx: &mut Context,
+    ty: TypeId,
+    mesh: &TensorDist,
+    l: Layout,
+    kind: &ReduceKind,
+) -> TypeId {
     let Some((shape, dtype)) = ctx.ty(ty).tensor() else {
         return ty;
     };
@@ -189,8 +214,8 @@ fn dist_type(ctx: &mut Context, ty: TypeId, mesh: &TensorDist, l: Layout) -> Typ
             dist.placements = Some(vec![Placement::Shard(0)]);
         }
         Layout::Partial => {
-            dist.partial = vec![(0, ReduceKind::Avg)];
-            dist.placements = Some(vec![Placement::Partial(ReduceKind::Avg)]);
+            dist.partial = vec![(0, kind.clone())];
+            dist.placements = Some(vec![Placement::Partial(kind.clone())]);
         }
     }
     ctx.intern_type(Type::Dist { shape, dtype, dist })
