@@ -118,8 +118,8 @@ fn adam_on_four_processes_equals_the_full_batch() {
 
 #[test]
 fn a_dist_program_with_a_max_instead_of_a_sum_does_not() {
-    // The control: summing nothing across the processes (each trains on its own rows) must
-    // differ from the full batch, or the comparison above proves nothing.
+    // The control: the same program reducing the gradients with MAX instead of a sum must
+    // differ from the full batch, or the comparisons above prove nothing.
     let dir = tempfile::tempdir().expect("tempdir");
     let dist = gen(dir.path(), "dist.ir", &["--layers", "2", "--dist", "2"]);
     let text = std::fs::read_to_string(&dist).expect("read");
