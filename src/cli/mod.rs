@@ -138,6 +138,17 @@ enum Command {
     /// Compare two programs structurally: equal up to value renaming and the order of
     /// independent ops (exit code 0 when equal, 1 when not).
     Diff(DiffArgs),
+    /// Report pairs of ops that access a buffer written in place, at least one writing it, and
+    /// that Paddle's multi-threaded executor leaves unordered (exit code 1 when there are any).
+    Lint(LintArgs),
+}
+
+#[derive(Args, Debug)]
+struct LintArgs {
+    /// The program file (Paddle's text or PIR JSON; only the main program is checked).
+    input: String,
+    #[command(flatten)]
+    input_limit: InputLimitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -307,6 +318,7 @@ pub fn main() -> i32 {
         Some(Command::Check(a)) => (a.input_limit.max_input_size, a.timeout.timeout),
         Some(Command::Run(a)) => (a.input_limit.max_input_size, None),
         Some(Command::Diff(a)) => (a.input_limit.max_input_size, None),
+        Some(Command::Lint(a)) => (a.input_limit.max_input_size, None),
         Some(Command::Gen(_)) => (None, None),
     };
     if let Some(n) = input_limit {
@@ -321,6 +333,7 @@ pub fn main() -> i32 {
         Some(Command::Run(a)) => crate::exec::cmd::run_command(&a),
         Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(&a),
         Some(Command::Diff(a)) => diff_command(&a),
+        Some(Command::Lint(a)) => lint_command(&a),
     };
     match result {
         Ok(()) => 0,
@@ -639,6 +652,26 @@ fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
     }
     write_output(a.output.as_deref().unwrap_or("-"), &text)?;
     Ok(())
+}
+
+fn lint_command(a: &LintArgs) -> Result<(), Failure> {
+    let loaded = load_module_files(&a.input, None)?;
+    let report = crate::lint::lint(&loaded.module);
+    for d in crate::lint::diagnostics(&loaded.module, &loaded.main, &report) {
+        eprint!("{d}");
+    }
+    eprintln!(
+        "irw lint: {} hazard(s); {} instructions, {} buffers accessed by several ops, {} ops visited by ordering searches",
+        report.hazards.len(),
+        report.instructions,
+        report.buffers_checked,
+        report.visited
+    );
+    if report.hazards.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Mismatch)
+    }
 }
 
 fn diff_command(a: &DiffArgs) -> Result<(), Failure> {

@@ -110,7 +110,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 memo.insert(memo_key(*ri, &mt.ops));
                 let touched = eng.run(
                     lr,
-                    c.rule.clauses.iter().filter_map(|cl| match cl {
+                    c.clauses.iter().filter_map(|cl| match cl {
                         crate::rules::ast::Clause::Action(a) => Some(a),
                         _ => None,
                     }),
@@ -240,7 +240,11 @@ fn is_fixed(e: &Expr) -> bool {
         Expr::Unary { e, .. } => is_fixed(e),
         Expr::Binary { l, r, .. } => is_fixed(l) && is_fixed(r),
         Expr::If { c, t, e, .. } => is_fixed(c) && is_fixed(t) && is_fixed(e),
-        Expr::Value(_) | Expr::Capture(_) | Expr::Call { .. } | Expr::Build(_) => false,
+        Expr::Value(_)
+        | Expr::Capture(_)
+        | Expr::Call { .. }
+        | Expr::Build(_)
+        | Expr::Exists(..) => false,
     }
 }
 
