@@ -46,7 +46,9 @@ fn run_dp2(venv: PathBuf) -> Result<(), Failed> {
     if std::env::var_os("IRW_INTEROP_FULL").is_none() {
         cmd.arg("--quick");
     }
-    let out = cmd.output().map_err(|e| format!("bash tests/interop/dp2.sh: {e}"))?;
+    let out = cmd
+        .output()
+        .map_err(|e| format!("bash tests/interop/dp2.sh: {e}"))?;
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
