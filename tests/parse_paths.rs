@@ -49,7 +49,12 @@ fn ir_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 fn every_program_in_the_repository_parses_the_same_on_both_paths() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for d in ["tests", "examples", "../shared/fixtures/paddle"] {
+    for d in [
+        "tests",
+        "examples",
+        "../shared/fixtures/paddle",
+        "../shared/fixtures/paddle-dist",
+    ] {
         ir_files(&root.join(d), &mut files);
     }
     assert!(files.len() > 50, "found only {} .ir files", files.len());

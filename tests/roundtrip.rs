@@ -1,5 +1,6 @@
-//! Every real Paddle dump in `../shared/fixtures/paddle/` prints back byte for byte through the
-//! real binary (one test per file), and so does a main+startup file.
+//! Every real Paddle dump in `../shared/fixtures/paddle/` and `../shared/fixtures/paddle-dist/`
+//! (auto-parallel programs: `pd_dist.tensor` types, `op_dist_attr`) prints back byte for byte
+//! through the real binary (one test per file), and so does a main+startup file.
 
 mod common;
 use common::*;
@@ -38,7 +39,12 @@ fn main() {
         fixtures.len() >= 19,
         "the Paddle fixtures are missing from ../shared/fixtures/paddle"
     );
-    for f in fixtures {
+    let dist = files_with_ext(&dist_fixtures(), "ir");
+    assert!(
+        dist.len() >= 12,
+        "the dist fixtures are missing from ../shared/fixtures/paddle-dist"
+    );
+    for f in fixtures.into_iter().chain(dist) {
         let name = format!(
             "roundtrip::{}",
             f.file_name().unwrap_or_default().to_string_lossy()

@@ -473,6 +473,15 @@ pub fn apply_rules_to(
         egraph: args.egraph_limits(),
         ..Default::default()
     };
+    let dist_before = ir::verify_dist::mismatched_ops(module);
+    if let Some(first) = ir::verify_dist::dist_mismatches(module).first() {
+        let d = first.to_diagnostic(module, input);
+        eprintln!(
+            "warning: {} op(s) of the input carry an op_dist_attr that disagrees with their types (kept as written; irw's own ops get correct ones); the first:\n{}",
+            dist_before.len(),
+            d.to_string().trim_end().replacen("error: ", "", 1)
+        );
+    }
     let stats = crate::rewrite::apply(module, rules, &opts)?;
     for l in stats.trace_lines(input) {
         eprintln!("{l}");
@@ -483,7 +492,13 @@ pub fn apply_rules_to(
     ir::verify_module(module).map_err(|e| {
         e.to_diagnostic(module, None)
             .with_note("the rewritten program is invalid: this is a bug in a rule or in irw")
-    })
+    })?;
+    match ir::verify_dist::new_dist_mismatches(&dist_before, module).first() {
+        Some(e) => Err(e.to_diagnostic(module, None).with_note(
+            "the rewritten program's distribution attributes are wrong: this is a bug in a rule or in irw",
+        )),
+        None => Ok(()),
+    }
 }
 
 fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {

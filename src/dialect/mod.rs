@@ -87,12 +87,41 @@ pub enum ResultRule {
     CastOf(u8),
     /// A 1-D int64 tensor as long as the `value` attribute (`pd_op.full_int_array`).
     IntArray,
+    /// Operand `n`'s type with its pending reduction done (`all_reduce`): a dense type as it
+    /// is, a `pd_dist` one without its partial status; see [`reduced`].
+    ReducedOf(u8),
     /// Operand `n`'s type with dimension 0 multiplied by the integer attribute (`all_gather`:
     /// `nranks`); see [`dim0_scaled`].
     Dim0Times(u8, &'static str),
     /// Operand `n`'s type with dimension 0 divided by the integer attribute
     /// (`reduce_scatter`: `nranks`); see [`dim0_scaled`].
     Dim0Over(u8, &'static str),
+}
+
+/// The result type of a [`ResultRule::ReducedOf`] rule: `ty` after a collective reduced it
+/// across the mesh. A `pd_dist.tensor` that was a pending sum (`partial(0,SUM)`,
+/// `Partial(reduce_type=SUM)`) is now the same on every process: no partial status, `Partial`
+/// placements become `Replicate()`. Anything else is unchanged.
+pub fn reduced(ty: &Type) -> Type {
+    match ty {
+        Type::Dist { shape, dtype, dist } if !dist.partial.is_empty() => {
+            let mut dist = dist.clone();
+            dist.partial.clear();
+            if let Some(ps) = dist.placements.as_mut() {
+                for p in ps.iter_mut() {
+                    if matches!(p, crate::ir::Placement::Partial(_)) {
+                        *p = crate::ir::Placement::Replicate;
+                    }
+                }
+            }
+            Type::Dist {
+                shape: shape.clone(),
+                dtype: *dtype,
+                dist,
+            }
+        }
+        t => t.clone(),
+    }
 }
 
 /// The result type of a [`ResultRule::Dim0Times`] (`times`) or [`ResultRule::Dim0Over`] rule:
@@ -102,6 +131,22 @@ pub enum ResultRule {
 /// `pd_dist.tensor` prints its global shape, which a gather does not change, but its placements
 /// do; irw does not derive those, so a rule cannot build such an op on dist types.)
 pub fn dim0_scaled(ty: &Type, n: i64, times: bool) -> Option<Type> {
+    if let Type::Dist { shape, dtype, dist } = ty {
+        // A pd_dist type holds the global shape: gathering makes the value replicated,
+        // scattering splits dimension 0 over the mesh; the global shape stays.
+        let mut dist = dist.replicated(shape.len());
+        if !times && !shape.is_empty() {
+            dist.dims_mapping[0] = 0;
+            if let Some(p) = dist.placements.as_mut().and_then(|p| p.first_mut()) {
+                *p = crate::ir::Placement::Shard(0);
+            }
+        }
+        return (n >= 1).then(|| Type::Dist {
+            shape: shape.clone(),
+            dtype: *dtype,
+            dist,
+        });
+    }
     let Type::Tensor { shape, dtype } = ty else {
         return None;
     };

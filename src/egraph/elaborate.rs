@@ -53,6 +53,9 @@ pub struct ElabStats {
     /// Times a chosen term could not be emitted where needed (a leaf in another epoch) and the
     /// original op was kept instead.
     pub fallbacks: usize,
+    /// The ops created, in creation order (their `op_dist_attr` is derived afterwards, when
+    /// the context is free to intern it).
+    pub created_ops: Vec<OpId>,
 }
 
 struct Elab<'a> {
@@ -224,6 +227,7 @@ impl Elab<'_> {
                                     .create_op(*name, *attrs, &operands, types, OpSyntax::Plain);
                             self.p.insert_before(anchor, op);
                             self.stats.created += 1;
+                            self.stats.created_ops.push(op);
                             op
                         }
                     };

@@ -305,11 +305,21 @@ fn saturate_program(
 
     let (nodes, classes) = (eg.total_size(), eg.number_of_classes());
     let conflicts = eg.analysis.conflicts;
-    let ctx = eg.analysis.ctx;
+    let mut ctx = eg.analysis.ctx;
     let elab = match elab {
         Ok(e) => e,
         Err(d) => return (ctx, Err(d)),
     };
+    // New ops of a dist program get the `op_dist_attr` their types imply.
+    for &op in &elab.created_ops {
+        let operands: Vec<_> = prog
+            .operands(op)
+            .map(|v| v.map(|v| prog.value_type(v)))
+            .collect();
+        let results: Vec<_> = prog.results(op).map(|v| prog.value_type(v)).collect();
+        let attrs = ctx.with_derived_dist_attr(prog.op_attrs(op), &operands, &results);
+        prog.set_op_attrs(op, attrs);
+    }
     let rules = prepared
         .iter()
         .map(|p| RuleStats {

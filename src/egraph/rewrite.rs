@@ -525,18 +525,16 @@ fn infer_types(
     let child_ty = |eg: &IrEGraph, n: u8| children.get(n as usize).and_then(|c| eg[*c].data.ty());
     let ty = match rule {
         ResultRule::SameAs(n) => child_ty(eg, n)?,
+        ResultRule::ReducedOf(n) => {
+            let t = crate::dialect::reduced(eg.analysis.ctx.ty(child_ty(eg, n)?));
+            eg.analysis.ctx.intern_type(t)
+        }
         ResultRule::CastOf(n) => {
             let dtype = crate::ir::DType::from_attr_name(attrs.get("dtype")?.as_word()?)?;
             let t = match eg.analysis.ctx.ty(child_ty(eg, n)?) {
-                Type::Tensor { shape, .. } => Type::Tensor {
-                    shape: shape.clone(),
-                    dtype,
-                },
-                Type::Dist { shape, rest, .. } => Type::Dist {
-                    shape: shape.clone(),
-                    dtype,
-                    rest: rest.clone(),
-                },
+                t @ (Type::Tensor { shape, .. } | Type::Dist { shape, .. }) => {
+                    t.with_shape_dtype(shape.clone(), dtype)
+                }
                 _ => return None,
             };
             eg.analysis.ctx.intern_type(t)

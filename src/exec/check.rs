@@ -14,7 +14,9 @@
 //!   is reported where it arises: a wrong gradient at the gradient, a wrong optimize stage (an
 //!   update applied twice, a wrong learning rate) at the parameter, and the optimizer's own
 //!   conditioning is not charged to the rewrite (Adam's first step is about lr·sign(g), so a
-//!   last-bit difference in a near-zero gradient would move a parameter by lr);
+//!   last-bit difference in a near-zero gradient would move a parameter by lr). Names the step
+//!   itself publishes (the loss through `builtin.shadow_output` in an Engine program) are
+//!   outputs of the micro-batch they ran on, not state, and are not compared;
 //! - **buffer**: state the rewrite introduced must be back at its initial value after the step
 //!   (gradient-merge buffers zeroed for the next step), and must not be a 16-bit float
 //!   (accumulation belongs in f32);
@@ -434,6 +436,11 @@ pub fn check_with_sources(
         })
         .fold(0.0f64, f64::max);
     for (name, want) in applied[0].scope.iter() {
+        if !init.contains(name) {
+            // Published by the step itself (the loss, `shadow_output` in main): an output of
+            // the micro-batch it ran on, not state carried across steps.
+            continue;
+        }
         let kind = if ref_grads.contains_key(name) {
             "param"
         } else {
@@ -526,6 +533,9 @@ pub fn check_with_sources(
     // Replicas agree.
     for (r, rank) in rew.iter().enumerate().skip(1) {
         for (name, t0) in rew[0].scope.iter() {
+            if !rew_init.contains(name) {
+                continue; // a step output: each rank's own micro-batch
+            }
             if rank.scope.get(name) != Some(t0) {
                 rows.push(Row {
                     tensor: name.to_string(),

@@ -8,6 +8,7 @@
 //! Paddle would print them). Dictionaries are interned as [`AttrId`]s in the
 //! [`Context`](super::Context).
 
+use super::dist::OpDistAttr;
 use rustc_hash::FxHashSet;
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};
@@ -33,6 +34,8 @@ pub enum Attr {
     /// A bare word (`float32`, `Undefined`) or call (`Place(cpu)`), kept as written.
     Word(Box<str>),
     Dict(AttrDict),
+    /// `op_dist_attr:{mesh:{..},operand(0):{..},...,chunk_id:-1}` of an auto-parallel op.
+    OpDist(Box<OpDistAttr>),
 }
 
 impl PartialEq for Attr {
@@ -45,6 +48,7 @@ impl PartialEq for Attr {
             (Attr::Array(a), Attr::Array(b)) => a == b,
             (Attr::Word(a), Attr::Word(b)) => a == b,
             (Attr::Dict(a), Attr::Dict(b)) => a == b,
+            (Attr::OpDist(a), Attr::OpDist(b)) => a == b,
             _ => false,
         }
     }
@@ -61,6 +65,7 @@ impl Hash for Attr {
             Attr::Str(s) | Attr::Word(s) => s.hash(h),
             Attr::Array(a) => a.hash(h),
             Attr::Dict(d) => d.hash(h),
+            Attr::OpDist(d) => d.hash(h),
         }
     }
 }
@@ -179,6 +184,7 @@ impl Attr {
             }
             Attr::Word(w) => out.push_str(w),
             Attr::Dict(d) => d.write_to(out),
+            Attr::OpDist(d) => d.write_to(out),
         }
     }
 

@@ -17,6 +17,7 @@
 
 mod attr;
 mod context;
+pub mod dist;
 mod intern;
 mod module;
 pub mod parse;
@@ -24,9 +25,11 @@ pub mod print;
 mod program;
 mod types;
 pub mod verify;
+pub mod verify_dist;
 
 pub use attr::{format_float_like_paddle, intern_key, Attr, AttrDict, AttrId, AttrKey};
 pub use context::Context;
+pub use dist::{DistSlot, OpDistAttr, Placement, ReduceKind, SlotType, TensorDist};
 pub use intern::{Interner, Sym, Symbols};
 pub use module::{Module, Which};
 pub use parse::{parse_module, parse_module_reference, parse_startup_into};

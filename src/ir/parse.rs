@@ -28,6 +28,7 @@
 //! ([`MAX_NESTING`], [`MAX_REGION_DEPTH`]).
 
 use super::attr::{intern_key, Attr, AttrDict, AttrId, AttrKey};
+use super::dist::{DistSlot, OpDistAttr, Placement, ReduceKind, TensorDist};
 use super::program::{BlockId, OpId, OpSyntax, Program, ValueId};
 use super::types::{DType, Type, TypeId};
 use super::{Context, Module};
@@ -1797,7 +1798,7 @@ impl<'a, 'c> Builder<'a, 'c> {
                 let dist = p.as_rule() == Rule::dist_type;
                 let mut shape = Vec::new();
                 let mut dtype = None;
-                let mut rest = String::new();
+                let mut dist_attr = None;
                 for q in p.into_inner() {
                     match q.as_rule() {
                         Rule::dim => shape.push(q.as_str().parse::<i64>().map_err(|_| self.err(q.as_str(), format!("dimension {} is too large", q.as_str())))?),
@@ -1807,7 +1808,11 @@ impl<'a, 'c> Builder<'a, 'c> {
                                     .with_hint("element types are f32, f64, f16, bf16, i64, i32, i16, i8, ui8, b, c64, c128")
                             })?)
                         }
-                        Rule::dist_rest => rest = q.as_str().to_string(),
+                        Rule::tensor_dist => {
+                            dist_attr = Some(tensor_dist(q).map_err(|at| {
+                                self.err(at, format!("malformed distribution in `{text}`"))
+                            })?)
+                        }
                         _ => {}
                     }
                 }
@@ -1815,7 +1820,11 @@ impl<'a, 'c> Builder<'a, 'c> {
                     return Err(self.err(text, format!("malformed type `{text}`")));
                 };
                 if dist {
-                    Type::Dist { shape, dtype, rest }
+                    Type::Dist {
+                        shape,
+                        dtype,
+                        dist: dist_attr.unwrap_or_default(),
+                    }
                 } else {
                     Type::Tensor { shape, dtype }
                 }
@@ -1875,6 +1884,9 @@ fn attr_value(src: &SourceFile, p: Pair<'_, Rule>) -> Result<Attr, Diagnostic> {
     let s = p.as_str();
     Ok(match p.as_rule() {
         Rule::dict => Attr::Dict(dict(src, p)?),
+        Rule::op_dist => Attr::OpDist(Box::new(
+            op_dist(p).map_err(|at| err_at(src, at, "malformed op_dist_attr"))?,
+        )),
         Rule::array => Attr::Array(
             p.into_inner()
                 .map(|q| attr_value(src, q))
@@ -1915,6 +1927,112 @@ fn attr_value(src: &SourceFile, p: Pair<'_, Rule>) -> Result<Attr, Diagnostic> {
         },
         _ => Attr::Word(s.into()),
     })
+}
+
+// ---- distribution attributes ------------------------------------------------------------
+
+/// An integer of the distribution grammar; the error is the text it failed at.
+fn dist_int(p: Pair<'_, Rule>) -> Result<i64, &str> {
+    p.as_str().parse().map_err(|_| p.as_str())
+}
+
+fn int_list(p: Pair<'_, Rule>) -> Result<Vec<i64>, &str> {
+    p.into_inner().map(dist_int).collect()
+}
+
+/// `mesh_shape:[..],process_ids:[..],dims_mappings:[..], partial(..), placements:[..]`.
+fn tensor_dist(p: Pair<'_, Rule>) -> Result<TensorDist, &str> {
+    let mut lists = Vec::with_capacity(3);
+    let mut t = TensorDist::default();
+    for q in p.into_inner() {
+        match q.as_rule() {
+            Rule::int_list => lists.push(int_list(q)?),
+            Rule::partial_status => {
+                let mut it = q.into_inner();
+                let (Some(dim), Some(r)) = (it.next(), it.next()) else {
+                    continue;
+                };
+                t.partial
+                    .push((dist_int(dim)?, ReduceKind::from_name(r.as_str())));
+            }
+            Rule::placements => {
+                t.placements = Some(
+                    q.into_inner()
+                        .map(|x| Placement::parse(x.as_str()))
+                        .collect(),
+                )
+            }
+            _ => {}
+        }
+    }
+    let mut lists = lists.into_iter();
+    t.mesh_shape = lists.next().unwrap_or_default();
+    t.process_ids = lists.next().unwrap_or_default();
+    t.dims_mapping = lists.next().unwrap_or_default();
+    Ok(t)
+}
+
+fn dist_slot_value(p: Pair<'_, Rule>) -> Result<DistSlot, &str> {
+    match p.as_rule() {
+        Rule::attr_null => Ok(DistSlot::Null),
+        Rule::tensor_dist => Ok(DistSlot::Tensor(tensor_dist(p)?)),
+        _ => Err(p.as_str()),
+    }
+}
+
+/// `{mesh:{shape:[..],process_ids:[..]},operand(0):{..},result(0):{..},chunk_id:-1}`. Slots
+/// must be numbered densely, operands before results, as Paddle prints them.
+fn op_dist(p: Pair<'_, Rule>) -> Result<OpDistAttr, &str> {
+    let mut a = OpDistAttr {
+        mesh_shape: Vec::new(),
+        process_ids: Vec::new(),
+        operands: Vec::new(),
+        results: Vec::new(),
+        chunk_id: -1,
+    };
+    let mut lists = 0;
+    for q in p.into_inner() {
+        match q.as_rule() {
+            Rule::int_list if lists == 0 => {
+                a.mesh_shape = int_list(q)?;
+                lists = 1;
+            }
+            Rule::int_list => a.process_ids = int_list(q)?,
+            Rule::dist_slot => {
+                let at = q.as_str();
+                let mut it = q.into_inner();
+                let (Some(kind), Some(index), Some(value)) = (it.next(), it.next(), it.next())
+                else {
+                    return Err(at);
+                };
+                let value = if value.as_str().starts_with('[') {
+                    DistSlot::Array(
+                        value
+                            .into_inner()
+                            .map(dist_slot_value)
+                            .collect::<Result<_, _>>()?,
+                    )
+                } else {
+                    dist_slot_value(value.into_inner().next().ok_or(at)?)?
+                };
+                let slots = if kind.as_str() == "operand" {
+                    if !a.results.is_empty() {
+                        return Err(at);
+                    }
+                    &mut a.operands
+                } else {
+                    &mut a.results
+                };
+                if dist_int(index)? != slots.len() as i64 {
+                    return Err(at);
+                }
+                slots.push(value);
+            }
+            Rule::int => a.chunk_id = dist_int(q)?,
+            _ => {}
+        }
+    }
+    Ok(a)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! Types are interned ([`TypeId`]) in the [`Context`](super::Context); each interned type also
 //! keeps its printed text, so printing never re-formats a type.
 
+use super::dist::TensorDist;
 use std::fmt::{self, Write};
 
 /// An element type. The names are Paddle's short forms as they appear in tensor types; the
@@ -132,11 +133,12 @@ pub enum Type {
     Tensor { shape: Vec<i64>, dtype: DType },
     /// `vec[t0,t1,...]`, the type `builtin.combine` produces.
     Vec(Vec<TypeId>),
-    /// `pd_dist.tensor<shape x dtype, rest>`: a tensor with distribution attributes kept as text.
+    /// `pd_dist.tensor<shape x dtype, dist>`: a tensor of an auto-parallel program; `shape` is
+    /// the global shape.
     Dist {
         shape: Vec<i64>,
         dtype: DType,
-        rest: String,
+        dist: TensorDist,
     },
     /// Any other type, kept as written.
     Opaque(String),
@@ -159,6 +161,33 @@ impl Type {
 
     pub fn shape(&self) -> Option<&[i64]> {
         self.tensor().map(|(s, _)| s)
+    }
+
+    /// The distribution of a `pd_dist.tensor`.
+    pub fn dist(&self) -> Option<&TensorDist> {
+        match self {
+            Type::Dist { dist, .. } => Some(dist),
+            _ => None,
+        }
+    }
+
+    /// The same kind of type (dense or distributed alike) with another shape and dtype. A
+    /// distributed result keeps the mesh and is replicated: what a fresh tensor derived from
+    /// this one (a buffer, a constant, a cast) has when nothing says otherwise.
+    pub fn with_shape_dtype(&self, shape: Vec<i64>, dtype: DType) -> Type {
+        match self {
+            Type::Dist {
+                dist, shape: old, ..
+            } => {
+                let dist = if old.len() == shape.len() && dist.partial.is_empty() {
+                    dist.clone()
+                } else {
+                    dist.replicated(shape.len())
+                };
+                Type::Dist { shape, dtype, dist }
+            }
+            _ => Type::Tensor { shape, dtype },
+        }
     }
 }
 
@@ -190,11 +219,11 @@ pub(crate) fn format_type(ty: &Type, text_of: &dyn Fn(TypeId) -> String) -> Stri
             }
             s.push(']');
         }
-        Type::Dist { shape, dtype, rest } => {
+        Type::Dist { shape, dtype, dist } => {
             s.push_str("pd_dist.tensor<");
             write_dims(&mut s, shape, *dtype);
-            s.push(',');
-            s.push_str(rest);
+            s.push_str(", ");
+            dist.write_to(&mut s);
             s.push('>');
         }
         Type::Opaque(t) => s.push_str(t),

@@ -6,9 +6,10 @@ use super::runtime::{as_op, as_value, Bindings, Caches, RtEnv};
 use super::{Options, PhaseStats, RuleStats, Stats, TraceEntry, TracedOp};
 use crate::diag::Diagnostic;
 use crate::dialect::{Dialect, OpSpec, ResultRule};
+use crate::ir::dist::OP_DIST_ATTR;
 use crate::ir::{
-    Attr, AttrDict, AttrId, BlockId, Context, Module, OpId, OpSyntax, Sym, Type, TypeId, ValueDef,
-    ValueId, Which,
+    Attr, AttrDict, AttrId, BlockId, Context, DistSlot, Module, OpId, OpSyntax, Program, Sym,
+    TensorDist, Type, TypeId, ValueDef, ValueId, Which,
 };
 use crate::rules::ast::{Action, Build, Expr, Ident, InsertPoint, OperandSel, Rule, Span, StrPart};
 use crate::rules::eval::{eval, eval_str, EvalError};
@@ -206,6 +207,17 @@ struct Engine<'a> {
     kwarg_attrs: Option<AttrId>,
     /// The op the current application's first pattern matched (for `error` messages).
     matched: Option<OpId>,
+    /// Distributions that ops built without distributed operands take: pushed by a build whose
+    /// other operands are distributed (`scale_(%m, full())`: a constant replicated on their
+    /// mesh) and by a state's declared type for its initializer (`exact`: the initializer is
+    /// the state, a pending sum included).
+    dist_ctx: Vec<DistContext>,
+}
+
+/// See [`Engine::dist_ctx`].
+struct DistContext {
+    dist: TensorDist,
+    exact: bool,
 }
 
 struct BuildInfo {
@@ -259,6 +271,7 @@ impl<'a> Engine<'a> {
             dicts: FxHashMap::default(),
             kwarg_attrs: None,
             matched: None,
+            dist_ctx: Vec::new(),
         }
     }
 
@@ -566,6 +579,7 @@ impl<'a> Engine<'a> {
                         if let Err(msg) = self.follow_operand_type(o, i) {
                             return Err(self.err(lr, *span, msg));
                         }
+                        self.refresh_dist_slots(o, i);
                         fx.edits += 1;
                     }
                 }
@@ -789,6 +803,7 @@ impl<'a> Engine<'a> {
     ) -> Result<OpId, Diagnostic> {
         let (sym, operands, attrs) = self.build_parts(lr, b, bd, Which::Main, cur, fx)?;
         let types = self.result_types(lr, bd, &operands, attrs, Which::Main)?;
+        let attrs = self.dist_attrs(Which::Main, attrs, &operands, &types);
         let op = self
             .m
             .main
@@ -868,17 +883,28 @@ impl<'a> Engine<'a> {
         let (sym, spec) = (info.sym, info.spec);
         let name = &bd.op.name.name;
         let mut operands: Vec<Option<ValueId>> = Vec::with_capacity(bd.args.len());
-        for (i, a) in bd.args.iter().enumerate() {
-            let v = match &a.value {
-                Expr::Build(inner) => match which {
-                    Which::Main => {
-                        let o = self.build(lr, b, inner, cur, fx)?;
-                        Some(self.first_result(lr, o, inner.span)?)
-                    }
-                    Which::Startup => Some(self.build_startup(lr, b, inner)?),
-                },
-                e => self.value_of(lr, b, e)?,
-            };
+        // Operands the match gives first: nested builds take their distribution.
+        let mut given = Vec::with_capacity(bd.args.len());
+        for a in &bd.args {
+            given.push(match &a.value {
+                Expr::Build(_) => None,
+                e => Some(self.value_of(lr, b, e)?),
+            });
+        }
+        let pushed = match self.dist_of_values(which, given.iter().flatten().flatten()) {
+            Some(dist) => {
+                self.dist_ctx.push(DistContext { dist, exact: false });
+                true
+            }
+            None => false,
+        };
+        let built = self.build_operands(lr, b, bd, which, cur, fx, &mut given);
+        if pushed {
+            self.dist_ctx.pop();
+        }
+        built?;
+        for (i, (a, v)) in bd.args.iter().zip(given).enumerate() {
+            let v = v.flatten();
             let idx = match (&a.operand, spec) {
                 (Some(n), Some(s)) => s.operand_index(&n.name).ok_or_else(|| {
                     self.err(lr, n.span, format!("`{name}` has no operand `{}`", n.name))
@@ -923,6 +949,96 @@ impl<'a> Engine<'a> {
         Ok((sym, operands, id))
     }
 
+    /// Builds the nested ops among `bd`'s operands, filling their slots of `given`.
+    #[allow(clippy::too_many_arguments)]
+    fn build_operands(
+        &mut self,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        bd: &'a Build,
+        which: Which,
+        cur: &mut Cursor,
+        fx: &mut Effects,
+        given: &mut [Option<Option<ValueId>>],
+    ) -> Result<(), Diagnostic> {
+        for (a, slot) in bd.args.iter().zip(given.iter_mut()) {
+            if let Expr::Build(inner) = &a.value {
+                *slot = Some(match which {
+                    Which::Main => {
+                        let o = self.build(lr, b, inner, cur, fx)?;
+                        Some(self.first_result(lr, o, inner.span)?)
+                    }
+                    Which::Startup => Some(self.build_startup(lr, b, inner)?),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The distribution of the first distributed value among `vals` in program `which`.
+    fn dist_of_values(
+        &self,
+        which: Which,
+        vals: impl Iterator<Item = &'a ValueId>,
+    ) -> Option<TensorDist>
+    where
+        'a: 'a,
+    {
+        let prog = self.program(which);
+        vals.filter_map(|&v| self.m.ctx.ty(prog.value_type(v)).dist())
+            .find(|d| !d.is_empty())
+            .cloned()
+    }
+
+    fn program(&self, which: Which) -> &Program {
+        match which {
+            Which::Main => &self.m.main,
+            Which::Startup => self.m.startup.as_ref().unwrap_or(&self.m.main),
+        }
+    }
+
+    /// The distribution a tensor built from attributes alone takes: the enclosing build's, else
+    /// the matched op's mesh (dense programs: none).
+    /// A tensor of `rank` dimensions built from attributes alone: the state's distribution for
+    /// its initializer, else replicated on the enclosing build's mesh, else on the matched op's
+    /// (dense programs: none).
+    fn dist_context(&self, rank: usize) -> Option<TensorDist> {
+        if let Some(c) = self.dist_ctx.last() {
+            return Some(if c.exact && c.dist.dims_mapping.len() == rank {
+                c.dist.clone()
+            } else {
+                c.dist.replicated(rank)
+            });
+        }
+        let op = self.matched?;
+        let p = &self.m.main;
+        p.operands(op)
+            .flatten()
+            .chain(p.results(op))
+            .filter_map(|v| self.m.ctx.ty(p.value_type(v)).dist())
+            .find(|d| !d.is_empty())
+            .map(|d| d.replicated(rank))
+    }
+
+    /// `attrs` with the `op_dist_attr` the operand and result types imply.
+    fn dist_attrs(
+        &mut self,
+        which: Which,
+        attrs: AttrId,
+        operands: &[Option<ValueId>],
+        types: &[TypeId],
+    ) -> AttrId {
+        let prog = match which {
+            Which::Main => &self.m.main,
+            Which::Startup => self.m.startup.as_ref().unwrap_or(&self.m.main),
+        };
+        let otys: Vec<Option<TypeId>> = operands
+            .iter()
+            .map(|v| v.map(|v| prog.value_type(v)))
+            .collect();
+        self.m.ctx.with_derived_dist_attr(attrs, &otys, types)
+    }
+
     fn result_types(
         &mut self,
         lr: &'a LoadedRule,
@@ -957,6 +1073,10 @@ impl<'a> Engine<'a> {
                 .flatten()
                 .map(|v| prog.value_type(v))
         };
+        let dist_tensor = |shape: Vec<i64>, dtype| match self.dist_context(shape.len()) {
+            Some(dist) => Type::Dist { dist, shape, dtype },
+            None => Type::Tensor { shape, dtype },
+        };
         let ctx = &self.m.ctx;
         let d = ctx.attrs(attrs);
         let dtype_attr = || {
@@ -967,6 +1087,10 @@ impl<'a> Engine<'a> {
         // An in-place result has its operand's (already interned) type.
         let id = match spec.result_rule {
             ResultRule::SameAs(i) => operand_ty(i),
+            ResultRule::ReducedOf(i) => operand_ty(i).map(|t| {
+                let r = crate::dialect::reduced(self.m.ctx.ty(t));
+                self.m.ctx.intern_type(r)
+            }),
             rule => {
                 let ty: Option<Type> = match rule {
                     ResultRule::FromShapeDtypeAttrs => {
@@ -975,26 +1099,23 @@ impl<'a> Engine<'a> {
                             .and_then(|a| a.as_array())
                             .and_then(|v| v.iter().map(Attr::as_i64).collect());
                         match (shape, dtype_attr()) {
-                            (Some(shape), Some(dtype)) => Some(Type::Tensor { shape, dtype }),
+                            (Some(shape), Some(dtype)) => Some(dist_tensor(shape, dtype)),
                             _ => None,
                         }
                     }
                     ResultRule::CastOf(i) => {
-                        let shape =
-                            operand_ty(i).and_then(|t| ctx.ty(t).shape().map(|s| s.to_vec()));
-                        match (shape, dtype_attr()) {
-                            (Some(shape), Some(dtype)) => Some(Type::Tensor { shape, dtype }),
+                        let from = operand_ty(i).map(|t| ctx.ty(t));
+                        match (from.and_then(|t| t.shape()), dtype_attr()) {
+                            (Some(shape), Some(dtype)) => {
+                                from.map(|t| t.with_shape_dtype(shape.to_vec(), dtype))
+                            }
                             _ => None,
                         }
                     }
-                    ResultRule::IntArray => {
-                        d.get("value")
-                            .and_then(|a| a.as_array())
-                            .map(|v| Type::Tensor {
-                                shape: vec![v.len() as i64],
-                                dtype: crate::ir::DType::I64,
-                            })
-                    }
+                    ResultRule::IntArray => d
+                        .get("value")
+                        .and_then(|a| a.as_array())
+                        .map(|v| dist_tensor(vec![v.len() as i64], crate::ir::DType::I64)),
                     ResultRule::Dim0Times(i, key) | ResultRule::Dim0Over(i, key) => {
                         let times = matches!(rule, ResultRule::Dim0Times(..));
                         let n = d.get(key).and_then(Attr::as_i64);
@@ -1003,7 +1124,7 @@ impl<'a> Engine<'a> {
                             _ => None,
                         }
                     }
-                    ResultRule::SameAs(_) | ResultRule::Explicit => None,
+                    ResultRule::SameAs(_) | ResultRule::ReducedOf(_) | ResultRule::Explicit => None,
                 };
                 ty.map(|t| self.m.ctx.intern_type(t))
             }
@@ -1019,9 +1140,9 @@ impl<'a> Engine<'a> {
 
     /// After operand `i` of `o` changed: if the dialect table says `o`'s result has that
     /// operand's type (`SameAs(i)`: collectives, elementwise and in-place ops), the result takes
-    /// the new operand's type, as a freshly built op would; for `Dim0Times(i, ..)`/`Dim0Over(i,
-    /// ..)` (`all_gather`, `reduce_scatter`) the result type is derived again from the new
-    /// operand (an error when it cannot be). A rule that commutes a widening cast with a
+    /// the new operand's type, as a freshly built op would (`ReducedOf(i)`: without its pending
+    /// reduction); for `Dim0Times(i, ..)`/`Dim0Over(i, ..)` (`all_gather`, `reduce_scatter`)
+    /// the result type is derived again from the new operand (an error when it cannot be). A rule that commutes a widening cast with a
     /// collective (`reduce(cast(g))`) relies on it; the users of the result are the rule's to keep
     /// consistent (hoist_reduce's guards allow exactly one).
     fn follow_operand_type(&mut self, o: OpId, i: usize) -> Result<(), String> {
@@ -1034,6 +1155,10 @@ impl<'a> Engine<'a> {
         };
         let ty = match spec.result_rule {
             ResultRule::SameAs(j) if j as usize == i => self.m.main.value_type(v),
+            ResultRule::ReducedOf(j) if j as usize == i => {
+                let t = crate::dialect::reduced(self.m.ctx.ty(self.m.main.value_type(v)));
+                self.m.ctx.intern_type(t)
+            }
             ResultRule::Dim0Times(j, key) | ResultRule::Dim0Over(j, key) if j as usize == i => {
                 let times = matches!(spec.result_rule, ResultRule::Dim0Times(..));
                 let n = self
@@ -1061,6 +1186,36 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
+    /// After operand `i` of `o` changed: an `op_dist_attr` that `o` carries describes the new
+    /// operand (and a result whose type followed it), so the attribute stays true to the
+    /// types; the other slots are kept as they were.
+    fn refresh_dist_slots(&mut self, o: OpId, i: usize) {
+        let p = &self.m.main;
+        let attrs = p.op_attrs(o);
+        let Some(Attr::OpDist(cur)) = self.m.ctx.attrs(attrs).get(OP_DIST_ATTR) else {
+            return;
+        };
+        let mut new = (**cur).clone();
+        let slot_of = |v: Option<ValueId>| match v.map(|v| self.m.ctx.ty(p.value_type(v))) {
+            Some(Type::Dist { dist, .. }) => Some(DistSlot::Tensor(dist.clone())),
+            None | Some(Type::Null) => Some(DistSlot::Tensor(TensorDist::empty())),
+            _ => None,
+        };
+        if let (Some(s), Some(slot)) = (slot_of(p.operand(o, i)), new.operands.get_mut(i)) {
+            *slot = s;
+        }
+        if let (Some(s), Some(slot)) = (slot_of(p.results(o).next()), new.results.get_mut(0)) {
+            *slot = s;
+        }
+        if new != **cur {
+            let id = self
+                .m
+                .ctx
+                .with_attr(attrs, OP_DIST_ATTR, Attr::OpDist(Box::new(new)));
+            self.m.main.set_op_attrs(o, id);
+        }
+    }
+
     /// Builds an op at the end of the startup program (for state initializers).
     fn build_startup(
         &mut self,
@@ -1074,6 +1229,7 @@ impl<'a> Engine<'a> {
         let (sym, operands, attrs) =
             self.build_parts(lr, b, bd, Which::Startup, &mut dummy, &mut fx)?;
         let types = self.result_types(lr, bd, &operands, attrs, Which::Startup)?;
+        let attrs = self.dist_attrs(Which::Startup, attrs, &operands, &types);
         let sp = self.m.startup_mut();
         let top = sp.top_block();
         let op = sp.create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
@@ -1102,7 +1258,15 @@ impl<'a> Engine<'a> {
                 )
                 .with_hint("keyword argument names hold only letters, digits and `_ . @ - /`: is a parameter name unusual?"));
         }
-        let init_v = self.build_startup(lr, b, init)?;
+        let state_dist = self.m.ctx.ty(ty).dist().cloned();
+        let pushed = state_dist
+            .map(|dist| self.dist_ctx.push(DistContext { dist, exact: true }))
+            .is_some();
+        let init_v = self.build_startup(lr, b, init);
+        if pushed {
+            self.dist_ctx.pop();
+        }
+        let init_v = init_v?;
         let sp = self
             .m
             .startup
@@ -1124,6 +1288,7 @@ impl<'a> Engine<'a> {
         let mut d = AttrDict::default();
         d.set(PUBLISH_NAME_ATTR, Attr::string(name));
         let attrs = self.m.ctx.intern_attrs(d);
+        let attrs = self.dist_attrs(Which::Startup, attrs, &[Some(init_v)], &[]);
         let sp = self.m.startup_mut();
         let top = sp.top_block();
         let op = sp.create_op(publish, attrs, &[Some(init_v)], &[], OpSyntax::Plain);

@@ -210,6 +210,29 @@ fn query(
                 _ => Val::Int(shape.len() as i64),
             })
         }
+        "process_ids" | "mesh_shape" | "dims_mapping" | "placements" => {
+            let v = value_arg(m)?;
+            let ints = |xs: &[i64]| Val::List(xs.iter().map(|&i| Val::Int(i)).collect());
+            let Some(d) = m.ctx.ty(m.main.value_type(v)).dist() else {
+                return Ok(Val::List(Vec::new()));
+            };
+            Ok(match func {
+                "process_ids" => ints(&d.process_ids),
+                "mesh_shape" => ints(&d.mesh_shape),
+                "dims_mapping" => ints(&d.dims_mapping),
+                _ => Val::List(
+                    d.placements
+                        .iter()
+                        .flatten()
+                        .map(|p| {
+                            let mut s = String::new();
+                            p.write_to(&mut s);
+                            Val::Str(s)
+                        })
+                        .collect(),
+                ),
+            })
+        }
         "type" => Ok(Val::Type(m.main.value_type(value_arg(m)?))),
         "uses" => {
             let v = value_arg(m)?;
@@ -276,7 +299,8 @@ fn query(
     })();
     match func {
         "name" | "dtype" | "shape" | "rank" | "type" | "uses" | "role" | "op_name" | "has_attr"
-        | "attr" | "tensor" | "unused" => Some(r),
+        | "attr" | "tensor" | "unused" | "process_ids" | "mesh_shape" | "dims_mapping"
+        | "placements" => Some(r),
         _ => None,
     }
 }

@@ -207,6 +207,13 @@ pub const QUERY_FUNCTIONS: &[(&str, usize)] = &[
     ("unused", 1),
     // The scalar a value is known to equal (a `pd_op.full`); equational rules only.
     ("const", 1),
+    // A `pd_dist.tensor` value's distribution (empty lists for a dense value):
+    // `process_ids(%g)`, `mesh_shape(%g)`, `dims_mapping(%g)`, and `placements(%g)` as written
+    // (`["Replicate()"]`, `["Shard(dim=0)"]`, `["Partial(reduce_type=SUM)"]`).
+    ("process_ids", 1),
+    ("mesh_shape", 1),
+    ("dims_mapping", 1),
+    ("placements", 1),
 ];
 
 fn pure_function(f: &str, a: &[Val], span: Span) -> Option<EvalResult> {

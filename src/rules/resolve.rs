@@ -1479,7 +1479,9 @@ impl<'a> Checker<'a> {
                     match func.name.as_str() {
                         "name" | "op_name" => Ty::Str,
                         "dtype" => Ty::DType,
-                        "shape" => Ty::List,
+                        "shape" | "process_ids" | "mesh_shape" | "dims_mapping" | "placements" => {
+                            Ty::List
+                        }
                         "rank" | "uses" => Ty::Int,
                         "type" | "tensor" => Ty::Type,
                         "role" => Ty::Int,

@@ -70,7 +70,7 @@ impl Val {
                     Val::Attr(a.clone())
                 }
             }
-            Attr::Dict(_) => Val::Attr(a.clone()),
+            Attr::Dict(_) | Attr::OpDist(_) => Val::Attr(a.clone()),
         }
     }
 

@@ -14,6 +14,12 @@ pub fn paddle_fixtures() -> PathBuf {
     root().join("../shared/fixtures/paddle")
 }
 
+/// `../shared/fixtures/paddle-dist`, real auto-parallel (Engine) dumps with Paddle's
+/// before/after and numerics.
+pub fn dist_fixtures() -> PathBuf {
+    root().join("../shared/fixtures/paddle-dist")
+}
+
 /// The `irw` binary cargo built for this test run.
 pub fn irw() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_irw"));
