@@ -277,6 +277,13 @@ struct GenMlpArgs {
     /// Leave out the `op_role` attributes (as a program built without roles prints).
     #[arg(long)]
     no_roles: bool,
+    /// An auto-parallel (Engine) program on a mesh of N processes: `pd_dist.tensor` types with
+    /// the data `Shard(dim=0)` and parameters `Replicate()`, an `op_dist_attr` on every op, and
+    /// each gradient averaged over the mesh by a `pd_op.all_reduce` in the optimize stage, as
+    /// the Engine syncs them. `irw check` runs it on N simulated ranks.
+    #[arg(long, value_name = "N", conflicts_with_all = ["allreduce", "no_roles"],
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    dist: Option<u16>,
     /// Write to FILE (atomically) instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<String>,
@@ -617,7 +624,13 @@ fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
         roles: !a.no_roles,
         ..crate::gen::MlpOptions::with_layers(a.layers)
     };
-    let text = crate::gen::mlp(&opts);
+    let mut text = crate::gen::mlp(&opts);
+    if let Some(n) = a.dist {
+        let src = crate::SourceFile::new("<irw gen mlp>", text);
+        let mut m = ir::parse_module(&src)?;
+        crate::gen::dist::distribute(&mut m, n as usize).map_err(Diagnostic::error)?;
+        text = ir::print_module(&m);
+    }
     write_output(a.output.as_deref().unwrap_or("-"), &text)?;
     Ok(())
 }

@@ -547,14 +547,14 @@ fn infer_types(
                 .iter()
                 .map(|a| a.as_i64())
                 .collect::<Option<Vec<i64>>>()?;
-            eg.analysis.ctx.intern_type(Type::Tensor { shape, dtype })
+            eg.analysis
+                .ctx
+                .intern_type(attr_tensor(attrs, shape, dtype))
         }
         ResultRule::IntArray => {
             let n = attrs.get("value")?.as_array()?.len() as i64;
-            eg.analysis.ctx.intern_type(Type::Tensor {
-                shape: vec![n],
-                dtype: crate::ir::DType::I64,
-            })
+            let t = attr_tensor(attrs, vec![n], crate::ir::DType::I64);
+            eg.analysis.ctx.intern_type(t)
         }
         ResultRule::Dim0Times(n, key) | ResultRule::Dim0Over(n, key) => {
             let times = matches!(rule, ResultRule::Dim0Times(..));
@@ -565,6 +565,15 @@ fn infer_types(
         ResultRule::Explicit => return None,
     };
     Some(Box::new([ty]))
+}
+
+/// A tensor made from attributes alone: distributed as its `op_dist_attr` says (the attributes
+/// of a dist op it was copied from), else dense.
+fn attr_tensor(attrs: &AttrDict, shape: Vec<i64>, dtype: crate::ir::DType) -> Type {
+    match crate::ir::dist::declared_result_dist(attrs, shape.len()) {
+        Some(dist) => Type::Dist { shape, dtype, dist },
+        None => Type::Tensor { shape, dtype },
+    }
 }
 
 impl Compiled {

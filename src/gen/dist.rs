@@ -1,0 +1,172 @@
+//! `irw gen mlp --dist N`: the MLP as an auto-parallel (Engine) data-parallel program on a mesh
+//! of N processes.
+//!
+//! Paddle's Engine hands passes programs typed `pd_dist.tensor<...>` with an `op_dist_attr` on
+//! every op, and syncs each parameter gradient with a `pd_op.all_reduce` in the optimize stage
+//! (`../shared/fixtures/paddle-dist/mlp3_tanh_sgd_dp2_k2_before.ir`). The only real dumps are
+//! 2–5 layer models; this makes such programs of any size from the dense generator's output, in
+//! linear time:
+//!
+//! - data (the batch, dimension 0 dynamic) is `Shard(dim=0)`: each process holds its rows;
+//! - parameters, optimizer state and constants are `Replicate()`;
+//! - a value with the batch dimension is sharded like the data; a value without it computed
+//!   from sharded or partial values (the loss, a parameter's gradient) is a pending average
+//!   over the processes, `partial(0,AVG)`: each process reduced only its own rows;
+//! - each optimizer reads its gradient through `pd_op.all_reduce {reduce_type:4}` (AVG) in the
+//!   optimize stage, whose result is replicated: with a per-process mean loss over equal
+//!   shares of the batch, the average of the local gradients is the full-batch gradient;
+//! - every op gets the `op_dist_attr` its types imply ([`Context::with_derived_dist_attr`]).
+//!
+//! It is built by analogy with the Engine's dumps, which do the same for the loss and gradients
+//! with a gather-and-slice the Engine specializes per rank; irw's programs stay the same on
+//! every rank, so that `irw check` can run them on simulated ranks.
+
+use crate::dialect::{Dialect, Effect};
+use crate::ir::{
+    Attr, AttrDict, Context, Module, OpId, OpSyntax, Placement, Program, ReduceKind, TensorDist,
+    Type, TypeId, ValueId,
+};
+
+/// How a value is laid out over the mesh.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Layout {
+    Replicated,
+    /// Split along dimension 0 (the batch).
+    Sharded,
+    /// A pending average over the processes.
+    Partial,
+}
+
+/// Turns `m` (a dense MLP from [`super::mlp`]) into a data-parallel program on a mesh of
+/// `processes` processes.
+pub fn distribute(m: &mut Module, processes: usize) -> Result<(), String> {
+    if processes == 0 {
+        return Err("a mesh needs at least one process".into());
+    }
+    let ids: Vec<i64> = (0..processes as i64).collect();
+    let mesh = TensorDist {
+        mesh_shape: vec![processes as i64],
+        process_ids: ids,
+        dims_mapping: Vec::new(),
+        partial: Vec::new(),
+        placements: Some(vec![Placement::Replicate]),
+    };
+    insert_all_reduces(m);
+    let Module {
+        ctx, main, startup, ..
+    } = m;
+    retype(ctx, main, &mesh, true);
+    if let Some(s) = startup {
+        retype(ctx, s, &mesh, false);
+    }
+    Ok(())
+}
+
+/// Before each optimizer: `%r = pd_op.all_reduce(%grad) {op_role:2, reduce_type:4, ...}`, and the
+/// optimizer reads `%r`.
+fn insert_all_reduces(m: &mut Module) {
+    let dialect = Dialect::get();
+    let top = m.main.top_block();
+    let optimizers: Vec<OpId> = m
+        .main
+        .block_ops(top)
+        .filter(|&o| {
+            dialect
+                .spec(m.ctx.str(m.main.op_name(o)))
+                .is_some_and(|s| s.effect == Effect::Optimizer)
+        })
+        .collect();
+    let name = m.ctx.sym("pd_op.all_reduce");
+    let mut d = AttrDict::default();
+    d.set("op_role", Attr::Int(2));
+    d.set("reduce_type", Attr::Int(4));
+    d.set("ring_id", Attr::Int(0));
+    d.set("stop_gradient", Attr::Array(vec![Attr::Bool(false)]));
+    let attrs = m.ctx.intern_attrs(d);
+    for o in optimizers {
+        let spec = dialect.spec(m.ctx.str(m.main.op_name(o)));
+        let Some(gi) = spec.and_then(|s| s.operand_index("grad")) else {
+            continue;
+        };
+        let Some(g) = m.main.operand(o, gi) else {
+            continue;
+        };
+        let ty = m.main.value_type(g);
+        let r = m
+            .main
+            .create_op(name, attrs, &[Some(g)], &[ty], OpSyntax::Plain);
+        m.main.insert_before(o, r);
+        let rv = m.main.result(r, 0);
+        m.main.set_operand(o, gi, Some(rv));
+    }
+}
+
+/// Gives every value of `p` its distributed type and every op its `op_dist_attr`. Ops are
+/// visited in program order, so operands are laid out before their users.
+fn retype(ctx: &mut Context, p: &mut Program, mesh: &TensorDist, main: bool) {
+    let mut layout: Vec<Option<Layout>> = vec![None; p.value_capacity()];
+    let top = p.top_block();
+    let ops: Vec<OpId> = p.block_ops(top).collect();
+    for op in ops {
+        let name = ctx.str(p.op_name(op)).to_string();
+        let attrs = ctx.attrs(p.op_attrs(op));
+        let persistable = attrs
+            .get("persistable")
+            .and_then(Attr::as_bool)
+            .unwrap_or(false);
+        let ins: Vec<Layout> = p
+            .operands(op)
+            .flatten()
+            .filter_map(|v| layout[v.index()])
+            .collect();
+        let results: Vec<ValueId> = p.results(op).collect();
+        for r in results {
+            let ty = p.value_type(r);
+            let Some(shape) = ctx.ty(ty).shape().map(<[i64]>::to_vec) else {
+                continue;
+            };
+            // Startup values, state, parameters and reduced gradients are the same everywhere.
+            let replicated =
+                !main || persistable || name == "builtin.parameter" || name == "pd_op.all_reduce";
+            let l = if replicated {
+                Layout::Replicated
+            } else if shape.first() == Some(&-1) {
+                Layout::Sharded
+            } else if ins.iter().any(|&l| l != Layout::Replicated) {
+                Layout::Partial
+            } else {
+                Layout::Replicated
+            };
+            layout[r.index()] = Some(l);
+            let t = dist_type(ctx, ty, mesh, l);
+            p.set_value_type(r, t);
+        }
+        let operands: Vec<Option<TypeId>> =
+            p.operands(op).map(|v| v.map(|v| p.value_type(v))).collect();
+        let results: Vec<TypeId> = p.results(op).map(|v| p.value_type(v)).collect();
+        let a = ctx.with_derived_dist_attr(p.op_attrs(op), &operands, &results);
+        p.set_op_attrs(op, a);
+    }
+}
+
+fn dist_type(ctx: &mut Context, ty: TypeId, mesh: &TensorDist, l: Layout) -> TypeId {
+    let Some((shape, dtype)) = ctx.ty(ty).tensor() else {
+        return ty;
+    };
+    let shape = shape.to_vec();
+    let mut dist = mesh.replicated(shape.len());
+    match l {
+        Layout::Replicated => {}
+        Layout::Sharded => {
+            if let Some(d) = dist.dims_mapping.first_mut() {
+                *d = 0;
+            }
+            dist.placements = Some(vec![Placement::Shard(0)]);
+        }
+        Layout::Partial => {
+            dist.partial = vec![(0, ReduceKind::Avg)];
+            dist.placements = Some(vec![Placement::Partial(ReduceKind::Avg)]);
+        }
+    }
+    ctx.intern_type(Type::Dist { shape, dtype, dist })
+}
