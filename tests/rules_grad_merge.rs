@@ -507,12 +507,18 @@ fn a_variant_rule_file_needs_no_rust_change() {
 /// `pd_op.all_reduce` with `reduce_type` `t` (what Paddle's CPU executor runs; the Engine's
 /// programs use it too), plus the plain startup program.
 fn all_reduce_program(t: i64) -> Module {
+    collective_program("pd_op.all_reduce", &format!("reduce_type:{t},"))
+}
+
+/// [`all_reduce_program`] with collective `op` and attributes `attrs` (`key:value,` each, sorted
+/// around `op_role` and `ring_id` as Paddle prints them).
+fn collective_program(op: &str, attrs: &str) -> Module {
     let text = read(&fixtures().join("allreduce_sync1_before.ir")).text;
     let old = "\"pd_op.c_allreduce_sum\" (";
     assert_eq!(text.matches(old).count(), 6);
-    let text = text.replace(old, "\"pd_op.all_reduce\" (").replace(
+    let text = text.replace(old, &format!("\"{op}\" (")).replace(
         "{op_role:1,ring_id:0,stop_gradient:[false],use_calc_stream:true,use_model_parallel:false}",
-        &format!("{{op_role:1,reduce_type:{t},ring_id:0,stop_gradient:[false]}}"),
+        &format!("{{op_role:1,{attrs}ring_id:0,stop_gradient:[false]}}"),
     );
     assert!(
         !text.contains("use_calc_stream"),
@@ -637,4 +643,23 @@ fn dp_scale_after_an_all_reduce_sum_is_hoisted_with_it() {
     assert!(scale.contains("op_role:2"), "{scale}");
     let report = check_k4(&original);
     assert!(report.passed(), "{report}");
+}
+
+/// `pd_op.reduce` (to a root rank) is linear with reduce_type 0 or 4 too, as `c_reduce_sum` is:
+/// the root's buffer sums the reduced micro-step gradients, which is the reduce of the summed
+/// ones; the other ranks keep their own sums either way. MAX is never hoisted.
+#[test]
+fn reduce_sum_and_avg_are_hoisted_max_is_not() {
+    for t in [0, 1, 4] {
+        let m = collective_program("pd_op.reduce", &format!("reduce_type:{t},"));
+        let (main, _) = run("rules/grad_merge.rw", m, &[("k_steps", "4")]).unwrap();
+        let coll = ops(&main, "pd_op.reduce");
+        assert_eq!(coll.len(), 6, "reduce_type {t}:\n{main}");
+        for c in &coll {
+            let on_buffer = operands_of(c)[0].ends_with("@GRAD@MERGE");
+            let hoisted = c.contains("op_role:2");
+            assert_eq!(on_buffer, hoisted, "{c}");
+            assert_eq!(hoisted, t != 1, "reduce_type {t}: {c}");
+        }
+    }
 }

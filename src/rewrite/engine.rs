@@ -527,7 +527,10 @@ impl<'a> Engine<'a> {
                 fx.touched.extend(keep);
             }
             Action::SetOperand {
-                op, target, value, ..
+                op,
+                target,
+                value,
+                span,
             } => {
                 let o = self.op_of(lr, b, &op.name)?;
                 let new = match value {
@@ -577,7 +580,9 @@ impl<'a> Engine<'a> {
                             fx.touched.push(d);
                         }
                         self.m.main.set_operand(o, i, new);
-                        self.follow_operand_type(o, i);
+                        if let Err(msg) = self.follow_operand_type(o, i) {
+                            return Err(self.err(lr, *span, msg));
+                        }
                         self.refresh_dist_slots(o, i);
                         fx.edits += 1;
                     }
@@ -1139,28 +1144,50 @@ impl<'a> Engine<'a> {
 
     /// After operand `i` of `o` changed: if the dialect table says `o`'s result has that
     /// operand's type (`SameAs(i)`: collectives, elementwise and in-place ops), the result takes
-    /// the new operand's type, as a freshly built op would. A rule that commutes a widening cast
-    /// with a collective (`reduce(cast(g))`) relies on it; the users of the result are the
-    /// rule's to keep consistent (hoist_reduce's guards allow exactly one).
-    fn follow_operand_type(&mut self, o: OpId, i: usize) {
+    /// the new operand's type, as a freshly built op would (`ReducedOf(i)`: without its pending
+    /// reduction); for `Dim0Times(i, ..)`/`Dim0Over(i, ..)` (`all_gather`, `reduce_scatter`)
+    /// the result type is derived again from the new operand (an error when it cannot be). A rule that commutes a widening cast with a
+    /// collective (`reduce(cast(g))`) relies on it; the users of the result are the rule's to keep
+    /// consistent (hoist_reduce's guards allow exactly one).
+    fn follow_operand_type(&mut self, o: OpId, i: usize) -> Result<(), String> {
         let name = self.m.ctx.str(self.m.main.op_name(o));
         let Some(spec) = Dialect::get().spec(name) else {
-            return;
-        };
-        let reduce = match spec.result_rule {
-            ResultRule::SameAs(n) if n as usize == i => false,
-            ResultRule::ReducedOf(n) if n as usize == i => true,
-            _ => return,
+            return Ok(());
         };
         let (Some(v), Some(r)) = (self.m.main.operand(o, i), self.m.main.results(o).next()) else {
-            return;
+            return Ok(());
         };
-        let mut ty = self.m.main.value_type(v);
-        if reduce {
-            let t = crate::dialect::reduced(self.m.ctx.ty(ty));
-            ty = self.m.ctx.intern_type(t);
-        }
+        let ty = match spec.result_rule {
+            ResultRule::SameAs(j) if j as usize == i => self.m.main.value_type(v),
+            ResultRule::ReducedOf(j) if j as usize == i => {
+                let t = crate::dialect::reduced(self.m.ctx.ty(self.m.main.value_type(v)));
+                self.m.ctx.intern_type(t)
+            }
+            ResultRule::Dim0Times(j, key) | ResultRule::Dim0Over(j, key) if j as usize == i => {
+                let times = matches!(spec.result_rule, ResultRule::Dim0Times(..));
+                let n = self
+                    .m
+                    .ctx
+                    .attrs(self.m.main.op_attrs(o))
+                    .get(key)
+                    .and_then(Attr::as_i64);
+                let t = n.and_then(|n| {
+                    crate::dialect::dim0_scaled(self.m.ctx.ty(self.m.main.value_type(v)), n, times)
+                });
+                match t {
+                    Some(t) => self.m.ctx.intern_type(t),
+                    None => {
+                        return Err(format!(
+                        "cannot derive the result type of `{}` from its new operand and `{key}`",
+                        spec.name
+                    ))
+                    }
+                }
+            }
+            _ => return Ok(()),
+        };
         self.m.main.set_value_type(r, ty);
+        Ok(())
     }
 
     /// After operand `i` of `o` changed: an `op_dist_attr` that `o` carries describes the new
