@@ -181,6 +181,14 @@ pub static OPS: &[OpSpec] = &[
     ),
     op("pd_op.transpose", X, OUT, &[], Pure, Explicit),
     op(
+        "pd_op.slice",
+        &["input", "starts", "ends"],
+        OUT,
+        &[],
+        Pure,
+        Explicit,
+    ),
+    op(
         "pd_op.transpose_grad",
         &["out_grad"],
         X_GRAD,
