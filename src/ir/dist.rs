@@ -355,6 +355,9 @@ impl Context {
         operands: &[Option<TypeId>],
         results: &[TypeId],
     ) -> AttrId {
+        if !self.has_dist_types() && !self.attrs(attrs).contains_key(OP_DIST_ATTR) {
+            return attrs; // a dense program: nothing to derive, nothing allocated
+        }
         let derived = self.derive_op_dist_attr(operands, results);
         let current = self.attrs(attrs).get(OP_DIST_ATTR);
         match (derived, current) {
