@@ -139,7 +139,8 @@ enum Command {
     /// independent ops (exit code 0 when equal, 1 when not).
     Diff(DiffArgs),
     /// Report pairs of ops that access a buffer written in place, at least one writing it, and
-    /// that Paddle's multi-threaded executor leaves unordered (exit code 1 when there are any).
+    /// that Paddle's multi-threaded executor leaves unordered, and, in auto-parallel programs,
+    /// op_dist_attrs that disagree with their types (exit code 1 when there are any).
     Lint(LintArgs),
 }
 
@@ -660,14 +661,25 @@ fn lint_command(a: &LintArgs) -> Result<(), Failure> {
     for d in crate::lint::diagnostics(&loaded.module, &loaded.main, &report) {
         eprint!("{d}");
     }
+    // Auto-parallel programs: op_dist_attrs that disagree with their types (Paddle's own
+    // gradient-merge pass writes such attributes; irw never does).
+    let dist = ir::verify_dist::dist_mismatches(&loaded.module);
+    for e in &dist {
+        eprint!("{}", e.to_diagnostic(&loaded.module, Some(&loaded.main)));
+    }
+    let dist_note = if dist.is_empty() {
+        String::new()
+    } else {
+        format!(", {} op_dist_attr disagreement(s)", dist.len())
+    };
     eprintln!(
-        "irw lint: {} hazard(s); {} instructions, {} buffers accessed by several ops, {} ops visited by ordering searches",
+        "irw lint: {} hazard(s){dist_note}; {} instructions, {} buffers accessed by several ops, {} ops visited by ordering searches",
         report.hazards.len(),
         report.instructions,
         report.buffers_checked,
         report.visited
     );
-    if report.hazards.is_empty() {
+    if report.hazards.is_empty() && dist.is_empty() {
         Ok(())
     } else {
         Err(Failure::Mismatch)
