@@ -9,7 +9,8 @@
 # executions per second for nothing); FUZZ_SANITIZER=address turns it on.
 #
 # Seeds (rebuilt on every run into fuzz/seeds/, not committed): the Paddle fixtures
-# (../shared/fixtures/paddle/*.ir, main+startup pairs joined into one file), programs from
+# (../shared/fixtures/paddle/*.ir, main+startup pairs joined into one file, and the auto-parallel
+# ones in ../shared/fixtures/paddle-dist/), programs from
 # `irw gen mlp` in several configurations, the bad-input corpus tests/bad/*.ir and the grad_merge
 # golden inputs tests/golden/grad_merge/*.ir for the IR
 # targets; rules/*.rw and the rule files under tests/golden/ for the rule target. libFuzzer adds
@@ -37,7 +38,8 @@ fixtures=../../shared/fixtures/paddle
 # ---- seeds ----
 rm -rf seeds
 mkdir -p seeds/ir seeds/rules
-for f in "$fixtures"/*.ir ../tests/bad/*.ir ../tests/golden/grad_merge/*.ir; do
+for f in "$fixtures"/*.ir "$fixtures"-dist/*.ir ../tests/bad/*.ir ../tests/golden/grad_merge/*.ir \
+    ../tests/golden/dist/*.ir; do
     [ -f "$f" ] || continue
     [ "$(stat -c %s "$f")" -le 65536 ] || continue
     cp "$f" "seeds/ir/$(basename "$(dirname "$f")")_$(basename "$f")"
@@ -58,6 +60,8 @@ done
 irw gen mlp --layers 1 --allreduce -o seeds/ir/gen_allreduce.ir || exit 1
 irw gen mlp --layers 1 --allreduce --dtype bf16 -o seeds/ir/gen_allreduce_bf16.ir || exit 1
 irw gen mlp --layers 1 --no-roles -o seeds/ir/gen_noroles.ir || exit 1
+irw gen mlp --layers 1 --optimizer adam --dist 2 -o seeds/ir/gen_dist2_adam.ir || exit 1
+irw gen mlp --layers 1 --dist 2 --allreduce --collective all_reduce -o seeds/ir/gen_dist2_allreduce.ir || exit 1
 find ../rules ../tests/golden -name '*.rw' -exec cp {} seeds/rules/ \;
 
 # ---- runs ----

@@ -11,6 +11,7 @@ pub mod exec;
 pub mod gen;
 pub mod ir;
 pub mod json;
+pub mod lint;
 pub mod rewrite;
 pub mod rules;
 

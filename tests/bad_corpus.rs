@@ -739,6 +739,32 @@ fn rule_cases() -> Vec<Case> {
 fn exec_cases() -> Vec<Case> {
     vec![
         exec(
+            "exec_slice_axis_out_of_range",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[4,2],stop_gradient:[true],value:1} : () -> tensor<4x2xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0]} : () -> tensor<1xi64>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[2]} : () -> tensor<1xi64>
+    (%3) = "pd_op.slice" (%0, %1, %2) {axes:[2],decrease_axis:[],infer_flags:[1]} : (tensor<4x2xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "slice: axis 2 out of range for rank 2",
+        ),
+        exec(
+            "exec_slice_decrease_not_one",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[4,2],stop_gradient:[true],value:1} : () -> tensor<4x2xf32>
+    (%1) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[0]} : () -> tensor<1xi64>
+    (%2) = "pd_op.full_int_array" () {dtype:int64,place:Place(cpu),stop_gradient:[true],value:[2]} : () -> tensor<1xi64>
+    (%3) = "pd_op.slice" (%0, %1, %2) {axes:[0],decrease_axis:[0],infer_flags:[1]} : (tensor<4x2xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<2xf32>
+}
+"#,
+            &["run", "e.ir"],
+            "e.ir:5:5",
+            "slice: decreased axis 0 has 2 elements, not 1",
+        ),
+        exec(
             "exec_ranks_disagree",
             r#"{
     (%0) = "pd_op.data" () {dtype:int64,name:"s",place:Place(cpu),shape:[-1,2],stop_gradient:[true]} : () -> tensor<-1x2xi64>

@@ -29,7 +29,14 @@ fn shipped_rule_files_resolve() {
     let names: Vec<&str> = rs.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
         names,
-        ["check", "master_grad", "accumulate", "hoist", "zero"]
+        [
+            "check",
+            "master_grad",
+            "accumulate",
+            "hoist",
+            "zero",
+            "zero_check"
+        ]
     );
     let sets = vec![
         ("k_steps".to_string(), "4".to_string()),
@@ -41,5 +48,8 @@ fn shipped_rule_files_resolve() {
     let rs =
         irw::rules::load(&["rules/grad_merge.rw".into()], &sets).unwrap_or_else(|d| panic!("{d}"));
     let names: Vec<&str> = rs.phases.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["check", "master_grad", "accumulate", "zero"]);
+    assert_eq!(
+        names,
+        ["check", "master_grad", "accumulate", "zero", "zero_check"]
+    );
 }

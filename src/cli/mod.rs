@@ -138,6 +138,18 @@ enum Command {
     /// Compare two programs structurally: equal up to value renaming and the order of
     /// independent ops (exit code 0 when equal, 1 when not).
     Diff(DiffArgs),
+    /// Report pairs of ops that access a buffer written in place, at least one writing it, and
+    /// that Paddle's multi-threaded executor leaves unordered, and, in auto-parallel programs,
+    /// op_dist_attrs that disagree with their types (exit code 1 when there are any).
+    Lint(LintArgs),
+}
+
+#[derive(Args, Debug)]
+struct LintArgs {
+    /// The program file (Paddle's text or PIR JSON; only the main program is checked).
+    input: String,
+    #[command(flatten)]
+    input_limit: InputLimitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -277,6 +289,14 @@ struct GenMlpArgs {
     /// Leave out the `op_role` attributes (as a program built without roles prints).
     #[arg(long)]
     no_roles: bool,
+    /// An auto-parallel (Engine) program on a mesh of N processes: `pd_dist.tensor` types with
+    /// the data `Shard(dim=0)` and parameters `Replicate()`, an `op_dist_attr` on every op, and
+    /// each gradient averaged over the mesh by a `pd_op.all_reduce` in the optimize stage, as
+    /// the Engine syncs them (with `--allreduce --collective all_reduce`: in the backward stage,
+    /// right after each gradient). `irw check` runs it on N simulated ranks.
+    #[arg(long, value_name = "N", conflicts_with = "no_roles",
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    dist: Option<u16>,
     /// Write to FILE (atomically) instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<String>,
@@ -299,6 +319,7 @@ pub fn main() -> i32 {
         Some(Command::Check(a)) => (a.input_limit.max_input_size, a.timeout.timeout),
         Some(Command::Run(a)) => (a.input_limit.max_input_size, None),
         Some(Command::Diff(a)) => (a.input_limit.max_input_size, None),
+        Some(Command::Lint(a)) => (a.input_limit.max_input_size, None),
         Some(Command::Gen(_)) => (None, None),
     };
     if let Some(n) = input_limit {
@@ -313,6 +334,7 @@ pub fn main() -> i32 {
         Some(Command::Run(a)) => crate::exec::cmd::run_command(&a),
         Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(&a),
         Some(Command::Diff(a)) => diff_command(&a),
+        Some(Command::Lint(a)) => lint_command(&a),
     };
     match result {
         Ok(()) => 0,
@@ -617,9 +639,51 @@ fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
         roles: !a.no_roles,
         ..crate::gen::MlpOptions::with_layers(a.layers)
     };
-    let text = crate::gen::mlp(&opts);
+    if a.dist.is_some() && a.allreduce && a.collective != crate::gen::Collective::AllReduce {
+        return Err(Failure::Usage(
+            "--dist with --allreduce needs --collective all_reduce: pd_dist programs sync with pd_op.all_reduce".into(),
+        ));
+    }
+    let mut text = crate::gen::mlp(&opts);
+    if let Some(n) = a.dist {
+        let src = crate::SourceFile::new("<irw gen mlp>", text);
+        let mut m = ir::parse_module(&src)?;
+        crate::gen::dist::distribute(&mut m, n as usize).map_err(Diagnostic::error)?;
+        text = ir::print_module(&m);
+    }
     write_output(a.output.as_deref().unwrap_or("-"), &text)?;
     Ok(())
+}
+
+fn lint_command(a: &LintArgs) -> Result<(), Failure> {
+    let loaded = load_module_files(&a.input, None)?;
+    let report = crate::lint::lint(&loaded.module);
+    for d in crate::lint::diagnostics(&loaded.module, &loaded.main, &report) {
+        eprint!("{d}");
+    }
+    // Auto-parallel programs: op_dist_attrs that disagree with their types (Paddle's own
+    // gradient-merge pass writes such attributes; irw never does).
+    let dist = ir::verify_dist::dist_mismatches(&loaded.module);
+    for e in &dist {
+        eprint!("{}", e.to_diagnostic(&loaded.module, Some(&loaded.main)));
+    }
+    let dist_note = if dist.is_empty() {
+        String::new()
+    } else {
+        format!(", {} op_dist_attr disagreement(s)", dist.len())
+    };
+    eprintln!(
+        "irw lint: {} hazard(s){dist_note}; {} instructions, {} buffers accessed by several ops, {} ops visited by ordering searches",
+        report.hazards.len(),
+        report.instructions,
+        report.buffers_checked,
+        report.visited
+    );
+    if report.hazards.is_empty() && dist.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Mismatch)
+    }
 }
 
 fn diff_command(a: &DiffArgs) -> Result<(), Failure> {

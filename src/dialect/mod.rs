@@ -87,12 +87,41 @@ pub enum ResultRule {
     CastOf(u8),
     /// A 1-D int64 tensor as long as the `value` attribute (`pd_op.full_int_array`).
     IntArray,
+    /// Operand `n`'s type with its pending reduction done (`all_reduce`): a dense type as it
+    /// is, a `pd_dist` one without its partial status; see [`reduced`].
+    ReducedOf(u8),
     /// Operand `n`'s type with dimension 0 multiplied by the integer attribute (`all_gather`:
     /// `nranks`); see [`dim0_scaled`].
     Dim0Times(u8, &'static str),
     /// Operand `n`'s type with dimension 0 divided by the integer attribute
     /// (`reduce_scatter`: `nranks`); see [`dim0_scaled`].
     Dim0Over(u8, &'static str),
+}
+
+/// The result type of a [`ResultRule::ReducedOf`] rule: `ty` after a collective reduced it
+/// across the mesh. A `pd_dist.tensor` that was a pending sum (`partial(0,SUM)`,
+/// `Partial(reduce_type=SUM)`) is now the same on every process: no partial status, `Partial`
+/// placements become `Replicate()`. Anything else is unchanged.
+pub fn reduced(ty: &Type) -> Type {
+    match ty {
+        Type::Dist { shape, dtype, dist } if !dist.partial.is_empty() => {
+            let mut dist = dist.clone();
+            dist.partial.clear();
+            if let Some(ps) = dist.placements.as_mut() {
+                for p in ps.iter_mut() {
+                    if matches!(p, crate::ir::Placement::Partial(_)) {
+                        *p = crate::ir::Placement::Replicate;
+                    }
+                }
+            }
+            Type::Dist {
+                shape: shape.clone(),
+                dtype: *dtype,
+                dist,
+            }
+        }
+        t => t.clone(),
+    }
 }
 
 /// The result type of a [`ResultRule::Dim0Times`] (`times`) or [`ResultRule::Dim0Over`] rule:

@@ -211,7 +211,7 @@ pub static ATTR_TAGS: &[(&str, &str, AttrTag)] = &[
     ("pd_op.all_gather", "nranks", One(I32)),
     ("pd_op.reduce_scatter", "ring_id", One(I32)),
     ("pd_op.reduce_scatter", "nranks", One(I32)),
-    // ---- ops outside the dialect table ([`VERBATIM_OPS`]) ----
+    // ---- slicing ----
     // `pd_op.slice` in the auto-parallel Engine's dp2 program (observed; `decrease_axis` seen
     // only empty, its element tag from ops.yaml `int64_t[]`).
     ("pd_op.slice", "axes", ArrayOf(I64)),
@@ -224,11 +224,6 @@ pub static ATTR_TAGS: &[(&str, &str, AttrTag)] = &[
     ("pd_op.add_", "grad_merge_add", One(Bool)),
     ("pd_op.cast", "master_grad_cast", One(Bool)),
 ];
-
-/// Ops that are not in the dialect table (irw keeps them verbatim, as effectful ops, and no
-/// rule names them) but occur in Paddle programs irw writes as JSON, so [`ATTR_TAGS`] has their
-/// attributes.
-pub static VERBATIM_OPS: &[&str] = &["pd_op.slice"];
 
 /// Attributes written in an op's `"OA"` list (one `a_bool` per result, as `0.a_array`) instead
 /// of `"A"`. In the IR they are ordinary attributes holding `[bool, ...]`.
@@ -412,9 +407,7 @@ mod tests {
         for (op, attr, _) in ATTR_TAGS {
             assert!(seen.insert((op, attr)), "duplicate line {op} {attr}");
             assert!(
-                *op == ANY_OP
-                    || super::super::Dialect::get().spec(op).is_some()
-                    || VERBATIM_OPS.contains(op),
+                *op == ANY_OP || super::super::Dialect::get().spec(op).is_some(),
                 "{op} is not in the dialect table"
             );
         }

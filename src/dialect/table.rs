@@ -181,6 +181,14 @@ pub static OPS: &[OpSpec] = &[
     ),
     op("pd_op.transpose", X, OUT, &[], Pure, Explicit),
     op(
+        "pd_op.slice",
+        &["input", "starts", "ends"],
+        OUT,
+        &[],
+        Pure,
+        Explicit,
+    ),
+    op(
         "pd_op.transpose_grad",
         &["out_grad"],
         X_GRAD,
@@ -293,9 +301,30 @@ pub static OPS: &[OpSpec] = &[
         Explicit,
     ),
     // ---- collectives ----
-    op("pd_op.c_allreduce_sum", X, OUT, &[], Collective, SameAs(0)),
-    op("pd_op.c_allreduce_avg", X, OUT, &[], Collective, SameAs(0)),
-    op("pd_op.c_allreduce_max", X, OUT, &[], Collective, SameAs(0)),
+    op(
+        "pd_op.c_allreduce_sum",
+        X,
+        OUT,
+        &[],
+        Collective,
+        ReducedOf(0),
+    ),
+    op(
+        "pd_op.c_allreduce_avg",
+        X,
+        OUT,
+        &[],
+        Collective,
+        ReducedOf(0),
+    ),
+    op(
+        "pd_op.c_allreduce_max",
+        X,
+        OUT,
+        &[],
+        Collective,
+        ReducedOf(0),
+    ),
     op("pd_op.c_reduce_sum", X, OUT, &[], Collective, SameAs(0)),
     op("pd_op.c_reduce_avg", X, OUT, &[], Collective, SameAs(0)),
     op(
@@ -335,7 +364,7 @@ pub static OPS: &[OpSpec] = &[
     // Paddle 3.3.1): `all_reduce`/`reduce` {ring_id, reduce_type: 0 SUM, 1 MAX, 2 MIN, 3 PROD,
     // 4 AVG} (`reduce` also root_id), `broadcast` {ring_id, root}, `all_gather` and
     // `reduce_scatter` {ring_id, nranks}.
-    op("pd_op.all_reduce", X, OUT, &[], Collective, SameAs(0)),
+    op("pd_op.all_reduce", X, OUT, &[], Collective, ReducedOf(0)),
     op(
         "pd_op.all_reduce_",
         X,

@@ -525,6 +525,10 @@ fn infer_types(
     let child_ty = |eg: &IrEGraph, n: u8| children.get(n as usize).and_then(|c| eg[*c].data.ty());
     let ty = match rule {
         ResultRule::SameAs(n) => child_ty(eg, n)?,
+        ResultRule::ReducedOf(n) => {
+            let t = crate::dialect::reduced(eg.analysis.ctx.ty(child_ty(eg, n)?));
+            eg.analysis.ctx.intern_type(t)
+        }
         ResultRule::CastOf(n) => {
             let dtype = crate::ir::DType::from_attr_name(attrs.get("dtype")?.as_word()?)?;
             let t = match eg.analysis.ctx.ty(child_ty(eg, n)?) {
@@ -543,14 +547,14 @@ fn infer_types(
                 .iter()
                 .map(|a| a.as_i64())
                 .collect::<Option<Vec<i64>>>()?;
-            eg.analysis.ctx.intern_type(Type::Tensor { shape, dtype })
+            eg.analysis
+                .ctx
+                .intern_type(attr_tensor(attrs, shape, dtype))
         }
         ResultRule::IntArray => {
             let n = attrs.get("value")?.as_array()?.len() as i64;
-            eg.analysis.ctx.intern_type(Type::Tensor {
-                shape: vec![n],
-                dtype: crate::ir::DType::I64,
-            })
+            let t = attr_tensor(attrs, vec![n], crate::ir::DType::I64);
+            eg.analysis.ctx.intern_type(t)
         }
         ResultRule::Dim0Times(n, key) | ResultRule::Dim0Over(n, key) => {
             let times = matches!(rule, ResultRule::Dim0Times(..));
@@ -561,6 +565,15 @@ fn infer_types(
         ResultRule::Explicit => return None,
     };
     Some(Box::new([ty]))
+}
+
+/// A tensor made from attributes alone: distributed as its `op_dist_attr` says (the attributes
+/// of a dist op it was copied from), else dense.
+fn attr_tensor(attrs: &AttrDict, shape: Vec<i64>, dtype: crate::ir::DType) -> Type {
+    match crate::ir::dist::declared_result_dist(attrs, shape.len()) {
+        Some(dist) => Type::Dist { shape, dtype, dist },
+        None => Type::Tensor { shape, dtype },
+    }
 }
 
 impl Compiled {

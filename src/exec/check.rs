@@ -290,7 +290,21 @@ pub fn check_with_sources(
     let k = opts.k_steps.max(1);
     let collectives = Interp::has_collectives(&original.ctx, &original.main)
         || Interp::has_collectives(&rewritten.ctx, &rewritten.main);
-    let n = opts.ranks.unwrap_or(if collectives { 2 } else { 1 }).max(1);
+    // An auto-parallel program runs on its mesh: one simulated rank per process.
+    let mesh = Interp::mesh_processes(&original.ctx, &original.main).filter(|&m| m > 1);
+    if let (Some(m), Some(r)) = (mesh, opts.ranks) {
+        if m != r {
+            return Err(Diagnostic::error(format!(
+                "--ranks {r}, but the program's mesh has {m} processes"
+            ))
+            .with_hint("leave out --ranks: a pd_dist program runs on one simulated rank per process of its mesh"));
+        }
+    }
+    let n = opts
+        .ranks
+        .or(mesh)
+        .unwrap_or(if collectives { 2 } else { 1 })
+        .max(1);
     let b = resolve_micro_batch(opts.feed.as_ref(), opts.micro_batch, k, n)?;
     let rows_per_step = batch_rows(k, n, b)?;
     let empty = IndexMap::new();

@@ -53,9 +53,10 @@ pub struct RunArgs {
     /// Micro-steps per step: op_role 2 ops run once per K micro-steps.
     #[arg(long = "k-steps", value_name = "K", default_value_t = 1, value_parser = crate::cli::parse_positive)]
     pub k_steps: usize,
-    /// Simulated data-parallel ranks (collectives combine them; at most 1024).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_ranks)]
-    pub ranks: usize,
+    /// Simulated data-parallel ranks (collectives combine them; at most 1024). Default: the
+    /// number of processes of a pd_dist program's mesh, else 1.
+    #[arg(long, value_name = "N", value_parser = parse_ranks)]
+    pub ranks: Option<usize>,
     /// Training steps.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::cli::parse_positive)]
     pub steps: usize,
@@ -131,9 +132,10 @@ pub fn run_command(a: &RunArgs) -> Result<(), Failure> {
     a.memory.apply();
     let loaded = load_module_files(&a.input, a.startup.as_deref())?;
     let feed = a.feed.as_deref().map(Feed::load).transpose()?;
+    let mesh = crate::exec::interp::Interp::mesh_processes(&loaded.module.ctx, &loaded.module.main);
     let opts = RunOptions {
         k_steps: a.k_steps,
-        ranks: a.ranks,
+        ranks: a.ranks.or(mesh).unwrap_or(1),
         steps: a.steps,
         micro_batch: a.micro_batch,
         seed: a.seed,

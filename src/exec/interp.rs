@@ -301,6 +301,17 @@ impl<'p> Interp<'p> {
     }
 
     /// Whether the program has collective ops (then checks run 2 ranks by default).
+    /// The number of processes of an auto-parallel program's mesh (the most `process_ids` any
+    /// `pd_dist` value lists); `None` for a dense program.
+    pub fn mesh_processes(ctx: &Context, prog: &Program) -> Option<usize> {
+        prog.walk()
+            .into_iter()
+            .flat_map(|op| prog.results(op).chain(prog.operands(op).flatten()))
+            .filter_map(|v| ctx.ty(prog.value_type(v)).dist())
+            .map(|d| d.process_ids.len())
+            .max()
+    }
+
     pub fn has_collectives(ctx: &Context, prog: &Program) -> bool {
         prog.walk()
             .into_iter()

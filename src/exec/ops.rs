@@ -424,6 +424,21 @@ pub static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.transpose_grad", |c| {
         one(shape::transpose(c.t(0)?, &inverse_perm(&c.i64s("perm")?))?)
     }),
+    ("pd_op.slice", |c| {
+        let vec_of = |i: usize, key: &str| -> KResult<Vec<i64>> {
+            match c.opt(i) {
+                Some(t) => Ok(t.to_i64_vec()),
+                None => c.i64s(key),
+            }
+        };
+        one(shape::slice(
+            c.t(0)?,
+            &c.i64s("axes")?,
+            &vec_of(1, "starts")?,
+            &vec_of(2, "ends")?,
+            &c.i64s("decrease_axis").unwrap_or_default(),
+        )?)
+    }),
     ("pd_op.set_value_with_tensor_", |c| {
         let vec_of = |i: usize, key: &str| -> KResult<Vec<i64>> {
             match c.opt(i) {

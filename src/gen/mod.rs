@@ -23,6 +23,7 @@
 //! `irw gen mlp --layers N [--optimizer sgd|momentum|adam|adamw] [--dtype f32|bf16]
 //! [--allreduce] [-o FILE]` is the command-line face of [`mlp::mlp`].
 
+pub mod dist;
 pub mod mlp;
 pub mod num;
 

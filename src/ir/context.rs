@@ -13,6 +13,8 @@ pub struct Context {
     type_text: Vec<String>,
     attrs: Interner<AttrDict>,
     attr_text: Vec<String>,
+    /// Whether a `pd_dist` type was interned.
+    dist_types: bool,
 }
 
 impl Default for Context {
@@ -23,6 +25,7 @@ impl Default for Context {
             type_text: Vec::new(),
             attrs: Interner::default(),
             attr_text: Vec::new(),
+            dist_types: false,
         };
         // Fixed ids for the two types every program needs.
         let null = ctx.intern_type(Type::Null);
@@ -55,6 +58,7 @@ impl Context {
         let id = self.types.intern(ty);
         if id as usize == n {
             let t = self.types.get(id).clone();
+            self.dist_types |= matches!(t, Type::Dist { .. });
             let text = format_type(&t, &|tid| self.type_text[tid.0 as usize].clone());
             self.type_text.push(text);
         }
@@ -112,6 +116,12 @@ impl Context {
         let mut d = self.attrs(id).clone();
         d.set(key, value);
         self.intern_attrs(d)
+    }
+
+    /// Whether any `pd_dist` type was ever interned: a dense program (no such type) has no
+    /// distribution to check, which the verifier learns without walking its ops.
+    pub fn has_dist_types(&self) -> bool {
+        self.dist_types
     }
 
     /// Number of distinct types and dictionaries (for `--stats`).

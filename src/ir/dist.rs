@@ -299,6 +299,27 @@ impl OpDistAttr {
 /// The attribute key Paddle stores an op's distribution under.
 pub const OP_DIST_ATTR: &str = "op_dist_attr";
 
+/// The distribution `attrs`' `op_dist_attr` gives a result of `rank` dimensions: its
+/// `result(0)` slot when that fits the rank, else replicated on the op's mesh. An op built from
+/// attributes alone (`full`) whose attributes were copied from a dist op keeps that op's place
+/// in the mesh; `None` without an `op_dist_attr`.
+pub fn declared_result_dist(attrs: &super::AttrDict, rank: usize) -> Option<TensorDist> {
+    let Some(Attr::OpDist(a)) = attrs.get(OP_DIST_ATTR) else {
+        return None;
+    };
+    if let Some(DistSlot::Tensor(t)) = a.results.first() {
+        if !t.is_empty() && t.dims_mapping.len() == rank {
+            return Some(t.clone());
+        }
+    }
+    let mesh = TensorDist {
+        mesh_shape: a.mesh_shape.clone(),
+        process_ids: a.process_ids.clone(),
+        ..TensorDist::default()
+    };
+    (!mesh.mesh_shape.is_empty()).then(|| mesh.replicated(rank))
+}
+
 impl Context {
     /// What type `t` says about a slot's distribution.
     fn slot_type(&self, t: TypeId) -> SlotType<'_> {
@@ -334,6 +355,9 @@ impl Context {
         operands: &[Option<TypeId>],
         results: &[TypeId],
     ) -> AttrId {
+        if !self.has_dist_types() && !self.attrs(attrs).contains_key(OP_DIST_ATTR) {
+            return attrs; // a dense program: nothing to derive, nothing allocated
+        }
         let derived = self.derive_op_dist_attr(operands, results);
         let current = self.attrs(attrs).get(OP_DIST_ATTR);
         match (derived, current) {

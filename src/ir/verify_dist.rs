@@ -8,7 +8,8 @@
 //! written and reports it ([`dist_mismatches`]); what a rewrite makes must agree, so
 //! [`new_dist_mismatches`] fails a rewrite that leaves a disagreement the input did not have.
 //!
-//! Values that are not `pd_dist.tensor` (absent values, dense tensors, vectors) are not
+//! A program without any `pd_dist` type is not walked (its ops' slots have nothing to agree
+//! with). Values that are not `pd_dist.tensor` (absent values, dense tensors, vectors) are not
 //! compared: Paddle gives absent results a full slot on some ops and `<#AttrNull>` on others.
 //! An op may have fewer operand slots than operands (Paddle's `slice` has none for the starts
 //! and ends it reads as tensors), never more.
@@ -22,6 +23,9 @@ use rustc_hash::FxHashSet;
 /// Every op of `m` whose `op_dist_attr` disagrees with its types, in program order.
 pub fn dist_mismatches(m: &Module) -> Vec<VerifyError> {
     let mut out = Vec::new();
+    if !m.ctx.has_dist_types() {
+        return out;
+    }
     for which in [Which::Main, Which::Startup] {
         if let Some(p) = m.program(which) {
             program_mismatches(&m.ctx, p, which, &mut out);

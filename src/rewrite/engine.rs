@@ -110,7 +110,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 memo.insert(memo_key(*ri, &mt.ops));
                 let touched = eng.run(
                     lr,
-                    c.rule.clauses.iter().filter_map(|cl| match cl {
+                    c.clauses.iter().filter_map(|cl| match cl {
                         crate::rules::ast::Clause::Action(a) => Some(a),
                         _ => None,
                     }),
@@ -207,10 +207,17 @@ struct Engine<'a> {
     kwarg_attrs: Option<AttrId>,
     /// The op the current application's first pattern matched (for `error` messages).
     matched: Option<OpId>,
-    /// Distributions that ops built without distributed operands take (replicated on the same
-    /// mesh): pushed by a build whose other operands are distributed (`scale_(%m, full())`) and
-    /// by a state's declared type for its initializer.
-    dist_ctx: Vec<TensorDist>,
+    /// Distributions that ops built without distributed operands take: pushed by a build whose
+    /// other operands are distributed (`scale_(%m, full())`: a constant replicated on their
+    /// mesh) and by a state's declared type for its initializer (`exact`: the initializer is
+    /// the state, a pending sum included).
+    dist_ctx: Vec<DistContext>,
+}
+
+/// See [`Engine::dist_ctx`].
+struct DistContext {
+    dist: TensorDist,
+    exact: bool,
 }
 
 struct BuildInfo {
@@ -233,7 +240,11 @@ fn is_fixed(e: &Expr) -> bool {
         Expr::Unary { e, .. } => is_fixed(e),
         Expr::Binary { l, r, .. } => is_fixed(l) && is_fixed(r),
         Expr::If { c, t, e, .. } => is_fixed(c) && is_fixed(t) && is_fixed(e),
-        Expr::Value(_) | Expr::Capture(_) | Expr::Call { .. } | Expr::Build(_) => false,
+        Expr::Value(_)
+        | Expr::Capture(_)
+        | Expr::Call { .. }
+        | Expr::Build(_)
+        | Expr::Exists(..) => false,
     }
 }
 
@@ -516,7 +527,10 @@ impl<'a> Engine<'a> {
                 fx.touched.extend(keep);
             }
             Action::SetOperand {
-                op, target, value, ..
+                op,
+                target,
+                value,
+                span,
             } => {
                 let o = self.op_of(lr, b, &op.name)?;
                 let new = match value {
@@ -566,7 +580,9 @@ impl<'a> Engine<'a> {
                             fx.touched.push(d);
                         }
                         self.m.main.set_operand(o, i, new);
-                        self.follow_operand_type(o, i);
+                        if let Err(msg) = self.follow_operand_type(o, i) {
+                            return Err(self.err(lr, *span, msg));
+                        }
                         self.refresh_dist_slots(o, i);
                         fx.edits += 1;
                     }
@@ -880,8 +896,8 @@ impl<'a> Engine<'a> {
             });
         }
         let pushed = match self.dist_of_values(which, given.iter().flatten().flatten()) {
-            Some(d) => {
-                self.dist_ctx.push(d);
+            Some(dist) => {
+                self.dist_ctx.push(DistContext { dist, exact: false });
                 true
             }
             None => false,
@@ -987,9 +1003,16 @@ impl<'a> Engine<'a> {
 
     /// The distribution a tensor built from attributes alone takes: the enclosing build's, else
     /// the matched op's mesh (dense programs: none).
-    fn dist_context(&self) -> Option<TensorDist> {
-        if let Some(d) = self.dist_ctx.last() {
-            return Some(d.clone());
+    /// A tensor of `rank` dimensions built from attributes alone: the state's distribution for
+    /// its initializer, else replicated on the enclosing build's mesh, else on the matched op's
+    /// (dense programs: none).
+    fn dist_context(&self, rank: usize) -> Option<TensorDist> {
+        if let Some(c) = self.dist_ctx.last() {
+            return Some(if c.exact && c.dist.dims_mapping.len() == rank {
+                c.dist.clone()
+            } else {
+                c.dist.replicated(rank)
+            });
         }
         let op = self.matched?;
         let p = &self.m.main;
@@ -998,7 +1021,7 @@ impl<'a> Engine<'a> {
             .chain(p.results(op))
             .filter_map(|v| self.m.ctx.ty(p.value_type(v)).dist())
             .find(|d| !d.is_empty())
-            .cloned()
+            .map(|d| d.replicated(rank))
     }
 
     /// `attrs` with the `op_dist_attr` the operand and result types imply.
@@ -1054,13 +1077,8 @@ impl<'a> Engine<'a> {
                 .flatten()
                 .map(|v| prog.value_type(v))
         };
-        let dist = self.dist_context();
-        let dist_tensor = |shape: Vec<i64>, dtype| match &dist {
-            Some(d) => Type::Dist {
-                dist: d.replicated(shape.len()),
-                shape,
-                dtype,
-            },
+        let dist_tensor = |shape: Vec<i64>, dtype| match self.dist_context(shape.len()) {
+            Some(dist) => Type::Dist { dist, shape, dtype },
             None => Type::Tensor { shape, dtype },
         };
         let ctx = &self.m.ctx;
@@ -1073,6 +1091,10 @@ impl<'a> Engine<'a> {
         // An in-place result has its operand's (already interned) type.
         let id = match spec.result_rule {
             ResultRule::SameAs(i) => operand_ty(i),
+            ResultRule::ReducedOf(i) => operand_ty(i).map(|t| {
+                let r = crate::dialect::reduced(self.m.ctx.ty(t));
+                self.m.ctx.intern_type(r)
+            }),
             rule => {
                 let ty: Option<Type> = match rule {
                     ResultRule::FromShapeDtypeAttrs => {
@@ -1106,7 +1128,7 @@ impl<'a> Engine<'a> {
                             _ => None,
                         }
                     }
-                    ResultRule::SameAs(_) | ResultRule::Explicit => None,
+                    ResultRule::SameAs(_) | ResultRule::ReducedOf(_) | ResultRule::Explicit => None,
                 };
                 ty.map(|t| self.m.ctx.intern_type(t))
             }
@@ -1122,22 +1144,50 @@ impl<'a> Engine<'a> {
 
     /// After operand `i` of `o` changed: if the dialect table says `o`'s result has that
     /// operand's type (`SameAs(i)`: collectives, elementwise and in-place ops), the result takes
-    /// the new operand's type, as a freshly built op would. A rule that commutes a widening cast
-    /// with a collective (`reduce(cast(g))`) relies on it; the users of the result are the
-    /// rule's to keep consistent (hoist_reduce's guards allow exactly one).
-    fn follow_operand_type(&mut self, o: OpId, i: usize) {
+    /// the new operand's type, as a freshly built op would (`ReducedOf(i)`: without its pending
+    /// reduction); for `Dim0Times(i, ..)`/`Dim0Over(i, ..)` (`all_gather`, `reduce_scatter`)
+    /// the result type is derived again from the new operand (an error when it cannot be). A rule that commutes a widening cast with a
+    /// collective (`reduce(cast(g))`) relies on it; the users of the result are the rule's to keep
+    /// consistent (hoist_reduce's guards allow exactly one).
+    fn follow_operand_type(&mut self, o: OpId, i: usize) -> Result<(), String> {
         let name = self.m.ctx.str(self.m.main.op_name(o));
         let Some(spec) = Dialect::get().spec(name) else {
-            return;
+            return Ok(());
         };
-        if spec.result_rule != ResultRule::SameAs(i as u8) {
-            return;
-        }
         let (Some(v), Some(r)) = (self.m.main.operand(o, i), self.m.main.results(o).next()) else {
-            return;
+            return Ok(());
         };
-        let ty = self.m.main.value_type(v);
+        let ty = match spec.result_rule {
+            ResultRule::SameAs(j) if j as usize == i => self.m.main.value_type(v),
+            ResultRule::ReducedOf(j) if j as usize == i => {
+                let t = crate::dialect::reduced(self.m.ctx.ty(self.m.main.value_type(v)));
+                self.m.ctx.intern_type(t)
+            }
+            ResultRule::Dim0Times(j, key) | ResultRule::Dim0Over(j, key) if j as usize == i => {
+                let times = matches!(spec.result_rule, ResultRule::Dim0Times(..));
+                let n = self
+                    .m
+                    .ctx
+                    .attrs(self.m.main.op_attrs(o))
+                    .get(key)
+                    .and_then(Attr::as_i64);
+                let t = n.and_then(|n| {
+                    crate::dialect::dim0_scaled(self.m.ctx.ty(self.m.main.value_type(v)), n, times)
+                });
+                match t {
+                    Some(t) => self.m.ctx.intern_type(t),
+                    None => {
+                        return Err(format!(
+                        "cannot derive the result type of `{}` from its new operand and `{key}`",
+                        spec.name
+                    ))
+                    }
+                }
+            }
+            _ => return Ok(()),
+        };
         self.m.main.set_value_type(r, ty);
+        Ok(())
     }
 
     /// After operand `i` of `o` changed: an `op_dist_attr` that `o` carries describes the new
@@ -1213,7 +1263,9 @@ impl<'a> Engine<'a> {
                 .with_hint("keyword argument names hold only letters, digits and `_ . @ - /`: is a parameter name unusual?"));
         }
         let state_dist = self.m.ctx.ty(ty).dist().cloned();
-        let pushed = state_dist.map(|d| self.dist_ctx.push(d)).is_some();
+        let pushed = state_dist
+            .map(|dist| self.dist_ctx.push(DistContext { dist, exact: true }))
+            .is_some();
         let init_v = self.build_startup(lr, b, init);
         if pushed {
             self.dist_ctx.pop();

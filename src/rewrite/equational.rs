@@ -602,7 +602,7 @@ fn is_const(e: &Expr) -> bool {
             crate::rules::eval::PURE_FUNCTIONS.contains(&func.name.as_str())
                 && args.iter().all(is_const)
         }
-        Expr::Value(_) | Expr::Capture(_) | Expr::Build(_) => false,
+        Expr::Value(_) | Expr::Capture(_) | Expr::Build(_) | Expr::Exists(..) => false,
     }
 }
 

@@ -106,9 +106,10 @@ impl Accept {
     }
 }
 
-/// A rule prepared for matching.
+/// A rule (or the patterns of an `exists(...)` guard) prepared for matching.
 pub struct Compiled<'r> {
-    pub rule: &'r StructRule,
+    /// The rule's clauses (its actions), empty for an `exists(...)`.
+    pub clauses: &'r [Clause],
     pub patterns: Vec<&'r OpPattern>,
     /// One selector and required stage per pattern node, in pre-order (a pattern, then its
     /// nested patterns).
@@ -129,6 +130,14 @@ impl<'r> Compiled<'r> {
                 Clause::Action(_) => {}
             }
         }
+        let mut c = Compiled::from_patterns(m, patterns);
+        c.clauses = &rule.clauses;
+        c.guards = guards;
+        c
+    }
+
+    /// The patterns of an `exists(...)`: no guards, no actions.
+    pub fn from_patterns(m: &mut Module, patterns: Vec<&'r OpPattern>) -> Self {
         let mut accepts = Vec::new();
         fn walk(m: &mut Module, p: &OpPattern, out: &mut Vec<(Accept, Option<i64>)>) {
             let stage = p.stage.as_ref().map(|s| {
@@ -150,11 +159,11 @@ impl<'r> Compiled<'r> {
             walk(m, p, &mut accepts);
         }
         Compiled {
-            rule,
+            clauses: &[],
             patterns,
             accepts,
             starts,
-            guards,
+            guards: Vec::new(),
         }
     }
 
@@ -197,6 +206,13 @@ impl<'r> Searcher<'_, 'r> {
         }
         ops[0] = Some(root);
         self.extend(&mut ops, b)
+    }
+
+    /// Whether the patterns match anywhere, given the bindings `b` already holds (an
+    /// `exists(...)`: no root, no guards, no memo).
+    pub fn exists(&mut self, b: Bindings<'r>) -> Result<bool, EvalError> {
+        let mut ops = vec![None; self.c.patterns.len()];
+        Ok(self.extend(&mut ops, b)?.is_some())
     }
 
     fn extend(

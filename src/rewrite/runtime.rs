@@ -6,9 +6,10 @@
 //! tree (borrowed, never copied), and an op's stage and effect class come from [`Caches`]
 //! indexed by interned ids instead of a string-keyed lookup in the op's attribute dictionary.
 
+use super::matcher::{Compiled, Memo, Searcher};
 use crate::dialect::{Dialect, Effect};
 use crate::ir::{Attr, AttrId, Module, OpId, Type, ValueDef, ValueId};
-use crate::rules::ast::Span;
+use crate::rules::ast::{OpPattern, Span};
 use crate::rules::eval::{err, Env, EvalResult};
 use crate::rules::{RuleSet, Val, ROLE_ATTR, STAGES};
 
@@ -161,6 +162,23 @@ impl Env for RtEnv<'_, '_> {
 
     fn query(&mut self, func: &str, args: &[Val], span: Span) -> Option<EvalResult> {
         query(self.m, self.cache, func, args, span)
+    }
+
+    fn exists(&mut self, pats: &[OpPattern], _span: Span) -> EvalResult {
+        let c = Compiled::from_patterns(self.m, pats.iter().collect());
+        let memo = Memo::default();
+        let mut s = Searcher {
+            m: self.m,
+            rules: self.rules,
+            c: &c,
+            memo: &memo,
+            cache: self.cache,
+            rule_index: usize::MAX,
+            matches: 0,
+        };
+        // The match's bindings seed the search; what the patterns bind stays local to it.
+        let b: Bindings<'_> = self.b.clone();
+        Ok(Val::Bool(s.exists(b)?))
     }
 }
 

@@ -452,6 +452,12 @@ pub enum Expr {
     },
     /// An op to build (in an action, or inline as an operand of another build).
     Build(Box<Build>),
+    /// `exists(%s = pd_op.scale_(%m, _) in optimize, pd_op.set_value_with_tensor_(%s, ..))`:
+    /// whether the program has ops matching these patterns, given what the rule's match bound.
+    /// Variables the match bound keep their value; the others are local to the `exists`. The
+    /// patterns must share a value with the match (checked by the resolver), so they are found
+    /// through def/use edges, never by a scan. `not exists(...)` is the absence guard.
+    Exists(Vec<OpPattern>, Span),
 }
 
 impl Expr {
@@ -467,6 +473,7 @@ impl Expr {
             | Expr::Binary { span, .. }
             | Expr::If { span, .. } => *span,
             Expr::Build(b) => b.span,
+            Expr::Exists(_, s) => *s,
         }
     }
 }

@@ -43,6 +43,13 @@ pub trait Env {
     fn build(&mut self, b: &super::ast::Build) -> EvalResult {
         err(b.span, "an op can only be built in an action")
     }
+    /// `exists(patterns)`: whether ops matching the patterns exist; only the engine can say.
+    fn exists(&mut self, _pats: &[super::ast::OpPattern], span: Span) -> EvalResult {
+        err(
+            span,
+            "`exists(...)` asks about the program: it is only available in a rule",
+        )
+    }
 }
 
 pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
@@ -141,6 +148,7 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
             }
         }
         Expr::Build(b) => env.build(b),
+        Expr::Exists(p, span) => env.exists(p, *span),
     }
 }
 

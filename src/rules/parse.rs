@@ -308,6 +308,66 @@ fn expr_parser() -> &'static grammar::ExprParser {
     P.get_or_init(grammar::ExprParser::new)
 }
 
+/// Moves every span in an op pattern by `by` bytes (an `exists(...)` inside an interpolation).
+fn shift_pattern(p: &mut OpPattern, by: usize) {
+    let sh = |s: &mut Span| *s = (s.0 + by, s.1 + by);
+    sh(&mut p.span);
+    if let Some(b) = &mut p.bind {
+        sh(&mut b.span);
+    }
+    shift_sel(&mut p.op, by);
+    for a in &mut p.args {
+        if let Some(o) = &mut a.operand {
+            sh(&mut o.span);
+        }
+        match &mut a.pat {
+            ValPat::Var { name, ty } => {
+                sh(&mut name.span);
+                if let Some(t) = ty {
+                    sh(&mut t.span);
+                }
+            }
+            ValPat::Wild(s) => sh(s),
+            ValPat::Op(inner) => shift_pattern(inner, by),
+        }
+    }
+    for a in &mut p.attrs {
+        shift_attr(a, by);
+    }
+    if let Some(s) = &mut p.stage {
+        sh(&mut s.span);
+    }
+}
+
+fn shift_sel(sel: &mut OpSel, by: usize) {
+    match sel {
+        OpSel::Name(i) | OpSel::Quoted(i) | OpSel::Class(i) => {
+            i.span = (i.span.0 + by, i.span.1 + by)
+        }
+        OpSel::OneOf(v, s) => {
+            *s = (s.0 + by, s.1 + by);
+            v.iter_mut().for_each(|x| shift_sel(x, by));
+        }
+        OpSel::With { sel, attrs, span } => {
+            *span = (span.0 + by, span.1 + by);
+            shift_sel(sel, by);
+            for a in attrs {
+                shift_attr(a, by);
+            }
+        }
+    }
+}
+
+fn shift_attr(a: &mut AttrPat, by: usize) {
+    let sh = |s: &mut Span| *s = (s.0 + by, s.1 + by);
+    sh(&mut a.key.span);
+    match &mut a.val {
+        AttrPatVal::Capture(c) => sh(&mut c.span),
+        AttrPatVal::Present(s) | AttrPatVal::Absent(s) => sh(s),
+        AttrPatVal::Equals(e) => shift_expr(e, by),
+    }
+}
+
 /// Moves every span in `e` by `by` bytes (an expression parsed out of its file).
 fn shift_expr(e: &mut Expr, by: usize) {
     let sh = |s: &mut Span| *s = (s.0 + by, s.1 + by);
@@ -352,6 +412,10 @@ fn shift_expr(e: &mut Expr, by: usize) {
             shift_expr(c, by);
             shift_expr(t, by);
             shift_expr(e, by);
+        }
+        Expr::Exists(pats, span) => {
+            sh(span);
+            pats.iter_mut().for_each(|p| shift_pattern(p, by));
         }
         Expr::Build(b) => {
             sh(&mut b.span);

@@ -1504,7 +1504,68 @@ impl<'a> Checker<'a> {
                 }
             }
             Expr::Build(b) => self.build(b)?,
+            Expr::Exists(pats, span) => self.exists(pats, *span)?,
         })
+    }
+
+    /// `exists(patterns)`: the patterns are checked like a `match`; what they bind is local to
+    /// the `exists`. Each pattern must be reachable from what the rule's match bound, through
+    /// an operand variable (a value bound by the match or by an earlier pattern of the
+    /// `exists`), so the engine finds candidates through use lists and never scans the program.
+    fn exists(&mut self, pats: &[OpPattern], span: Span) -> Result<Ty, Diagnostic> {
+        if self.equational {
+            return Err(self.at(
+                span.0,
+                "`exists(...)` asks about ops around a match: it is for structural rules",
+            ));
+        }
+        if pats.is_empty() {
+            return Err(self
+                .at(span.0, "`exists()` needs at least one op pattern")
+                .with_hint("exists(pd_op.scale_(%m, _) in optimize)"));
+        }
+        let mut known: IndexSet<String> = self.values.keys().cloned().collect();
+        let mut reached = vec![false; pats.len()];
+        loop {
+            let mut progress = false;
+            for (i, p) in pats.iter().enumerate() {
+                if reached[i] {
+                    continue;
+                }
+                let connected = p.args.iter().any(
+                    |a| matches!(&a.pat, ValPat::Var { name, .. } if known.contains(&name.name)),
+                );
+                if connected {
+                    reached[i] = true;
+                    progress = true;
+                    pattern_vars(p, &mut known);
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+        if let Some(i) = reached.iter().position(|r| !r) {
+            return Err(self
+                .at(
+                    pats[i].span.0,
+                    "this pattern of `exists(...)` shares no operand with what is already bound",
+                )
+                .with_hint("give it an operand the rule's match (or an earlier pattern of the `exists`) binds, e.g. exists(pd_op.scale_(%m, _)) after `match pd_op.add_(%m, _)`"));
+        }
+        let (values, captures) = (self.values.clone(), self.captures.clone());
+        let r = (|| {
+            for p in pats {
+                self.bind_pattern(p)?;
+            }
+            for p in pats {
+                self.pattern_exprs(p)?;
+            }
+            Ok(())
+        })();
+        self.values = values;
+        self.captures = captures;
+        r.map(|()| Ty::Bool)
     }
 
     /// `uses(%v in STAGE)`: `%v` a value or op, `STAGE` a stage name (not a parameter, a list or
@@ -1649,6 +1710,22 @@ fn clause_start(c: &Clause, default: usize) -> usize {
         Clause::Match(p) => p.first().map_or(default, |p| p.span.0),
         Clause::Where(e) => e.span().0,
         Clause::Action(a) => a.span().0,
+    }
+}
+
+/// The value variables an op pattern binds (its own name and its operands, nested included).
+fn pattern_vars(p: &OpPattern, out: &mut IndexSet<String>) {
+    if let Some(b) = &p.bind {
+        out.insert(b.name.clone());
+    }
+    for a in &p.args {
+        match &a.pat {
+            ValPat::Var { name, .. } => {
+                out.insert(name.name.clone());
+            }
+            ValPat::Wild(_) => {}
+            ValPat::Op(inner) => pattern_vars(inner, out),
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! Shape and constant ops: `full`, `full_like`, `full_int_array`, `reshape`, `transpose`,
-//! `set_value_with_tensor_`.
+//! `slice`, `set_value_with_tensor_`.
 //!
 //! `reshape` follows Paddle: `0` copies the input's dimension at that position and one `-1` is
 //! inferred. `set_value_with_tensor_` writes `values` (broadcast) into the slice of `x` given by
@@ -160,6 +160,88 @@ pub fn transpose(x: &Tensor, perm: &[i64]) -> KResult<Tensor> {
     Tensor::new(out_shape, data)
 }
 
+/// `pd_op.slice(x, starts, ends) {axes, decrease_axis}`: rows `starts[k]..ends[k]` of axis
+/// `axes[k]` (negative positions count from the end, clamped to the axis as Paddle does); the
+/// axes in `decrease_axis` (of size 1 after slicing) are dropped from the result's shape.
+pub fn slice(
+    x: &Tensor,
+    axes: &[i64],
+    starts: &[i64],
+    ends: &[i64],
+    decrease: &[i64],
+) -> KResult<Tensor> {
+    let shape = x.shape().to_vec();
+    let rank = shape.len();
+    if starts.len() != axes.len() || ends.len() != axes.len() {
+        kbail!(
+            "slice: {} axes but {} starts and {} ends",
+            axes.len(),
+            starts.len(),
+            ends.len()
+        );
+    }
+    let mut region: Vec<(usize, usize)> = shape.iter().map(|&d| (0, d)).collect();
+    let r = rank as i64;
+    for (k, &a) in axes.iter().enumerate() {
+        if a < -r || a >= r {
+            kbail!("slice: axis {} out of range for rank {}", a, rank);
+        }
+        let ax = a.rem_euclid(r) as usize;
+        let dim = shape[ax] as i64;
+        let norm = |v: i64| (if v < 0 { v + dim } else { v }).clamp(0, dim);
+        let (s, e) = (norm(starts[k]), norm(ends[k]));
+        region[ax] = (s as usize, (e - s).max(0) as usize);
+    }
+    let mut out_shape = Vec::with_capacity(rank);
+    for (d, &(_, n)) in region.iter().enumerate() {
+        let dropped = decrease
+            .iter()
+            .any(|&a| a.rem_euclid(r.max(1)) as usize == d);
+        if dropped && n != 1 {
+            kbail!("slice: decreased axis {} has {} elements, not 1", d, n);
+        }
+        if !dropped {
+            out_shape.push(n);
+        }
+    }
+    let mut strides = vec![1usize; rank];
+    for d in (0..rank.saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    let count = numel(&region.iter().map(|r| r.1).collect::<Vec<_>>());
+    let mut offsets = Vec::with_capacity(count);
+    let mut idx = vec![0usize; rank];
+    for _ in 0..count {
+        offsets.push(
+            (0..rank)
+                .map(|d| (region[d].0 + idx[d]) * strides[d])
+                .sum::<usize>(),
+        );
+        let mut d = rank;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < region[d].1 {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    fn pick<T: Copy>(v: &[T], offsets: &[usize]) -> Vec<T> {
+        offsets.iter().map(|&o| v[o]).collect()
+    }
+    let data = match x.data() {
+        Data::F32(v) => Data::F32(pick(v, &offsets)),
+        Data::BF16(v) => Data::BF16(pick(v, &offsets)),
+        Data::F16(v) => Data::F16(pick(v, &offsets)),
+        Data::F64(v) => Data::F64(pick(v, &offsets)),
+        Data::I64(v) => Data::I64(pick(v, &offsets)),
+        Data::I32(v) => Data::I32(pick(v, &offsets)),
+        Data::Bool(v) => Data::Bool(pick(v, &offsets)),
+    };
+    Tensor::new(out_shape, data)
+}
+
 /// Slice description of `set_value_with_tensor_`.
 #[derive(Clone, Debug, Default)]
 pub struct SliceSpec {
@@ -263,6 +345,26 @@ pub fn set_value_with_tensor(x: &Tensor, values: &Tensor, spec: &SliceSpec) -> K
         fill(out.data_mut())?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod slice_tests {
+    use super::*;
+
+    #[test]
+    fn slice_takes_rows_and_drops_decreased_axes() {
+        let x = Tensor::f32(&[4, 2], (0..8).map(|v| v as f32).collect());
+        let s = slice(&x, &[0], &[1], &[3], &[]).unwrap();
+        assert_eq!(s.shape(), &[2, 2]);
+        assert_eq!(s.to_f64_vec(), vec![2.0, 3.0, 4.0, 5.0]);
+        let s = slice(&x, &[1], &[-1], &[2], &[1]).unwrap();
+        assert_eq!(s.shape(), &[4]);
+        assert_eq!(s.to_f64_vec(), vec![1.0, 3.0, 5.0, 7.0]);
+        // Past the end clamps; a wrong decrease is an error.
+        assert_eq!(slice(&x, &[0], &[2], &[99], &[]).unwrap().shape(), &[2, 2]);
+        assert!(slice(&x, &[0], &[0], &[2], &[0]).is_err());
+        assert!(slice(&x, &[5], &[0], &[1], &[]).is_err());
+    }
 }
 
 #[cfg(test)]
