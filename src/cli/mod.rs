@@ -10,7 +10,7 @@ mod io;
 
 pub use io::{
     format_size, max_input_bytes, read_source, set_max_input_bytes, write_output, write_outputs,
-    Content,
+    Content, UTF8_BOM,
 };
 
 use crate::diag::Diagnostic;
@@ -511,8 +511,32 @@ pub fn apply_rules_to(
         eprint!("{}", stats.render());
     }
     ir::verify_module(module).map_err(|e| {
-        e.to_diagnostic(module, None)
-            .with_note("the rewritten program is invalid: this is a bug in a rule or in irw")
+        let mut d = e.to_diagnostic(module, None);
+        // Name the rule that made the op (or the op defining one of its operands) what it is.
+        if let (ir::Which::Main, Some(op)) = (e.which, e.op) {
+            let defs = module
+                .main
+                .operands(op)
+                .flatten()
+                .filter_map(|v| module.main.defining_op(v));
+            let editors: Vec<String> = std::iter::once(op)
+                .chain(defs)
+                .filter_map(|o| stats.editor_of(o))
+                .fold(Vec::new(), |mut v, r| {
+                    if !v.contains(&r) {
+                        v.push(r);
+                    }
+                    v
+                });
+            if !editors.is_empty() {
+                d = d.with_note(format!(
+                    "made by {}: the rewritten program is invalid, a bug in that rule or in irw",
+                    editors.join(" and ")
+                ));
+                return d;
+            }
+        }
+        d.with_note("the rewritten program is invalid: this is a bug in a rule or in irw")
     })?;
     match ir::verify_dist::new_dist_mismatches(&dist_before, module).first() {
         Some(e) => Err(e.to_diagnostic(module, None).with_note(

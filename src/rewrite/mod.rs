@@ -77,6 +77,19 @@ pub struct Stats {
     pub equational_rules: usize,
     /// One entry per e-graph saturation (phase × program).
     pub egraph: Vec<equational::PhaseEGraph>,
+    /// Per main-program op (arena index) a structural rule built, moved or changed: the last
+    /// such rule, as an index into [`Stats::rules`]. An invalid rewritten program names it.
+    /// Cleared when an e-graph rebuilds the program.
+    pub edited_by: rustc_hash::FxHashMap<u32, usize>,
+}
+
+impl Stats {
+    /// `rule `r` (file:line)` for the rule that last edited main op `op`, if a structural rule
+    /// did (see [`Stats::edited_by`]).
+    pub fn editor_of(&self, op: crate::ir::OpId) -> Option<String> {
+        let r = self.rules.get(*self.edited_by.get(&op.0)?)?;
+        Some(format!("rule `{}` ({})", r.name, r.location))
+    }
 }
 
 /// One rule application, for `--trace`.
