@@ -510,6 +510,7 @@ pub fn apply_rules_to(
     if args.stats {
         eprint!("{}", stats.render());
     }
+    warn_unproductive(rules, &stats, args);
     ir::verify_module(module).map_err(|e| {
         let mut d = e.to_diagnostic(module, None);
         // Name the rule that made the op (or the op defining one of its operands) what it is.
@@ -543,6 +544,42 @@ pub fn apply_rules_to(
             "the rewritten program's distribution attributes are wrong: this is a bug in a rule or in irw",
         )),
         None => Ok(()),
+    }
+}
+
+/// Warnings (standard error only: output and exit code stay as they are) for what a rule author
+/// should know: a rule file given on the command line whose rules changed nothing, and an
+/// e-graph saturation stopped by a limit (the program is rewritten with what was proven).
+fn warn_unproductive(
+    rules: &crate::rules::RuleSet,
+    stats: &crate::rewrite::Stats,
+    args: &RuleArgs,
+) {
+    for (i, &root) in rules.roots.iter().enumerate() {
+        let changes: u64 = rules
+            .phases
+            .iter()
+            .zip(&stats.phases)
+            .filter(|(p, _)| p.root == i)
+            .map(|(_, s)| s.applications + s.egraph_changes)
+            .sum();
+        if changes == 0 {
+            eprintln!(
+                "warning: {}: no rule of this file (or of the files it imports) changed the program",
+                rules.sources[root].name
+            );
+        }
+    }
+    for e in &stats.egraph {
+        if e.report.outcome.hit_limit() {
+            eprintln!(
+                "warning: e-graph saturation of phase `{}` ({} program) stopped: {}; the program is rewritten with what was proven so far{}",
+                e.phase,
+                e.program,
+                e.report.outcome,
+                if args.stats { "" } else { " (--stats shows the limits; --egraph-iters, --egraph-nodes, --egraph-time raise them)" }
+            );
+        }
     }
 }
 

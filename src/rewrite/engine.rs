@@ -175,8 +175,37 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         stats.phases.push(PhaseStats {
             name: phase.name.clone(),
             applications: applied,
+            egraph_changes: stats.egraph[saturations..]
+                .iter()
+                .map(|e| (e.report.elab.erased + e.report.elab.created) as u64)
+                .sum(),
             time: start.elapsed(),
         });
+        for q in &phase.requires {
+            let n = stats.applications_of(&q.rule);
+            if !q.met(n) {
+                let msg = match &q.message {
+                    Some(m) => m.clone(),
+                    None => format!(
+                        "required rule `{}` applied {n} time(s), this phase requires {}",
+                        q.rule,
+                        q.wanted()
+                    ),
+                };
+                let mut d = Diagnostic::at(&rules.sources[q.file], q.span.0, msg);
+                if q.message.is_some() {
+                    d = d.with_note(format!(
+                        "rule `{}` applied {n} time(s); required: {}",
+                        q.rule,
+                        q.wanted()
+                    ));
+                }
+                return Err(d.with_hint(format!(
+                    "`--trace` shows what each rule matched; the program has no op `{}` matches, or its guard refused them",
+                    q.rule
+                )));
+            }
+        }
     }
     Ok(stats)
 }

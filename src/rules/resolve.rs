@@ -27,7 +27,7 @@ use super::eval::{
 };
 use super::parse::parse_file;
 use super::value::Val;
-use super::{LoadedRule, Param, ParamType, Phase, RuleSet, STAGES};
+use super::{LoadedRequire, LoadedRule, Param, ParamType, Phase, RuleSet, STAGES};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, Effect, OpSpec};
 use indexmap::{IndexMap, IndexSet};
@@ -183,8 +183,12 @@ impl Loader {
         // Expand imports in place, in order; a file's phases are included once.
         let mut phases: Vec<Phase> = Vec::new();
         let mut included: IndexSet<usize> = IndexSet::new();
-        for &r in roots {
+        for (i, &r) in roots.iter().enumerate() {
+            let first = phases.len();
             self.expand(r, &lookup, &mut included, &mut phases)?;
+            for ph in &mut phases[first..] {
+                ph.root = i;
+            }
         }
         let mut seen: IndexMap<String, (usize, Span)> = IndexMap::new();
         for ph in &phases {
@@ -202,10 +206,41 @@ impl Loader {
                 seen.insert(name.name.clone(), (r.file, name.span));
             }
         }
+        // A `require` names a rule of its phase or of an earlier one.
+        let mut known: IndexSet<&str> = IndexSet::new();
+        for ph in &phases {
+            known.extend(ph.rules.iter().map(|r| r.rule.name().name.as_str()));
+            for q in &ph.requires {
+                if !known.contains(q.rule.as_str()) {
+                    let src = &self.sources[q.file];
+                    let mut d = Diagnostic::at(
+                        src,
+                        q.span.0 + "require ".len(),
+                        format!(
+                            "`require {}`: no rule `{}` runs in this phase or before it",
+                            q.rule, q.rule
+                        ),
+                    );
+                    if let Some((f, s)) = seen.get(&q.rule) {
+                        let (line, _) = self.sources[*f].line_col(s.0);
+                        d = d.with_note(format!(
+                            "`{}` ({}:{line}) runs in a later phase: require it there or after",
+                            q.rule, self.sources[*f].name
+                        ));
+                    } else if let Some(h) =
+                        did_you_mean(&closest(&q.rule, known.iter().copied(), 3))
+                    {
+                        d = d.with_hint(h);
+                    }
+                    return Err(d);
+                }
+            }
+        }
         Ok(RuleSet {
             sources: self.sources,
             params,
             phases,
+            roots: roots.to_vec(),
         })
     }
 
@@ -252,21 +287,35 @@ impl Loader {
                             .iter()
                             .map(|r| self.loaded(f, &line_starts, r))
                             .collect(),
+                        requires: p
+                            .requires
+                            .iter()
+                            .map(|q| loaded_require(src, f, params, q))
+                            .collect::<Result<_, _>>()?,
+                        root: 0,
                     });
                     implicit = None;
                 }
-                Item::Rule(r) => {
+                Item::Rule(_) | Item::Require(_) => {
                     let i = match implicit {
                         Some(i) => i,
                         None => {
                             phases.push(Phase {
                                 name: stem.clone(),
                                 rules: Vec::new(),
+                                requires: Vec::new(),
+                                root: 0,
                             });
                             phases.len() - 1
                         }
                     };
-                    phases[i].rules.push(self.loaded(f, &line_starts, r));
+                    match item {
+                        Item::Rule(r) => phases[i].rules.push(self.loaded(f, &line_starts, r)),
+                        Item::Require(q) => {
+                            phases[i].requires.push(loaded_require(src, f, params, q)?)
+                        }
+                        _ => {}
+                    }
                     implicit = Some(i);
                 }
                 Item::Param(_) => {}
@@ -439,6 +488,64 @@ impl Loader {
 /// Compares two expressions ignoring where they are written.
 /// Evaluates a constant boolean expression (an import condition, a parameter constraint);
 /// `what` names it in the error when the value is not a bool.
+/// A `require` with its count and message evaluated with the parameters.
+fn loaded_require(
+    src: &SourceFile,
+    file: usize,
+    params: &dyn Fn(&str) -> Option<Val>,
+    q: &Require,
+) -> Result<LoadedRequire, Diagnostic> {
+    let mut env = ConstEnv {
+        params,
+        stages: STAGES,
+    };
+    let (op, count) = match &q.count {
+        None => (BinOp::Ge, 1),
+        Some((op, e)) => {
+            if !matches!(
+                op,
+                BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+            ) {
+                return Err(Diagnostic::at(
+                    src,
+                    e.span().0,
+                    format!("`require` compares a number of applications: `{}` is not a comparison", op.symbol()),
+                )
+                .with_hint("write `require RULE;` (at least once) or `require RULE == N;` (also !=, <, <=, >, >=)"));
+            }
+            match eval(&mut env, e) {
+                Ok(Val::Int(n)) => (*op, n),
+                Ok(v) => {
+                    return Err(Diagnostic::at(
+                        src,
+                        e.span().0,
+                        format!(
+                            "a required number of applications must be an int, found {}",
+                            v.a_kind()
+                        ),
+                    ))
+                }
+                Err(er) => return Err(Diagnostic::at(src, er.span.0, er.message)),
+            }
+        }
+    };
+    let message = match &q.message {
+        None => None,
+        Some(m) => Some(
+            crate::rules::eval::eval_str(&mut env, m)
+                .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?,
+        ),
+    };
+    Ok(LoadedRequire {
+        file,
+        rule: q.rule.name.clone(),
+        span: q.span,
+        op,
+        count,
+        message,
+    })
+}
+
 fn const_bool(
     src: &SourceFile,
     params: &dyn Fn(&str) -> Option<Val>,
@@ -614,11 +721,21 @@ impl<'a> Checker<'a> {
                     for r in &p.rules {
                         self.rule(r, &mut rule_names)?;
                     }
+                    for q in &p.requires {
+                        self.require(q)?;
+                    }
                 }
                 Item::Rule(r) => self.rule(r, &mut rule_names)?,
+                Item::Require(q) => self.require(q)?,
             }
         }
         Ok(())
+    }
+
+    /// Checks a `require`'s count and message (every file is checked, included or not).
+    fn require(&self, q: &Require) -> Result<(), Diagnostic> {
+        let params = |n: &str| self.params.get(n).map(|p| p.value.clone());
+        loaded_require(self.src, 0, &params, q).map(|_| ())
     }
 
     fn rule<'r>(
