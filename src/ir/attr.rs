@@ -367,7 +367,14 @@ mod tests {
         ] {
             assert_eq!(format_float_shortest(v), t);
         }
-        for v in [1.0 / 3.0, 0.1, 1e-8 / 3.0, 6.02e23, f64::MIN_POSITIVE, 123456.789] {
+        for v in [
+            1.0 / 3.0,
+            0.1,
+            1e-8 / 3.0,
+            6.02e23,
+            f64::MIN_POSITIVE,
+            123456.789,
+        ] {
             assert_eq!(format_float_shortest(v).parse::<f64>(), Ok(v));
         }
         assert_eq!(format_float_like_paddle(0.25), "0.25");
