@@ -200,10 +200,12 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                         q.wanted()
                     ));
                 }
-                return Err(d.with_hint(format!(
-                    "`--trace` shows what each rule matched; the program has no op `{}` matches, or its guard refused them",
-                    q.rule
-                )));
+                let hint = if n == 0 {
+                    format!("no op of the program matches `{}`, or its guard refused every match: `--trace` and `--stats` show what each rule matched", q.rule)
+                } else {
+                    "`--stats` shows each rule's matches and applications; an equational rule's count is of e-graph applications".to_string()
+                };
+                return Err(d.with_hint(hint));
             }
         }
     }
