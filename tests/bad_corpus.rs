@@ -1908,8 +1908,8 @@ fn json_cases() -> Vec<Case> {
     (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[3],value:1} : () -> tensor<2xf32>
 }
 "#),
-        json_out("json_write_unknown_attribute", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "no JSON type tag is known for attribute `weird` of `pd_op.full`; add it to ATTR_TAGS in src/dialect/paddle_json.rs").file("w.ir", r#"{
-    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1,weird:[]} : () -> tensor<2xf32>
+        json_out("json_write_unknown_attribute", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "no JSON type tag is known for attribute `weird` of `pd_op.full`, and its value `{a:1}` has none of its own").file("w.ir", r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1,weird:{a:1}} : () -> tensor<2xf32>
 }
 "#),
         json_out("json_write_block_argument_type", &["w.ir", "--emit", "paddle-json", "-o", "w.json"], "cannot write the main program as Paddle JSON: a block argument: its type is not known (a value the text form prints without a type and nothing uses)").file("w.ir", r#"{

@@ -247,15 +247,52 @@ fn attribute_values_must_fit_the_table_tag() {
         s.contains("attribute `stop_gradient` has 2 entries for 1 results"),
         "{s}"
     );
-    // Unknown attribute of a known op: no tag, no guess.
+    // Unknown attribute of a known op whose value has no single tag: refused.
     let s = refusal(
-        &main.replace("transpose_x:1", "transpose_x:true,fancy:3"),
+        &main.replace("transpose_x:1", "transpose_x:true,fancy:[1,\"a\"]"),
         None,
     );
     assert!(
-        s.contains("no JSON type tag is known for attribute `fancy` of `pd_op.matmul`"),
+        s.contains("no JSON type tag is known for attribute `fancy` of `pd_op.matmul`, and its value `[1,\"a\"]` has none of its own"),
         "{s}"
     );
+}
+
+#[test]
+fn unknown_attributes_take_the_tag_of_their_value() {
+    // A rule's own marker attributes (`grad_merge_add: true`, `loss_scaled: true`, ...) are
+    // not in the table: their tag follows from the value (issue 14: this used to be refused
+    // with a message asking to edit Rust).
+    let main = "{\n    (%0) = \"pd_op.data\" () {dtype:float32,name:\"x\",place:Place(undefined:0),shape:[2,2],stop_gradient:[true]} : () -> tensor<2x2xf32>\n    (%1) = \"pd_op.relu\" (%0) {big:3000000000,flag:true,ints:[1,2],mark:\"m\",n:3,p:Place(cpu),t:bfloat16,x:0.5,none:[]} : (tensor<2x2xf32>) -> tensor<2x2xf32>\n}\n";
+    let m = ir::parse_module(&SourceFile::new("m.ir", main)).unwrap_or_else(|d| panic!("{d}"));
+    let out = write_module(&m, &TagHints::default()).unwrap_or_else(|d| panic!("{d}"));
+    let v: serde_json::Value = serde_json::from_str(&out.main).expect("valid JSON");
+    let ops = v["program"]["regions"][0]["blocks"][0]["ops"]
+        .as_array()
+        .expect("ops");
+    let relu = ops.iter().find(|o| o["#"] == "1.relu").expect("relu");
+    let tag = |n: &str| -> serde_json::Value {
+        relu["A"]
+            .as_array()
+            .and_then(|a| a.iter().find(|x| x["N"] == n))
+            .map(|x| x["AT"].clone())
+            .unwrap_or_else(|| panic!("attribute {n} missing in {relu}"))
+    };
+    assert_eq!(tag("flag"), serde_json::json!({"#": "0.a_bool", "D": true}));
+    assert_eq!(tag("n"), serde_json::json!({"#": "0.a_i32", "D": 3}));
+    assert_eq!(
+        tag("big"),
+        serde_json::json!({"#": "0.a_i64", "D": 3000000000i64})
+    );
+    assert_eq!(tag("x"), serde_json::json!({"#": "0.a_f64", "D": 0.5}));
+    assert_eq!(tag("mark"), serde_json::json!({"#": "0.a_str", "D": "m"}));
+    assert_eq!(tag("t")["#"], "1.a_dtype");
+    assert_eq!(tag("p")["#"], "1.a_place");
+    assert_eq!(
+        tag("ints"),
+        serde_json::json!({"#": "0.a_array", "D": [{"#": "0.a_i32", "D": 1}, {"#": "0.a_i32", "D": 2}]})
+    );
+    assert_eq!(tag("none"), serde_json::json!({"#": "0.a_array", "D": []}));
 }
 
 const STARTUP: &str = "{\n    (%0) = \"pd_op.full\" () {dtype:float32,persistable:[true],place:Place(undefined:0),shape:[],stop_gradient:[true],value:0.1} : () -> tensor<f32>\n    () = \"builtin.shadow_output\" (%0) {output_name:\"lr\"} : (tensor<f32>) -> \n}\n";

@@ -43,8 +43,12 @@ pub fn format_size(n: u64) -> String {
     format!("{n} bytes")
 }
 
+/// The UTF-8 byte order mark, dropped from the start of every file irw reads.
+pub const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Reads `path` (`-` for standard input) as a [`SourceFile`], refusing inputs larger than
-/// [`max_input_bytes`] without reading more than that.
+/// [`max_input_bytes`] without reading more than that. A leading UTF-8 byte order mark is
+/// dropped.
 pub fn read_source(path: &str) -> Result<SourceFile, Diagnostic> {
     let limit = max_input_bytes();
     let name = if path == "-" {
@@ -89,6 +93,10 @@ pub fn read_source(path: &str) -> Result<SourceFile, Diagnostic> {
     }
     if bytes.len() as u64 > limit {
         return Err(too_large());
+    }
+    // A UTF-8 byte order mark (some editors write one) is not part of the program.
+    if bytes.starts_with(UTF8_BOM) {
+        bytes.drain(..UTF8_BOM.len());
     }
     match String::from_utf8(bytes) {
         Ok(text) => Ok(SourceFile::new(name, text)),

@@ -10,7 +10,7 @@ mod io;
 
 pub use io::{
     format_size, max_input_bytes, read_source, set_max_input_bytes, write_output, write_outputs,
-    Content,
+    Content, UTF8_BOM,
 };
 
 use crate::diag::Diagnostic;
@@ -511,15 +511,76 @@ pub fn apply_rules_to(
     if args.stats {
         eprint!("{}", stats.render());
     }
+    warn_unproductive(rules, &stats, args);
     ir::verify_module(module).map_err(|e| {
-        e.to_diagnostic(module, None)
-            .with_note("the rewritten program is invalid: this is a bug in a rule or in irw")
+        let mut d = e.to_diagnostic(module, None);
+        // Name the rule that made the op (or the op defining one of its operands) what it is.
+        if let (ir::Which::Main, Some(op)) = (e.which, e.op) {
+            let defs = module
+                .main
+                .operands(op)
+                .flatten()
+                .filter_map(|v| module.main.defining_op(v));
+            let editors: Vec<String> = std::iter::once(op)
+                .chain(defs)
+                .filter_map(|o| stats.editor_of(o))
+                .fold(Vec::new(), |mut v, r| {
+                    if !v.contains(&r) {
+                        v.push(r);
+                    }
+                    v
+                });
+            if !editors.is_empty() {
+                d = d.with_note(format!(
+                    "made by {}: the rewritten program is invalid, a bug in that rule or in irw",
+                    editors.join(" and ")
+                ));
+                return d;
+            }
+        }
+        d.with_note("the rewritten program is invalid: this is a bug in a rule or in irw")
     })?;
     match ir::verify_dist::new_dist_mismatches(&dist_before, module).first() {
         Some(e) => Err(e.to_diagnostic(module, None).with_note(
             "the rewritten program's distribution attributes are wrong: this is a bug in a rule or in irw",
         )),
         None => Ok(()),
+    }
+}
+
+/// Warnings (standard error only: output and exit code stay as they are) for what a rule author
+/// should know: a rule file given on the command line whose rules changed nothing, and an
+/// e-graph saturation stopped by a limit (the program is rewritten with what was proven).
+fn warn_unproductive(
+    rules: &crate::rules::RuleSet,
+    stats: &crate::rewrite::Stats,
+    args: &RuleArgs,
+) {
+    for (i, &root) in rules.roots.iter().enumerate() {
+        let changes: u64 = rules
+            .phases
+            .iter()
+            .zip(&stats.phases)
+            .filter(|(p, _)| p.root == i)
+            .map(|(_, s)| s.applications + s.egraph_changes)
+            .sum();
+        if changes == 0 {
+            eprintln!(
+                "warning: {}: no rule of this file (or of the files it imports) changed the program",
+                rules.sources[root].name
+            );
+        }
+    }
+    for e in &stats.egraph {
+        if e.report.outcome.hit_limit() {
+            eprintln!(
+                "warning: e-graph saturation of phase `{}` ({} program) stopped: {}; the program is rewritten with what was proven so far{}",
+                e.phase,
+                e.program,
+                e.report.outcome,
+                if args.stats { "" } else { " (--stats shows the limits; --egraph-iters, --egraph-nodes, --egraph-time raise them)" }
+            );
+        }
     }
 }
 

@@ -170,6 +170,11 @@ pub fn dim0_scaled(ty: &Type, n: i64, times: bool) -> Option<Type> {
     })
 }
 
+/// Per-op attributes that say where and how an op runs rather than what it computes: an op an
+/// equational right-hand side builds takes them from the op it replaces (the left-hand side's
+/// root) when the rule does not give them.
+pub const INHERITED_ATTRS: &[&str] = &["op_role", "stop_gradient"];
+
 /// What the table says about one op.
 #[derive(Debug)]
 pub struct OpSpec {

@@ -615,6 +615,22 @@ impl Compiled {
         for k in &op.remove {
             dict.remove(k);
         }
+        // An op built without `{..%s}` takes the stage and per-op defaults of the op it
+        // replaces (the left-hand side's root, slot 0) for what its block does not give: a
+        // rule's `{}` must not make an op Paddle's schedule runs in no stage, and the built op
+        // then merges with an identical op the program already has.
+        if op.attrs_from.is_none() {
+            if let Some((_, root)) = m.slots.first() {
+                for &key in crate::dialect::INHERITED_ATTRS {
+                    if dict.contains_key(key) || op.remove.iter().any(|k| &**k == key) {
+                        continue;
+                    }
+                    if let Some(v) = eg.analysis.ctx.attrs(*root).get(key) {
+                        dict.set(key, v.clone());
+                    }
+                }
+            }
+        }
         let types = match &op.types {
             CTypes::Infer => infer_types(eg, op.rule, &children, &dict)?,
             CTypes::SameAs(v) => eg[m.vars[*v as usize]].data.types.clone(),

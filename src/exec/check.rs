@@ -234,11 +234,18 @@ fn compare(got: &Tensor, want: &Tensor, rtol: f64, atol: f64, scale: f64) -> (f6
 }
 
 /// A hint for a gradient mismatch: is the rewritten gradient a multiple of the reference?
+/// With k = 1 nothing is merged: the words are about the rewritten program's gradient and the
+/// original's, and no 1/k scale is suspected.
 fn scale_hint(got: &Tensor, want: &Tensor, k: usize) -> String {
     let (a, b) = (got.to_f64_vec(), want.to_f64_vec());
     let bb: f64 = b.iter().map(|v| v * v).sum();
+    let single = k == 1;
     if bb == 0.0 || a.len() != b.len() {
-        return "the merged gradient differs from the full-batch gradient".into();
+        return if single {
+            "the rewritten program's gradient differs from the original's".into()
+        } else {
+            "the merged gradient differs from the full-batch gradient".into()
+        };
     }
     let ratio = a.iter().zip(&b).map(|(x, y)| x * y).sum::<f64>() / bb;
     let resid: f64 = a
@@ -250,6 +257,14 @@ fn scale_hint(got: &Tensor, want: &Tensor, k: usize) -> String {
     let proportional = resid <= 1e-3 * bb.sqrt() * ratio.abs().max(1e-12);
     let k = k as f64;
     let near = |r: f64| (ratio - r).abs() <= 1e-3 * r.abs();
+    if single {
+        return if proportional {
+            format!("the rewritten program's gradient is {ratio:.4}× the original's")
+        } else {
+            "the rewritten program's gradient differs from the original's (not by a constant factor)"
+                .into()
+        };
+    }
     match () {
         _ if proportional && near(k) => format!(
             "the merged gradient is {k}× the full-batch gradient: the 1/k scale is missing"
@@ -305,6 +320,15 @@ pub fn check_with_sources(
         .or(mesh)
         .unwrap_or(if collectives { 2 } else { 1 })
         .max(1);
+    if n > 1 && !collectives && mesh.is_none() {
+        // Each rank would train on its own shard and never combine: the replicas diverge and
+        // every gradient differs from the full batch's, whatever the rewrite did.
+        return Err(Diagnostic::error(format!(
+            "--ranks {n}, but neither program has a collective: the ranks would never combine their gradients, so the comparison with one step on the full batch would fail whatever the rewrite did"
+        ))
+        .with_hint("leave out --ranks (one rank), or check a data-parallel program (one with c_allreduce_sum, all_reduce, ...)")
+        .as_usage());
+    }
     let b = resolve_micro_batch(opts.feed.as_ref(), opts.micro_batch, k, n)?;
     let rows_per_step = batch_rows(k, n, b)?;
     let empty = IndexMap::new();

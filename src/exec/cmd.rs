@@ -98,7 +98,8 @@ pub struct CheckArgs {
     /// The startup program of `--rewritten`.
     #[arg(long = "rewritten-startup", value_name = "FILE")]
     pub rewritten_startup: Option<String>,
-    /// Micro-steps (default: `--set k_steps=K`, else 4).
+    /// Micro-steps (default: `--set k_steps=K`, else the rule files' `k_steps` parameter, else
+    /// 1 with --rules whose files declare no `k_steps` (a pass that merges nothing), else 4).
     #[arg(long = "k-steps", value_name = "K", value_parser = crate::cli::parse_positive)]
     pub k_steps: Option<usize>,
     /// Rows per micro-step and rank (default: the feed's rows / (K·N), or 2).
@@ -174,6 +175,10 @@ pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
     // The rewritten program is the original's ops where rules kept them: its errors point into
     // the original's files, unless it was read from its own.
     let (rewritten_files, rewritten_by_rules);
+    // The micro-step count the rule files imply: their `k_steps` parameter's value (a default),
+    // or 1 when they declare none (nothing is merged: comparing k micro-steps with one big step
+    // would fail whatever the pass did).
+    let mut k_from_rules = None;
     let (rewritten, rewritten_src) = match &a.rewritten {
         Some(path) => {
             rewritten_files = load_module_files(path, a.rewritten_startup.as_deref())?;
@@ -186,6 +191,10 @@ pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
         }
         None => {
             let rules = crate::cli::load_rules(&a.rule)?;
+            k_from_rules = Some(match rules.params.get("k_steps").map(|p| &p.value) {
+                Some(crate::rules::Val::Int(k)) => usize::try_from(*k).unwrap_or(0),
+                _ => 1,
+            });
             let mut m = original.module.clone();
             crate::cli::apply_rules(&mut m, &rules, &a.rule)?;
             rewritten_by_rules = m;
@@ -194,7 +203,7 @@ pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
     };
     let k = match (a.k_steps, k_from_set(&a.rule.set)?) {
         (Some(k), _) | (None, Some(k)) => k,
-        (None, None) => 4,
+        (None, None) => k_from_rules.unwrap_or(4),
     };
     if k == 0 {
         return Err(Failure::Usage("k_steps must be at least 1".into()));

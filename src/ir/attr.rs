@@ -71,12 +71,14 @@ impl Hash for Attr {
 }
 
 impl Attr {
-    /// A float attribute, formatted the way Paddle prints floats (C++ `%g`-like, 6 significant
-    /// digits: `0.25`, `2`, `1e-08`).
+    /// A float attribute irw computed (a rule's `1.0 / k_steps`, a folded constant), printed
+    /// with the fewest digits that read back as exactly `value` ([`format_float_shortest`]:
+    /// `0.25`, `2`, `1e-08`, `0.3333333333333333`), so the printed program is the one irw
+    /// checked. Parsed floats keep their text as written instead.
     pub fn float(value: f64) -> Attr {
         Attr::Float {
             value,
-            text: format_float_like_paddle(value).into(),
+            text: format_float_shortest(value).into(),
         }
     }
 
@@ -226,6 +228,25 @@ pub fn format_float_like_paddle(v: f64) -> String {
     }
 }
 
+/// Formats a float with the fewest significant digits that parse back to exactly `v` (Rust's
+/// shortest round trip), in the shape Paddle prints: positional for exponents -4 to 15
+/// (`0.0001`, `0.3333333333333333`, `2`), else scientific with a signed two-digit exponent
+/// (`1e-08`, `1.5e+20`), which both irw's parser and C++'s `strtod` read.
+pub fn format_float_shortest(v: f64) -> String {
+    if !v.is_finite() || v == 0.0 {
+        return format_float_like_paddle(v);
+    }
+    let sci = format!("{v:e}");
+    let (mant, e) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let e: i32 = e.parse().unwrap_or(0);
+    if (-4..16).contains(&e) {
+        format!("{v}")
+    } else {
+        let sign = if e < 0 { '-' } else { '+' };
+        format!("{mant}e{sign}{:02}", e.abs())
+    }
+}
+
 fn trim_zeros(s: &str) -> &str {
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.')
@@ -332,6 +353,30 @@ mod tests {
 
     #[test]
     fn floats_print_like_paddle() {
+        for (v, t) in [
+            (0.25, "0.25"),
+            (2.0, "2"),
+            (1e-8, "1e-08"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (1.5e20, "1.5e+20"),
+            (-1234567.0, "-1234567"),
+            (1e300, "1e+300"),
+            (-0.0, "-0"),
+        ] {
+            assert_eq!(format_float_shortest(v), t);
+        }
+        for v in [
+            1.0 / 3.0,
+            0.1,
+            1e-8 / 3.0,
+            6.02e23,
+            f64::MIN_POSITIVE,
+            123456.789,
+        ] {
+            assert_eq!(format_float_shortest(v).parse::<f64>(), Ok(v));
+        }
         assert_eq!(format_float_like_paddle(0.25), "0.25");
         assert_eq!(format_float_like_paddle(2.0), "2");
         assert_eq!(format_float_like_paddle(1e-8), "1e-08");

@@ -27,7 +27,9 @@ mod types;
 pub mod verify;
 pub mod verify_dist;
 
-pub use attr::{format_float_like_paddle, intern_key, Attr, AttrDict, AttrId, AttrKey};
+pub use attr::{
+    format_float_like_paddle, format_float_shortest, intern_key, Attr, AttrDict, AttrId, AttrKey,
+};
 pub use context::Context;
 pub use dist::{DistSlot, OpDistAttr, Placement, ReduceKind, SlotType, TensorDist};
 pub use intern::{Interner, Sym, Symbols};

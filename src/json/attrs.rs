@@ -67,6 +67,45 @@ pub fn tag_for(op: &str, attr: &str, hints: &TagHints) -> Option<AttrTag> {
     table_tag(op, attr).or_else(|| hints.get(op, attr))
 }
 
+/// The tag an attribute neither the table nor the input knows (a rule's own marker, such as
+/// `grad_merge_add: true`) is written with, from its value: `true` a bool, an int an i32 (an
+/// i64 beyond i32), any other number an f64 (exact), a string a str, a dtype word a dtype,
+/// `Place(..)` a place, an array the array of its elements' common tag (an int array of i64
+/// when one needs it; empty: an empty array). Paddle keeps such attributes and no kernel reads
+/// them. `None` for values with no single tag (dictionaries, mixed arrays).
+pub fn infer_tag(a: &Attr) -> Option<AttrTag> {
+    fn one(a: &Attr) -> Option<Tag> {
+        Some(match a {
+            Attr::Bool(_) => Tag::Bool,
+            Attr::Int(i) if i32::try_from(*i).is_ok() => Tag::I32,
+            Attr::Int(_) => Tag::I64,
+            Attr::Float { .. } => Tag::F64,
+            Attr::Str(_) => Tag::Str,
+            Attr::Word(w) if w.starts_with("Place(") => {
+                place_to_json(w)?;
+                Tag::Place
+            }
+            Attr::Word(w) if DTYPE_NAMES.iter().any(|(_, p)| p == &&**w) => Tag::DType,
+            _ => return None,
+        })
+    }
+    match a {
+        Attr::Array(items) if items.is_empty() => Some(AttrTag::Array),
+        Attr::Array(items) => {
+            let mut tag = one(&items[0])?;
+            for x in &items[1..] {
+                tag = match (tag, one(x)?) {
+                    (t, u) if t == u => t,
+                    (Tag::I32, Tag::I64) | (Tag::I64, Tag::I32) => Tag::I64,
+                    _ => return None,
+                };
+            }
+            Some(AttrTag::ArrayOf(tag))
+        }
+        _ => one(a).map(AttrTag::One),
+    }
+}
+
 pub fn tag_name(t: Tag) -> &'static str {
     TAG_NAMES
         .iter()

@@ -183,13 +183,16 @@ impl Writer<'_> {
                 .map_err(|why| format!("attribute `{key}`: {why}"))?;
             return Ok(named(key, at));
         }
-        let tag = tag_for(op, key, self.hints).ok_or_else(|| {
-            format!(
-                "no JSON type tag is known for attribute `{key}` of `{op}`; add it to ATTR_TAGS \
-                 in src/dialect/paddle_json.rs (Paddle's loader does not check tags and a wrong \
-                 one crashes its executor)"
-            )
-        })?;
+        let tag = tag_for(op, key, self.hints)
+            .or_else(|| super::attrs::infer_tag(a))
+            .ok_or_else(|| {
+                format!(
+                    "no JSON type tag is known for attribute `{key}` of `{op}`, and its value `{}` \
+                     has none of its own (a bool, number, string, dtype, place, or an array of \
+                     one kind of them): give the attribute such a value",
+                    a.to_text()
+                )
+            })?;
         let at = attr_to_json(a, tag).map_err(|why| {
             format!(
                 "attribute `{key}` must be {} for Paddle (dialect table): {why}",

@@ -34,7 +34,12 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
     for phase in &rules.phases {
         let start = Instant::now();
         // Equational rules first (the e-graph rebuilds the program: markers found after).
+        let saturations = stats.egraph.len();
         super::equational::run_phase(eng.m, rules, phase, opts, &mut stats)?;
+        if stats.egraph.len() > saturations {
+            // The program was rebuilt: op ids no longer say which rule edited what.
+            stats.edited_by.clear();
+        }
         eng.find_markers();
         let mut compiled = Vec::new();
         for (i, lr) in phase.rules.iter().enumerate() {
@@ -108,6 +113,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                     stats.trace.push(trace_entry(eng.m, rules, lr, &mt.ops));
                 }
                 memo.insert(memo_key(*ri, &mt.ops));
+                let matched_ops = mt.ops.clone();
                 let touched = eng.run(
                     lr,
                     c.clauses.iter().filter_map(|cl| match cl {
@@ -118,27 +124,47 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 )?;
                 stats.rules[first_stat + k].applications += 1;
                 applied += 1;
+                for t in &touched {
+                    stats.edited_by.insert(t.0, first_stat + k);
+                }
                 if applied as usize > cap {
-                    let mut top: Vec<&RuleStats> = stats.rules[first_stat..].iter().collect();
-                    top.sort_by_key(|r| std::cmp::Reverse(r.applications));
+                    // Point at the rule that fired most: the likeliest to loop.
+                    let mut top: Vec<usize> = (0..compiled.len()).collect();
+                    top.sort_by_key(|&j| {
+                        std::cmp::Reverse(stats.rules[first_stat + j].applications)
+                    });
                     let list: Vec<String> = top
                         .iter()
                         .take(3)
-                        .map(|r| {
+                        .map(|&j| {
+                            let r = &stats.rules[first_stat + j];
                             format!(
                                 "{} ({} applications, {})",
                                 r.name, r.applications, r.location
                             )
                         })
                         .collect();
-                    return Err(Diagnostic::error(format!("phase `{}` stopped after {cap} rule applications: its rules may be looping", phase.name))
-                        .with_note(format!("most applied: {}", list.join("; ")))
-                        .with_hint("a rule should remove what it matches, or add something its pattern then excludes"));
+                    let worst = &phase.rules[compiled[top[0]].0];
+                    return Err(Diagnostic::at(
+                        &rules.sources[worst.file],
+                        worst.rule.name().span.0,
+                        format!(
+                            "phase `{}` stopped after {cap} rule applications: rule `{}` may be looping",
+                            phase.name,
+                            worst.rule.name().name
+                        ),
+                    )
+                    .with_note(format!("most applied: {}", list.join("; ")))
+                    .with_hint("a rule should remove what it matches, or add something its pattern then excludes"));
                 }
                 if queued.len() < eng.m.main.op_capacity() {
                     queued.resize(eng.m.main.op_capacity(), false);
                 }
-                for t in touched.into_iter().chain(std::iter::once(op)) {
+                for t in touched
+                    .into_iter()
+                    .chain(matched_ops)
+                    .chain(std::iter::once(op))
+                {
                     if eng.m.main.is_live(t) && !queued[t.index()] {
                         queued[t.index()] = true;
                         work.push_back(t);
@@ -149,8 +175,39 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         stats.phases.push(PhaseStats {
             name: phase.name.clone(),
             applications: applied,
+            egraph_changes: stats.egraph[saturations..]
+                .iter()
+                .map(|e| (e.report.elab.erased + e.report.elab.created) as u64)
+                .sum(),
             time: start.elapsed(),
         });
+        for q in &phase.requires {
+            let n = stats.applications_of(&q.rule);
+            if !q.met(n) {
+                let msg = match &q.message {
+                    Some(m) => m.clone(),
+                    None => format!(
+                        "required rule `{}` applied {n} time(s), this phase requires {}",
+                        q.rule,
+                        q.wanted()
+                    ),
+                };
+                let mut d = Diagnostic::at(&rules.sources[q.file], q.span.0, msg);
+                if q.message.is_some() {
+                    d = d.with_note(format!(
+                        "rule `{}` applied {n} time(s); required: {}",
+                        q.rule,
+                        q.wanted()
+                    ));
+                }
+                let hint = if n == 0 {
+                    format!("no op of the program matches `{}`, or its guard refused every match: `--trace` and `--stats` show what each rule matched", q.rule)
+                } else {
+                    "`--stats` shows each rule's matches and applications; an equational rule's count is of e-graph applications".to_string()
+                };
+                return Err(d.with_hint(hint));
+            }
+        }
     }
     Ok(stats)
 }
@@ -317,7 +374,6 @@ impl<'a> Engine<'a> {
                 .with_note(format!("matched main op #{} \"{name}\"", mt.ops[0].0))
                 .with_hint("this is a bug in the rule: it would match again forever; make its actions change the program or its guard exclude this case"));
         }
-        fx.touched.extend(mt.ops);
         Ok(fx.touched)
     }
 

@@ -77,6 +77,41 @@ pub struct Stats {
     pub equational_rules: usize,
     /// One entry per e-graph saturation (phase × program).
     pub egraph: Vec<equational::PhaseEGraph>,
+    /// Per main-program op (arena index) a structural rule built, moved or changed: the last
+    /// such rule, as an index into [`Stats::rules`]. An invalid rewritten program names it.
+    /// Cleared when an e-graph rebuilds the program.
+    pub edited_by: rustc_hash::FxHashMap<u32, usize>,
+}
+
+impl Stats {
+    /// Applications so far of the rule named `name`: a structural rule's, or an equational
+    /// rule's over every e-graph rule it stands for and every saturation.
+    pub fn applications_of(&self, name: &str) -> u64 {
+        let structural: u64 = self
+            .rules
+            .iter()
+            .filter(|r| r.name == name)
+            .map(|r| r.applications)
+            .sum();
+        let equational: u64 = self
+            .egraph
+            .iter()
+            .flat_map(|e| &e.report.rules)
+            .filter(|r| {
+                let base = r.name.split('#').next().unwrap_or(&r.name);
+                base.strip_suffix("<=").unwrap_or(base) == name
+            })
+            .map(|r| r.applications as u64)
+            .sum();
+        structural + equational
+    }
+
+    /// `rule `r` (file:line)` for the rule that last edited main op `op`, if a structural rule
+    /// did (see [`Stats::edited_by`]).
+    pub fn editor_of(&self, op: crate::ir::OpId) -> Option<String> {
+        let r = self.rules.get(*self.edited_by.get(&op.0)?)?;
+        Some(format!("rule `{}` ({})", r.name, r.location))
+    }
 }
 
 /// One rule application, for `--trace`.
@@ -154,7 +189,10 @@ pub struct RuleStats {
 #[derive(Debug, Clone)]
 pub struct PhaseStats {
     pub name: String,
+    /// Structural rule applications.
     pub applications: u64,
+    /// Ops the phase's e-graph saturations erased or created (0: they changed nothing).
+    pub egraph_changes: u64,
     pub time: Duration,
 }
 

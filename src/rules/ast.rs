@@ -57,6 +57,8 @@ pub enum Item {
     /// A rule outside any `phase { }`: it belongs to the file's implicit phase, named after the
     /// file (`canonicalize.rw` → `canonicalize`).
     Rule(Rule),
+    /// A `require` outside any `phase { }`: it belongs to the file's implicit phase.
+    Require(Require),
 }
 
 /// `param k_steps: int = 4 where k_steps >= 1 else "message";`
@@ -88,7 +90,29 @@ pub struct Import {
 pub struct PhaseDecl {
     pub name: Ident,
     pub rules: Vec<Rule>,
+    pub requires: Vec<Require>,
     pub span: Span,
+}
+
+/// `require scale_loss;` / `require scale_loss == n_params else "message";`: checked when the
+/// phase it is written in has run, against the applications of the named rule (of this phase or
+/// an earlier one) so far. Unmet, it is an error at the `require`. Without a comparison the
+/// rule must have applied at least once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Require {
+    pub rule: Ident,
+    /// A comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`) with an int expression of parameters.
+    pub count: Option<(BinOp, Expr)>,
+    pub message: Option<StrLit>,
+    pub span: Span,
+}
+
+/// An item inside `phase { }`.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum PhaseItem {
+    Rule(Rule),
+    Require(Require),
 }
 
 // A rule file holds tens of rules: boxing variants would buy nothing.

@@ -63,6 +63,9 @@ pub struct RuleSet {
     pub params: IndexMap<String, Param>,
     /// Phases in run order.
     pub phases: Vec<Phase>,
+    /// The rule files given on the command line, as indices into [`RuleSet::sources`], in order
+    /// ([`Phase::root`] says which of them brought a phase in).
+    pub roots: Vec<usize>,
 }
 
 impl RuleSet {
@@ -147,6 +150,55 @@ impl ParamType {
 pub struct Phase {
     pub name: String,
     pub rules: Vec<LoadedRule>,
+    /// Checked when the phase has run (see [`ast::Require`]).
+    pub requires: Vec<LoadedRequire>,
+    /// Index into [`RuleSet::roots`]: the command-line rule file whose imports included it.
+    pub root: usize,
+}
+
+/// A `require` with its count evaluated.
+#[derive(Debug, Clone)]
+pub struct LoadedRequire {
+    /// Index into [`RuleSet::sources`].
+    pub file: usize,
+    /// The required rule's name.
+    pub rule: String,
+    /// The `require` clause.
+    pub span: ast::Span,
+    /// The applications must compare to `count` with `op` (`>= 1` when none was written).
+    pub op: ast::BinOp,
+    pub count: i64,
+    /// The `else "message"`, interpolated with the parameters.
+    pub message: Option<String>,
+}
+
+impl LoadedRequire {
+    /// Whether `applied` applications meet the requirement.
+    pub fn met(&self, applied: u64) -> bool {
+        let a = i128::from(applied);
+        let c = i128::from(self.count);
+        match self.op {
+            ast::BinOp::Eq => a == c,
+            ast::BinOp::Ne => a != c,
+            ast::BinOp::Lt => a < c,
+            ast::BinOp::Le => a <= c,
+            ast::BinOp::Gt => a > c,
+            _ => a >= c,
+        }
+    }
+
+    /// `at least 1`, `exactly 3`, ...: what the requirement asks, for messages.
+    pub fn wanted(&self) -> String {
+        let c = self.count;
+        match self.op {
+            ast::BinOp::Eq => format!("exactly {c}"),
+            ast::BinOp::Ne => format!("any number but {c}"),
+            ast::BinOp::Lt => format!("fewer than {c}"),
+            ast::BinOp::Le => format!("at most {c}"),
+            ast::BinOp::Gt => format!("more than {c}"),
+            _ => format!("at least {c}"),
+        }
+    }
 }
 
 /// A rule with where it came from.

@@ -27,7 +27,7 @@ use super::eval::{
 };
 use super::parse::parse_file;
 use super::value::Val;
-use super::{LoadedRule, Param, ParamType, Phase, RuleSet, STAGES};
+use super::{LoadedRequire, LoadedRule, Param, ParamType, Phase, RuleSet, STAGES};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, Effect, OpSpec};
 use indexmap::{IndexMap, IndexSet};
@@ -82,6 +82,10 @@ fn read_bounded(path: &Path) -> std::io::Result<String> {
             "it is larger than {} MiB",
             MAX_RULE_FILE_BYTES >> 20
         )));
+    }
+    // A UTF-8 byte order mark (some editors write one) is not part of the rules.
+    if bytes.starts_with(crate::cli::UTF8_BOM) {
+        bytes.drain(..crate::cli::UTF8_BOM.len());
     }
     String::from_utf8(bytes)
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8"))
@@ -179,8 +183,12 @@ impl Loader {
         // Expand imports in place, in order; a file's phases are included once.
         let mut phases: Vec<Phase> = Vec::new();
         let mut included: IndexSet<usize> = IndexSet::new();
-        for &r in roots {
+        for (i, &r) in roots.iter().enumerate() {
+            let first = phases.len();
             self.expand(r, &lookup, &mut included, &mut phases)?;
+            for ph in &mut phases[first..] {
+                ph.root = i;
+            }
         }
         let mut seen: IndexMap<String, (usize, Span)> = IndexMap::new();
         for ph in &phases {
@@ -198,10 +206,41 @@ impl Loader {
                 seen.insert(name.name.clone(), (r.file, name.span));
             }
         }
+        // A `require` names a rule of its phase or of an earlier one.
+        let mut known: IndexSet<&str> = IndexSet::new();
+        for ph in &phases {
+            known.extend(ph.rules.iter().map(|r| r.rule.name().name.as_str()));
+            for q in &ph.requires {
+                if !known.contains(q.rule.as_str()) {
+                    let src = &self.sources[q.file];
+                    let mut d = Diagnostic::at(
+                        src,
+                        q.span.0 + "require ".len(),
+                        format!(
+                            "`require {}`: no rule `{}` runs in this phase or before it",
+                            q.rule, q.rule
+                        ),
+                    );
+                    if let Some((f, s)) = seen.get(&q.rule) {
+                        let (line, _) = self.sources[*f].line_col(s.0);
+                        d = d.with_note(format!(
+                            "`{}` ({}:{line}) runs in a later phase: require it there or after",
+                            q.rule, self.sources[*f].name
+                        ));
+                    } else if let Some(h) =
+                        did_you_mean(&closest(&q.rule, known.iter().copied(), 3))
+                    {
+                        d = d.with_hint(h);
+                    }
+                    return Err(d);
+                }
+            }
+        }
         Ok(RuleSet {
             sources: self.sources,
             params,
             phases,
+            roots: roots.to_vec(),
         })
     }
 
@@ -248,21 +287,35 @@ impl Loader {
                             .iter()
                             .map(|r| self.loaded(f, &line_starts, r))
                             .collect(),
+                        requires: p
+                            .requires
+                            .iter()
+                            .map(|q| loaded_require(src, f, params, q))
+                            .collect::<Result<_, _>>()?,
+                        root: 0,
                     });
                     implicit = None;
                 }
-                Item::Rule(r) => {
+                Item::Rule(_) | Item::Require(_) => {
                     let i = match implicit {
                         Some(i) => i,
                         None => {
                             phases.push(Phase {
                                 name: stem.clone(),
                                 rules: Vec::new(),
+                                requires: Vec::new(),
+                                root: 0,
                             });
                             phases.len() - 1
                         }
                     };
-                    phases[i].rules.push(self.loaded(f, &line_starts, r));
+                    match item {
+                        Item::Rule(r) => phases[i].rules.push(self.loaded(f, &line_starts, r)),
+                        Item::Require(q) => {
+                            phases[i].requires.push(loaded_require(src, f, params, q)?)
+                        }
+                        _ => {}
+                    }
                     implicit = Some(i);
                 }
                 Item::Param(_) => {}
@@ -435,6 +488,64 @@ impl Loader {
 /// Compares two expressions ignoring where they are written.
 /// Evaluates a constant boolean expression (an import condition, a parameter constraint);
 /// `what` names it in the error when the value is not a bool.
+/// A `require` with its count and message evaluated with the parameters.
+fn loaded_require(
+    src: &SourceFile,
+    file: usize,
+    params: &dyn Fn(&str) -> Option<Val>,
+    q: &Require,
+) -> Result<LoadedRequire, Diagnostic> {
+    let mut env = ConstEnv {
+        params,
+        stages: STAGES,
+    };
+    let (op, count) = match &q.count {
+        None => (BinOp::Ge, 1),
+        Some((op, e)) => {
+            if !matches!(
+                op,
+                BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+            ) {
+                return Err(Diagnostic::at(
+                    src,
+                    e.span().0,
+                    format!("`require` compares a number of applications: `{}` is not a comparison", op.symbol()),
+                )
+                .with_hint("write `require RULE;` (at least once) or `require RULE == N;` (also !=, <, <=, >, >=)"));
+            }
+            match eval(&mut env, e) {
+                Ok(Val::Int(n)) => (*op, n),
+                Ok(v) => {
+                    return Err(Diagnostic::at(
+                        src,
+                        e.span().0,
+                        format!(
+                            "a required number of applications must be an int, found {}",
+                            v.a_kind()
+                        ),
+                    ))
+                }
+                Err(er) => return Err(Diagnostic::at(src, er.span.0, er.message)),
+            }
+        }
+    };
+    let message = match &q.message {
+        None => None,
+        Some(m) => Some(
+            crate::rules::eval::eval_str(&mut env, m)
+                .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?,
+        ),
+    };
+    Ok(LoadedRequire {
+        file,
+        rule: q.rule.name.clone(),
+        span: q.span,
+        op,
+        count,
+        message,
+    })
+}
+
 fn const_bool(
     src: &SourceFile,
     params: &dyn Fn(&str) -> Option<Val>,
@@ -610,11 +721,21 @@ impl<'a> Checker<'a> {
                     for r in &p.rules {
                         self.rule(r, &mut rule_names)?;
                     }
+                    for q in &p.requires {
+                        self.require(q)?;
+                    }
                 }
                 Item::Rule(r) => self.rule(r, &mut rule_names)?,
+                Item::Require(q) => self.require(q)?,
             }
         }
         Ok(())
+    }
+
+    /// Checks a `require`'s count and message (every file is checked, included or not).
+    fn require(&self, q: &Require) -> Result<(), Diagnostic> {
+        let params = |n: &str| self.params.get(n).map(|p| p.value.clone());
+        loaded_require(self.src, 0, &params, q).map(|_| ())
     }
 
     fn rule<'r>(
@@ -724,7 +845,7 @@ impl<'a> Checker<'a> {
                 None => {
                     let mut d = self.at(i.span.0, format!("unknown op `{}`", i.name));
                     if let Some(close) = self.closest_op(&i.name) {
-                        d = d.with_hint(format!("did you mean `{close}`?"));
+                        d = d.with_hint(close);
                     }
                     Err(d.with_hint(format!(
                         "an op outside the dialect table is written quoted: \"{}\"",
@@ -774,24 +895,20 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn closest_op(&self, name: &str) -> Option<&'static str> {
-        let mut best: Option<(usize, &'static str)> = None;
-        for s in self.dialect.all() {
-            let d = edit_distance(name, s.name);
-            if d <= 3 && best.is_none_or(|(b, _)| d < b) {
-                best = Some((d, s.name));
-            }
-        }
-        best.map(|(_, n)| n)
+    /// "did you mean" for an unknown op name: the closest ops of the dialect table.
+    fn closest_op(&self, name: &str) -> Option<String> {
+        did_you_mean(&closest(name, self.dialect.all().iter().map(|s| s.name), 3))
     }
 
     fn stage_name(&self, i: &Ident) -> Result<(), Diagnostic> {
         if STAGES.iter().any(|(n, _)| *n == i.name) {
             Ok(())
         } else {
-            Err(self
-                .at(i.span.0, format!("unknown stage `{}`", i.name))
-                .with_hint(stages_hint()))
+            let mut d = self.at(i.span.0, format!("unknown stage `{}`", i.name));
+            if let Some(h) = did_you_mean(&closest(&i.name, STAGES.iter().map(|(n, _)| *n), 3)) {
+                d = d.with_hint(h);
+            }
+            Err(d.with_hint(stages_hint()))
         }
     }
 
@@ -901,8 +1018,9 @@ impl<'a> Checker<'a> {
 
     fn unbound(&self, i: &Ident) -> Diagnostic {
         let mut d = self.at(i.span.0, format!("`{}` is not bound", i.name));
-        if let Some(close) = self.values.keys().find(|k| edit_distance(k, &i.name) <= 2) {
-            d = d.with_hint(format!("did you mean `{close}`?"));
+        if let Some(h) = did_you_mean(&closest(&i.name, self.values.keys().map(|k| k.as_str()), 2))
+        {
+            d = d.with_hint(h);
         } else {
             d = d.with_hint("a value is bound by a pattern (`match pd_op.relu(%x);`), a `state`, or a built op (`%a = pd_op.add(...) {}`)");
         }
@@ -1125,7 +1243,7 @@ impl<'a> Checker<'a> {
                     let mut d =
                         self.at(b.op.name.span.0, format!("unknown op `{}`", b.op.name.name));
                     if let Some(c) = self.closest_op(&b.op.name.name) {
-                        d = d.with_hint(format!("did you mean `{c}`?"));
+                        d = d.with_hint(c);
                     }
                     return Err(d.with_hint(format!(
                         "an op outside the dialect table is written quoted: \"{}\"",
@@ -1258,6 +1376,14 @@ impl<'a> Checker<'a> {
                         d.with_hint(format!("captures are written with `$`: ${}", i.name))
                     } else {
                         let ps: Vec<&str> = self.params.keys().map(|s| s.as_str()).collect();
+                        let names = ps
+                            .iter()
+                            .copied()
+                            .chain(STAGES.iter().map(|(n, _)| *n))
+                            .chain(DTYPE_NAMES.iter().copied());
+                        if let Some(h) = did_you_mean(&closest(&i.name, names, 2)) {
+                            d = d.with_hint(h);
+                        }
                         d.with_hint(format!(
                             "a bare name is a parameter ({}), a stage ({}) or a dtype (float32, bf16, ...)",
                             if ps.is_empty() { "none declared".to_string() } else { ps.join(", ") },
@@ -1495,8 +1621,8 @@ impl<'a> Checker<'a> {
                         .chain(QUERY_FUNCTIONS.iter().map(|(f, _)| *f))
                         .collect();
                     let mut d = self.at(func.span.0, format!("unknown function `{}`", func.name));
-                    if let Some(c) = all.iter().find(|f| edit_distance(f, &func.name) <= 2) {
-                        d = d.with_hint(format!("did you mean `{c}`?"));
+                    if let Some(h) = did_you_mean(&closest(&func.name, all.iter().copied(), 2)) {
+                        d = d.with_hint(h);
                     } else {
                         d = d.with_hint(format!("functions: {}", all.join(", ")));
                     }
@@ -1759,20 +1885,63 @@ fn text_of(v: &ValueRef) -> String {
     }
 }
 
-/// Levenshtein distance, for "did you mean" hints (short strings only).
+/// Edit distance counting a swap of two neighbouring characters as one edit (optimal string
+/// alignment), for "did you mean" hints (short strings only): `sdg_` is one edit from `sgd_`.
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
+    let mut prev2: Vec<usize> = Vec::new();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for i in 1..=a.len() {
         let mut cur = vec![i; b.len() + 1];
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
             cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                cur[j] = cur[j].min(prev2[j - 2] + 1);
+            }
         }
-        prev = cur;
+        prev2 = std::mem::replace(&mut prev, cur);
     }
     prev[b.len()]
+}
+
+/// The candidates closest to `name` (at most `max` edits away), all of them when several tie:
+/// a hint that picks one of two equally close names at random misleads.
+pub fn closest<'c>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+    max: usize,
+) -> Vec<&'c str> {
+    let mut best = max + 1;
+    let mut out: Vec<&'c str> = Vec::new();
+    for c in candidates {
+        let d = edit_distance(name, c);
+        if d < best {
+            best = d;
+            out.clear();
+        }
+        if d == best && !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `did you mean `a`?` / `did you mean `a` or `b`?` for [`closest`]'s answer (none when empty
+/// or when more than three names tie: then no hint helps).
+pub fn did_you_mean(close: &[&str]) -> Option<String> {
+    let quoted: Vec<String> = close.iter().map(|c| format!("`{c}`")).collect();
+    match quoted.len() {
+        0 => None,
+        1 => Some(format!("did you mean {}?", quoted[0])),
+        2 | 3 => Some(format!(
+            "did you mean {} or {}?",
+            quoted[..quoted.len() - 1].join(", "),
+            quoted[quoted.len() - 1]
+        )),
+        _ => None,
+    }
 }
 
 impl ParamType {
@@ -1785,6 +1954,23 @@ impl ParamType {
         }
     }
 }
+
+/// The dtype names a rule may write, for "did you mean" hints (the long forms: the short ones
+/// are a few letters, close to everything).
+const DTYPE_NAMES: &[&str] = &[
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
+    "complex64",
+    "complex128",
+];
 
 /// `stages are forward, ...`: the hint after a word that is not a stage.
 fn stages_hint() -> String {
