@@ -25,12 +25,21 @@ const PUBLISH_OP: &str = "builtin.shadow_output";
 const PUBLISH_NAME_ATTR: &str = "output_name";
 const KWARG_ATTRS: &[(&str, &str)] = &[("place", "Place(cpu)"), ("persistable", "true")];
 
+/// The error of a run stopped by `--timeout`.
+fn timeout(phase: &str, applied: u64) -> Diagnostic {
+    Diagnostic::error(format!(
+        "rewriting stopped by the time limit (--timeout) in phase `{phase}` after {applied} rule applications"
+    ))
+    .with_hint("raise --timeout, or look for a rule that keeps firing with --stats")
+}
+
 /// Runs every phase of `rules` on `module`. Errors are diagnostics pointing at the rule file
 /// (an `error` action, a guard that fails to evaluate, a rule that changed nothing, the
 /// application cap).
 pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Stats, Diagnostic> {
     let mut stats = Stats::default();
     let mut eng = Engine::new(module, rules);
+    eng.cache.deadline = opts.deadline;
     for phase in &rules.phases {
         let start = Instant::now();
         // Equational rules first (the e-graph rebuilds the program: markers found after).
@@ -77,11 +86,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         let mut applied: u64 = 0;
         while let Some(op) = work.pop_front() {
             if opts.deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(Diagnostic::error(format!(
-                    "rewriting stopped by the time limit (--timeout) in phase `{}` after {applied} rule applications",
-                    phase.name
-                ))
-                .with_hint("raise --timeout, or look for a rule that keeps firing with --stats"));
+                return Err(timeout(&phase.name, applied));
             }
             queued[op.index()] = false;
             if !eng.m.main.is_live(op) {
@@ -103,6 +108,14 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 };
                 let found = s.find(op).map_err(|e| eval_diag(rules, lr, e))?;
                 stats.rules[first_stat + k].matches += s.matches;
+                if eng.cache.timed_out {
+                    return Err(timeout(&phase.name, applied).with_note(format!(
+                        "the time ran out while matching rule `{}` ({}:{})",
+                        stats.rules[first_stat + k].name,
+                        rules.sources[lr.file].name,
+                        lr.line
+                    )));
+                }
                 let Some(mt) = found else { continue };
                 if opts.trace {
                     stats.trace.push(trace_entry(eng.m, rules, lr, &mt.ops));
