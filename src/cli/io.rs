@@ -6,7 +6,13 @@
 //! partial file and never clobbers the previous one. A run killed outright (SIGKILL, power loss)
 //! between creating the temporary file and renaming it leaves that `.irw-XXXXXX.tmp` file in
 //! the target's directory: nothing can remove it then, and the target is still untouched
-//! (`tests/atomic_output.rs` checks both).
+//! (`tests/atomic_output.rs` checks both). SIGINT, SIGTERM and SIGHUP are caught while a
+//! temporary file exists (a thread of `signal-hook`'s, no code in the signal handler): the
+//! temporary files are removed and the process then dies of the signal as it would have.
+//!
+//! `-o` through a symbolic link writes the file the link points to (followed to the end, as
+//! `>` in a shell does): the temporary file is made beside that file and renamed over it, so
+//! the link stays a link.
 //!
 //! Every input is read with a size bound ([`max_input_bytes`], `--max-input-size`): a regular
 //! file that is too large is refused before it is read, a pipe after reading one byte more than
@@ -14,8 +20,9 @@
 
 use crate::diag::{Diagnostic, SourceFile};
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Largest input irw reads by default (bytes). A program of 10^6 ops is about 200 MB.
 pub const MAX_INPUT_BYTES: u64 = 4 << 30;
@@ -176,12 +183,68 @@ fn write_stdout(content: Content<'_>) -> Result<u64, Diagnostic> {
         .map_err(|e| Diagnostic::error(format!("cannot write standard output: {e}")))
 }
 
+/// Temporary files not yet renamed or removed: what a signal must clean up.
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Starts (once) the thread that, on SIGINT, SIGTERM or SIGHUP, removes the temporary files in
+/// [`TEMPORARIES`] and then ends the process as the signal's default action would. It holds
+/// the lock to the end, so no rename can start after the files are gone.
+fn catch_signals() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        let _ = std::thread::Builder::new()
+            .name("irw-signals".into())
+            .spawn(move || {
+                if let Some(sig) = signals.forever().next() {
+                    let tmps = temporaries();
+                    for p in tmps.iter() {
+                        let _ = std::fs::remove_file(p);
+                    }
+                    let _ = signal_hook::low_level::emulate_default_handler(sig);
+                    std::process::exit(128 + sig);
+                }
+            });
+    });
+}
+
+/// The file `path` names, symbolic links followed (at most 40, as the kernel does); a dangling
+/// link gives the path it points to (which `-o` then creates).
+fn follow_links(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&p) {
+                Ok(t) if t.is_absolute() => p = t,
+                Ok(t) => {
+                    p = match p.parent() {
+                        Some(d) => d.join(t),
+                        None => t,
+                    }
+                }
+                Err(_) => break,
+            },
+            _ => break,
+        }
+    }
+    p
+}
+
 /// A complete output in its temporary file beside the target, not yet renamed over it. Dropped
 /// without [`Pending::commit`], the temporary file is removed. `tmp` is `None` for a target
 /// that is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO): it was written in place,
 /// since renaming a file over a device would replace the device itself.
 struct Pending<'a> {
     path: &'a str,
+    /// `path` with symbolic links followed: the file replaced.
+    target: PathBuf,
     tmp: Option<tempfile::NamedTempFile>,
 }
 
@@ -191,7 +254,8 @@ fn write_failure(path: &str, e: &std::io::Error) -> Diagnostic {
 
 impl<'a> Pending<'a> {
     fn write(path: &'a str, content: Content<'_>) -> Result<(Pending<'a>, u64), Diagnostic> {
-        let target = Path::new(path);
+        let resolved = follow_links(Path::new(path));
+        let target = resolved.as_path();
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -212,7 +276,14 @@ impl<'a> Pending<'a> {
                 .write_to(&mut f)
                 .and_then(|n| f.flush().map(|_| n))
                 .map_err(fail)?;
-            return Ok((Pending { path, tmp: None }, n));
+            return Ok((
+                Pending {
+                    path,
+                    target: resolved,
+                    tmp: None,
+                },
+                n,
+            ));
         }
         // The output gets the permissions of the file it replaces, or those of a new file (0666
         // less the umask): a temporary file alone would be private (0600).
@@ -224,7 +295,13 @@ impl<'a> Pending<'a> {
             use std::os::unix::fs::PermissionsExt;
             b.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        let mut tmp = b.tempfile_in(dir).map_err(fail)?;
+        catch_signals();
+        let mut tmp = {
+            let mut tmps = temporaries();
+            let tmp = b.tempfile_in(dir).map_err(fail)?;
+            tmps.push(tmp.path().to_path_buf());
+            tmp
+        };
         if let Some(p) = old_perms {
             tmp.as_file().set_permissions(p).map_err(fail)?;
         }
@@ -233,20 +310,39 @@ impl<'a> Pending<'a> {
         Ok((
             Pending {
                 path,
+                target: resolved,
                 tmp: Some(tmp),
             },
             n,
         ))
     }
 
-    fn commit(self) -> Result<(), Diagnostic> {
+    fn commit(mut self) -> Result<(), Diagnostic> {
         let path = self.path;
-        match self.tmp {
-            Some(tmp) => tmp
-                .persist(path)
-                .map(|_| ())
-                .map_err(|e| write_failure(path, &e.error)),
+        match self.tmp.take() {
+            Some(tmp) => {
+                let mut tmps = temporaries();
+                let tmp_path = tmp.path().to_path_buf();
+                let r = tmp
+                    .persist(&self.target)
+                    .map(|_| ())
+                    .map_err(|e| write_failure(path, &e.error));
+                tmps.retain(|p| *p != tmp_path);
+                r
+            }
             None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Pending<'_> {
+    /// An uncommitted temporary file is removed (by `NamedTempFile`) and forgotten here.
+    fn drop(&mut self) {
+        if let Some(tmp) = self.tmp.take() {
+            let mut tmps = temporaries();
+            let tmp_path = tmp.path().to_path_buf();
+            drop(tmp);
+            tmps.retain(|p| *p != tmp_path);
         }
     }
 }

@@ -466,6 +466,16 @@ pub fn load_rules(args: &RuleArgs) -> Result<crate::rules::RuleSet, Diagnostic> 
         .iter()
         .map(|s| crate::rules::parse_set(s))
         .collect::<Result<Vec<_>, _>>()?;
+    // A repeated name is a mistake (which value was meant?), never a silent "last one wins".
+    for (i, (name, value)) in sets.iter().enumerate() {
+        if let Some((_, first)) = sets[..i].iter().find(|(n, _)| n == name) {
+            return Err(Diagnostic::error(format!(
+                "--set {name} given twice (`{name}={first}` and `{name}={value}`)"
+            ))
+            .with_hint("give each rule parameter at most once")
+            .as_usage());
+        }
+    }
     let paths: Vec<std::path::PathBuf> = args.rules.iter().map(std::path::PathBuf::from).collect();
     crate::rules::load(&paths, &sets)
 }
