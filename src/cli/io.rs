@@ -24,11 +24,36 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Largest input irw reads by default (bytes). A program of 10^6 ops is about 200 MB.
+/// Largest input irw reads by default on any machine (bytes). A program of 10^6 ops is about
+/// 180 MB.
 pub const MAX_INPUT_BYTES: u64 = 4 << 30;
 
-/// The input size limit in force (`--max-input-size`), for every file this process reads.
-static MAX_INPUT: AtomicU64 = AtomicU64::new(MAX_INPUT_BYTES);
+/// Peak memory of a rewrite per byte of input, rounded up from `benches/scaling.sh` (parse,
+/// grad_merge and print of 10^6 and 10^7 ops; see README.md, Performance).
+pub const PEAK_BYTES_PER_INPUT_BYTE: u64 = 5;
+
+/// The default `--max-input-size`: [`MAX_INPUT_BYTES`], or less on a machine whose memory
+/// (`MemTotal` in /proc/meminfo) could not hold the rewrite of an input that large
+/// ([`PEAK_BYTES_PER_INPUT_BYTE`]), so that a too-large input is refused with a message
+/// instead of exhausting memory.
+pub fn default_max_input_bytes() -> u64 {
+    static DEFAULT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *DEFAULT.get_or_init(|| {
+        let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+            let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            kib.checked_mul(1024)
+        });
+        match total {
+            Some(bytes) => (bytes / PEAK_BYTES_PER_INPUT_BYTE).clamp(64 << 20, MAX_INPUT_BYTES),
+            None => MAX_INPUT_BYTES,
+        }
+    })
+}
+
+/// The input size limit in force (`--max-input-size`), for every file this process reads;
+/// 0 until set: [`default_max_input_bytes`].
+static MAX_INPUT: AtomicU64 = AtomicU64::new(0);
 
 /// Sets the largest input [`read_source`] accepts (`--max-input-size`).
 pub fn set_max_input_bytes(n: u64) {
@@ -37,7 +62,10 @@ pub fn set_max_input_bytes(n: u64) {
 
 /// The largest input [`read_source`] accepts.
 pub fn max_input_bytes() -> u64 {
-    MAX_INPUT.load(Ordering::Relaxed)
+    match MAX_INPUT.load(Ordering::Relaxed) {
+        0 => default_max_input_bytes(),
+        n => n,
+    }
 }
 
 /// `4294967296` as `4 GiB`, `1536` as `1536 bytes`: sizes in messages, exact.
