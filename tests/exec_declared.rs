@@ -108,7 +108,7 @@ fn a_feed_contradicting_a_fixed_batch_is_an_error_and_multiples_run() {
         "f5.json",
         &format!(
             "{{\"inputs\": {{\"x\": [{}]}}}}",
-            vec!["[1, 2, 3, 4, 5]"; 8].join(", ")
+            ["[1, 2, 3, 4, 5]"; 8].join(", ")
         ),
     );
     fails_at(
