@@ -4,7 +4,10 @@
 //!   enclosing block, never inside a region that has ended);
 //! - for ops in the dialect table, operand and result counts fit the table;
 //! - every value that a plain op uses has a known type (so it can be printed);
-//! - keyword-argument names are unique within their block.
+//! - keyword-argument names are unique within their block;
+//! - `cf.yield` is the last op of a region's block (never in a top-level block), and each block
+//!   of a `pd_op.if` with results or of a `pd_op.while` ends with one that yields one value per
+//!   result (a `while` yields its next condition first) of the result's type.
 //!
 //! Errors name the op; [`VerifyError::to_diagnostic`] points at its line when the op was parsed
 //! (the parser records positions), so a bad input is reported like a syntax error.
