@@ -414,3 +414,105 @@ fn a_fifo_or_device_target_is_written_in_place() {
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
     assert_eq!(others(dir.path(), &["out.fifo"]), Vec::<String>::new());
 }
+
+/// Waits (at most `limit`) until `child` has created its temporary output in `dir`, sends it
+/// `sig`, and waits for it. Returns its exit status and whether the temporary file was seen.
+#[cfg(unix)]
+fn signal_while_writing(
+    mut child: std::process::Child,
+    dir: &Path,
+    keep: &[&str],
+    sig: i32,
+) -> (std::process::ExitStatus, bool) {
+    let start = Instant::now();
+    let mut saw_tmp = false;
+    while start.elapsed() < Duration::from_secs(60) {
+        if !others(dir, keep).is_empty() {
+            saw_tmp = true;
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    // SAFETY: kill(2) on the pid of a child this test spawned and has not yet reaped.
+    unsafe {
+        libc::kill(child.id() as i32, sig);
+    }
+    (child.wait().unwrap(), saw_tmp)
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_or_sigint_while_writing_removes_the_temporary_file() {
+    use std::os::unix::process::ExitStatusExt;
+    // Before: the `.irw-XXXXXX.tmp` file stayed behind, as after SIGKILL.
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.ir");
+        let o = out.to_string_lossy().into_owned();
+        let mut interrupted = false;
+        for layers in [30_000usize, 60_000, 120_000] {
+            std::fs::write(&out, OLD).unwrap();
+            let child = irw()
+                .args(["gen", "mlp", "--layers", &layers.to_string(), "-o", &o])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let (status, saw_tmp) = signal_while_writing(child, dir.path(), &["out.ir"], sig);
+            if status.success() {
+                continue;
+            }
+            assert!(saw_tmp, "irw failed before writing: {status:?}");
+            assert_eq!(status.signal(), Some(sig), "{status:?}");
+            assert_eq!(others(dir.path(), &["out.ir"]), Vec::<String>::new());
+            let content = std::fs::read(&out).unwrap();
+            if content != OLD.as_bytes() {
+                // The signal landed after the rename: the new program, complete.
+                assert!(content.ends_with(b"}\n"), "a partial output");
+                continue;
+            }
+            interrupted = true;
+            break;
+        }
+        assert!(interrupted, "every run finished before the signal landed");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn output_through_a_symlink_writes_the_file_it_points_to() {
+    // Before: the rename replaced the link with a regular file; the target kept the old text.
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("real");
+    std::fs::create_dir(&sub).unwrap();
+    let target = sub.join("target.ir");
+    std::fs::write(&target, OLD).unwrap();
+    let link = dir.path().join("link.ir");
+    std::os::unix::fs::symlink("real/target.ir", &link).unwrap();
+    // A link to a link, and a dangling link (its target is created).
+    let link2 = dir.path().join("link2.ir");
+    std::os::unix::fs::symlink(&link, &link2).unwrap();
+    let dangling = dir.path().join("dangling.ir");
+    std::os::unix::fs::symlink("real/new.ir", &dangling).unwrap();
+    for (l, t) in [
+        (&link, &target),
+        (&link2, &target),
+        (&dangling, &sub.join("new.ir")),
+    ] {
+        let out = run_irw(&["gen", "mlp", "--layers", "1", "-o", &l.to_string_lossy()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(std::fs::symlink_metadata(l)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(std::fs::read_to_string(t).unwrap().contains("pd_op.matmul"));
+    }
+    assert_eq!(others(&sub, &["target.ir", "new.ir"]), Vec::<String>::new());
+}

@@ -1916,6 +1916,7 @@ fn json_cases() -> Vec<Case> {
     (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>
     () = "pd_op.while" (%0) {} -> {
     ^%arg_0 {}
+        () = "cf.yield" (%0) {} : (tensor<2xf32>) -> 
     }
 }
 "#),

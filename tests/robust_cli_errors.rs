@@ -230,3 +230,25 @@ fn limits_are_offered_where_they_apply() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("larger than"));
 }
+
+#[test]
+fn a_repeated_set_is_a_usage_error() {
+    // Before: the last value silently won.
+    let f = fixture("before.ir");
+    let args = [
+        "--rules",
+        "rules/grad_merge.rw",
+        "--set",
+        "k_steps=4",
+        "--set",
+        "k_steps=8",
+    ];
+    usage_error(
+        run_irw(&[&args[..], &[f.as_str()]].concat()),
+        "--set k_steps given twice (`k_steps=4` and `k_steps=8`)",
+    );
+    usage_error(
+        run_irw(&[&["check"], &args[..], &[f.as_str()]].concat()),
+        "--set k_steps given twice",
+    );
+}

@@ -257,3 +257,107 @@ fn timeout_stops_rewriting_with_an_error_and_writes_nothing() {
     let out = run_irw(&["--timeout", "soon", &f]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+// ---- limits inside matching ------------------------------------------------------------------
+
+/// `x`, two `scale(x, full(1))` that differ only in the constant's place, and rules that make
+/// `x`'s class hold both scales (x * 1 = x, not subsuming): a pattern of `depth` nested scales
+/// then has 2^depth matches in that one class. `deep` never fires (its guard is false).
+fn deep_scales(dir: &std::path::Path, depth: usize) -> (String, String) {
+    let ir = "{\n    (%0) = \"pd_op.data\" () {dtype:float32,name:\"x\",place:Place(undefined:0),shape:[4,4],stop_gradient:[true]} : () -> tensor<4x4xf32>\n    (%1) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[1],value:1} : () -> tensor<1xf32>\n    (%2) = \"pd_op.full\" () {dtype:float32,place:Place(undefined:0),shape:[1],value:1} : () -> tensor<1xf32>\n    (%3) = \"pd_op.scale\" (%0, %1) {bias:0,bias_after_scale:true} : (tensor<4x4xf32>, tensor<1xf32>) -> tensor<4x4xf32>\n    (%4) = \"pd_op.scale\" (%0, %2) {bias:0,bias_after_scale:true} : (tensor<4x4xf32>, tensor<1xf32>) -> tensor<4x4xf32>\n    () = \"builtin.shadow_output\" (%3) {output_name:\"a\"} : (tensor<4x4xf32>) -> \n    () = \"builtin.shadow_output\" (%4) {output_name:\"b\"} : (tensor<4x4xf32>) -> \n}\n";
+    let mut pat = String::from("%x");
+    for i in 0..depth {
+        pat = format!("pd_op.scale({pat}, %a{i})");
+    }
+    let rw = format!(
+        "// deep\nphase p {{\n    // x * 1 = x\n    rewrite one: pd_op.scale(%x, %s) {{bias: 0}} => %x where const(%s) == 1;\n    // never holds\n    rewrite deep: {pat} => %x where const(%a0) == 7;\n}}\n"
+    );
+    let (i, r) = (dir.join("deep.ir"), dir.join("deep.rw"));
+    std::fs::write(&i, ir).unwrap();
+    std::fs::write(&r, rw).unwrap();
+    (
+        i.to_string_lossy().into_owned(),
+        r.to_string_lossy().into_owned(),
+    )
+}
+
+#[test]
+fn a_deep_equational_pattern_stops_at_the_match_limit_deterministically() {
+    // Before: 16M matches collected for 70 s (8.9 GB) past `--timeout 5`.
+    let dir = tempfile::tempdir().unwrap();
+    let (ir, rw) = deep_scales(dir.path(), 24);
+    let t = Instant::now();
+    let first = run_irw(&["--rules", &rw, "--stats", "--timeout", "60", &ir]);
+    let err = String::from_utf8_lossy(&first.stderr);
+    assert_eq!(first.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("match limit hit (rule `deep` has more than 10020 matches in one iteration)"),
+        "{err}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    let second = run_irw(&["--rules", &rw, "--timeout", "60", &ir]);
+    assert_eq!(first.stdout, second.stdout);
+    assert!(String::from_utf8_lossy(&first.stdout).contains("(%0) {output_name:\"b\"}"));
+}
+
+#[test]
+fn timeout_and_egraph_time_stop_a_search_that_is_still_enumerating() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ir, rw) = deep_scales(dir.path(), 40);
+    let huge = ["--rules", &rw, "--egraph-nodes", "1000000000", "--stats"];
+    let t = Instant::now();
+    let out = run_irw(&[&huge[..], &["--timeout", "1", &ir]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("rewriting stopped by the time limit (--timeout) in phase `p`")
+            && err.contains("time limit hit"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    // --egraph-time alone: the saturation stops, the program is still written.
+    let t = Instant::now();
+    let out = run_irw(&[&huge[..], &["--egraph-time", "1", &ir]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("e-graph: time limit hit"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+}
+
+#[test]
+fn timeout_stops_a_structural_match_over_a_value_with_800_readers() {
+    // Four patterns through one value's 800 readers: 800^3 candidates per root. Before: still
+    // enumerating long after `--timeout 1`.
+    let dir = tempfile::tempdir().unwrap();
+    let mut ir = String::from("{\n    (%0) = \"pd_op.data\" () {dtype:float32,name:\"x\",place:Place(undefined:0),shape:[4,4],stop_gradient:[true]} : () -> tensor<4x4xf32>\n");
+    for i in 1..=800 {
+        ir.push_str(&format!(
+            "    (%{i}) = \"pd_op.relu\" (%0) {{}} : (tensor<4x4xf32>) -> tensor<4x4xf32>\n"
+        ));
+    }
+    for i in 1..=800 {
+        ir.push_str(&format!("    () = \"builtin.shadow_output\" (%{i}) {{output_name:\"o{i}\"}} : (tensor<4x4xf32>) -> \n"));
+    }
+    ir.push_str("}\n");
+    let rw = "// four readers\nphase p {\n    // never fires\n    rule four {\n        match %a = pd_op.relu(%x), %b = pd_op.relu(%x), %c = pd_op.relu(%x), %d = pd_op.relu(%x);\n        where false;\n        erase %a;\n    }\n}\n";
+    let (i, r) = (dir.path().join("r.ir"), dir.path().join("r.rw"));
+    std::fs::write(&i, ir).unwrap();
+    std::fs::write(&r, rw).unwrap();
+    let t = Instant::now();
+    let out = run_irw(&[
+        "--rules",
+        &r.to_string_lossy(),
+        "--timeout",
+        "1",
+        &i.to_string_lossy(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("stopped by the time limit (--timeout)")
+            && err.contains("while matching rule `four`"),
+        "{err}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+}

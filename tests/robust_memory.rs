@@ -184,3 +184,60 @@ fn the_live_count_follows_tensors() {
     assert!(Tensor::try_full(&[1 << 40, 1 << 40], DType::F32, 0.0).is_err());
     assert_eq!(memory::live(), before);
 }
+
+#[cfg(unix)]
+#[test]
+fn gen_refuses_a_program_too_large_to_hold_instead_of_aborting() {
+    // Before: `gen mlp --layers 20000000` aborted on allocation (SIGABRT, no message).
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("big.ir");
+    for layers in ["20000000", "18446744073709551615"] {
+        let out = run_irw_limited(&["gen", "mlp", "--layers", layers, "-o", &o.to_string_lossy()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("--layers {layers} would make a program of about"))
+                && err.contains("more than irw reads on this machine"),
+            "{err}"
+        );
+        assert!(!o.exists());
+    }
+    // A size that fits is still generated.
+    let out = run_irw_limited(&["gen", "mlp", "--layers", "1000", "-o", &o.to_string_lossy()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(o.exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn gen_reports_a_text_it_cannot_allocate() {
+    // 300 000 layers are about 900 MB of text: under 512 MiB of address space the allocation
+    // fails, and that is an error, not an abort.
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("big.ir");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 524288 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_irw"))
+        .args([
+            "gen",
+            "mlp",
+            "--layers",
+            "300000",
+            "-o",
+            &o.to_string_lossy(),
+        ])
+        .output()
+        .expect("sh runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--layers 300000: cannot allocate the"),
+        "{err}"
+    );
+    assert!(!o.exists());
+}

@@ -6,7 +6,13 @@
 //! partial file and never clobbers the previous one. A run killed outright (SIGKILL, power loss)
 //! between creating the temporary file and renaming it leaves that `.irw-XXXXXX.tmp` file in
 //! the target's directory: nothing can remove it then, and the target is still untouched
-//! (`tests/atomic_output.rs` checks both).
+//! (`tests/atomic_output.rs` checks both). SIGINT, SIGTERM and SIGHUP are caught while a
+//! temporary file exists (a thread of `signal-hook`'s, no code in the signal handler): the
+//! temporary files are removed and the process then dies of the signal as it would have.
+//!
+//! `-o` through a symbolic link writes the file the link points to (followed to the end, as
+//! `>` in a shell does): the temporary file is made beside that file and renamed over it, so
+//! the link stays a link.
 //!
 //! Every input is read with a size bound ([`max_input_bytes`], `--max-input-size`): a regular
 //! file that is too large is refused before it is read, a pipe after reading one byte more than
@@ -14,14 +20,40 @@
 
 use crate::diag::{Diagnostic, SourceFile};
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
-/// Largest input irw reads by default (bytes). A program of 10^6 ops is about 200 MB.
+/// Largest input irw reads by default on any machine (bytes). A program of 10^6 ops is about
+/// 180 MB.
 pub const MAX_INPUT_BYTES: u64 = 4 << 30;
 
-/// The input size limit in force (`--max-input-size`), for every file this process reads.
-static MAX_INPUT: AtomicU64 = AtomicU64::new(MAX_INPUT_BYTES);
+/// Peak memory of a rewrite per byte of input, rounded up from `benches/scaling.sh` (parse,
+/// grad_merge and print of 10^6 and 10^7 ops; see README.md, Performance).
+pub const PEAK_BYTES_PER_INPUT_BYTE: u64 = 5;
+
+/// The default `--max-input-size`: [`MAX_INPUT_BYTES`], or less on a machine whose memory
+/// (`MemTotal` in /proc/meminfo) could not hold the rewrite of an input that large
+/// ([`PEAK_BYTES_PER_INPUT_BYTE`]), so that a too-large input is refused with a message
+/// instead of exhausting memory.
+pub fn default_max_input_bytes() -> u64 {
+    static DEFAULT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *DEFAULT.get_or_init(|| {
+        let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+            let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            kib.checked_mul(1024)
+        });
+        match total {
+            Some(bytes) => (bytes / PEAK_BYTES_PER_INPUT_BYTE).clamp(64 << 20, MAX_INPUT_BYTES),
+            None => MAX_INPUT_BYTES,
+        }
+    })
+}
+
+/// The input size limit in force (`--max-input-size`), for every file this process reads;
+/// 0 until set: [`default_max_input_bytes`].
+static MAX_INPUT: AtomicU64 = AtomicU64::new(0);
 
 /// Sets the largest input [`read_source`] accepts (`--max-input-size`).
 pub fn set_max_input_bytes(n: u64) {
@@ -30,7 +62,10 @@ pub fn set_max_input_bytes(n: u64) {
 
 /// The largest input [`read_source`] accepts.
 pub fn max_input_bytes() -> u64 {
-    MAX_INPUT.load(Ordering::Relaxed)
+    match MAX_INPUT.load(Ordering::Relaxed) {
+        0 => default_max_input_bytes(),
+        n => n,
+    }
 }
 
 /// `4294967296` as `4 GiB`, `1536` as `1536 bytes`: sizes in messages, exact.
@@ -184,12 +219,68 @@ fn write_stdout(content: Content<'_>) -> Result<u64, Diagnostic> {
         .map_err(|e| Diagnostic::error(format!("cannot write standard output: {e}")))
 }
 
+/// Temporary files not yet renamed or removed: what a signal must clean up.
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Starts (once) the thread that, on SIGINT, SIGTERM or SIGHUP, removes the temporary files in
+/// [`TEMPORARIES`] and then ends the process as the signal's default action would. It holds
+/// the lock to the end, so no rename can start after the files are gone.
+fn catch_signals() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        let _ = std::thread::Builder::new()
+            .name("irw-signals".into())
+            .spawn(move || {
+                if let Some(sig) = signals.forever().next() {
+                    let tmps = temporaries();
+                    for p in tmps.iter() {
+                        let _ = std::fs::remove_file(p);
+                    }
+                    let _ = signal_hook::low_level::emulate_default_handler(sig);
+                    std::process::exit(128 + sig);
+                }
+            });
+    });
+}
+
+/// The file `path` names, symbolic links followed (at most 40, as the kernel does); a dangling
+/// link gives the path it points to (which `-o` then creates).
+fn follow_links(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&p) {
+                Ok(t) if t.is_absolute() => p = t,
+                Ok(t) => {
+                    p = match p.parent() {
+                        Some(d) => d.join(t),
+                        None => t,
+                    }
+                }
+                Err(_) => break,
+            },
+            _ => break,
+        }
+    }
+    p
+}
+
 /// A complete output in its temporary file beside the target, not yet renamed over it. Dropped
 /// without [`Pending::commit`], the temporary file is removed. `tmp` is `None` for a target
 /// that is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO): it was written in place,
 /// since renaming a file over a device would replace the device itself.
 struct Pending<'a> {
     path: &'a str,
+    /// `path` with symbolic links followed: the file replaced.
+    target: PathBuf,
     tmp: Option<tempfile::NamedTempFile>,
 }
 
@@ -199,7 +290,8 @@ fn write_failure(path: &str, e: &std::io::Error) -> Diagnostic {
 
 impl<'a> Pending<'a> {
     fn write(path: &'a str, content: Content<'_>) -> Result<(Pending<'a>, u64), Diagnostic> {
-        let target = Path::new(path);
+        let resolved = follow_links(Path::new(path));
+        let target = resolved.as_path();
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -220,7 +312,14 @@ impl<'a> Pending<'a> {
                 .write_to(&mut f)
                 .and_then(|n| f.flush().map(|_| n))
                 .map_err(fail)?;
-            return Ok((Pending { path, tmp: None }, n));
+            return Ok((
+                Pending {
+                    path,
+                    target: resolved,
+                    tmp: None,
+                },
+                n,
+            ));
         }
         // The output gets the permissions of the file it replaces, or those of a new file (0666
         // less the umask): a temporary file alone would be private (0600).
@@ -232,7 +331,13 @@ impl<'a> Pending<'a> {
             use std::os::unix::fs::PermissionsExt;
             b.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        let mut tmp = b.tempfile_in(dir).map_err(fail)?;
+        catch_signals();
+        let mut tmp = {
+            let mut tmps = temporaries();
+            let tmp = b.tempfile_in(dir).map_err(fail)?;
+            tmps.push(tmp.path().to_path_buf());
+            tmp
+        };
         if let Some(p) = old_perms {
             tmp.as_file().set_permissions(p).map_err(fail)?;
         }
@@ -241,20 +346,39 @@ impl<'a> Pending<'a> {
         Ok((
             Pending {
                 path,
+                target: resolved,
                 tmp: Some(tmp),
             },
             n,
         ))
     }
 
-    fn commit(self) -> Result<(), Diagnostic> {
+    fn commit(mut self) -> Result<(), Diagnostic> {
         let path = self.path;
-        match self.tmp {
-            Some(tmp) => tmp
-                .persist(path)
-                .map(|_| ())
-                .map_err(|e| write_failure(path, &e.error)),
+        match self.tmp.take() {
+            Some(tmp) => {
+                let mut tmps = temporaries();
+                let tmp_path = tmp.path().to_path_buf();
+                let r = tmp
+                    .persist(&self.target)
+                    .map(|_| ())
+                    .map_err(|e| write_failure(path, &e.error));
+                tmps.retain(|p| *p != tmp_path);
+                r
+            }
             None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Pending<'_> {
+    /// An uncommitted temporary file is removed (by `NamedTempFile`) and forgotten here.
+    fn drop(&mut self) {
+        if let Some(tmp) = self.tmp.take() {
+            let mut tmps = temporaries();
+            let tmp_path = tmp.path().to_path_buf();
+            drop(tmp);
+            tmps.retain(|p| *p != tmp_path);
         }
     }
 }

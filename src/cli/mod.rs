@@ -9,8 +9,8 @@
 mod io;
 
 pub use io::{
-    format_size, max_input_bytes, read_source, set_max_input_bytes, write_output, write_outputs,
-    Content, UTF8_BOM,
+    default_max_input_bytes, format_size, max_input_bytes, read_source, set_max_input_bytes,
+    write_output, write_outputs, Content, UTF8_BOM,
 };
 
 use crate::diag::Diagnostic;
@@ -53,7 +53,7 @@ pub struct Cli {
 #[derive(Args, Debug, Clone, Default)]
 pub struct InputLimitArgs {
     /// Refuse input files larger than SIZE (bytes, or with a suffix K, M, G: powers of 1024)
-    /// [default: 4G].
+    /// [default: 4G, or a fifth of the machine's memory if that is less].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_input_size: Option<u64>,
 }
@@ -467,6 +467,16 @@ pub fn load_rules(args: &RuleArgs) -> Result<crate::rules::RuleSet, Diagnostic> 
         .iter()
         .map(|s| crate::rules::parse_set(s))
         .collect::<Result<Vec<_>, _>>()?;
+    // A repeated name is a mistake (which value was meant?), never a silent "last one wins".
+    for (i, (name, value)) in sets.iter().enumerate() {
+        if let Some((_, first)) = sets[..i].iter().find(|(n, _)| n == name) {
+            return Err(Diagnostic::error(format!(
+                "--set {name} given twice (`{name}={first}` and `{name}={value}`)"
+            ))
+            .with_hint("give each rule parameter at most once")
+            .as_usage());
+        }
+    }
     let paths: Vec<std::path::PathBuf> = args.rules.iter().map(std::path::PathBuf::from).collect();
     crate::rules::load(&paths, &sets)
 }
@@ -705,7 +715,28 @@ fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
             "--dist with --allreduce needs --collective all_reduce: pd_dist programs sync with pd_op.all_reduce".into(),
         ));
     }
-    let mut text = crate::gen::mlp(&opts);
+    // The text is built in memory, then written: refuse a program that irw could not read
+    // back, or whose text cannot be allocated, before trying.
+    let estimate = crate::gen::estimate_len(&opts) as u64;
+    let limit = default_max_input_bytes();
+    if estimate > limit {
+        return Err(Failure::Input(
+            Diagnostic::error(format!(
+                "--layers {} would make a program of about {}, more than irw reads on this machine ({}, --max-input-size's default)",
+                a.layers,
+                format_bytes(estimate),
+                format_bytes(limit)
+            ))
+            .with_hint("generate fewer layers"),
+        ));
+    }
+    let mut text = crate::gen::try_mlp(&opts).map_err(|_| {
+        Diagnostic::error(format!(
+            "--layers {}: cannot allocate the {} of the program's text",
+            a.layers,
+            format_bytes(estimate)
+        ))
+    })?;
     if let Some(n) = a.dist {
         let src = crate::SourceFile::new("<irw gen mlp>", text);
         let mut m = ir::parse_module(&src)?;
@@ -714,6 +745,16 @@ fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
     }
     write_output(a.output.as_deref().unwrap_or("-"), &text)?;
     Ok(())
+}
+
+/// `1.7 GiB`, `300 MiB`: an approximate size.
+fn format_bytes(n: u64) -> String {
+    let n = n as f64;
+    if n >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", n / (1u64 << 30) as f64)
+    } else {
+        format!("{:.0} MiB", n / (1u64 << 20) as f64)
+    }
 }
 
 fn lint_command(a: &LintArgs) -> Result<(), Failure> {

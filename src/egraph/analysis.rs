@@ -51,6 +51,33 @@ pub struct IrAnalysis {
     /// refuses type-changing equations, so this stays 0 unless a rule states a false equation
     /// about constants; it is reported.
     pub conflicts: usize,
+    /// The bounds every rule search of the running saturation works under (see `run.rs`).
+    pub search: SearchBudget,
+}
+
+/// Bounds on one rule's search, set by `run.rs` before saturation: the searcher enumerates
+/// matches class by class and stops, recording why in `stop`, as soon as one bound is passed,
+/// instead of first collecting every match (a deep pattern over classes with several equivalent
+/// nodes has exponentially many).
+#[derive(Debug, Default)]
+pub struct SearchBudget {
+    /// The saturation's deadline (`--egraph-time`, never past `--timeout`), checked every few
+    /// thousand matching steps.
+    pub deadline: Option<std::time::Instant>,
+    /// Most matches (partial or complete) one rule may have in one iteration: the node limit,
+    /// since applying more would grow the e-graph past it anyway.
+    pub max_matches: usize,
+    /// Why the last search stopped early, if it did.
+    pub stop: std::cell::Cell<Option<SearchStop>>,
+}
+
+/// Why a rule's search stopped before it had every match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchStop {
+    /// More than [`SearchBudget::max_matches`] matches.
+    Matches,
+    /// The deadline passed.
+    Time,
 }
 
 impl IrAnalysis {
@@ -61,6 +88,10 @@ impl IrAnalysis {
             full,
             subsumed: FxHashSet::default(),
             conflicts: 0,
+            search: SearchBudget {
+                max_matches: usize::MAX,
+                ..SearchBudget::default()
+            },
         }
     }
 

@@ -17,6 +17,11 @@
 //!    set is explored up to [`DAG_BUDGET`] classes: terms that reach further than that compare
 //!    as equal and fall back to height, which keeps extraction linear on long training programs
 //!    whose every value reaches thousands of classes. Ties: height, then node position.
+//!    The whole pass explores at most [`PASS2_WORK_PER_NODE`] classes per e-node of the e-graph
+//!    (plus a constant): an e-graph stopped by a limit can hold hundreds of thousands of
+//!    equivalent nodes, each reaching [`DAG_BUDGET`] classes. Classes left when the work runs
+//!    out keep their pass-1 choice, which is correct and acyclic; the budget counts work, not
+//!    time, so the choice is the same on every run.
 
 use super::analysis::IrEGraph;
 use super::lang::Node;
@@ -26,6 +31,9 @@ use std::collections::BinaryHeap;
 
 /// How many e-classes the DAG cost of one candidate explores before it is considered "large".
 pub const DAG_BUDGET: usize = 1024;
+
+/// Classes pass 2 may explore per e-node of the e-graph (see the module docs).
+pub const PASS2_WORK_PER_NODE: usize = 64;
 
 const SUBSUMED_PENALTY: u32 = 1 << 20;
 
@@ -126,7 +134,14 @@ pub fn extract(eg: &IrEGraph) -> Choices {
     let mut stamp = 0u32;
     let mut stack: Vec<Id> = Vec::new();
     let mut improved = 0;
+    let mut work_left = eg
+        .total_size()
+        .saturating_mul(PASS2_WORK_PER_NODE)
+        .saturating_add(1 << 20);
     for &c in &finalized {
+        if work_left == 0 {
+            break;
+        }
         let ci = usize::from(c);
         let nodes = &eg[c].nodes;
         if nodes.len() < 2 {
@@ -157,7 +172,8 @@ pub fn extract(eg: &IrEGraph) -> Choices {
                 }
                 seen[ki] = stamp;
                 visited += 1;
-                if visited > DAG_BUDGET {
+                work_left = work_left.saturating_sub(1);
+                if visited > DAG_BUDGET || work_left == 0 {
                     cost = u64::MAX;
                     break;
                 }

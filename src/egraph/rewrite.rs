@@ -15,7 +15,7 @@
 //! Search visits candidate e-classes (indexed by `(name, arity)`) in ascending id order, so the
 //! order of unions, and with it the output, is deterministic.
 
-use super::analysis::IrEGraph;
+use super::analysis::{IrEGraph, SearchBudget, SearchStop};
 use super::eval::{attr_equals, eval, Env};
 use super::lang::{Disc, Node};
 use super::pattern::{
@@ -326,6 +326,47 @@ struct State {
     caps: Vec<Option<Attr>>,
 }
 
+/// Counts one class's matching work against the e-graph's [`SearchBudget`].
+struct Meter<'a> {
+    budget: &'a SearchBudget,
+    /// States made so far (partial and complete).
+    states: usize,
+    steps: u32,
+}
+
+impl<'a> Meter<'a> {
+    fn new(budget: &'a SearchBudget) -> Self {
+        Meter {
+            budget,
+            states: 0,
+            steps: 0,
+        }
+    }
+
+    /// Whether matching may go on (one step, making `made` states); records why not.
+    fn step(&mut self, made: usize) -> bool {
+        if self.budget.stop.get().is_some() {
+            return false;
+        }
+        self.states = self.states.saturating_add(made);
+        if self.states > self.budget.max_matches {
+            self.budget.stop.set(Some(SearchStop::Matches));
+            return false;
+        }
+        self.steps = self.steps.wrapping_add(1);
+        if self.steps.is_multiple_of(1024)
+            && self
+                .budget
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            self.budget.stop.set(Some(SearchStop::Time));
+            return false;
+        }
+        true
+    }
+}
+
 /// A decoded match: what the guard and the right-hand side may ask about.
 struct Bindings {
     vars: Vec<Id>,
@@ -387,7 +428,18 @@ impl Compiled {
         !eg.analysis.subsumed.is_empty() && eg.analysis.subsumed.contains(n)
     }
 
-    fn match_pat(&self, eg: &IrEGraph, p: &CPat, class: Id, st: State, out: &mut Vec<State>) {
+    fn match_pat(
+        &self,
+        eg: &IrEGraph,
+        p: &CPat,
+        class: Id,
+        st: State,
+        out: &mut Vec<State>,
+        meter: &mut Meter,
+    ) {
+        if !meter.step(1) {
+            return;
+        }
         match p {
             CPat::Var(v) => {
                 let mut st = st;
@@ -400,14 +452,14 @@ impl Compiled {
                     }
                 }
             }
-            CPat::Op(op) => self.match_op(eg, op, class, st, out),
+            CPat::Op(op) => self.match_op(eg, op, class, st, out, meter),
             CPat::Proj { index, slot, op } => {
                 for n in &eg[class].nodes {
                     if let Node::Proj { index: i, tuple } = n {
                         if i == index && !Self::is_subsumed(eg, n) {
                             let mut s = st.clone();
                             s.slots[*slot as usize] = (class, Context::EMPTY_ATTRS);
-                            self.match_op(eg, op, tuple[0], s, out);
+                            self.match_op(eg, op, tuple[0], s, out, meter);
                         }
                     }
                 }
@@ -415,7 +467,15 @@ impl Compiled {
         }
     }
 
-    fn match_op(&self, eg: &IrEGraph, op: &COp, class: Id, st: State, out: &mut Vec<State>) {
+    fn match_op(
+        &self,
+        eg: &IrEGraph,
+        op: &COp,
+        class: Id,
+        st: State,
+        out: &mut Vec<State>,
+        meter: &mut Meter,
+    ) {
         let ctx = &eg.analysis.ctx;
         for n in &eg[class].nodes {
             let Node::Op {
@@ -452,7 +512,10 @@ impl Compiled {
             for (cp, &cid) in op.children.iter().zip(children.iter()) {
                 let mut next = Vec::new();
                 for s in cur {
-                    self.match_pat(eg, cp, cid, s, &mut next);
+                    self.match_pat(eg, cp, cid, s, &mut next, meter);
+                }
+                if !meter.step(next.len()) {
+                    return;
                 }
                 cur = next;
                 if cur.is_empty() {
@@ -711,13 +774,22 @@ impl egg::Searcher<Node, super::analysis::IrAnalysis> for Searcher {
             caps: vec![None; r.caps.len()],
         };
         let mut states = Vec::new();
-        r.match_pat(eg, &r.lhs, eg.find(eclass), init, &mut states);
-        let substs: Vec<Subst> = states
-            .iter()
-            .filter(|s| r.guards_hold(eg, s))
-            .take(limit)
-            .map(|s| r.to_subst(s))
-            .collect();
+        let mut meter = Meter::new(&eg.analysis.search);
+        r.match_pat(eg, &r.lhs, eg.find(eclass), init, &mut states, &mut meter);
+        if eg.analysis.search.stop.get().is_some() {
+            return None;
+        }
+        let mut substs = Vec::new();
+        for s in &states {
+            if r.guards_hold(eg, s) {
+                if substs.len() == limit {
+                    // One more than the caller's limit: it knows the limit was passed.
+                    eg.analysis.search.stop.set(Some(SearchStop::Matches));
+                    break;
+                }
+                substs.push(r.to_subst(s));
+            }
+        }
         if substs.is_empty() {
             return None;
         }
@@ -729,6 +801,10 @@ impl egg::Searcher<Node, super::analysis::IrAnalysis> for Searcher {
         })
     }
 
+    /// Every match, class by class in class order, until `limit` matches: past it the search
+    /// stops and records [`SearchStop::Matches`] in the e-graph's [`SearchBudget`] (as it
+    /// records a passed deadline), so the caller stops the saturation rather than apply a
+    /// truncated, arbitrary subset.
     fn search_with_limit(&self, eg: &IrEGraph, mut limit: usize) -> Vec<SearchMatches<'_, Node>> {
         let mut classes: Vec<Id> = match eg.classes_for_op(&self.rule.root_disc()) {
             Some(it) => it.collect(),
@@ -737,7 +813,7 @@ impl egg::Searcher<Node, super::analysis::IrAnalysis> for Searcher {
         classes.sort_unstable();
         let mut out = Vec::new();
         for c in classes {
-            if limit == 0 {
+            if eg.analysis.search.stop.get().is_some() {
                 break;
             }
             if let Some(m) = self.search_eclass_with_limit(eg, c, limit) {

@@ -439,6 +439,9 @@ impl<'p> Interp<'p> {
                             Some(d) if d != t.dtype() => cast(t, d),
                             _ => t.clone(),
                         };
+                        if let Err(why) = conforms(ctx, prog, results[0], &t, Conform::Batch) {
+                            kbail!("the input fed for `{}` {}", var, why);
+                        }
                         rank.slots[results[0].index()] = Slot::Local(t);
                     }
                 }
@@ -448,10 +451,17 @@ impl<'p> Interp<'p> {
                     kbail!("has no `parameter_name`")
                 };
                 for rank in ranks.iter_mut() {
-                    if !rank.scope.contains(&var) {
+                    let Some(t) = rank.scope.get(&var) else {
                         kbail!(
                             "parameter `{}` is not initialized (no startup op or feed writes it)",
                             var
+                        );
+                    };
+                    if let Err(why) = conforms(ctx, prog, results[0], t, Conform::Exact) {
+                        kbail!(
+                            "parameter `{}` (as the startup program or the feed's `state_init` made it) {}",
+                            var,
+                            why
                         );
                     }
                     rank.slots[results[0].index()] = Slot::Persist(var.clone());
@@ -655,4 +665,90 @@ impl<'p> Interp<'p> {
         let t = Tensor::new(shape, Data::F32(values))?;
         Ok(cast(&t, dtype))
     }
+}
+
+/// How a tensor must agree with the type the program declares for the value it becomes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Conform {
+    /// A parameter: the declared dtype, and every dimension the type fixes (`-1` is free).
+    Exact,
+    /// A fed `pd_op.data` input (already cast to the op's `dtype`): the declared rank, every
+    /// fixed dimension after the first, and a fixed first dimension (the batch, B) as a
+    /// positive multiple of B. Paddle runs a data op declared `[4,6]` on 8 rows, and
+    /// `irw check` runs the original program on k micro-batches at once (k·B rows); a number
+    /// of rows that is not a multiple of B contradicts the program.
+    Batch,
+}
+
+/// Whether `t` agrees with the declared type of `v` (see [`Conform`]); the reason if not.
+/// Distributed types declare the global shape, which a rank's shard need not have: only their
+/// dtype is compared.
+fn conforms(
+    ctx: &Context,
+    prog: &Program,
+    v: ValueId,
+    t: &Tensor,
+    mode: Conform,
+) -> Result<(), String> {
+    let ty = ctx.ty(prog.value_type(v));
+    let (shape, dtype, dist) = match ty {
+        crate::ir::Type::Tensor { shape, dtype } => (shape, *dtype, false),
+        crate::ir::Type::Dist { shape, dtype, .. } => (shape, *dtype, true),
+        _ => return Ok(()),
+    };
+    let have = || {
+        let name = t.dtype().paddle_name();
+        let elem = crate::ir::DType::from_attr_name(name).map_or(name, |d| d.short_name());
+        let mut dims: String = t.shape().iter().map(|d| format!("{d}x")).collect();
+        dims.push_str(elem);
+        format!("tensor<{dims}>")
+    };
+    let declared = || ctx.type_text(prog.value_type(v));
+    if mode == Conform::Exact {
+        if let Some(want) = DType::parse(dtype.attr_name()) {
+            if want != t.dtype() {
+                return Err(format!(
+                    "is {} but the op declares {}: the dtypes differ",
+                    have(),
+                    declared()
+                ));
+            }
+        }
+    }
+    if dist {
+        return Ok(());
+    }
+    let got = t.shape();
+    if got.len() != shape.len() {
+        return Err(format!(
+            "is {} but the op declares {}: {} dimensions instead of {}",
+            have(),
+            declared(),
+            got.len(),
+            shape.len()
+        ));
+    }
+    for (i, (&want, &g)) in shape.iter().zip(got).enumerate() {
+        let Ok(want) = usize::try_from(want) else {
+            continue; // -1: dynamic
+        };
+        let ok = if i == 0 && mode == Conform::Batch && want > 0 {
+            g > 0 && g.is_multiple_of(want)
+        } else {
+            g == want
+        };
+        if !ok {
+            let rule = if i == 0 && mode == Conform::Batch && want > 0 {
+                format!(" (the batch: {want} rows or a multiple of {want})")
+            } else {
+                String::new()
+            };
+            return Err(format!(
+                "is {} but the op declares {}: dimension {i} is {g}, not {want}{rule}",
+                have(),
+                declared(),
+            ));
+        }
+    }
+    Ok(())
 }

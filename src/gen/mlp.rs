@@ -299,11 +299,25 @@ pub fn mlp(opts: &MlpOptions) -> String {
     g.out
 }
 
+/// [`mlp`], failing instead of aborting when the text's memory cannot be had.
+pub fn try_mlp(opts: &MlpOptions) -> Result<String, std::collections::TryReserveError> {
+    let mut out = String::new();
+    out.try_reserve_exact(estimate_len(opts).saturating_add(estimate_len(opts) / 16))?;
+    let mut g = Gen::new(opts, out);
+    g.main();
+    g.out.push_str("startup {\n");
+    g.startup();
+    g.out.push_str("}\n");
+    Ok(g.out)
+}
+
 /// An upper-bound guess of the output length, so that the output string is allocated once:
 /// the per-layer size is measured on 1- and 2-layer programs and widened for the longer value
 /// ids and names of a large program. Unused capacity is never touched, so it costs address
 /// space, not memory.
-fn estimate_len(opts: &MlpOptions) -> usize {
+/// The length of the text [`mlp`] makes for `opts` (an estimate within a few percent, from
+/// generating one and two layers), without generating it.
+pub fn estimate_len(opts: &MlpOptions) -> usize {
     let layers = opts.layers.get();
     if layers <= 2 {
         return 16 * 1024;

@@ -27,4 +27,4 @@ pub mod dist;
 pub mod mlp;
 pub mod num;
 
-pub use mlp::{mlp, Collective, Dtype, MlpOptions, Optimizer};
+pub use mlp::{estimate_len, mlp, try_mlp, Collective, Dtype, MlpOptions, Optimizer};

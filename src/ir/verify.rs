@@ -4,7 +4,10 @@
 //!   enclosing block, never inside a region that has ended);
 //! - for ops in the dialect table, operand and result counts fit the table;
 //! - every value that a plain op uses has a known type (so it can be printed);
-//! - keyword-argument names are unique within their block.
+//! - keyword-argument names are unique within their block;
+//! - `cf.yield` is the last op of a region's block (never in a top-level block), and each block
+//!   of a `pd_op.if` with results or of a `pd_op.while` ends with one that yields one value per
+//!   result (a `while` yields its next condition first) of the result's type.
 //!
 //! Errors name the op; [`VerifyError::to_diagnostic`] points at its line when the op was parsed
 //! (the parser records positions), so a bad input is reported like a syntax error.
@@ -49,6 +52,9 @@ impl std::fmt::Display for VerifyError {
         f.write_str(&self.message)
     }
 }
+
+/// The terminator of a region's block.
+const YIELD: &str = "cf.yield";
 
 /// Verifies both programs of a module.
 pub fn verify_module(m: &Module) -> Result<(), VerifyError> {
@@ -108,6 +114,66 @@ impl Verifier<'_> {
                 format!("result {index} of a `{}`", self.ctx.str(self.p.op_name(op)))
             }
         }
+    }
+
+    /// `pd_op.if` and `pd_op.while` give their results through the `cf.yield` ending each of
+    /// their blocks: an `if` block yields one value per result (none needed without results),
+    /// a `while` body yields its next condition and then one value per result; the types of
+    /// yielded values are the results' (where both are known). Other region ops are unknown
+    /// to irw and kept as written.
+    fn region_yields(&self, op: OpId, name: &str) -> Result<(), (Option<OpId>, String)> {
+        let p = self.p;
+        let skip = match name {
+            "pd_op.if" => 0,
+            "pd_op.while" => 1,
+            _ => return Ok(()),
+        };
+        let results: Vec<ValueId> = p.results(op).collect();
+        let known = |t| t != Context::UNKNOWN_TYPE && t != Context::NULL_TYPE;
+        for &r in p.regions(op) {
+            for &inner in p.region_blocks(r) {
+                let last = p.block_ops(inner).last();
+                let y = match last {
+                    Some(y) if self.ctx.str(p.op_name(y)) == YIELD => y,
+                    _ if skip == 0 && results.is_empty() => continue,
+                    _ => {
+                        return Err(self.fail(
+                            op,
+                            name,
+                            "has a block that does not end with `cf.yield`".into(),
+                        ))
+                    }
+                };
+                let ys: Vec<Option<ValueId>> = p.operands(y).collect();
+                if ys.len() != results.len() + skip {
+                    return Err(self.fail(
+                        y,
+                        YIELD,
+                        format!(
+                            "yields {} values; its `{name}` needs {}",
+                            ys.len(),
+                            results.len() + skip
+                        ),
+                    ));
+                }
+                for (i, (&res, v)) in results.iter().zip(&ys[skip..]).enumerate() {
+                    let Some(v) = *v else { continue };
+                    let (want, got) = (p.value_type(res), p.value_type(v));
+                    if known(want) && known(got) && want != got {
+                        return Err(self.fail(
+                            y,
+                            YIELD,
+                            format!(
+                                "yields a `{}` for result {i} of its `{name}`, which is a `{}`",
+                                self.ctx.type_text(got),
+                                self.ctx.type_text(want)
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn block(&mut self, b: BlockId) -> Result<(), (Option<OpId>, String)> {
@@ -172,12 +238,27 @@ impl Verifier<'_> {
                     ));
                 }
             }
+            if name == YIELD && p.block_parent_op(b).is_none() {
+                return Err(self.fail(
+                    op,
+                    name,
+                    "is outside any region: `cf.yield` ends a region's block".into(),
+                ));
+            }
+            if name == YIELD && p.next_op(op).is_some() {
+                return Err(self.fail(
+                    op,
+                    name,
+                    "is not the last op of its block: `cf.yield` ends a region's block".into(),
+                ));
+            }
             self.index += 1;
             for &r in p.regions(op) {
                 for &inner in p.region_blocks(r) {
                     self.block(inner)?;
                 }
             }
+            self.region_yields(op, name)?;
             for r in p.results(op) {
                 self.defined[r.index()] = true;
             }

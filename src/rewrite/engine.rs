@@ -25,12 +25,21 @@ const PUBLISH_OP: &str = "builtin.shadow_output";
 const PUBLISH_NAME_ATTR: &str = "output_name";
 const KWARG_ATTRS: &[(&str, &str)] = &[("place", "Place(cpu)"), ("persistable", "true")];
 
+/// The error of a run stopped by `--timeout`.
+fn timeout(phase: &str, applied: u64) -> Diagnostic {
+    Diagnostic::error(format!(
+        "rewriting stopped by the time limit (--timeout) in phase `{phase}` after {applied} rule applications"
+    ))
+    .with_hint("raise --timeout, or look for a rule that keeps firing with --stats")
+}
+
 /// Runs every phase of `rules` on `module`. Errors are diagnostics pointing at the rule file
 /// (an `error` action, a guard that fails to evaluate, a rule that changed nothing, the
 /// application cap).
 pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Stats, Diagnostic> {
     let mut stats = Stats::default();
     let mut eng = Engine::new(module, rules);
+    eng.cache.deadline = opts.deadline;
     for phase in &rules.phases {
         let start = Instant::now();
         // Equational rules first (the e-graph rebuilds the program: markers found after).
@@ -82,11 +91,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         let mut applied: u64 = 0;
         while let Some(op) = work.pop_front() {
             if opts.deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(Diagnostic::error(format!(
-                    "rewriting stopped by the time limit (--timeout) in phase `{}` after {applied} rule applications",
-                    phase.name
-                ))
-                .with_hint("raise --timeout, or look for a rule that keeps firing with --stats"));
+                return Err(timeout(&phase.name, applied));
             }
             queued[op.index()] = false;
             if !eng.m.main.is_live(op) {
@@ -108,6 +113,14 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 };
                 let found = s.find(op).map_err(|e| eval_diag(rules, lr, e))?;
                 stats.rules[first_stat + k].matches += s.matches;
+                if eng.cache.timed_out {
+                    return Err(timeout(&phase.name, applied).with_note(format!(
+                        "the time ran out while matching rule `{}` ({}:{})",
+                        stats.rules[first_stat + k].name,
+                        rules.sources[lr.file].name,
+                        lr.line
+                    )));
+                }
                 let Some(mt) = found else { continue };
                 if opts.trace {
                     stats.trace.push(trace_entry(eng.m, rules, lr, &mt.ops));
@@ -251,6 +264,13 @@ struct Engine<'a> {
     stage_last: FxHashMap<i64, OpId>,
     /// Keyword arguments of main by name.
     kwargs: FxHashMap<Sym, ValueId>,
+    /// States the rules created in this run, with their types: a `state` action naming one
+    /// again reuses it when the type agrees and is an error otherwise.
+    states: FxHashMap<Sym, TypeId>,
+    /// Names of the persistables the input already had (keyword arguments of main, parameters,
+    /// what the startup program publishes), collected at the first `state` action: a state
+    /// named after one would silently alias it.
+    persistables: Option<rustc_hash::FxHashSet<String>>,
     /// Roles and effect classes by interned id.
     cache: Caches,
     /// Per op a rule builds: its name, dialect entry, and the attributes that do not depend on
@@ -327,6 +347,8 @@ impl<'a> Engine<'a> {
             stage_first: FxHashMap::default(),
             stage_last: FxHashMap::default(),
             kwargs,
+            states: FxHashMap::default(),
+            persistables: None,
             cache: Caches::default(),
             builds: FxHashMap::default(),
             dicts: FxHashMap::default(),
@@ -512,11 +534,31 @@ impl<'a> Engine<'a> {
                         ))
                     }
                 };
-                let known = self.m.ctx.syms.lookup(&n).and_then(|s| self.kwargs.get(&s));
-                let v = match known {
-                    Some(v) => *v,
+                let sym = self.m.ctx.syms.lookup(&n);
+                let v = match sym.and_then(|s| Some((*self.states.get(&s)?, *self.kwargs.get(&s)?))) {
+                    Some((made, v)) if made == t => v,
+                    Some((made, _)) => {
+                        return Err(self.err(
+                            lr,
+                            ty.span(),
+                            format!(
+                                "state `{n}` was created as a `{}`; here it is declared a `{}`",
+                                self.m.ctx.type_text(made),
+                                self.m.ctx.type_text(t)
+                            ),
+                        ).with_hint("one name is one buffer: give states of different types different names"))
+                    }
                     None => {
+                        if self.existing_persistables().contains(n.as_str()) {
+                            return Err(self.err(
+                                lr,
+                                name.span(),
+                                format!("state `{n}` is named after a persistable the program already has"),
+                            ).with_hint("a state is a new buffer: writing it would overwrite the existing one; choose another name"));
+                        }
                         let v = self.create_state(lr, b, &n, t, init, *span)?;
+                        let sym = self.m.ctx.sym(&n);
+                        self.states.insert(sym, t);
                         fx.edits += 1;
                         v
                     }
@@ -1298,6 +1340,30 @@ impl<'a> Engine<'a> {
             return Err(self.err(lr, bd.span, "a state initializer must produce a value"));
         }
         Ok(sp.result(op, 0))
+    }
+
+    /// See [`Engine::persistables`].
+    fn existing_persistables(&mut self) -> &rustc_hash::FxHashSet<String> {
+        let m = &*self.m;
+        let kwargs = &self.kwargs;
+        self.persistables.get_or_insert_with(|| {
+            let mut names: rustc_hash::FxHashSet<String> =
+                kwargs.keys().map(|s| m.ctx.str(*s).to_string()).collect();
+            let progs = std::iter::once(&m.main).chain(m.startup.as_ref());
+            for p in progs {
+                for op in p.walk() {
+                    let key = match m.ctx.str(p.op_name(op)) {
+                        "builtin.parameter" | "builtin.set_parameter" => "parameter_name",
+                        PUBLISH_OP => PUBLISH_NAME_ATTR,
+                        _ => continue,
+                    };
+                    if let Some(crate::ir::Attr::Str(n)) = m.ctx.attrs(p.op_attrs(op)).get(key) {
+                        names.insert(n.to_string());
+                    }
+                }
+            }
+            names
+        })
     }
 
     fn create_state(

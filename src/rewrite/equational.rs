@@ -662,6 +662,16 @@ pub fn run_phase(
             let msg = format!("phase `{}`, {program} program: {}", phase.name, d.message);
             Diagnostic { message: msg, ..d }
         })?;
+        if opts
+            .deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            return Err(Diagnostic::error(format!(
+                "rewriting stopped by the time limit (--timeout) in phase `{}` (e-graph of the {program} program: {})",
+                phase.name, report.outcome
+            ))
+            .with_hint("raise --timeout, or lower --egraph-time or --egraph-nodes; --stats shows what the e-graph did"));
+        }
         if opts.trace {
             for r in report.rules.iter().filter(|r| r.applications > 0) {
                 stats.trace.push(crate::rewrite::TraceEntry {

@@ -227,6 +227,10 @@ impl<'r> Searcher<'_, 'r> {
         let (j, cands) = self.pick(ops, &b);
         let j = j.unwrap_or(next);
         for op in cands {
+            if !self.cache.tick() {
+                // Past `--timeout`: `cache.timed_out` tells the engine why nothing was found.
+                return Ok(None);
+            }
             if ops.contains(&Some(op)) || !self.m.main.is_live(op) {
                 continue;
             }

@@ -61,9 +61,31 @@ impl<'r> Bindings<'r> {
 pub struct Caches {
     roles: Vec<Option<i64>>,
     effects: Vec<Option<Effect>>,
+    /// `--timeout`'s deadline, checked by the matcher every few thousand candidates (one op
+    /// read by hundreds of others can give a multi-pattern rule billions of combinations).
+    pub deadline: Option<std::time::Instant>,
+    /// Set when the matcher stopped at the deadline; the engine reports it.
+    pub timed_out: bool,
+    steps: u32,
 }
 
 impl Caches {
+    /// One matching step: whether the deadline still lies ahead (checked every 1024 steps).
+    pub fn tick(&mut self) -> bool {
+        if self.timed_out {
+            return false;
+        }
+        self.steps = self.steps.wrapping_add(1);
+        if self.steps.is_multiple_of(1024)
+            && self
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            self.timed_out = true;
+        }
+        !self.timed_out
+    }
+
     /// The op role of `op`, if it has one.
     pub fn role(&mut self, m: &Module, op: OpId) -> Option<i64> {
         let id = m.main.op_attrs(op).0 as usize;

@@ -478,8 +478,13 @@ impl Renderer {
                     let Some(c) = Self::pick(scope, *cond) else {
                         continue;
                     };
+                    // Each block yields values of the outer scope (visible in every block),
+                    // and the results take their types, as the verifier requires.
+                    let yields: Vec<Val> = (0..results.len())
+                        .filter_map(|i| Self::pick(scope, c.name.len() + i))
+                        .collect();
                     self.indent(depth);
-                    let res = self.results(results.len());
+                    let res = self.results(yields.len());
                     let _ = write!(
                         self.out,
                         "({}) = \"pd_op.if\" ({}) ",
@@ -487,7 +492,7 @@ impl Renderer {
                         c.name
                     );
                     dict_text(attrs, &mut self.out);
-                    let rtys: Vec<String> = results.iter().map(ty_text).collect();
+                    let rtys: Vec<String> = yields.iter().map(|v| v.ty.clone()).collect();
                     let _ = writeln!(self.out, " -> {} {{", rtys.join(", "));
                     for (i, r) in regions.iter().enumerate() {
                         if i > 0 {
@@ -496,6 +501,9 @@ impl Renderer {
                         }
                         let mut inner = scope.clone();
                         self.block(r, depth + 1, &mut inner);
+                        if !yields.is_empty() {
+                            self.yield_line(depth + 1, &yields);
+                        }
                     }
                     self.indent(depth);
                     self.out.push_str("}\n");
@@ -515,8 +523,11 @@ impl Renderer {
                         .iter()
                         .filter_map(|&i| Self::pick(scope, i))
                         .collect();
+                    let yields: Vec<Val> = (0..results.len())
+                        .filter_map(|i| Self::pick(scope, c.name.len() + i))
+                        .collect();
                     self.indent(depth);
-                    let res = self.results(results.len());
+                    let res = self.results(yields.len());
                     let _ = write!(
                         self.out,
                         "({}) = \"pd_op.while\" (cond={}",
@@ -549,15 +560,33 @@ impl Renderer {
                         self.out.push('\n');
                     }
                     self.block(body, depth + 1, &mut inner);
+                    // The body yields the next condition, then one value per result.
+                    let mut ys = vec![c.clone()];
+                    ys.extend(yields.iter().cloned());
+                    self.yield_line(depth + 1, &ys);
                     self.indent(depth);
                     self.out.push_str("}\n");
-                    scope.extend(res.into_iter().zip(results).map(|(name, t)| Val {
-                        name,
-                        ty: ty_text(t),
-                    }));
+                    scope.extend(
+                        res.into_iter()
+                            .zip(yields)
+                            .map(|(name, v)| Val { name, ty: v.ty }),
+                    );
                 }
             }
         }
+    }
+
+    /// `() = "cf.yield" (vals) {} : (types) -> ` at `depth`.
+    fn yield_line(&mut self, depth: usize, vals: &[Val]) {
+        self.indent(depth);
+        let names: Vec<&str> = vals.iter().map(|v| v.name.as_str()).collect();
+        let tys: Vec<&str> = vals.iter().map(|v| v.ty.as_str()).collect();
+        let _ = writeln!(
+            self.out,
+            "() = \"cf.yield\" ({}) {{}} : ({}) -> ",
+            names.join(", "),
+            tys.join(", ")
+        );
     }
 
     fn results(&mut self, n: usize) -> Vec<String> {
