@@ -1078,14 +1078,11 @@ impl<'a> Engine<'a> {
     }
 
     /// The distribution of the first distributed value among `vals` in program `which`.
-    fn dist_of_values(
+    fn dist_of_values<'v>(
         &self,
         which: Which,
-        vals: impl Iterator<Item = &'a ValueId>,
-    ) -> Option<TensorDist>
-    where
-        'a: 'a,
-    {
+        vals: impl Iterator<Item = &'v ValueId>,
+    ) -> Option<TensorDist> {
         let prog = self.program(which);
         vals.filter_map(|&v| self.m.ctx.ty(prog.value_type(v)).dist())
             .find(|d| !d.is_empty())
@@ -1130,10 +1127,7 @@ impl<'a> Engine<'a> {
         operands: &[Option<ValueId>],
         types: &[TypeId],
     ) -> AttrId {
-        let prog = match which {
-            Which::Main => &self.m.main,
-            Which::Startup => self.m.startup.as_ref().unwrap_or(&self.m.main),
-        };
+        let prog = self.program(which);
         let otys: Vec<Option<TypeId>> = operands
             .iter()
             .map(|v| v.map(|v| prog.value_type(v)))
