@@ -505,8 +505,9 @@ pub fn apply_rules_to(
         egraph: args.egraph_limits(),
         ..Default::default()
     };
-    let dist_before = ir::verify_dist::mismatched_ops(module);
-    if let Some(first) = ir::verify_dist::dist_mismatches(module).first() {
+    let mismatches = ir::verify_dist::dist_mismatches(module);
+    let dist_before = ir::verify_dist::mismatched_ops(&mismatches);
+    if let Some(first) = mismatches.first() {
         let d = first.to_diagnostic(module, input);
         eprintln!(
             "warning: {} op(s) of the input carry an op_dist_attr that disagrees with their types (kept as written; irw's own ops get correct ones); the first:\n{}",

@@ -247,6 +247,21 @@ pub enum SlotType<'a> {
     Dense,
 }
 
+impl SlotType<'_> {
+    /// The `op_dist_attr` slot a value of this type has; `None` for a dense value, which has
+    /// no distribution to describe.
+    pub fn slot(&self) -> Option<DistSlot> {
+        Some(match self {
+            SlotType::Dist(d) => DistSlot::Tensor((*d).clone()),
+            SlotType::Absent => DistSlot::Tensor(TensorDist::empty()),
+            SlotType::Vec(items) => {
+                DistSlot::Array(items.iter().map(SlotType::slot).collect::<Option<_>>()?)
+            }
+            SlotType::Dense => return None,
+        })
+    }
+}
+
 impl OpDistAttr {
     /// The `op_dist_attr` an op with these operand and result types has, or `None` when no
     /// operand or result is distributed (a dense op carries none). The mesh is the first
@@ -259,22 +274,12 @@ impl OpDistAttr {
                 _ => None,
             }
         }
-        fn slot(t: &SlotType<'_>) -> Option<DistSlot> {
-            Some(match t {
-                SlotType::Dist(d) => DistSlot::Tensor((*d).clone()),
-                SlotType::Absent => DistSlot::Tensor(TensorDist::empty()),
-                SlotType::Vec(items) => {
-                    DistSlot::Array(items.iter().map(slot).collect::<Option<_>>()?)
-                }
-                SlotType::Dense => return None,
-            })
-        }
         let mesh = operands.iter().chain(results).find_map(first)?;
         Some(OpDistAttr {
             mesh_shape: mesh.mesh_shape.clone(),
             process_ids: mesh.process_ids.clone(),
-            operands: operands.iter().map(slot).collect::<Option<_>>()?,
-            results: results.iter().map(slot).collect::<Option<_>>()?,
+            operands: operands.iter().map(SlotType::slot).collect::<Option<_>>()?,
+            results: results.iter().map(SlotType::slot).collect::<Option<_>>()?,
             chunk_id: -1,
         })
     }
@@ -322,7 +327,7 @@ pub fn declared_result_dist(attrs: &super::AttrDict, rank: usize) -> Option<Tens
 
 impl Context {
     /// What type `t` says about a slot's distribution.
-    fn slot_type(&self, t: TypeId) -> SlotType<'_> {
+    pub fn slot_type(&self, t: TypeId) -> SlotType<'_> {
         match self.ty(t) {
             Type::Dist { dist, .. } => SlotType::Dist(dist),
             Type::Null => SlotType::Absent,

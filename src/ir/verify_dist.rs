@@ -43,10 +43,10 @@ pub fn new_dist_mismatches(before: &FxHashSet<(Which, OpId)>, after: &Module) ->
         .collect()
 }
 
-/// The ops of [`dist_mismatches`], to compare with after a rewrite.
-pub fn mismatched_ops(m: &Module) -> FxHashSet<(Which, OpId)> {
-    dist_mismatches(m)
-        .into_iter()
+/// The ops of `mismatches` (from [`dist_mismatches`]), to compare with after a rewrite.
+pub fn mismatched_ops(mismatches: &[VerifyError]) -> FxHashSet<(Which, OpId)> {
+    mismatches
+        .iter()
         .filter_map(|e| Some((e.which, e.op?)))
         .collect()
 }

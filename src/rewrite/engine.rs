@@ -8,7 +8,7 @@ use crate::diag::Diagnostic;
 use crate::dialect::{Dialect, OpSpec, ResultRule};
 use crate::ir::dist::OP_DIST_ATTR;
 use crate::ir::{
-    Attr, AttrDict, AttrId, BlockId, Context, DistSlot, Module, OpId, OpSyntax, Program, Sym,
+    Attr, AttrDict, AttrId, BlockId, Context, Module, OpId, OpSyntax, Program, SlotType, Sym,
     TensorDist, Type, TypeId, ValueDef, ValueId, Which,
 };
 use crate::rules::ast::{Action, Build, Expr, Ident, InsertPoint, OperandSel, Rule, Span, StrPart};
@@ -993,7 +993,7 @@ impl<'a> Engine<'a> {
                 e => Some(self.value_of(lr, b, e)?),
             });
         }
-        let pushed = match self.dist_of_values(which, given.iter().flatten().flatten()) {
+        let pushed = match self.dist_of_values(which, given.iter().flatten().flatten().copied()) {
             Some(dist) => {
                 self.dist_ctx.push(DistContext { dist, exact: false });
                 true
@@ -1078,13 +1078,13 @@ impl<'a> Engine<'a> {
     }
 
     /// The distribution of the first distributed value among `vals` in program `which`.
-    fn dist_of_values<'v>(
+    fn dist_of_values(
         &self,
         which: Which,
-        vals: impl Iterator<Item = &'v ValueId>,
+        vals: impl Iterator<Item = ValueId>,
     ) -> Option<TensorDist> {
         let prog = self.program(which);
-        vals.filter_map(|&v| self.m.ctx.ty(prog.value_type(v)).dist())
+        vals.filter_map(|v| self.m.ctx.ty(prog.value_type(v)).dist())
             .find(|d| !d.is_empty())
             .cloned()
     }
@@ -1111,11 +1111,7 @@ impl<'a> Engine<'a> {
         }
         let op = self.matched?;
         let p = &self.m.main;
-        p.operands(op)
-            .flatten()
-            .chain(p.results(op))
-            .filter_map(|v| self.m.ctx.ty(p.value_type(v)).dist())
-            .find(|d| !d.is_empty())
+        self.dist_of_values(Which::Main, p.operands(op).flatten().chain(p.results(op)))
             .map(|d| d.replicated(rank))
     }
 
@@ -1292,10 +1288,9 @@ impl<'a> Engine<'a> {
             return;
         };
         let mut new = (**cur).clone();
-        let slot_of = |v: Option<ValueId>| match v.map(|v| self.m.ctx.ty(p.value_type(v))) {
-            Some(Type::Dist { dist, .. }) => Some(DistSlot::Tensor(dist.clone())),
-            None | Some(Type::Null) => Some(DistSlot::Tensor(TensorDist::empty())),
-            _ => None,
+        let slot_of = |v: Option<ValueId>| {
+            v.map_or(SlotType::Absent, |v| self.m.ctx.slot_type(p.value_type(v)))
+                .slot()
         };
         if let (Some(s), Some(slot)) = (slot_of(p.operand(o, i)), new.operands.get_mut(i)) {
             *slot = s;
