@@ -295,15 +295,7 @@ pub fn slice_rows(
             shape[0] = len;
         }
         let (a, b) = (start * row, (start + len) * row);
-        let data = match t.data() {
-            Data::F32(v) => Data::F32(v[a..b].to_vec()),
-            Data::BF16(v) => Data::BF16(v[a..b].to_vec()),
-            Data::F16(v) => Data::F16(v[a..b].to_vec()),
-            Data::F64(v) => Data::F64(v[a..b].to_vec()),
-            Data::I64(v) => Data::I64(v[a..b].to_vec()),
-            Data::I32(v) => Data::I32(v[a..b].to_vec()),
-            Data::Bool(v) => Data::Bool(v[a..b].to_vec()),
-        };
+        let data = t.data().range(a, b);
         out.insert(
             name.clone(),
             Tensor::new(shape, data).map_err(|e| Diagnostic::error(e.message))?,

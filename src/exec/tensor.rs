@@ -47,6 +47,19 @@ impl Data {
         }
     }
 
+    /// Elements `a..b`, as a new buffer of the same element type (`a <= b <= len`).
+    pub fn range(&self, a: usize, b: usize) -> Data {
+        match self {
+            Data::F32(v) => Data::F32(v[a..b].to_vec()),
+            Data::BF16(v) => Data::BF16(v[a..b].to_vec()),
+            Data::F16(v) => Data::F16(v[a..b].to_vec()),
+            Data::F64(v) => Data::F64(v[a..b].to_vec()),
+            Data::I64(v) => Data::I64(v[a..b].to_vec()),
+            Data::I32(v) => Data::I32(v[a..b].to_vec()),
+            Data::Bool(v) => Data::Bool(v[a..b].to_vec()),
+        }
+    }
+
     /// True when there are no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -306,15 +306,7 @@ fn rows(t: &Tensor, start: usize, len: usize) -> KResult<Tensor> {
     }
     let row = t.numel() / n.max(1);
     let (a, b) = (start * row, (start + len) * row);
-    let data = match t.data() {
-        Data::F32(v) => Data::F32(v[a..b].to_vec()),
-        Data::BF16(v) => Data::BF16(v[a..b].to_vec()),
-        Data::F16(v) => Data::F16(v[a..b].to_vec()),
-        Data::F64(v) => Data::F64(v[a..b].to_vec()),
-        Data::I64(v) => Data::I64(v[a..b].to_vec()),
-        Data::I32(v) => Data::I32(v[a..b].to_vec()),
-        Data::Bool(v) => Data::Bool(v[a..b].to_vec()),
-    };
+    let data = t.data().range(a, b);
     let mut shape = t.shape().to_vec();
     shape[0] = len;
     Tensor::new(shape, data)
