@@ -18,21 +18,9 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 venv="${IRW_INTEROP_VENV:-$repo/target/interop-venv}"
 python="${PYTHON:-python3}"
 
-has_paddle() {
-    "$venv/bin/python" -c 'import sys, paddle, numpy; sys.exit(paddle.__version__ != "3.3.1")' 2>/dev/null
-}
-if ! has_paddle; then
-    if [ "${IRW_INTEROP_NO_INSTALL:-0}" = 1 ]; then
-        echo "dp2.sh: no Paddle 3.3.1 in $venv and IRW_INTEROP_NO_INSTALL=1" >&2
-        exit 2
-    fi
-    if [ ! -x "$venv/bin/python" ]; then
-        echo "== creating venv $venv"
-        "$python" -m venv "$venv"
-    fi
-    echo "== pip install paddlepaddle==3.3.1 numpy"
-    "$venv/bin/pip" install --quiet "paddlepaddle==3.3.1" numpy
-fi
+# shellcheck source=tests/interop/venv.sh
+. "$repo/tests/interop/venv.sh"
+ensure_paddle_venv dp2.sh IRW_INTEROP_NO_INSTALL
 
 if [ -n "${IRW_BIN:-}" ]; then
     irw="$IRW_BIN"

@@ -30,21 +30,9 @@ if [ ! -f "$fx/before_adam.ir" ] || [ ! -f "$fx/adam.numerics.json" ]; then
     exit 2
 fi
 
-have_paddle() {
-    "$venv/bin/python" -c 'import paddle, sys; sys.exit(paddle.__version__ != "3.3.1")' 2>/dev/null
-}
-if ! have_paddle; then
-    if [ "${RACE_NO_INSTALL:-0}" = 1 ]; then
-        echo "race.sh: no paddlepaddle 3.3.1 in $venv and RACE_NO_INSTALL=1" >&2
-        exit 2
-    fi
-    if [ ! -x "$venv/bin/python" ]; then
-        echo "== creating venv $venv"
-        "$python" -m venv "$venv"
-    fi
-    echo "== pip install paddlepaddle==3.3.1 numpy"
-    "$venv/bin/pip" install --quiet "paddlepaddle==3.3.1" numpy
-fi
+# shellcheck source=tests/interop/venv.sh
+. "$repo/tests/interop/venv.sh"
+ensure_paddle_venv race.sh RACE_NO_INSTALL
 
 if [ -z "${IRW:-}" ]; then
     echo "== cargo build --release"
