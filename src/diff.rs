@@ -51,13 +51,14 @@ fn signatures(ctx: &Context, p: &Program, ignore: &[String]) -> Vec<(OpId, u64, 
     // Current version of a written value: the signature of its last writer.
     let mut version: FxHashMap<ValueId, u64> = FxHashMap::default();
     let mut out = Vec::with_capacity(p.num_ops());
+    let mut text = String::new();
     for op in p.walk() {
         let name = ctx.str(p.op_name(op));
         let attrs = ctx.attrs(p.op_attrs(op));
         let spec = dialect.spec(name);
         let effect = spec.map_or(Effect::Unknown, |s| s.effect);
         let attr_sig = if ignore.iter().any(|k| attrs.get(k).is_some()) {
-            let mut d = attrs.clone();
+            let mut d = attrs.to_dict();
             for k in ignore {
                 d.remove(k);
             }
@@ -65,7 +66,9 @@ fn signatures(ctx: &Context, p: &Program, ignore: &[String]) -> Vec<(OpId, u64, 
             d.write_to(&mut t);
             str_hash(&t)
         } else {
-            str_hash(ctx.attr_text(p.op_attrs(op)))
+            text.clear();
+            attrs.write_to(&mut text);
+            str_hash(&text)
         };
         let mut parts = vec![str_hash(name), attr_sig];
         for v in p.operands(op) {

@@ -23,7 +23,7 @@ use super::pattern::{
 };
 use crate::diag::Diagnostic;
 use crate::dialect::{Dialect, Effect, ResultRule};
-use crate::ir::{Attr, AttrDict, AttrId, Context, Sym, Type, TypeId};
+use crate::ir::{Attr, AttrDict, AttrId, Attrs, Context, Sym, Type, TypeId};
 use egg::{Id, Rewrite, SearchMatches, Subst, Var as EVar};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -583,7 +583,7 @@ fn infer_types(
     eg: &mut IrEGraph,
     rule: ResultRule,
     children: &[Id],
-    attrs: &AttrDict,
+    attrs: Attrs<'_>,
 ) -> Option<Box<[TypeId]>> {
     let child_ty = |eg: &IrEGraph, n: u8| children.get(n as usize).and_then(|c| eg[*c].data.ty());
     let ty = match rule {
@@ -632,7 +632,7 @@ fn infer_types(
 
 /// A tensor made from attributes alone: distributed as its `op_dist_attr` says (the attributes
 /// of a dist op it was copied from), else dense.
-fn attr_tensor(attrs: &AttrDict, shape: Vec<i64>, dtype: crate::ir::DType) -> Type {
+fn attr_tensor(attrs: Attrs<'_>, shape: Vec<i64>, dtype: crate::ir::DType) -> Type {
     match crate::ir::dist::declared_result_dist(attrs, shape.len()) {
         Some(dist) => Type::Dist { shape, dtype, dist },
         None => Type::Tensor { shape, dtype },
@@ -661,7 +661,7 @@ impl Compiled {
             .map(|o| self.build(eg, o, m))
             .collect::<Option<_>>()?;
         let mut dict = match op.attrs_from {
-            Some(slot) => eg.analysis.ctx.attrs(m.slots[slot as usize].1).clone(),
+            Some(slot) => eg.analysis.ctx.attrs(m.slots[slot as usize].1).to_dict(),
             None => AttrDict::default(),
         };
         {
@@ -695,7 +695,7 @@ impl Compiled {
             }
         }
         let types = match &op.types {
-            CTypes::Infer => infer_types(eg, op.rule, &children, &dict)?,
+            CTypes::Infer => infer_types(eg, op.rule, &children, (&dict).into())?,
             CTypes::SameAs(v) => eg[m.vars[*v as usize]].data.types.clone(),
             CTypes::Of(slot) => eg[m.slots[*slot as usize].0].data.types.clone(),
             CTypes::Explicit(ts) => ts.clone(),

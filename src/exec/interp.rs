@@ -26,7 +26,7 @@ use crate::exec::ops::{kernel, Input, OpCall};
 use crate::exec::rng::Rng;
 use crate::exec::scope::Scope;
 use crate::exec::tensor::{numel, Data, Tensor};
-use crate::ir::{Attr, AttrDict, Context, OpId, Program, ValueId};
+use crate::ir::{Attr, Attrs, Context, OpId, Program, ValueId};
 use crate::kbail;
 
 /// Which ops of a program run in a pass.
@@ -176,11 +176,11 @@ pub struct Interp<'p> {
     grad_override: IndexMap<String, Tensor>,
 }
 
-fn attr_str(d: &AttrDict, key: &str) -> Option<String> {
+fn attr_str(d: Attrs<'_>, key: &str) -> Option<String> {
     d.get(key).and_then(|a| a.as_str()).map(|s| s.into_owned())
 }
 
-fn first_bool(d: &AttrDict, key: &str) -> bool {
+fn first_bool(d: Attrs<'_>, key: &str) -> bool {
     match d.get(key) {
         Some(Attr::Array(items)) => items.first().and_then(|a| a.as_bool()).unwrap_or(false),
         Some(a) => a.as_bool().unwrap_or(false),
@@ -624,7 +624,7 @@ impl<'p> Interp<'p> {
     fn random(
         &mut self,
         name: &str,
-        attrs: &AttrDict,
+        attrs: Attrs<'_>,
         rank: &Rank,
         operands: &[Option<ValueId>],
     ) -> KResult<Tensor> {

@@ -17,7 +17,7 @@ use crate::exec::kernels::{
     softmax as sm,
 };
 use crate::exec::tensor::{Data, Tensor};
-use crate::ir::{Attr, AttrDict};
+use crate::ir::{Attr, Attrs};
 use crate::kbail;
 
 /// One operand as the kernel sees it.
@@ -32,7 +32,7 @@ pub enum Input<'a> {
 /// An op about to run: its operands, attributes and number of results.
 pub struct OpCall<'a> {
     pub name: &'a str,
-    pub attrs: &'a AttrDict,
+    pub attrs: Attrs<'a>,
     pub inputs: Vec<Input<'a>>,
     pub n_results: usize,
 }

@@ -3,6 +3,7 @@
 //! name or dictionary has the same id in both.
 
 use super::attr::{AttrDict, AttrId};
+use super::attr_store::{AttrStore, Attrs};
 use super::intern::{Interner, Sym, Symbols};
 use super::types::{format_type, Type, TypeId};
 
@@ -11,8 +12,7 @@ pub struct Context {
     pub syms: Symbols,
     types: Interner<Type>,
     type_text: Vec<String>,
-    attrs: Interner<AttrDict>,
-    attr_text: Vec<String>,
+    attrs: AttrStore,
     /// Whether a `pd_dist` type was interned.
     dist_types: bool,
 }
@@ -23,8 +23,7 @@ impl Default for Context {
             syms: Symbols::default(),
             types: Interner::default(),
             type_text: Vec::new(),
-            attrs: Interner::default(),
-            attr_text: Vec::new(),
+            attrs: AttrStore::default(),
             dist_types: false,
         };
         // Fixed ids for the two types every program needs.
@@ -75,45 +74,28 @@ impl Context {
     }
 
     pub fn intern_attrs(&mut self, dict: AttrDict) -> AttrId {
-        let n = self.attrs.len();
-        let id = self.attrs.intern(dict);
-        if id as usize == n {
-            let mut text = String::new();
-            self.attrs.get(id).write_to(&mut text);
-            self.attr_text.push(text);
-        }
-        AttrId(id)
+        AttrId(self.attrs.intern(dict))
     }
 
-    /// [`Context::intern_attrs`] for a dictionary whose printed form the caller already made
-    /// (`printed` must be what [`AttrDict::write_to`] writes); the parser prints dictionaries
-    /// on all cores.
-    pub fn intern_attrs_printed(&mut self, dict: AttrDict, printed: String) -> AttrId {
-        let n = self.attrs.len();
-        let id = self.attrs.intern(dict);
-        if id as usize == n {
-            debug_assert!({
-                let mut text = String::new();
-                self.attrs.get(id).write_to(&mut text);
-                text == printed
-            });
-            self.attr_text.push(printed);
-        }
-        AttrId(id)
-    }
-
-    pub fn attrs(&self, id: AttrId) -> &AttrDict {
+    pub fn attrs(&self, id: AttrId) -> Attrs<'_> {
         self.attrs.get(id.0)
     }
 
     /// The printed form of a dictionary.
-    pub fn attr_text(&self, id: AttrId) -> &str {
-        &self.attr_text[id.0 as usize]
+    pub fn attr_text(&self, id: AttrId) -> String {
+        let mut s = String::new();
+        self.write_attrs(id, &mut s);
+        s
+    }
+
+    /// Writes a dictionary as Paddle prints it.
+    pub fn write_attrs(&self, id: AttrId, out: &mut String) {
+        self.attrs(id).write_to(out)
     }
 
     /// A copy of `id` with `key` set to `value`.
     pub fn with_attr(&mut self, id: AttrId, key: &str, value: super::Attr) -> AttrId {
-        let mut d = self.attrs(id).clone();
+        let mut d = self.attrs(id).to_dict();
         d.set(key, value);
         self.intern_attrs(d)
     }

@@ -308,7 +308,7 @@ pub const OP_DIST_ATTR: &str = "op_dist_attr";
 /// `result(0)` slot when that fits the rank, else replicated on the op's mesh. An op built from
 /// attributes alone (`full`) whose attributes were copied from a dist op keeps that op's place
 /// in the mesh; `None` without an `op_dist_attr`.
-pub fn declared_result_dist(attrs: &super::AttrDict, rank: usize) -> Option<TensorDist> {
+pub fn declared_result_dist(attrs: super::Attrs<'_>, rank: usize) -> Option<TensorDist> {
     let Some(Attr::OpDist(a)) = attrs.get(OP_DIST_ATTR) else {
         return None;
     };
@@ -370,7 +370,7 @@ impl Context {
             (Some(d), Some(Attr::OpDist(c))) if **c == d => attrs,
             (Some(d), _) => self.with_attr(attrs, OP_DIST_ATTR, Attr::OpDist(Box::new(d))),
             (None, Some(_)) => {
-                let mut d = self.attrs(attrs).clone();
+                let mut d = self.attrs(attrs).to_dict();
                 d.remove(OP_DIST_ATTR);
                 self.intern_attrs(d)
             }

@@ -17,6 +17,7 @@
 
 mod attr;
 mod context;
+mod attr_store;
 pub mod dist;
 mod intern;
 mod module;
@@ -30,6 +31,7 @@ pub mod verify_dist;
 pub use attr::{
     format_float_like_paddle, format_float_shortest, intern_key, Attr, AttrDict, AttrId, AttrKey,
 };
+pub use attr_store::{Attrs, AttrsIter};
 pub use context::Context;
 pub use dist::{DistSlot, OpDistAttr, Placement, ReduceKind, SlotType, TensorDist};
 pub use intern::{Interner, Sym, Symbols};

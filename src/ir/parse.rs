@@ -266,8 +266,8 @@ struct RawOp<'a> {
 #[derive(Default)]
 struct RawChunk<'a> {
     ops: Vec<RawOp<'a>>,
-    /// Each distinct attribute dictionary text of the chunk, parsed and printed (in the
-    /// parallel phase), by first appearance; ops refer to them by index.
+    /// Each distinct attribute dictionary text of the chunk, parsed (in the parallel phase),
+    /// by first appearance; ops refer to them by index.
     dict_list: Vec<ChunkDict<'a>>,
     dicts: FxHashMap<&'a str, u32>,
     /// Each distinct type text of the chunk, by first appearance; `type_ids` gives the index of
@@ -295,7 +295,6 @@ struct ChunkDict<'a> {
     text: &'a str,
     /// Taken by the builder when it interns the dictionary.
     dict: Option<AttrDict>,
-    printed: String,
 }
 
 impl<'a> RawChunk<'a> {
@@ -309,13 +308,10 @@ impl<'a> RawChunk<'a> {
             return Some(i);
         }
         let dict = parse(self)?;
-        let mut printed = String::new();
-        dict.write_to(&mut printed);
         let i = self.dict_list.len() as u32;
         self.dict_list.push(ChunkDict {
             text,
             dict: Some(dict),
-            printed,
         });
         self.dicts.insert(text, i);
         Some(i)
@@ -1741,9 +1737,7 @@ impl<'a, 'c> Builder<'a, 'c> {
             Some(&id) => id,
             None => {
                 let dict = d.dict.take().unwrap_or_default();
-                let id = self
-                    .ctx
-                    .intern_attrs_printed(dict, std::mem::take(&mut d.printed));
+                let id = self.ctx.intern_attrs(dict);
                 self.attr_cache.insert(d.text, id);
                 id
             }

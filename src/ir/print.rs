@@ -152,7 +152,7 @@ impl Printer<'_, '_> {
                 self.out.push_str("%kwarg_");
                 self.out.push_str(self.ctx.str(k.name));
                 self.out.push(' ');
-                self.out.push_str(self.ctx.attr_text(k.attrs));
+                self.ctx.write_attrs(k.attrs, self.out);
                 self.out.push('\n');
             }
         }
@@ -168,7 +168,7 @@ impl Printer<'_, '_> {
                 let _ = write!(self.out, "%arg_{}", self.next_arg);
                 self.next_arg += 1;
                 self.out.push(' ');
-                self.out.push_str(self.ctx.attr_text(a.attrs));
+                self.ctx.write_attrs(a.attrs, self.out);
             }
             self.out.push('\n');
         }
@@ -245,7 +245,7 @@ impl Printer<'_, '_> {
         match d.syntax {
             OpSyntax::Plain => {
                 self.out.push(' ');
-                self.out.push_str(self.ctx.attr_text(d.attrs));
+                self.ctx.write_attrs(d.attrs, self.out);
                 self.out.push_str(" : (");
                 for (i, v) in p.operands(op).enumerate() {
                     if i > 0 {
@@ -260,7 +260,7 @@ impl Printer<'_, '_> {
             }
             OpSyntax::Regions => {
                 self.out.push(' ');
-                self.out.push_str(self.ctx.attr_text(d.attrs));
+                self.ctx.write_attrs(d.attrs, self.out);
                 self.out.push_str(" -> ");
                 self.result_types(op);
                 self.out.push_str(" {\n");

@@ -294,8 +294,8 @@ impl Writer<'_> {
         }
         let mut a = Vec::new();
         let mut oa = Vec::new();
-        for (k, v) in &self.ctx.attrs(self.p.op_attrs(op)).entries {
-            if RESULT_ATTRS.contains(k) {
+        for (k, v) in self.ctx.attrs(self.p.op_attrs(op)).iter() {
+            if RESULT_ATTRS.contains(&k) {
                 let flags = result_flags(v, n_results)
                     .map_err(|m| (here, format!("attribute `{k}` {m}")))?;
                 oa.push(named(k, bool_array(&flags)));
@@ -354,7 +354,7 @@ impl Writer<'_> {
         }
         let mut da = Vec::new();
         let mut qa = Vec::new();
-        for (k, v) in &dict.entries {
+        for (k, v) in dict.iter() {
             let k: &str = k;
             if f.a_flags.contains(&k) || f.oa_flags.contains(&k) || k == f.a_name {
                 continue;

@@ -743,7 +743,7 @@ impl<'a> Engine<'a> {
             Action::SetAttrs { op, attrs, .. } => {
                 let o = self.op_of(lr, b, &op.name)?;
                 let old = self.m.main.op_attrs(o);
-                let mut d = self.m.ctx.attrs(old).clone();
+                let mut d = self.m.ctx.attrs(old).to_dict();
                 for (k, e) in attrs {
                     let v = self.eval(lr, b, e)?;
                     let a = v.to_attr().ok_or_else(|| {

@@ -718,7 +718,7 @@ fn mark_published(module: &mut Module, which: Which) {
             if !marked.insert(d) {
                 continue;
             }
-            let mut attrs = ctx.attrs(prog.op_attrs(d)).clone();
+            let mut attrs = ctx.attrs(prog.op_attrs(d)).to_dict();
             attrs.set(PUBLISH_MARK, Attr::Int(marked.len() as i64));
             let id = ctx.intern_attrs(attrs);
             prog.set_op_attrs(d, id);
@@ -740,7 +740,7 @@ fn unmark(module: &mut Module, which: Which) {
         if d.get(PUBLISH_MARK).is_none() {
             continue;
         }
-        let mut attrs = d.clone();
+        let mut attrs = d.to_dict();
         attrs.remove(PUBLISH_MARK);
         let id = ctx.intern_attrs(attrs);
         prog.set_op_attrs(op, id);

@@ -15,7 +15,7 @@ use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
 use crate::exec::kernels::elementwise::{add_n, binary, BinaryOp};
 use crate::exec::tensor::{Data, Tensor};
-use crate::ir::AttrDict;
+use crate::ir::Attrs;
 use crate::kbail;
 
 /// How per-rank values are combined.
@@ -58,7 +58,7 @@ pub enum Collective {
     ReduceScatter(i64),
 }
 
-fn int_attr(attrs: &AttrDict, key: &str) -> KResult<Option<i64>> {
+fn int_attr(attrs: Attrs<'_>, key: &str) -> KResult<Option<i64>> {
     match attrs.get(key) {
         None => Ok(None),
         Some(a) => match a.as_i64() {
@@ -68,7 +68,7 @@ fn int_attr(attrs: &AttrDict, key: &str) -> KResult<Option<i64>> {
     }
 }
 
-fn root_attr(attrs: &AttrDict, keys: &[&str]) -> KResult<usize> {
+fn root_attr(attrs: Attrs<'_>, keys: &[&str]) -> KResult<usize> {
     for k in keys {
         if let Some(r) = int_attr(attrs, k)? {
             if r < 0 {
@@ -80,7 +80,7 @@ fn root_attr(attrs: &AttrDict, keys: &[&str]) -> KResult<usize> {
     Ok(0)
 }
 
-fn reduce_type(attrs: &AttrDict) -> KResult<ReduceKind> {
+fn reduce_type(attrs: Attrs<'_>) -> KResult<ReduceKind> {
     let Some(t) = int_attr(attrs, "reduce_type")? else {
         kbail!("has no `reduce_type` attribute (0 SUM, 1 MAX, 2 MIN, 3 PROD, 4 AVG)");
     };
@@ -93,7 +93,7 @@ fn reduce_type(attrs: &AttrDict) -> KResult<ReduceKind> {
     }
 }
 
-fn nranks_attr(attrs: &AttrDict) -> KResult<i64> {
+fn nranks_attr(attrs: Attrs<'_>) -> KResult<i64> {
     match int_attr(attrs, "nranks")? {
         Some(n) => Ok(n),
         None => kbail!("has no `nranks` attribute"),
@@ -103,7 +103,8 @@ fn nranks_attr(attrs: &AttrDict) -> KResult<i64> {
 impl Collective {
     /// The collective op `name` (a dialect name; the in-place `_` form behaves the same) with
     /// attributes `attrs`; an error for an op this module does not know or a bad attribute.
-    pub fn of(name: &str, attrs: &AttrDict) -> KResult<Collective> {
+    pub fn of<'a>(name: &str, attrs: impl Into<Attrs<'a>>) -> KResult<Collective> {
+        let attrs = attrs.into();
         let base = name.strip_suffix('_').unwrap_or(name);
         Ok(match base {
             "pd_op.all_reduce" => Collective::AllReduce(reduce_type(attrs)?),
@@ -357,8 +358,8 @@ mod tests {
         );
     }
 
-    fn attrs(kv: &[(&str, i64)]) -> AttrDict {
-        let mut d = AttrDict::default();
+    fn attrs(kv: &[(&str, i64)]) -> crate::ir::AttrDict {
+        let mut d = crate::ir::AttrDict::default();
         for (k, v) in kv {
             d.push(k, crate::ir::Attr::Int(*v));
         }

@@ -1,0 +1,194 @@
+//! Interned attribute dictionaries, stored as pairs of small indices.
+//!
+//! Why: most ops of a training program share a few dozen dictionaries, but every parameter,
+//! data op and named output has its own (its name is an attribute), so a program of 10^6 ops
+//! holds a few hundred thousand distinct dictionaries. Stored whole, with their printed text,
+//! they cost about a kilobyte each and were the largest part of the IR. Here each distinct
+//! attribute *value* is stored once with its printed text (`[false]` once per program, a
+//! parameter's name once), and a dictionary is a boxed slice of `(key, value)` index pairs, 8
+//! bytes an entry: two dictionaries that differ only in a name share everything but that name.
+//!
+//! Readers see a dictionary through [`Attrs`], a copyable view with the lookups of
+//! [`AttrDict`]; code that edits a dictionary takes an owned copy ([`Attrs::to_dict`]), edits
+//! it and interns the result. The view also wraps an owned [`AttrDict`], so a function that
+//! reads attributes works on both (kernels are tested on hand-made dictionaries).
+
+use super::attr::{intern_key, Attr, AttrDict, AttrKey};
+use super::intern::Interner;
+use rustc_hash::FxHashMap;
+
+/// One entry of a stored dictionary: indices into the store's keys and values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Entry {
+    key: u32,
+    value: u32,
+}
+
+/// Every attribute key, value and dictionary of a [`Context`](super::Context).
+#[derive(Debug, Clone, Default)]
+pub struct AttrStore {
+    keys: Vec<AttrKey>,
+    key_index: FxHashMap<AttrKey, u32>,
+    values: Interner<Attr>,
+    /// The printed form of each of `values`.
+    value_text: Vec<Box<str>>,
+    dicts: Interner<Box<[Entry]>>,
+    /// Scratch for [`AttrStore::intern`]: the entries of the dictionary being interned.
+    scratch: Vec<Entry>,
+}
+
+impl AttrStore {
+    /// The index of `dict`, adding it (and its new keys and values) if it is new.
+    pub fn intern(&mut self, dict: AttrDict) -> u32 {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        for (key, value) in dict.entries {
+            let key = self.key(key);
+            let value = self.value(value);
+            scratch.push(Entry { key, value });
+        }
+        let id = match self.dicts.lookup(scratch.as_slice()) {
+            Some(id) => id,
+            None => self.dicts.intern(scratch.as_slice().into()),
+        };
+        self.scratch = scratch;
+        id
+    }
+
+    fn key(&mut self, key: AttrKey) -> u32 {
+        if let Some(&k) = self.key_index.get(key) {
+            return k;
+        }
+        let k = self.keys.len() as u32;
+        self.keys.push(key);
+        self.key_index.insert(key, k);
+        k
+    }
+
+    fn value(&mut self, value: Attr) -> u32 {
+        if let Some(v) = self.values.lookup(&value) {
+            return v;
+        }
+        let text = value.to_text().into_boxed_str();
+        let v = self.values.intern(value);
+        self.value_text.push(text);
+        v
+    }
+
+    /// The dictionary with index `id`.
+    pub fn get(&self, id: u32) -> Attrs<'_> {
+        Attrs::Stored {
+            store: self,
+            entries: self.dicts.get(id),
+        }
+    }
+
+    /// Number of distinct dictionaries.
+    pub fn len(&self) -> usize {
+        self.dicts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.dicts.is_empty()
+    }
+
+    fn entry(&self, e: Entry) -> (&str, &Attr) {
+        (self.keys[e.key as usize], self.values.get(e.value))
+    }
+}
+
+/// A read-only view of an attribute dictionary: an interned one ([`Context::attrs`]) or an
+/// owned [`AttrDict`] (`Attrs::from(&dict)`).
+///
+/// [`Context::attrs`]: super::Context::attrs
+#[derive(Copy, Clone, Debug)]
+pub enum Attrs<'a> {
+    Stored {
+        store: &'a AttrStore,
+        entries: &'a [Entry],
+    },
+    Dict(&'a AttrDict),
+}
+
+impl<'a> From<&'a AttrDict> for Attrs<'a> {
+    fn from(d: &'a AttrDict) -> Self {
+        Attrs::Dict(d)
+    }
+}
+
+impl<'a> Attrs<'a> {
+    pub fn get(self, key: &str) -> Option<&'a Attr> {
+        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    pub fn contains_key(self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// The entries in print order.
+    pub fn iter(self) -> AttrsIter<'a> {
+        AttrsIter { attrs: self, i: 0 }
+    }
+
+    pub fn len(self) -> usize {
+        match self {
+            Attrs::Stored { entries, .. } => entries.len(),
+            Attrs::Dict(d) => d.len(),
+        }
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// An owned copy, to edit and intern again.
+    pub fn to_dict(self) -> AttrDict {
+        match self {
+            Attrs::Dict(d) => d.clone(),
+            Attrs::Stored { .. } => AttrDict {
+                entries: self
+                    .iter()
+                    .map(|(k, v)| (intern_key(k), v.clone()))
+                    .collect(),
+            },
+        }
+    }
+
+    /// Writes the dictionary as Paddle prints it (`{k:v,...}`).
+    pub fn write_to(self, out: &mut String) {
+        match self {
+            Attrs::Dict(d) => d.write_to(out),
+            Attrs::Stored { store, entries } => {
+                out.push('{');
+                for (i, e) in entries.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(store.keys[e.key as usize]);
+                    out.push(':');
+                    out.push_str(&store.value_text[e.value as usize]);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+/// The entries of an [`Attrs`], in print order.
+pub struct AttrsIter<'a> {
+    attrs: Attrs<'a>,
+    i: usize,
+}
+
+impl<'a> Iterator for AttrsIter<'a> {
+    type Item = (&'a str, &'a Attr);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let i = self.i;
+        self.i += 1;
+        match self.attrs {
+            Attrs::Stored { store, entries } => entries.get(i).map(|&e| store.entry(e)),
+            Attrs::Dict(d) => d.entries.get(i).map(|(k, v)| (*k, v)),
+        }
+    }
+}
