@@ -12,6 +12,7 @@
 //! CI log scrapers pick it up. Rendering is done here rather than with a snippet crate because the
 //! required layout is a single `file:line:col: error:` header, which those crates do not produce.
 
+pub use crate::source_text::SourceText;
 use std::fmt;
 
 /// A source file held in memory, used to turn byte offsets into line/column and to show the
@@ -21,11 +22,11 @@ pub struct SourceFile {
     /// The name shown in messages (a path, or `<stdin>`).
     pub name: String,
     /// The text. Invalid UTF-8 is rejected before a `SourceFile` is made.
-    pub text: String,
+    pub text: SourceText,
 }
 
 impl SourceFile {
-    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+    pub fn new(name: impl Into<String>, text: impl Into<SourceText>) -> Self {
         SourceFile {
             name: name.into(),
             text: text.into(),

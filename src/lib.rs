@@ -14,5 +14,6 @@ pub mod json;
 pub mod lint;
 pub mod rewrite;
 pub mod rules;
+pub mod source_text;
 
 pub use diag::{Diagnostic, SourceFile};

@@ -19,6 +19,7 @@
 //! the bound, so an endless input (`/dev/zero`) cannot exhaust memory.
 
 use crate::diag::{Diagnostic, SourceFile};
+use crate::source_text::{SourceText, MAP_AT_LEAST};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -115,10 +116,16 @@ pub fn read_source(path: &str) -> Result<SourceFile, Diagnostic> {
             )));
         }
         // A regular file's size is known: refuse it before reading anything, and read it into
-        // a buffer of its size (growing by doubling would briefly hold the text twice).
+        // a buffer of its size (growing by doubling would briefly hold the text twice), or map
+        // it when it is large (see `crate::source_text`).
         if let Some(m) = meta.filter(|m| m.is_file()) {
             if m.len() > limit {
                 return Err(too_large());
+            }
+            if m.len() >= MAP_AT_LEAST {
+                if let Some(src) = map_source(&f, &name)? {
+                    return Ok(src);
+                }
             }
             bytes.reserve_exact(usize::try_from(m.len()).unwrap_or(0).saturating_add(1));
         }
@@ -143,6 +150,24 @@ pub fn read_source(path: &str) -> Result<SourceFile, Diagnostic> {
             Err(Diagnostic::at(&src, at, "the file is not valid UTF-8")
                 .with_hint("Paddle prints programs as UTF-8 text"))
         }
+    }
+}
+
+/// A large regular file, mapped (`None` if the system cannot map it: it is read instead).
+fn map_source(f: &std::fs::File, name: &str) -> Result<Option<SourceFile>, Diagnostic> {
+    // SAFETY: the map is only read, as UTF-8 checked by `SourceText::mapped`; the file must not
+    // change while irw runs (documented in `crate::source_text` and the README).
+    let Ok(map) = (unsafe { memmap2::Mmap::map(f) }) else {
+        return Ok(None);
+    };
+    let start = if map.starts_with(UTF8_BOM) {
+        UTF8_BOM.len()
+    } else {
+        0
+    };
+    match SourceText::mapped(map, start) {
+        Ok(text) => Ok(Some(SourceFile::new(name, text))),
+        Err(_) => Ok(None),
     }
 }
 

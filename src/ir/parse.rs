@@ -198,9 +198,15 @@ fn split_lines(src: &SourceFile) -> Result<Vec<Line<'_>>, Diagnostic> {
     let text = src.text.as_str();
     let mut lines = Vec::with_capacity(text.len() / 120 + 8);
     let mut start = 0;
+    // A mapped file's pages are handed back as the scan passes them (see `SourceText`).
+    let mut released = 0;
     for raw in text.split('\n') {
         let line_start = start;
         start += raw.len() + 1;
+        if line_start - released >= RELEASE_STEP {
+            src.text.release(released..line_start);
+            released = line_start;
+        }
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
         let body = raw.trim_start_matches([' ', '\t']);
         let offset = line_start + (raw.len() - body.len());
@@ -230,8 +236,12 @@ fn split_lines(src: &SourceFile) -> Result<Vec<Line<'_>>, Diagnostic> {
     if text.ends_with('\n') {
         lines.pop();
     }
+    src.text.release(released..text.len());
     Ok(lines)
 }
+
+/// How much text the line scan passes before it releases it.
+const RELEASE_STEP: usize = 1 << 23;
 
 fn skip_trivia(lines: &[Line<'_>], mut i: usize) -> usize {
     while i < lines.len() && matches!(lines[i].kind, Kind::Blank | Kind::Comment) {
@@ -268,7 +278,7 @@ struct RawChunk<'a> {
     ops: Vec<RawOp<'a>>,
     /// Each distinct attribute dictionary text of the chunk, parsed (in the parallel phase),
     /// by first appearance; ops refer to them by index.
-    dict_list: Vec<ChunkDict<'a>>,
+    dict_list: Vec<ChunkDict>,
     dicts: FxHashMap<&'a str, u32>,
     /// Each distinct type text of the chunk, by first appearance; `type_ids` gives the index of
     /// each entry of `types`.
@@ -291,8 +301,7 @@ struct RawChunk<'a> {
     error: Option<Diagnostic>,
 }
 
-struct ChunkDict<'a> {
-    text: &'a str,
+struct ChunkDict {
     /// Taken by the builder when it interns the dictionary.
     dict: Option<AttrDict>,
 }
@@ -309,10 +318,7 @@ impl<'a> RawChunk<'a> {
         }
         let dict = parse(self)?;
         let i = self.dict_list.len() as u32;
-        self.dict_list.push(ChunkDict {
-            text,
-            dict: Some(dict),
-        });
+        self.dict_list.push(ChunkDict { dict: Some(dict) });
         self.dicts.insert(text, i);
         Some(i)
     }
@@ -393,6 +399,10 @@ enum ChunkFeed<'a> {
         next: usize,
         total: usize,
         window: std::sync::Arc<Window>,
+        /// The file and the byte offset where each chunk starts: taking chunk `i` releases
+        /// the text before chunk `i - 1` (see `SourceText::release`).
+        src: &'a SourceFile,
+        starts: Vec<usize>,
     },
 }
 
@@ -445,9 +455,14 @@ impl<'a> ChunkFeed<'a> {
                 next,
                 total,
                 window,
+                src,
+                starts,
             } => {
                 if *next == *total {
                     return None;
+                }
+                if *next >= 2 {
+                    src.text.release(starts[*next - 2]..starts[*next - 1]);
                 }
                 let c = match early.remove(next) {
                     Some(c) => c,
@@ -513,6 +528,8 @@ fn with_op_lines<'a, T>(
             next: 0,
             total: pieces.len(),
             window: window.clone(),
+            src,
+            starts: pieces.iter().map(|p| p[0].offset).collect(),
         };
         // When the builder is done, even by an early error or a panic, waiting workers stop
         // (the scope joins them: a worker left waiting would hang it).
@@ -1727,21 +1744,15 @@ impl<'a, 'c> Builder<'a, 'c> {
     }
 
     /// The global id of the chunk's dictionary `i` (parsed in the parallel phase).
-    fn chunk_attrs(&mut self, dicts: &mut [ChunkDict<'a>], i: usize) -> AttrId {
+    fn chunk_attrs(&mut self, dicts: &mut [ChunkDict], i: usize) -> AttrId {
         let id = self.chunk_attrs[i];
         if id.0 != UNRESOLVED {
             return id;
         }
-        let d = &mut dicts[i];
-        let id = match self.attr_cache.get(d.text) {
-            Some(&id) => id,
-            None => {
-                let dict = d.dict.take().unwrap_or_default();
-                let id = self.ctx.intern_attrs(dict);
-                self.attr_cache.insert(d.text, id);
-                id
-            }
-        };
+        // Interned by structure, not looked up by text in a file-wide cache: comparing with
+        // text seen chunks ago would read back pages of a mapped file already released.
+        let dict = dicts[i].dict.take().unwrap_or_default();
+        let id = self.ctx.intern_attrs(dict);
         self.chunk_attrs[i] = id;
         id
     }
