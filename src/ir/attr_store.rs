@@ -4,8 +4,7 @@
 //! data op and named output has its own (its name is an attribute), so a program of 10^6 ops
 //! holds a few hundred thousand distinct dictionaries. Stored whole, with their printed text,
 //! they cost about a kilobyte each and were the largest part of the IR. Here each distinct
-//! attribute *value* is stored once with its printed text (`[false]` once per program, a
-//! parameter's name once), and a dictionary is a boxed slice of `(key, value)` index pairs, 8
+//! attribute *value* is stored once (`[false]` once per program, a parameter's name once), and a dictionary is a boxed slice of `(key, value)` index pairs, 8
 //! bytes an entry: two dictionaries that differ only in a name share everything but that name.
 //!
 //! Readers see a dictionary through [`Attrs`], a copyable view with the lookups of
@@ -30,8 +29,6 @@ pub struct AttrStore {
     keys: Vec<AttrKey>,
     key_index: FxHashMap<AttrKey, u32>,
     values: Interner<Attr>,
-    /// The printed form of each of `values`.
-    value_text: Vec<Box<str>>,
     dicts: Interner<Box<[Entry]>>,
     /// Scratch for [`AttrStore::intern`]: the entries of the dictionary being interned.
     scratch: Vec<Entry>,
@@ -66,13 +63,10 @@ impl AttrStore {
     }
 
     fn value(&mut self, value: Attr) -> u32 {
-        if let Some(v) = self.values.lookup(&value) {
-            return v;
+        match self.values.lookup(&value) {
+            Some(v) => v,
+            None => self.values.intern(value),
         }
-        let text = value.to_text().into_boxed_str();
-        let v = self.values.intern(value);
-        self.value_text.push(text);
-        v
     }
 
     /// The dictionary with index `id`.
@@ -166,7 +160,7 @@ impl<'a> Attrs<'a> {
                     }
                     out.push_str(store.keys[e.key as usize]);
                     out.push(':');
-                    out.push_str(&store.value_text[e.value as usize]);
+                    store.values.get(e.value).write_to(out);
                 }
                 out.push('}');
             }

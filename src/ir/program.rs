@@ -90,7 +90,9 @@ pub struct OpData {
     operands_len: u32,
     results_start: u32,
     results_len: u32,
-    regions: Vec<RegionId>,
+    /// Index into `Program::op_regions`, or `NONE`: few ops have regions, and a vector in
+    /// every op would cost 24 bytes an op.
+    regions: u32,
     parent: u32,
     prev: u32,
     next: u32,
@@ -151,6 +153,8 @@ pub struct Program {
     values: Vec<ValueData>,
     blocks: Vec<BlockData>,
     regions: Vec<RegionData>,
+    /// The regions of each op that has any (`OpData::regions` indexes this).
+    op_regions: Vec<Vec<RegionId>>,
     top: BlockId,
     live_ops: usize,
     /// Byte offset in the source file of each parsed op (`u32::MAX` for ops a rewrite made);
@@ -173,6 +177,7 @@ impl Program {
             values: Vec::new(),
             blocks: Vec::new(),
             regions: Vec::new(),
+            op_regions: Vec::new(),
             top: BlockId(0),
             live_ops: 0,
             positions: Vec::new(),
@@ -279,7 +284,10 @@ impl Program {
     }
 
     pub fn regions(&self, op: OpId) -> &[RegionId] {
-        &self.ops[op.index()].regions
+        match self.ops[op.index()].regions {
+            NONE => &[],
+            i => &self.op_regions[i as usize],
+        }
     }
 
     pub fn region_blocks(&self, r: RegionId) -> &[BlockId] {
@@ -448,7 +456,7 @@ impl Program {
             operands_len: operands.len() as u32,
             results_start,
             results_len: result_types.len() as u32,
-            regions: Vec::new(),
+            regions: NONE,
             parent: NONE,
             prev: NONE,
             next: NONE,
@@ -467,7 +475,12 @@ impl Program {
         });
         let b = self.new_block(r.0);
         self.regions[r.index()].blocks.push(b);
-        self.ops[op.index()].regions.push(r);
+        if self.ops[op.index()].regions == NONE {
+            self.ops[op.index()].regions = self.op_regions.len() as u32;
+            self.op_regions.push(Vec::new());
+        }
+        let i = self.ops[op.index()].regions as usize;
+        self.op_regions[i].push(r);
         b
     }
 
@@ -610,7 +623,7 @@ impl Program {
     /// If a result of `op` is still used: replace the uses first. This is a bug in the caller,
     /// never a property of the input.
     pub fn erase(&mut self, op: OpId) {
-        for r in self.ops[op.index()].regions.clone() {
+        for r in self.regions(op).to_vec() {
             for b in self.regions[r.index()].blocks.clone() {
                 let ops: Vec<OpId> = self.block_ops(b).collect();
                 for inner in ops.into_iter().rev() {
