@@ -110,8 +110,52 @@ struct OperandSlot {
 #[derive(Clone, Debug)]
 struct ValueData {
     ty: TypeId,
-    def: ValueDef,
+    def: PackedDef,
     first_use: u32,
+}
+
+/// A [`ValueDef`] in 8 bytes rather than 12 (values are the IR's second most numerous
+/// record): the owning op or block, and the index with the kind in its top two bits.
+#[derive(Copy, Clone, Debug)]
+struct PackedDef {
+    owner: u32,
+    kind_index: u32,
+}
+
+impl PackedDef {
+    const INDEX_BITS: u32 = 30;
+    const INDEX_MASK: u32 = (1 << Self::INDEX_BITS) - 1;
+
+    fn pack(def: ValueDef) -> PackedDef {
+        let (kind, owner, index) = match def {
+            ValueDef::Result { op, index } => (0, op.0, index),
+            ValueDef::Arg { block, index } => (1, block.0, index),
+            ValueDef::Kwarg { block, index } => (2, block.0, index),
+        };
+        assert!(index <= Self::INDEX_MASK, "fewer than 2^30 results or arguments");
+        PackedDef {
+            owner,
+            kind_index: kind << Self::INDEX_BITS | index,
+        }
+    }
+
+    fn unpack(self) -> ValueDef {
+        let index = self.kind_index & Self::INDEX_MASK;
+        match self.kind_index >> Self::INDEX_BITS {
+            0 => ValueDef::Result {
+                op: OpId(self.owner),
+                index,
+            },
+            1 => ValueDef::Arg {
+                block: BlockId(self.owner),
+                index,
+            },
+            _ => ValueDef::Kwarg {
+                block: BlockId(self.owner),
+                index,
+            },
+        }
+    }
 }
 
 /// A positional block argument (`^%arg_0 {attrs}`).
@@ -372,12 +416,12 @@ impl Program {
     }
 
     pub fn value_def(&self, v: ValueId) -> ValueDef {
-        self.values[v.index()].def
+        self.values[v.index()].def.unpack()
     }
 
     /// The op defining `v`, if it is an op result.
     pub fn defining_op(&self, v: ValueId) -> Option<OpId> {
-        match self.values[v.index()].def {
+        match self.values[v.index()].def.unpack() {
             ValueDef::Result { op, .. } => Some(op),
             _ => None,
         }
@@ -421,7 +465,7 @@ impl Program {
         let id = ValueId(u32::try_from(self.values.len()).expect("fewer than 2^32 values"));
         self.values.push(ValueData {
             ty,
-            def,
+            def: PackedDef::pack(def),
             first_use: NONE,
         });
         id

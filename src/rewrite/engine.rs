@@ -1047,7 +1047,11 @@ impl<'a> Engine<'a> {
             d.set(&k.name, a);
         }
         let id = self.m.ctx.intern_attrs(d);
-        self.dicts.insert(key, id);
+        // A string among the values is most often a name, which no other build repeats:
+        // remembering it would cost memory in proportion to the program for no hit.
+        if !key.1.iter().any(|a| matches!(a, Attr::Str(_))) {
+            self.dicts.insert(key, id);
+        }
         Ok((sym, operands, id))
     }
 
