@@ -13,8 +13,9 @@
 //! reads attributes works on both (kernels are tested on hand-made dictionaries).
 
 use super::attr::{intern_key, Attr, AttrDict, AttrKey};
-use super::intern::Interner;
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
+use rustc_hash::{FxHashMap, FxHasher};
+use std::hash::{Hash, Hasher};
 
 /// One entry of a stored dictionary: indices into the store's keys and values.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -24,14 +25,38 @@ pub struct Entry {
 }
 
 /// Every attribute key, value and dictionary of a [`Context`](super::Context).
-#[derive(Debug, Clone, Default)]
+///
+/// Values and dictionaries are deduplicated through hash tables that hold only their `u32`
+/// ids (hashes are recomputed when a table grows), and the entries of all dictionaries lie
+/// back to back in one vector: a distinct dictionary costs its entries, 8 bytes of span and
+/// about 5 bytes of table.
+#[derive(Clone, Default)]
 pub struct AttrStore {
     keys: Vec<AttrKey>,
     key_index: FxHashMap<AttrKey, u32>,
-    values: Interner<Attr>,
-    dicts: Interner<Box<[Entry]>>,
+    values: Vec<Attr>,
+    value_index: HashTable<u32>,
+    /// The entries of every dictionary; dictionary `i` is `entries[spans[i]]`.
+    entries: Vec<Entry>,
+    spans: Vec<(u32, u32)>,
+    dict_index: HashTable<u32>,
     /// Scratch for [`AttrStore::intern`]: the entries of the dictionary being interned.
     scratch: Vec<Entry>,
+}
+
+impl std::fmt::Debug for AttrStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AttrStore")
+            .field("values", &self.values.len())
+            .field("dicts", &self.spans.len())
+            .finish()
+    }
+}
+
+fn fx_hash<T: Hash + ?Sized>(t: &T) -> u64 {
+    let mut h = FxHasher::default();
+    t.hash(&mut h);
+    h.finish()
 }
 
 impl AttrStore {
@@ -44,9 +69,27 @@ impl AttrStore {
             let value = self.value(value);
             scratch.push(Entry { key, value });
         }
-        let id = match self.dicts.lookup(scratch.as_slice()) {
-            Some(id) => id,
-            None => self.dicts.intern(scratch.as_slice().into()),
+        let hash = fx_hash(scratch.as_slice());
+        let (entries, spans) = (&self.entries, &self.spans);
+        let slice = |id: u32| {
+            let (start, len) = spans[id as usize];
+            &entries[start as usize..(start + len) as usize]
+        };
+        let id = match self.dict_index.find(hash, |&id| slice(id) == scratch.as_slice()) {
+            Some(&id) => id,
+            None => {
+                let id = u32::try_from(self.spans.len()).expect("fewer than 2^32 dictionaries");
+                let start =
+                    u32::try_from(self.entries.len()).expect("fewer than 2^32 attribute entries");
+                self.entries.extend_from_slice(&scratch);
+                self.spans.push((start, scratch.len() as u32));
+                let (entries, spans) = (&self.entries, &self.spans);
+                self.dict_index.insert_unique(hash, id, |&id| {
+                    let (start, len) = spans[id as usize];
+                    fx_hash(&entries[start as usize..(start + len) as usize])
+                });
+                id
+            }
         };
         self.scratch = scratch;
         id
@@ -63,31 +106,39 @@ impl AttrStore {
     }
 
     fn value(&mut self, value: Attr) -> u32 {
-        match self.values.lookup(&value) {
-            Some(v) => v,
-            None => self.values.intern(value),
+        let hash = fx_hash(&value);
+        let values = &self.values;
+        if let Some(&v) = self.value_index.find(hash, |&v| values[v as usize] == value) {
+            return v;
         }
+        let v = u32::try_from(self.values.len()).expect("fewer than 2^32 attribute values");
+        self.values.push(value);
+        let values = &self.values;
+        self.value_index
+            .insert_unique(hash, v, |&v| fx_hash(&values[v as usize]));
+        v
     }
 
     /// The dictionary with index `id`.
     pub fn get(&self, id: u32) -> Attrs<'_> {
+        let (start, len) = self.spans[id as usize];
         Attrs::Stored {
             store: self,
-            entries: self.dicts.get(id),
+            entries: &self.entries[start as usize..(start + len) as usize],
         }
     }
 
     /// Number of distinct dictionaries.
     pub fn len(&self) -> usize {
-        self.dicts.len()
+        self.spans.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.dicts.is_empty()
+        self.spans.is_empty()
     }
 
     fn entry(&self, e: Entry) -> (&str, &Attr) {
-        (self.keys[e.key as usize], self.values.get(e.value))
+        (self.keys[e.key as usize], &self.values[e.value as usize])
     }
 }
 
@@ -160,7 +211,7 @@ impl<'a> Attrs<'a> {
                     }
                     out.push_str(store.keys[e.key as usize]);
                     out.push(':');
-                    store.values.get(e.value).write_to(out);
+                    store.values[e.value as usize].write_to(out);
                 }
                 out.push('}');
             }
