@@ -171,6 +171,28 @@ fn map_source(f: &std::fs::File, name: &str) -> Result<Option<SourceFile>, Diagn
     }
 }
 
+/// The most memory this process has held resident so far (`getrusage`'s maximum resident set:
+/// heap and mapped input alike), for `--stats`.
+pub fn peak_memory_bytes() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `getrusage` fills the struct it is given; it is zero-initialised besides.
+        let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } == 0;
+        if !ok {
+            return None;
+        }
+        // SAFETY: initialised above (zeroed, then filled by a successful call).
+        let max = unsafe { usage.assume_init() }.ru_maxrss.max(0) as u64;
+        // Linux reports kilobytes, macOS bytes.
+        Some(if cfg!(target_os = "macos") { max } else { max * 1024 })
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),

@@ -627,6 +627,7 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
         apply_rules_to(&mut module, Some(&src), rules, &args.rule)?;
     }
     let t_rewrite = t1.elapsed();
+    let bytes_in = src.text.len();
     // The input text is not needed to print: give its memory back before the output is built.
     drop(src);
     let t2 = Instant::now();
@@ -647,6 +648,14 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
             t_rewrite.as_secs_f64(),
             t_print.as_secs_f64()
         );
+        if let Some(peak) = io::peak_memory_bytes() {
+            eprintln!(
+                "irw: peak memory {:.1} MiB ({:.2}x the {:.1} MiB input)",
+                peak as f64 / (1u64 << 20) as f64,
+                peak as f64 / bytes_in.max(1) as f64,
+                bytes_in as f64 / (1u64 << 20) as f64
+            );
+        }
     }
     // The command ends here and the process with it: freeing a large program piece by piece
     // would only cost time (a 10^6-op module is millions of allocations); the OS takes it back.
