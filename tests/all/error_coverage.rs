@@ -10,9 +10,9 @@
 //! handled. A message built in a variable first (`let msg = format!(..)`) is not seen: keep
 //! messages at their constructor.
 //!
-//! **Expectations.** What the tests assert about standard error: the fragments of
-//! `tests/bad/*.expect`, the `CHECK-ERR`/`EXPECT`/`CHECK` lines of every golden case under
-//! `tests/golden/`, and every string literal of the integration tests (`tests/**/*.rs`: the
+//! **Expectations.** What the tests assert about standard error: the `CHECK-ERR`/`EXPECT`/`CHECK`
+//! lines of every golden case under `tests/golden/` (the bad-input corpus included), and every
+//! string literal of the integration tests (`tests/**/*.rs`: the
 //! fragments they assert).
 //!
 //! **Covered.** A message is split at its `{...}` placeholders. An expectation covers it when it
@@ -370,10 +370,6 @@ fn messages() -> Vec<Message> {
 /// Every expectation piece of the test suite.
 fn expectations() -> Vec<String> {
     let mut out = Vec::new();
-    for p in files_with_ext(&root().join("tests/bad"), "expect") {
-        let text = std::fs::read_to_string(p).unwrap();
-        out.extend(text.lines().skip(1).map(str::to_string));
-    }
     let mut stack = vec![root().join("tests/golden")];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap().flatten() {
@@ -382,7 +378,8 @@ fn expectations() -> Vec<String> {
                 stack.push(p);
                 continue;
             }
-            if p.extension().is_some_and(|x| x == "expected") {
+            // Expected outputs, and the README's examples.
+            if p.extension().is_some_and(|x| x == "expected" || x == "md") {
                 continue;
             }
             let Ok(text) = std::fs::read_to_string(&p) else {

@@ -23,7 +23,6 @@ mod common;
 
 mod atomic_output;
 mod bad_corpus;
-mod bad_inputs;
 mod dist;
 mod dtype_u8;
 mod egraph_cse;
@@ -63,7 +62,6 @@ fn main() {
     })];
     tests.extend(atomic_output::tests());
     tests.extend(bad_corpus::tests());
-    tests.extend(bad_inputs::tests());
     tests.extend(dist::tests());
     tests.extend(dtype_u8::tests());
     tests.extend(egraph_cse::tests());
@@ -100,7 +98,8 @@ fn main() {
 
 /// What the compiler cannot see: a test file outside `tests/all/` (cargo would build it as a
 /// binary of its own), a module file no `mod` line declares (never compiled), a `#[test]`
-/// (compiled out without libtest; list the function with `tests![...]` instead).
+/// (compiled out without libtest; list the function with `tests![...]` instead), a bad input
+/// in `tests/bad/` that no golden case runs.
 fn layout() -> Result<(), String> {
     let root = common::root();
     let mut problems = Vec::new();
@@ -135,6 +134,23 @@ fn layout() -> Result<(), String> {
                     i + 1
                 ));
             }
+        }
+    }
+    // The bad inputs are golden cases now (`tests/golden/bad/NAME.test`); an input without its
+    // case, or a case in the old format (`NAME.expect`), would never run.
+    for p in common::files_with_ext(&root.join("tests/bad"), "expect") {
+        problems.push(format!(
+            "{}: write it as tests/golden/bad/NAME.test (see tests/golden/README.md)",
+            p.display()
+        ));
+    }
+    for p in common::files_with_ext(&root.join("tests/bad"), "ir") {
+        let stem = p.file_stem().unwrap_or_default().to_string_lossy();
+        if !root.join(format!("tests/golden/bad/{stem}.test")).is_file() {
+            problems.push(format!(
+                "{}: no case tests/golden/bad/{stem}.test runs it",
+                p.display()
+            ));
         }
     }
     if problems.is_empty() {
