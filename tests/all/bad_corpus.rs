@@ -1,7 +1,11 @@
-//! The bad-input corpus beyond single IR files (`tests/bad/`): rule files, flags, executor
-//! inputs, feed files and Paddle JSON, each run through the real binary. Together with
-//! `tests/bad/`, the goldens and the other tests, it exercises every error message irw can print
-//! (`tests/all/error_coverage.rs` checks that).
+//! The bad-input corpus beyond single IR files (those are the golden cases
+//! `tests/golden/bad/*.test`): rule files, flags, executor inputs, feed files and Paddle JSON,
+//! each run through the real binary. Together with the goldens and the other tests, it exercises
+//! every error message irw can print (`tests/all/error_coverage.rs` checks that).
+//!
+//! These cases are not golden cases (yet): each is several files in a fresh working directory,
+//! which one golden case file cannot express. They assert what a golden case's `EXIT`,
+//! `ERROR-AT` and `CHECK-ERR` lines would.
 //!
 //! A case is a few small files written to a fresh directory (the binary runs there, so messages
 //! show `r.rw:3:11`), plus `p.ir` and `s.ir`: the fixture training program and its startup
@@ -119,28 +123,14 @@ fn run(case: &Case) -> Result<(), Failed> {
         )
         .into());
     }
-    let first = err.lines().next().unwrap_or("");
-    if case.at.is_empty() {
-        if !first.starts_with("error:") {
-            return Err(format!("want an error without a position, got:\n{err}").into());
-        }
+    // What a golden case's `ERROR-AT` line asserts: the first line, and a caret under the
+    // source line it shows.
+    let at = if case.at.is_empty() {
+        "-".to_string()
     } else {
-        let want = format!("{}: error: ", case.at);
-        if !first.starts_with(&want) {
-            return Err(format!("want the error at {}, got:\n{err}", case.at).into());
-        }
-        // A source line (when the position has one) is followed by a caret.
-        let second = err.lines().nth(1).unwrap_or("");
-        let has_line = !second.trim().is_empty() && !second.starts_with("  = ");
-        if has_line
-            && !err
-                .lines()
-                .nth(2)
-                .is_some_and(|l| l.trim_end().ends_with('^'))
-        {
-            return Err(format!("no caret under the source line:\n{err}").into());
-        }
-    }
+        format!("{}: error: ", case.at)
+    };
+    crate::golden::error_at(&at, &err)?;
     if !err.contains(case.msg) {
         return Err(format!("want `{}` in:\n{err}", case.msg).into());
     }

@@ -8,7 +8,7 @@ use irw::ir::{parse_module, print_module, Which};
 use irw::SourceFile;
 use std::time::Instant;
 
-tests![after_256_saturates_quickly_and_deterministically,];
+tests![after_256_saturates_quickly_and_deterministically];
 
 fn after_256_saturates_quickly_and_deterministically() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

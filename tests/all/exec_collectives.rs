@@ -9,7 +9,7 @@
 use crate::common::*;
 use std::path::PathBuf;
 
-tests![gather_then_scatter_trains_like_a_doubled_gradient_on_2_ranks,];
+tests![gather_then_scatter_trains_like_a_doubled_gradient_on_2_ranks];
 
 /// A rule file that makes every SGD step read twice its gradient (no collectives).
 const DOUBLE: &str = r#"// double.rw: each optimizer reads twice its gradient.

@@ -9,7 +9,7 @@ use irw::gen::{mlp, Dtype, MlpOptions, Optimizer};
 use irw::ir::{parse_module, print_module, verify_module};
 use irw::SourceFile;
 
-tests![every_configuration_parses_verifies_and_round_trips,];
+tests![every_configuration_parses_verifies_and_round_trips];
 
 fn every_configuration_parses_verifies_and_round_trips() {
     for optimizer in Optimizer::ALL {

@@ -160,8 +160,8 @@ fn filecheck(directives: &[String], text: &str, what: &str) -> Result<(), Failed
     Ok(())
 }
 
-/// `ERROR-AT: at` against standard error (see the module doc).
-fn error_at(at: &str, stderr: &str) -> Result<(), Failed> {
+/// `ERROR-AT: at` against standard error (see the module doc); `bad_corpus` asserts the same.
+pub(crate) fn error_at(at: &str, stderr: &str) -> Result<(), Failed> {
     let mut lines = stderr.lines();
     let first = lines.next().unwrap_or("");
     if at == "-" {

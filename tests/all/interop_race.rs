@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::Command;
 
-tests![paddle_default_executor_never_loses_an_update,];
+tests![paddle_default_executor_never_loses_an_update];
 
 /// Says why the test is skipped on the real standard error: libtest captures `eprintln!` of a
 /// passing test, and a skip must be visible in a plain `cargo test`.

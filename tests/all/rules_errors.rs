@@ -3,7 +3,7 @@
 //! expectation of most files pins `file:line:col: error: message`.
 use std::path::Path;
 
-tests![bad_rule_files_report_their_errors,];
+tests![bad_rule_files_report_their_errors];
 
 fn bad_rule_files_report_their_errors() {
     let dir = Path::new("tests/golden/rules/errors");

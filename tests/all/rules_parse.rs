@@ -2,7 +2,7 @@
 use irw::rules::parse::parse_file;
 use irw::SourceFile;
 
-tests![shipped_rule_files_parse, shipped_rule_files_resolve,];
+tests![shipped_rule_files_parse, shipped_rule_files_resolve];
 
 fn shipped_rule_files_parse() {
     let mut n = 0;
