@@ -1,16 +1,17 @@
 //! The integration tests, as one test binary.
 //!
-//! Each module here was a test binary of its own, and each linked irw and all its dependencies
-//! (egg, gemm, clap, ...) again: a change to the library relinked dozens of large binaries.
-//! One binary links once.
+//! Each module here was a test binary of its own, compiled and linked against irw and all its
+//! dependencies (egg, gemm, clap, ...): a change to the library rebuilt and relinked 34 large
+//! binaries. One binary is built once.
 //!
 //! The binary does not use libtest (`harness = false` in `Cargo.toml`): the file-driven suites
-//! (the goldens under `tests/golden/`, the bad-input corpus, the round trips of Paddle's dumps)
-//! make one test per file found at run time, which libtest cannot do, so libtest-mimic runs
-//! everything. A module lists its test functions with `tests![...]` (`common/mod.rs`) instead
-//! of marking them `#[test]`; its `tests()` is called below. The names stay those of libtest
-//! (`MODULE::FUNCTION`), and the usual arguments work: `cargo test --release -- golden::exec`,
-//! `--exact`, `--ignored`, `--list`.
+//! (the goldens under `tests/golden/`, the bad-input corpus among them, and the round trips of
+//! Paddle's dumps) make one test per file found at run time, which libtest cannot do, so
+//! libtest-mimic runs everything. A module lists its test functions with `tests![...]`
+//! (`common/harness.rs`) instead of marking them `#[test]`; its `tests()` is called below. The
+//! names stay those of libtest (`MODULE::FUNCTION`), and the usual arguments work:
+//! `cargo test --release -- golden::exec`, `--exact`, `--ignored`, `--list` (but only one
+//! filter). Output is not captured: a test keeps its reports for a failure with `common::note`.
 //!
 //! proptest keeps the seeds of past failures in `tests/proptest-regressions/MODULE.txt`: its
 //! default for a source file below a `main.rs`.
