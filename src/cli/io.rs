@@ -6,7 +6,7 @@
 //! partial file and never clobbers the previous one. A run killed outright (SIGKILL, power loss)
 //! between creating the temporary file and renaming it leaves that `.irw-XXXXXX.tmp` file in
 //! the target's directory: nothing can remove it then, and the target is still untouched
-//! (`tests/atomic_output.rs` checks both). SIGINT, SIGTERM and SIGHUP are caught while a
+//! (`tests/all/atomic_output.rs` checks both). SIGINT, SIGTERM and SIGHUP are caught while a
 //! temporary file exists (a thread of `signal-hook`'s, no code in the signal handler): the
 //! temporary files are removed and the process then dies of the signal as it would have.
 //!

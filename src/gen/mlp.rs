@@ -37,7 +37,7 @@
 //!
 //! # Fidelity
 //!
-//! Byte-identical to Paddle's dumps (checked in `tests/gen_mlp.rs`): SGD f32 with 3 layers
+//! Byte-identical to Paddle's dumps (checked in `tests/all/gen_mlp.rs`): SGD f32 with 3 layers
 //! (`before.ir` + `startup_before.ir`), Adam f32 3 layers (`before_adam.ir` +
 //! `startup_before_adam.ir`), SGD bf16 2 layers (`master_grad_before.ir` +
 //! `master_grad_startup_before.ir`), SGD f32 3 layers with `allreduce` (main of

@@ -13,7 +13,7 @@
 //! attributes in the same order, same value numbering, same parameter order, same startup
 //! program — directly as text, in linear time (a 100 000-layer program, about a million ops,
 //! takes a fraction of a second). For the configurations the fixtures cover it is byte-identical
-//! to Paddle's own dumps, which the tests in `tests/gen_mlp.rs` check; the other combinations
+//! to Paddle's own dumps, which the tests in `tests/all/gen_mlp.rs` check; the other combinations
 //! are built by analogy and documented as such in [the `mlp` module](mod@mlp).
 //!
 //! It is deliberately a text generator and does not build `ir` data structures: that keeps it
