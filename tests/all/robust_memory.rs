@@ -5,7 +5,10 @@
 //!   binary runs under an address-space limit (`ulimit -v`) far below what it asks for, so an
 //!   attempted allocation would abort it instead;
 //! - the flags of `run` and `check` that size the execution are validated (exit code 2);
-//! - the live count follows tensors as they are made, cloned and dropped.
+//! - the live count follows tensors as they are made, cloned and dropped;
+//! - rewriting a program of 10^6 ops stays within a small multiple of its text (`--stats`
+//!   reports the peak resident memory), and a large input, which irw maps rather than reads,
+//!   prints back the same bytes and reports bad UTF-8 where a read one would.
 
 use crate::common::*;
 
@@ -24,6 +27,9 @@ tests![
     gen_refuses_a_program_too_large_to_hold_instead_of_aborting,
     #[cfg(unix)]
     gen_reports_a_text_it_cannot_allocate,
+    #[cfg(unix)]
+    a_million_op_program_is_rewritten_in_about_twice_its_size,
+    mapped_inputs_read_like_read_ones,
 ];
 
 fn fixture(name: &str) -> String {
@@ -250,4 +256,125 @@ fn gen_reports_a_text_it_cannot_allocate() {
         "{err}"
     );
     assert!(!o.exists());
+}
+
+/// The peak resident memory `--stats` reports, as a multiple of the input's size.
+fn peak_ratio(stderr: &str) -> f64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("irw: peak memory"))
+        .unwrap_or_else(|| panic!("no peak memory line in:\n{stderr}"));
+    let ratio = line
+        .split('(')
+        .nth(1)
+        .and_then(|r| r.split('x').next())
+        .and_then(|r| r.parse::<f64>().ok());
+    ratio.unwrap_or_else(|| panic!("cannot read the ratio of `{line}`"))
+}
+
+/// Whether two files hold the same bytes (read a megabyte at a time).
+fn same_bytes(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use std::io::Read;
+    let (mut fa, mut fb) = (
+        std::io::BufReader::new(std::fs::File::open(a).expect("a")),
+        std::io::BufReader::new(std::fs::File::open(b).expect("b")),
+    );
+    let (mut ba, mut bb) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+    loop {
+        let na = fa.read(&mut ba).expect("read a");
+        let mut nb = 0;
+        while nb < na {
+            match fb.read(&mut bb[nb..na]).expect("read b") {
+                0 => return false,
+                n => nb += n,
+            }
+        }
+        if na == 0 {
+            return fb.read(&mut bb).expect("read b") == 0;
+        }
+        if ba[..na] != bb[..na] {
+            return false;
+        }
+    }
+}
+
+/// Issue 14's memory target at 10^6 ops (`irw gen mlp --layers 60000`: 1.02·10^6 ops, 172
+/// MiB of text). Before the attribute store and the mapped input, parse+print peaked at 3.4x
+/// the input and grad_merge at 4.6x. Printing holds the IR and nothing of the text; grad_merge's
+/// output has 2.2x the ops of its input (it is 2.1x the input's size), all held at once, so
+/// its bound is looser: see README, Performance.
+fn a_million_op_program_is_rewritten_in_about_twice_its_size() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let prog = dir.path().join("mlp.ir");
+    let out = irw()
+        .args(["gen", "mlp", "--layers", "60000", "-o"])
+        .arg(&prog)
+        .output()
+        .expect("irw runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed = dir.path().join("printed.ir");
+    let out = irw()
+        .arg("--stats")
+        .arg(&prog)
+        .arg("-o")
+        .arg(&printed)
+        .output()
+        .expect("irw runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(same_bytes(&prog, &printed), "the mapped program printed back differently");
+    let ratio = peak_ratio(&err);
+    note(format!("parse+print: {ratio:.2}x the input"));
+    assert!(ratio < 1.5, "parse+print peaked at {ratio:.2}x the input");
+    let merged = dir.path().join("merged.ir");
+    let out = irw()
+        .args(["--stats", "--rules", "rules/grad_merge.rw", "--set", "k_steps=4"])
+        .arg(&prog)
+        .arg("-o")
+        .arg(&merged)
+        .current_dir(root())
+        .output()
+        .expect("irw runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let ratio = peak_ratio(&err);
+    note(format!("grad_merge: {ratio:.2}x the input"));
+    assert!(ratio < 2.5, "grad_merge peaked at {ratio:.2}x the input");
+}
+
+/// Inputs of 4 MiB and more are memory-mapped (`irw::source_text`): a byte order mark is
+/// dropped and bad UTF-8 is reported at the same line and column as in a small file.
+fn mapped_inputs_read_like_read_ones() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let prog = dir.path().join("mlp.ir");
+    let out = irw()
+        .args(["gen", "mlp", "--layers", "2000", "-o"])
+        .arg(&prog)
+        .output()
+        .expect("irw runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read(&prog).expect("generated");
+    assert!(text.len() >= 4 << 20, "the program is large enough to be mapped");
+    // A byte order mark is not part of the program.
+    let bom = dir.path().join("bom.ir");
+    std::fs::write(&bom, [b"\xef\xbb\xbf".as_slice(), &text].concat()).expect("write");
+    let out = irw().arg(&bom).output().expect("irw runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout == text, "a mapped file with a BOM printed back differently");
+    // A bad byte on the last line.
+    let lines = text.iter().filter(|&&b| b == b'\n').count();
+    let mut bad = text.clone();
+    let last_line_start = bad[..bad.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    bad[last_line_start] = 0xff;
+    let file = dir.path().join("bad.ir");
+    std::fs::write(&file, &bad).expect("write");
+    let out = irw().arg(&file).output().expect("irw runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty());
+    let want = format!("bad.ir:{lines}:1: error: the file is not valid UTF-8");
+    assert!(err.contains(&want), "want `{want}` in:\n{err}");
 }
