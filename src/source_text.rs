@@ -24,7 +24,10 @@ pub enum SourceText {
     Owned(String),
     /// A mapped file whose bytes from `start` on are the text (`start` skips a byte order
     /// mark); checked to be UTF-8 when it was made.
-    Mapped { map: Mmap, start: usize },
+    Mapped {
+        map: Mmap,
+        start: usize,
+    },
 }
 
 /// Bytes checked for UTF-8 (and then released) at a time when a mapped file is opened.
@@ -61,7 +64,10 @@ impl SourceText {
     /// text is unchanged; released pages are read again if used.
     pub fn release(&self, range: std::ops::Range<usize>) {
         if let SourceText::Mapped { map, start } = self {
-            release_pages(map, start + range.start..start + range.end.min(map.len() - start));
+            release_pages(
+                map,
+                start + range.start..start + range.end.min(map.len() - start),
+            );
         }
     }
 }

@@ -185,7 +185,11 @@ pub fn peak_memory_bytes() -> Option<u64> {
         // SAFETY: initialised above (zeroed, then filled by a successful call).
         let max = unsafe { usage.assume_init() }.ru_maxrss.max(0) as u64;
         // Linux reports kilobytes, macOS bytes.
-        Some(if cfg!(target_os = "macos") { max } else { max * 1024 })
+        Some(if cfg!(target_os = "macos") {
+            max
+        } else {
+            max * 1024
+        })
     }
     #[cfg(not(unix))]
     {

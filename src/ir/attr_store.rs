@@ -75,7 +75,10 @@ impl AttrStore {
             let (start, len) = spans[id as usize];
             &entries[start as usize..(start + len) as usize]
         };
-        let id = match self.dict_index.find(hash, |&id| slice(id) == scratch.as_slice()) {
+        let id = match self
+            .dict_index
+            .find(hash, |&id| slice(id) == scratch.as_slice())
+        {
             Some(&id) => id,
             None => {
                 let id = u32::try_from(self.spans.len()).expect("fewer than 2^32 dictionaries");
@@ -108,7 +111,10 @@ impl AttrStore {
     fn value(&mut self, value: Attr) -> u32 {
         let hash = fx_hash(&value);
         let values = &self.values;
-        if let Some(&v) = self.value_index.find(hash, |&v| values[v as usize] == value) {
+        if let Some(&v) = self
+            .value_index
+            .find(hash, |&v| values[v as usize] == value)
+        {
             return v;
         }
         let v = u32::try_from(self.values.len()).expect("fewer than 2^32 attribute values");

@@ -16,8 +16,8 @@
 //! - [`verify`]: the invariants every program must satisfy after parsing and after every rewrite.
 
 mod attr;
-mod context;
 mod attr_store;
+mod context;
 pub mod dist;
 mod intern;
 mod module;

@@ -13,7 +13,7 @@
 //! skip them.
 //!
 //! Architecture invariant: nothing here knows about text or about any particular op; the
-//! dialect lives in `crate::dialect`, the syntax in `parse.rs`/`print.rs`.
+//! dialect lives in `crate::dialect`, the syntax in `parse/`/`print.rs`.
 
 use super::attr::AttrId;
 use super::intern::Sym;
@@ -132,7 +132,10 @@ impl PackedDef {
             ValueDef::Arg { block, index } => (1, block.0, index),
             ValueDef::Kwarg { block, index } => (2, block.0, index),
         };
-        assert!(index <= Self::INDEX_MASK, "fewer than 2^30 results or arguments");
+        assert!(
+            index <= Self::INDEX_MASK,
+            "fewer than 2^30 results or arguments"
+        );
         PackedDef {
             owner,
             kind_index: kind << Self::INDEX_BITS | index,

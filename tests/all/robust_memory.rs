@@ -311,7 +311,11 @@ fn a_million_op_program_is_rewritten_in_about_twice_its_size() {
         .arg(&prog)
         .output()
         .expect("irw runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let printed = dir.path().join("printed.ir");
     let out = irw()
         .arg("--stats")
@@ -322,13 +326,22 @@ fn a_million_op_program_is_rewritten_in_about_twice_its_size() {
         .expect("irw runs");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(same_bytes(&prog, &printed), "the mapped program printed back differently");
+    assert!(
+        same_bytes(&prog, &printed),
+        "the mapped program printed back differently"
+    );
     let ratio = peak_ratio(&err);
     note(format!("parse+print: {ratio:.2}x the input"));
     assert!(ratio < 1.5, "parse+print peaked at {ratio:.2}x the input");
     let merged = dir.path().join("merged.ir");
     let out = irw()
-        .args(["--stats", "--rules", "rules/grad_merge.rw", "--set", "k_steps=4"])
+        .args([
+            "--stats",
+            "--rules",
+            "rules/grad_merge.rw",
+            "--set",
+            "k_steps=4",
+        ])
         .arg(&prog)
         .arg("-o")
         .arg(&merged)
@@ -352,15 +365,29 @@ fn mapped_inputs_read_like_read_ones() {
         .arg(&prog)
         .output()
         .expect("irw runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read(&prog).expect("generated");
-    assert!(text.len() >= 4 << 20, "the program is large enough to be mapped");
+    assert!(
+        text.len() >= 4 << 20,
+        "the program is large enough to be mapped"
+    );
     // A byte order mark is not part of the program.
     let bom = dir.path().join("bom.ir");
     std::fs::write(&bom, [b"\xef\xbb\xbf".as_slice(), &text].concat()).expect("write");
     let out = irw().arg(&bom).output().expect("irw runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.stdout == text, "a mapped file with a BOM printed back differently");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout == text,
+        "a mapped file with a BOM printed back differently"
+    );
     // A bad byte on the last line.
     let lines = text.iter().filter(|&&b| b == b'\n').count();
     let mut bad = text.clone();
