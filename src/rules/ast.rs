@@ -46,7 +46,7 @@ pub struct Ident {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct File {
     pub items: Vec<Item>,
-    /// `ops` definitions at file level. `rules::expand` substitutes them into the
+    /// `ops` and `pred` definitions at file level. `rules::expand` substitutes them into the
     /// rules when the file is loaded, so nothing after it (resolver, engine) sees them; they
     /// stay here because files that import this one use its op sets.
     pub defs: Vec<Def>,
@@ -61,6 +61,15 @@ pub enum Def {
     /// is an `OpSel::OneOf`; once the file is loaded, every other set it names is replaced by
     /// that set's alternatives.
     OpSet { name: Ident, set: OpSel, span: Span },
+    /// `pred sole_accumulator(%m) = uses(%m) == 2;`: a named guard whose parameters are values;
+    /// a call `sole_accumulator(%b)` in a rule's expression is replaced by the body with `%m`
+    /// renamed to `%b`.
+    Pred {
+        name: Ident,
+        params: Vec<Ident>,
+        body: Expr,
+        span: Span,
+    },
 }
 
 /// A top-level declaration or definition, as the parser meets them.
@@ -114,7 +123,7 @@ pub struct PhaseDecl {
     pub name: Ident,
     pub rules: Vec<Rule>,
     pub requires: Vec<Require>,
-    /// `ops` definitions visible in this phase only.
+    /// `ops` and `pred` definitions visible in this phase only.
     pub defs: Vec<Def>,
     pub span: Span,
 }

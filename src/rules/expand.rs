@@ -1,11 +1,13 @@
-//! Desugaring of a rule file's definitions (`ops` sets) into the plain rule syntax, when the
-//! file is loaded and before anything checks it.
+//! Desugaring of a rule file's definitions (`ops` sets and `pred` predicates) into the plain
+//! rule syntax, when the file is loaded and before anything checks it.
 //!
 //! Why a rewrite of the syntax tree and not new engine concepts: an op set is only a name for an
-//! alternation `(a | b {k: 0} | c)` the language already has. Substituting them gives exactly the rules an author could have written out,
+//! alternation `(a | b {k: 0} | c)` the language already has, and a predicate only a name for a
+//! guard expression. Substituting them gives exactly the rules an author could have written out,
 //! so the resolver checks them, and the structural engine and the e-graph run them, unchanged.
 //! What this module adds is what substitution alone cannot give: the definitions' own errors
-//! (an unknown op in a set, a set defined in terms of itself), each reported at the definition with `file:line:col` and a caret.
+//! (an unknown op in a set, a predicate that calls itself, a predicate body naming a value it
+//! was not given), each reported at the definition with `file:line:col` and a caret.
 //!
 //! **Op sets** (`ops reduction = (pd_op.c_allreduce_sum | pd_op.all_reduce {reduce_type: 0});`)
 //! are used as an op selector, written like an op class: `%r = reduction(%g, ..)`, or as one
@@ -15,13 +17,28 @@
 //! `phase { }` only in that phase. The substituted alternatives carry the span of the name
 //! that used them, so a later diagnostic points into the file being checked.
 //!
+//! **Predicates** (`pred sole_accumulator(%m) = uses(%m) == 2;`) are called like functions in
+//! any expression of a rule: `where sole_accumulator(%m)`. The call is replaced by the body with
+//! each parameter renamed to the argument (a value `%x`). Hygiene: a body mentions only its
+//! parameters, the rule file's parameters, stages and dtypes; the names an `exists(...)` inside
+//! it binds are renamed apart (`%s` becomes `%s@name`, which no rule can write), so they never
+//! join with the calling rule's variables. Predicates are visible in their own file only (a
+//! phase's in that phase): the substituted body keeps its spans, so the resolver's errors about
+//! it point at the body, which must be in the file being checked.
 
 use super::ast::*;
+use super::eval::{PURE_FUNCTIONS, QUERY_FUNCTIONS};
 use super::resolve::{closest, did_you_mean};
 use super::value::Val;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, Effect};
-use indexmap::IndexMap;
+use indexmap::{IndexMap, IndexSet};
+
+/// Largest expression a predicate call may expand to, in nodes, and its deepest nesting: a
+/// chain of predicates that each call the next twice doubles at every step, and everything
+/// after this module recurses once per level of the tree (see `limits.rs`).
+pub const MAX_PRED_NODES: usize = 4096;
+pub const MAX_PRED_DEPTH: usize = 256;
 
 /// Desugars `files[idx]` in place: its definitions are substituted into its rules. The files it
 /// imports (`imports`) must have been desugared already (the loader loads imports first).
@@ -54,9 +71,20 @@ struct SetDef {
     name_span: Span,
 }
 
+/// A predicate in scope (always of the file being desugared).
+#[derive(Clone)]
+struct PredDef {
+    params: Vec<Ident>,
+    body: Expr,
+    /// Whether `body` has had its own predicate calls expanded and its hygiene checked.
+    done: bool,
+    name_span: Span,
+}
+
 #[derive(Clone, Default)]
 struct Scope {
     sets: IndexMap<String, SetDef>,
+    preds: IndexMap<String, PredDef>,
 }
 
 struct Desugar<'a> {
@@ -80,6 +108,12 @@ const CLASS_NAMES: &[&str] = &[
     "control",
     "unknown",
 ];
+
+fn is_function(name: &str) -> bool {
+    name == "exists"
+        || PURE_FUNCTIONS.contains(&name)
+        || QUERY_FUNCTIONS.iter().any(|(f, _)| *f == name)
+}
 
 impl Desugar<'_> {
     fn at(&self, offset: usize, msg: impl Into<String>) -> Diagnostic {
@@ -105,7 +139,9 @@ impl Desugar<'_> {
             .collect();
         for (k, &j) in imports.iter().enumerate() {
             for def in &files[j].defs {
-                let Def::OpSet { name, set, .. } = def;
+                let Def::OpSet { name, set, .. } = def else {
+                    continue;
+                };
                 let alts = match set {
                     OpSel::OneOf(v, _) => v.clone(),
                     other => vec![other.clone()],
@@ -139,10 +175,12 @@ impl Desugar<'_> {
         // Expand the file's own sets now, so that a mistake in one that no rule uses is still
         // reported, and importers get them expanded.
         for d in &mut f.defs {
-            let Def::OpSet { name, set, .. } = d;
-            let alts = self.expand_set(&mut scope, &name.name, name.span, &mut Vec::new())?;
-            *set = OpSel::OneOf(alts, set.span());
+            if let Def::OpSet { name, set, .. } = d {
+                let alts = self.expand_set(&mut scope, &name.name, name.span, &mut Vec::new())?;
+                *set = OpSel::OneOf(alts, set.span());
+            }
         }
+        self.check_preds(&mut scope)?;
         let file_scope = scope;
         for item in &mut f.items {
             match item {
@@ -150,9 +188,11 @@ impl Desugar<'_> {
                     let mut scope = file_scope.clone();
                     self.declare(&mut scope, &p.defs)?;
                     for d in &p.defs {
-                        let Def::OpSet { name, .. } = d;
-                        self.expand_set(&mut scope, &name.name, name.span, &mut Vec::new())?;
+                        if let Def::OpSet { name, .. } = d {
+                            self.expand_set(&mut scope, &name.name, name.span, &mut Vec::new())?;
+                        }
                     }
+                    self.check_preds(&mut scope)?;
                     for r in &mut p.rules {
                         self.rule(&mut scope, r)?;
                     }
@@ -200,6 +240,51 @@ impl Desugar<'_> {
                             raw: set.clone(),
                             alts: None,
                             file: self.idx,
+                            name_span: name.span,
+                        },
+                    );
+                }
+                Def::Pred {
+                    name, params, body, ..
+                } => {
+                    if is_function(&name.name) {
+                        return Err(self.at(
+                            name.span.0,
+                            format!(
+                                "`{}` is a built-in function: a predicate needs another name",
+                                name.name
+                            ),
+                        ));
+                    }
+                    if let Some(prev) = scope.preds.get(&name.name) {
+                        return Err(self
+                            .at(
+                                name.span.0,
+                                format!("predicate `{}` is declared twice", name.name),
+                            )
+                            .with_note(format!(
+                                "also declared at {}",
+                                self.where_is(self.idx, prev.name_span)
+                            )));
+                    }
+                    let mut seen: IndexSet<&str> = IndexSet::new();
+                    for p in params {
+                        if !seen.insert(&p.name) {
+                            return Err(self.at(
+                                p.span.0,
+                                format!(
+                                    "predicate `{}` has two parameters named `{}`",
+                                    name.name, p.name
+                                ),
+                            ));
+                        }
+                    }
+                    scope.preds.insert(
+                        name.name.clone(),
+                        PredDef {
+                            params: params.clone(),
+                            body: body.clone(),
+                            done: false,
                             name_span: name.span,
                         },
                     );
@@ -381,6 +466,234 @@ impl Desugar<'_> {
         Ok(())
     }
 
+    // ------------------------------------------------------------------------- predicates
+
+    /// Expands every predicate body of `scope` (its calls to other predicates) and checks its
+    /// hygiene, whether or not a rule calls it.
+    fn check_preds(&self, scope: &mut Scope) -> Result<(), Diagnostic> {
+        let names: Vec<String> = scope.preds.keys().cloned().collect();
+        for n in names {
+            self.expand_pred(scope, &n, &mut Vec::new())?;
+        }
+        Ok(())
+    }
+
+    fn expand_pred(
+        &self,
+        scope: &mut Scope,
+        name: &str,
+        stack: &mut Vec<String>,
+    ) -> Result<(), Diagnostic> {
+        let Some(def) = scope.preds.get(name) else {
+            return Ok(());
+        };
+        if def.done {
+            return Ok(());
+        }
+        let mut body = def.body.clone();
+        let params: IndexSet<String> = def.params.iter().map(|p| p.name.clone()).collect();
+        stack.push(name.to_string());
+        let mut locals = IndexSet::new();
+        self.body_expr(scope, name, &params, &mut locals, &mut body, stack)?;
+        stack.pop();
+        // The op sets a body names are the ones in scope where it is declared.
+        let mut res = Ok(());
+        walk_expr(&mut body, &mut |x| {
+            if let (Visit::Sel(s), true) = (x, res.is_ok()) {
+                res = self.subst_sel(scope, s);
+            }
+        });
+        res?;
+        let (nodes, depth) = measure(&body);
+        if nodes > MAX_PRED_NODES || depth > MAX_PRED_DEPTH {
+            let span = scope.preds[name].name_span;
+            return Err(self
+                .at(
+                    span.0,
+                    format!("predicate `{name}` expands to an expression too large to check"),
+                )
+                .with_note(format!(
+                    "{nodes} nodes, {depth} levels deep; at most {MAX_PRED_NODES} nodes and {MAX_PRED_DEPTH} levels"
+                )));
+        }
+        if let Some(d) = scope.preds.get_mut(name) {
+            d.body = body;
+            d.done = true;
+        }
+        Ok(())
+    }
+
+    /// Walks a predicate body: checks that it mentions only its parameters, renames the names
+    /// its `exists(...)` bind apart, and expands the predicates it calls.
+    fn body_expr(
+        &self,
+        scope: &mut Scope,
+        pred: &str,
+        params: &IndexSet<String>,
+        locals: &mut IndexSet<String>,
+        e: &mut Expr,
+        stack: &mut Vec<String>,
+    ) -> Result<(), Diagnostic> {
+        let stray = |me: &Self, i: &Ident| {
+            me.at(
+                i.span.0,
+                format!("predicate `{pred}` mentions `{}`, which is not one of its parameters", i.name),
+            )
+            .with_hint("a predicate sees only its parameters, the file's parameters, stages and dtypes: pass the value as an argument")
+        };
+        match e {
+            Expr::Value(v) => {
+                if !params.contains(&v.name.name) && !locals.contains(&v.name.name) {
+                    return Err(stray(self, &v.name));
+                }
+            }
+            Expr::Capture(c) => {
+                if !locals.contains(&c.name) {
+                    return Err(stray(self, c));
+                }
+            }
+            Expr::Exists(pats, _) => {
+                let mut names = IndexSet::new();
+                for p in pats.iter() {
+                    pattern_names(p, &mut names);
+                }
+                let renames: IndexMap<String, String> = names
+                    .into_iter()
+                    .filter(|n| !params.contains(n))
+                    .map(|n| {
+                        let fresh = format!("{n}@{pred}");
+                        (n, fresh)
+                    })
+                    .collect();
+                for p in pats.iter_mut() {
+                    rename_pattern(p, &|i: &Ident| {
+                        renames.get(&i.name).map(|n| Ident {
+                            name: n.clone(),
+                            span: i.span,
+                        })
+                    });
+                }
+                locals.extend(renames.into_values());
+                for p in pats.iter_mut() {
+                    let mut r = Ok(());
+                    pattern_exprs_mut(p, &mut |x| {
+                        if r.is_ok() {
+                            r = self.body_expr(scope, pred, params, locals, x, stack);
+                        }
+                    });
+                    r?;
+                }
+            }
+            Expr::Call { func, args, .. } if scope.preds.contains_key(&func.name) => {
+                for a in args.iter_mut() {
+                    self.body_expr(scope, pred, params, locals, a, stack)?;
+                }
+                if let Some(i) = stack.iter().position(|s| *s == func.name) {
+                    let mut chain: Vec<&str> = stack[i..].iter().map(String::as_str).collect();
+                    chain.push(&func.name);
+                    return Err(self
+                        .at(
+                            func.span.0,
+                            format!("predicate `{}` calls itself", func.name),
+                        )
+                        .with_note(format!("{} (predicates are substituted when the file is loaded, so they cannot recurse)", chain.join(" -> "))));
+                }
+                let callee = func.name.clone();
+                self.expand_pred(scope, &callee, stack)?;
+                *e = self.call(scope, e)?;
+            }
+            Expr::Call { func, args, .. } => {
+                if !is_function(&func.name) {
+                    return Err(self.unknown_function(scope, func));
+                }
+                for a in args.iter_mut() {
+                    self.body_expr(scope, pred, params, locals, a, stack)?;
+                }
+            }
+            _ => {
+                let mut r = Ok(());
+                children_mut(e, &mut |x| {
+                    if r.is_ok() {
+                        r = self.body_expr(scope, pred, params, locals, x, stack);
+                    }
+                });
+                r?;
+            }
+        }
+        Ok(())
+    }
+
+    fn unknown_function(&self, scope: &Scope, func: &Ident) -> Diagnostic {
+        let all = scope
+            .preds
+            .keys()
+            .map(String::as_str)
+            .chain(PURE_FUNCTIONS.iter().copied())
+            .chain(QUERY_FUNCTIONS.iter().map(|(f, _)| *f));
+        let mut d = self.at(
+            func.span.0,
+            format!("unknown function or predicate `{}`", func.name),
+        );
+        if let Some(h) = did_you_mean(&closest(&func.name, all, 2)) {
+            d = d.with_hint(h);
+        }
+        let preds: Vec<&str> = scope.preds.keys().map(String::as_str).collect();
+        d.with_hint(format!("predicates here: {}", preds.join(", ")))
+    }
+
+    /// The body of the (expanded) predicate called by `call`, its parameters renamed to the
+    /// arguments.
+    fn call(&self, scope: &Scope, call: &Expr) -> Result<Expr, Diagnostic> {
+        let Expr::Call { func, args, span } = call else {
+            return Ok(call.clone());
+        };
+        let Some(def) = scope.preds.get(&func.name) else {
+            return Ok(call.clone());
+        };
+        if args.len() != def.params.len() {
+            return Err(self
+                .at(
+                    func.span.0,
+                    format!(
+                        "predicate `{}` takes {} argument(s), {} given",
+                        func.name,
+                        def.params.len(),
+                        args.len()
+                    ),
+                )
+                .with_note(format!(
+                    "declared at {}: {}({})",
+                    self.where_is(self.idx, def.name_span),
+                    func.name,
+                    def.params
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+        }
+        let mut map: IndexMap<String, Ident> = IndexMap::new();
+        for (p, a) in def.params.iter().zip(args) {
+            match a {
+                Expr::Value(v) if v.field.is_none() => {
+                    map.insert(p.name.clone(), v.name.clone());
+                }
+                other => {
+                    return Err(self
+                        .at(
+                            other.span().0,
+                            format!("an argument of predicate `{}` must be a value like %m", func.name),
+                        )
+                        .with_hint("a predicate's parameters stand for values the rule binds: pass `%x`, not an expression or a result field"))
+                }
+            }
+        }
+        let mut body = def.body.clone();
+        rename_expr(&mut body, &|i: &Ident| map.get(&i.name).cloned());
+        set_top_span(&mut body, *span);
+        Ok(body)
+    }
+
     // ------------------------------------------------------------------------- rules
 
     fn rule(&self, scope: &mut Scope, r: &mut Rule) -> Result<(), Diagnostic> {
@@ -424,18 +737,31 @@ impl Desugar<'_> {
     fn visit(&self, scope: &mut Scope, x: Visit<'_>) -> Result<(), Diagnostic> {
         match x {
             Visit::Sel(s) => self.subst_sel(scope, s),
+            Visit::Expr(e) => {
+                if let Expr::Call { func, .. } = e {
+                    if scope.preds.contains_key(&func.name) {
+                        *e = self.call(scope, e)?;
+                    } else if !is_function(&func.name) && !scope.preds.is_empty() {
+                        return Err(self.unknown_function(scope, func));
+                    }
+                }
+                Ok(())
+            }
         }
     }
 }
 
 // ----------------------------------------------------------------------------- tree walks
 
-/// A node a rule walk offers for rewriting: an op selector.
+/// A node a rule walk offers for rewriting: an expression (before its children are walked, so a
+/// replacement is walked too) or an op selector.
 enum Visit<'a> {
+    Expr(&'a mut Expr),
     Sel(&'a mut OpSel),
 }
 
 fn walk_expr(e: &mut Expr, f: &mut dyn FnMut(Visit<'_>)) {
+    f(Visit::Expr(e));
     if let Expr::Exists(pats, _) = e {
         for p in pats {
             walk_pattern(p, f);
@@ -592,6 +918,132 @@ fn children_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
             }
         }
     }
+}
+
+/// Calls `f` on the attribute expressions of a pattern and its nested patterns.
+fn pattern_exprs_mut(p: &mut OpPattern, f: &mut dyn FnMut(&mut Expr)) {
+    for a in &mut p.attrs {
+        if let AttrPatVal::Equals(e) = &mut a.val {
+            f(e);
+        }
+    }
+    for a in &mut p.args {
+        if let ValPat::Op(inner) = &mut a.pat {
+            pattern_exprs_mut(inner, f);
+        }
+    }
+}
+
+/// The `%names` and `$captures` a pattern binds (its name, operands, type and attribute
+/// captures, nested patterns included).
+fn pattern_names(p: &OpPattern, out: &mut IndexSet<String>) {
+    if let Some(b) = &p.bind {
+        out.insert(b.name.clone());
+    }
+    for a in &p.attrs {
+        if let AttrPatVal::Capture(c) = &a.val {
+            out.insert(c.name.clone());
+        }
+    }
+    for a in &p.args {
+        match &a.pat {
+            ValPat::Var { name, ty } => {
+                out.insert(name.name.clone());
+                if let Some(t) = ty {
+                    out.insert(t.name.clone());
+                }
+            }
+            ValPat::Wild(_) => {}
+            ValPat::Op(inner) => pattern_names(inner, out),
+        }
+    }
+}
+
+type Renamer<'a> = &'a dyn Fn(&Ident) -> Option<Ident>;
+
+fn rename_ident(i: &mut Ident, to: Renamer<'_>) {
+    if let Some(n) = to(i) {
+        *i = n;
+    }
+}
+
+fn rename_pattern(p: &mut OpPattern, to: Renamer<'_>) {
+    if let Some(b) = &mut p.bind {
+        rename_ident(b, to);
+    }
+    for a in &mut p.attrs {
+        match &mut a.val {
+            AttrPatVal::Capture(c) => rename_ident(c, to),
+            AttrPatVal::Equals(e) => rename_expr(e, to),
+            _ => {}
+        }
+    }
+    for a in &mut p.args {
+        match &mut a.pat {
+            ValPat::Var { name, ty } => {
+                rename_ident(name, to);
+                if let Some(t) = ty {
+                    rename_ident(t, to);
+                }
+            }
+            ValPat::Wild(_) => {}
+            ValPat::Op(inner) => rename_pattern(inner, to),
+        }
+    }
+}
+
+/// Renames the `%values` and `$captures` of an expression. A parameter renamed to an argument
+/// takes the argument's name *and* span, so "not bound" points at the call.
+fn rename_expr(e: &mut Expr, to: Renamer<'_>) {
+    match e {
+        Expr::Value(v) => {
+            rename_ident(&mut v.name, to);
+            if v.field.is_none() {
+                v.span = v.name.span;
+            }
+        }
+        Expr::Capture(c) => rename_ident(c, to),
+        Expr::Exists(pats, _) => {
+            for p in pats {
+                rename_pattern(p, to);
+            }
+        }
+        _ => children_mut(e, &mut |c| rename_expr(c, to)),
+    }
+}
+
+/// Gives the top node of a substituted body the span of the call it replaces, so a message
+/// about the whole guard (`a `where` guard must be a bool`) points at the call.
+fn set_top_span(e: &mut Expr, to: Span) {
+    match e {
+        Expr::Call { span, .. }
+        | Expr::Unary { span, .. }
+        | Expr::Binary { span, .. }
+        | Expr::If { span, .. }
+        | Expr::Exists(_, span)
+        | Expr::List(_, span) => *span = to,
+        _ => {}
+    }
+}
+
+/// Node count and depth of an expression.
+fn measure(e: &Expr) -> (usize, usize) {
+    fn go(e: &mut Expr, depth: usize, n: &mut usize, d: &mut usize) {
+        *n += 1;
+        *d = (*d).max(depth);
+        if let Expr::Exists(pats, _) = e {
+            for p in pats {
+                pattern_exprs_mut(p, &mut |x| go(x, depth + 1, n, d));
+            }
+            return;
+        }
+        children_mut(e, &mut |c| go(c, depth + 1, n, d));
+    }
+    // `children_mut` takes `&mut`; measuring a copy keeps this function's signature honest.
+    let mut copy = e.clone();
+    let (mut n, mut d) = (0, 0);
+    go(&mut copy, 1, &mut n, &mut d);
+    (n, d)
 }
 
 /// Gives every span inside a substituted op selector the span of the set name it replaces.

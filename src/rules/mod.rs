@@ -2,7 +2,7 @@
 //! against the dialect table before anything runs.
 //!
 //! ```text
-//! rules/grad_merge.rw ──parse──▶ ast::File ──expand (ops)──▶ ast::File ──resolve (imports, --set, dialect)──▶ RuleSet
+//! rules/grad_merge.rw ──parse──▶ ast::File ──expand (ops, pred)──▶ ast::File ──resolve (imports, --set, dialect)──▶ RuleSet
 //! ```
 //!
 //! A [`RuleSet`] is an ordered list of [`Phase`]s; the engine (`crate::rewrite`) runs each phase's

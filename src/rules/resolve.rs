@@ -170,7 +170,7 @@ impl Loader {
             let target = self.load_file(&dir.join(&p), &shown_dir.join(&p), Some((idx, span)))?;
             self.imports[idx].push(target);
         }
-        // `ops` definitions become plain rule syntax (imports first: they are loaded).
+        // `ops` and `pred` definitions become plain rule syntax (imports first: they are loaded).
         super::expand::desugar(&mut self.files, &self.sources, idx, &self.imports[idx])?;
         self.stack.pop();
         Ok(idx)
