@@ -25,6 +25,9 @@
 //! join with the calling rule's variables. Predicates are visible in their own file only (a
 //! phase's in that phase): the substituted body keeps its spans, so the resolver's errors about
 //! it point at the body, which must be in the file being checked.
+//!
+//! Whether a rule's `match` is connected is checked after the resolver's checks, by
+//! `super::connected`, on the desugared rules.
 
 use super::ast::*;
 use super::eval::{PURE_FUNCTIONS, QUERY_FUNCTIONS};

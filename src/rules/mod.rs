@@ -29,6 +29,7 @@
 //! operand names come from the dialect table; stages from [`STAGES`].
 
 pub mod ast;
+mod connected;
 pub mod eval;
 pub mod expand;
 pub mod limits;

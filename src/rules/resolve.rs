@@ -181,6 +181,7 @@ impl Loader {
         let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
         for (i, f) in self.files.iter().enumerate() {
             Checker::new(&self.sources[i], &params).check_file(f)?;
+            super::connected::check_file(&self.sources[i], f)?;
         }
         // Expand imports in place, in order; a file's phases are included once.
         let mut phases: Vec<Phase> = Vec::new();
