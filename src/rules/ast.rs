@@ -580,7 +580,9 @@ pub enum OperandSel {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// `let $x = expr;`
+    /// `let $x = expr;`, or `let %s = BUILD;` (`value` an `Expr::Build`): an op built where
+    /// `%s` is first used. The latter never reaches the resolver: `rules::let_build`
+    /// substitutes it into that first use when the file is loaded.
     Let {
         name: Ident,
         value: Expr,

@@ -26,6 +26,8 @@
 //! phase's in that phase): the substituted body keeps its spans, so the resolver's errors about
 //! it point at the body, which must be in the file being checked.
 //!
+//! `let %s = BUILD;` actions are substituted into their first use by `super::let_build`.
+//!
 //! Whether a rule's `match` is connected is checked after the resolver's checks, by
 //! `super::connected`, on the desugared rules.
 
@@ -719,7 +721,8 @@ impl Desugar<'_> {
                         Clause::Action(a) => walk_action(a, &mut v),
                     }
                 }
-                res
+                res?;
+                super::let_build::desugar(self.src, s)
             }
             Rule::Equational(q) => {
                 let mut v = |x: Visit<'_>| {

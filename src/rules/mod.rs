@@ -32,6 +32,7 @@ pub mod ast;
 mod connected;
 pub mod eval;
 pub mod expand;
+mod let_build;
 pub mod limits;
 pub mod parse;
 pub mod resolve;
