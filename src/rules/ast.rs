@@ -43,9 +43,41 @@ pub struct Ident {
 }
 
 /// A whole `.rw` file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct File {
     pub items: Vec<Item>,
+    /// `ops` and `pred` definitions at file level. `rules::expand` substitutes them into the
+    /// rules when the file is loaded, so nothing after it (resolver, engine) sees them; they
+    /// stay here because files that import this one use its op sets.
+    pub defs: Vec<Def>,
+}
+
+/// A definition the loader substitutes into rules (`src/rules/expand.rs`); no rule runs it.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Def {
+    /// `ops reduction = (pd_op.c_allreduce_sum | pd_op.all_reduce {reduce_type: 0});`: a named
+    /// op alternation, used as `%r = reduction(%g, ..)` wherever a pattern takes an op. `set`
+    /// is an `OpSel::OneOf`; once the file is loaded, every other set it names is replaced by
+    /// that set's alternatives.
+    OpSet { name: Ident, set: OpSel, span: Span },
+    /// `pred sole_accumulator(%m) = uses(%m) == 2;`: a named guard whose parameters are values;
+    /// a call `sole_accumulator(%b)` in a rule's expression is replaced by the body with `%m`
+    /// renamed to `%b`.
+    Pred {
+        name: Ident,
+        params: Vec<Ident>,
+        body: Expr,
+        span: Span,
+    },
+}
+
+/// A top-level declaration or definition, as the parser meets them.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum TopItem {
+    Item(Item),
+    Def(Def),
 }
 
 /// A top-level declaration.
@@ -91,6 +123,8 @@ pub struct PhaseDecl {
     pub name: Ident,
     pub rules: Vec<Rule>,
     pub requires: Vec<Require>,
+    /// `ops` and `pred` definitions visible in this phase only.
+    pub defs: Vec<Def>,
     pub span: Span,
 }
 
@@ -113,6 +147,7 @@ pub struct Require {
 pub enum PhaseItem {
     Rule(Rule),
     Require(Require),
+    Def(Def),
 }
 
 // A rule file holds tens of rules: boxing variants would buy nothing.
@@ -545,7 +580,9 @@ pub enum OperandSel {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// `let $x = expr;`
+    /// `let $x = expr;`, or `let %s = BUILD;` (`value` an `Expr::Build`): an op built where
+    /// `%s` is first used. The latter never reaches the resolver: `rules::let_build`
+    /// substitutes it into that first use when the file is loaded.
     Let {
         name: Ident,
         value: Expr,

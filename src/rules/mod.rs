@@ -2,7 +2,7 @@
 //! against the dialect table before anything runs.
 //!
 //! ```text
-//! rules/grad_merge.rw ──parse──▶ ast::File ──resolve (imports, --set, dialect)──▶ RuleSet
+//! rules/grad_merge.rw ──parse──▶ ast::File ──expand (ops, pred)──▶ ast::File ──resolve (imports, --set, dialect)──▶ RuleSet
 //! ```
 //!
 //! A [`RuleSet`] is an ordered list of [`Phase`]s; the engine (`crate::rewrite`) runs each phase's
@@ -29,7 +29,10 @@
 //! operand names come from the dialect table; stages from [`STAGES`].
 
 pub mod ast;
+mod connected;
 pub mod eval;
+pub mod expand;
+mod let_build;
 pub mod limits;
 pub mod parse;
 pub mod resolve;

@@ -170,6 +170,8 @@ impl Loader {
             let target = self.load_file(&dir.join(&p), &shown_dir.join(&p), Some((idx, span)))?;
             self.imports[idx].push(target);
         }
+        // `ops` and `pred` definitions become plain rule syntax (imports first: they are loaded).
+        super::expand::desugar(&mut self.files, &self.sources, idx, &self.imports[idx])?;
         self.stack.pop();
         Ok(idx)
     }
@@ -179,6 +181,7 @@ impl Loader {
         let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
         for (i, f) in self.files.iter().enumerate() {
             Checker::new(&self.sources[i], &params).check_file(f)?;
+            super::connected::check_file(&self.sources[i], f)?;
         }
         // Expand imports in place, in order; a file's phases are included once.
         let mut phases: Vec<Phase> = Vec::new();

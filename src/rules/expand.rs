@@ -1,0 +1,1097 @@
+//! Desugaring of a rule file's definitions (`ops` sets and `pred` predicates) into the plain
+//! rule syntax, when the file is loaded and before anything checks it.
+//!
+//! Why a rewrite of the syntax tree and not new engine concepts: an op set is only a name for an
+//! alternation `(a | b {k: 0} | c)` the language already has, and a predicate only a name for a
+//! guard expression. Substituting them gives exactly the rules an author could have written out,
+//! so the resolver checks them, and the structural engine and the e-graph run them, unchanged.
+//! What this module adds is what substitution alone cannot give: the definitions' own errors
+//! (an unknown op in a set, a predicate that calls itself, a predicate body naming a value it
+//! was not given), each reported at the definition with `file:line:col` and a caret.
+//!
+//! **Op sets** (`ops reduction = (pd_op.c_allreduce_sum | pd_op.all_reduce {reduce_type: 0});`)
+//! are used as an op selector, written like an op class: `%r = reduction(%g, ..)`, or as one
+//! alternative of a set, `(reduction | pd_op.c_broadcast)`. A set may name other sets (not
+//! itself). A file-level set is visible in its file and in the files that import it directly
+//! (imports are loaded first, so their sets are already expanded here); a set inside a
+//! `phase { }` only in that phase. The substituted alternatives carry the span of the name
+//! that used them, so a later diagnostic points into the file being checked.
+//!
+//! **Predicates** (`pred sole_accumulator(%m) = uses(%m) == 2;`) are called like functions in
+//! any expression of a rule: `where sole_accumulator(%m)`. The call is replaced by the body with
+//! each parameter renamed to the argument (a value `%x`). Hygiene: a body mentions only its
+//! parameters, the rule file's parameters, stages and dtypes; the names an `exists(...)` inside
+//! it binds are renamed apart (`%s` becomes `%s@name`, which no rule can write), so they never
+//! join with the calling rule's variables. Predicates are visible in their own file only (a
+//! phase's in that phase): the substituted body keeps its spans, so the resolver's errors about
+//! it point at the body, which must be in the file being checked.
+//!
+//! `let %s = BUILD;` actions are substituted into their first use by `super::let_build`.
+//!
+//! Whether a rule's `match` is connected is checked after the resolver's checks, by
+//! `super::connected`, on the desugared rules.
+
+use super::ast::*;
+use super::eval::{PURE_FUNCTIONS, QUERY_FUNCTIONS};
+use super::resolve::{closest, did_you_mean};
+use super::value::Val;
+use crate::diag::{Diagnostic, SourceFile};
+use crate::dialect::{Dialect, Effect};
+use indexmap::{IndexMap, IndexSet};
+
+/// Largest expression a predicate call may expand to, in nodes, and its deepest nesting: a
+/// chain of predicates that each call the next twice doubles at every step, and everything
+/// after this module recurses once per level of the tree (see `limits.rs`).
+pub const MAX_PRED_NODES: usize = 4096;
+pub const MAX_PRED_DEPTH: usize = 256;
+
+/// Desugars `files[idx]` in place: its definitions are substituted into its rules. The files it
+/// imports (`imports`) must have been desugared already (the loader loads imports first).
+pub fn desugar(
+    files: &mut [File],
+    sources: &[SourceFile],
+    idx: usize,
+    imports: &[usize],
+) -> Result<(), Diagnostic> {
+    let mut file = std::mem::take(&mut files[idx]);
+    let mut d = Desugar {
+        src: &sources[idx],
+        sources,
+        idx,
+    };
+    let r = d.file(&mut file, files, imports);
+    files[idx] = file;
+    r
+}
+
+/// An op set in scope.
+#[derive(Clone)]
+struct SetDef {
+    /// As written (an `OpSel::OneOf`), spans in `file`.
+    raw: OpSel,
+    /// The alternatives with every set name replaced, once expanded.
+    alts: Option<Vec<OpSel>>,
+    file: usize,
+    /// The name in the definition.
+    name_span: Span,
+}
+
+/// A predicate in scope (always of the file being desugared).
+#[derive(Clone)]
+struct PredDef {
+    params: Vec<Ident>,
+    body: Expr,
+    /// Whether `body` has had its own predicate calls expanded and its hygiene checked.
+    done: bool,
+    name_span: Span,
+}
+
+#[derive(Clone, Default)]
+struct Scope {
+    sets: IndexMap<String, SetDef>,
+    preds: IndexMap<String, PredDef>,
+}
+
+struct Desugar<'a> {
+    src: &'a SourceFile,
+    sources: &'a [SourceFile],
+    idx: usize,
+}
+
+fn is_class(name: &str) -> bool {
+    name == "any" || Effect::from_class_name(name).is_some()
+}
+
+const CLASS_NAMES: &[&str] = &[
+    "any",
+    "pure",
+    "inplace",
+    "collective",
+    "optimizer",
+    "io",
+    "random",
+    "control",
+    "unknown",
+];
+
+fn is_function(name: &str) -> bool {
+    name == "exists"
+        || PURE_FUNCTIONS.contains(&name)
+        || QUERY_FUNCTIONS.iter().any(|(f, _)| *f == name)
+}
+
+impl Desugar<'_> {
+    fn at(&self, offset: usize, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::at(self.src, offset, msg)
+    }
+
+    fn where_is(&self, file: usize, span: Span) -> String {
+        let src = &self.sources[file];
+        let (line, _) = src.line_col(span.0);
+        format!("{}:{line}", src.name)
+    }
+
+    fn file(&mut self, f: &mut File, files: &[File], imports: &[usize]) -> Result<(), Diagnostic> {
+        let mut scope = Scope::default();
+        // Op sets of the files this one imports (already expanded), in import order.
+        let import_spans: Vec<Span> = f
+            .items
+            .iter()
+            .filter_map(|it| match it {
+                Item::Import(im) => Some(im.path_span),
+                _ => None,
+            })
+            .collect();
+        for (k, &j) in imports.iter().enumerate() {
+            for def in &files[j].defs {
+                let Def::OpSet { name, set, .. } = def else {
+                    continue;
+                };
+                let alts = match set {
+                    OpSel::OneOf(v, _) => v.clone(),
+                    other => vec![other.clone()],
+                };
+                if let Some(prev) = scope.sets.get(&name.name) {
+                    if prev.file == j {
+                        continue;
+                    }
+                    let at = import_spans.get(k).map_or(0, |s| s.0);
+                    return Err(self
+                        .at(at, format!("op set `{}` is declared twice", name.name))
+                        .with_note(format!(
+                            "declared at {} and at {}",
+                            self.where_is(prev.file, prev.name_span),
+                            self.where_is(j, name.span)
+                        ))
+                        .with_hint("an op set is visible in its file and in the files that import it: give one of them another name"));
+                }
+                scope.sets.insert(
+                    name.name.clone(),
+                    SetDef {
+                        raw: set.clone(),
+                        alts: Some(alts),
+                        file: j,
+                        name_span: name.span,
+                    },
+                );
+            }
+        }
+        self.declare(&mut scope, &f.defs)?;
+        // Expand the file's own sets now, so that a mistake in one that no rule uses is still
+        // reported, and importers get them expanded.
+        for d in &mut f.defs {
+            if let Def::OpSet { name, set, .. } = d {
+                let alts = self.expand_set(&mut scope, &name.name, name.span, &mut Vec::new())?;
+                *set = OpSel::OneOf(alts, set.span());
+            }
+        }
+        self.check_preds(&mut scope)?;
+        let file_scope = scope;
+        for item in &mut f.items {
+            match item {
+                Item::Phase(p) => {
+                    let mut scope = file_scope.clone();
+                    self.declare(&mut scope, &p.defs)?;
+                    for d in &p.defs {
+                        if let Def::OpSet { name, .. } = d {
+                            self.expand_set(&mut scope, &name.name, name.span, &mut Vec::new())?;
+                        }
+                    }
+                    self.check_preds(&mut scope)?;
+                    for r in &mut p.rules {
+                        self.rule(&mut scope, r)?;
+                    }
+                }
+                Item::Rule(r) => {
+                    let mut scope = file_scope.clone();
+                    self.rule(&mut scope, r)?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the definitions of one level (the file, or a phase) to `scope`.
+    fn declare(&self, scope: &mut Scope, defs: &[Def]) -> Result<(), Diagnostic> {
+        for d in defs {
+            match d {
+                Def::OpSet { name, set, .. } => {
+                    if is_class(&name.name) {
+                        return Err(self
+                            .at(
+                                name.span.0,
+                                format!(
+                                    "`{}` is an op class: an op set needs another name",
+                                    name.name
+                                ),
+                            )
+                            .with_hint(format!("op classes: {}", CLASS_NAMES.join(", "))));
+                    }
+                    if let Some(prev) = scope.sets.get(&name.name) {
+                        return Err(self
+                            .at(
+                                name.span.0,
+                                format!("op set `{}` is declared twice", name.name),
+                            )
+                            .with_note(format!(
+                                "also declared at {}",
+                                self.where_is(prev.file, prev.name_span)
+                            )));
+                    }
+                    scope.sets.insert(
+                        name.name.clone(),
+                        SetDef {
+                            raw: set.clone(),
+                            alts: None,
+                            file: self.idx,
+                            name_span: name.span,
+                        },
+                    );
+                }
+                Def::Pred {
+                    name, params, body, ..
+                } => {
+                    if is_function(&name.name) {
+                        return Err(self.at(
+                            name.span.0,
+                            format!(
+                                "`{}` is a built-in function: a predicate needs another name",
+                                name.name
+                            ),
+                        ));
+                    }
+                    if let Some(prev) = scope.preds.get(&name.name) {
+                        return Err(self
+                            .at(
+                                name.span.0,
+                                format!("predicate `{}` is declared twice", name.name),
+                            )
+                            .with_note(format!(
+                                "also declared at {}",
+                                self.where_is(self.idx, prev.name_span)
+                            )));
+                    }
+                    let mut seen: IndexSet<&str> = IndexSet::new();
+                    for p in params {
+                        if !seen.insert(&p.name) {
+                            return Err(self.at(
+                                p.span.0,
+                                format!(
+                                    "predicate `{}` has two parameters named `{}`",
+                                    name.name, p.name
+                                ),
+                            ));
+                        }
+                    }
+                    scope.preds.insert(
+                        name.name.clone(),
+                        PredDef {
+                            params: params.clone(),
+                            body: body.clone(),
+                            done: false,
+                            name_span: name.span,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------------- op sets
+
+    /// The alternatives of set `name`, expanded (and checked) on first use; `stack` holds the
+    /// sets being expanded, for cycles.
+    fn expand_set(
+        &self,
+        scope: &mut Scope,
+        name: &str,
+        used_at: Span,
+        stack: &mut Vec<String>,
+    ) -> Result<Vec<OpSel>, Diagnostic> {
+        let Some(def) = scope.sets.get(name) else {
+            return Ok(Vec::new());
+        };
+        if let Some(alts) = &def.alts {
+            return Ok(alts.clone());
+        }
+        if let Some(i) = stack.iter().position(|s| s == name) {
+            let mut chain: Vec<&str> = stack[i..].iter().map(String::as_str).collect();
+            chain.push(name);
+            return Err(self
+                .at(
+                    used_at.0,
+                    format!("op set `{name}` is defined in terms of itself"),
+                )
+                .with_note(format!(
+                    "{} (a set may name other sets, not itself)",
+                    chain.join(" -> ")
+                )));
+        }
+        let raw = match &def.raw {
+            OpSel::OneOf(v, _) => v.clone(),
+            other => vec![other.clone()],
+        };
+        stack.push(name.to_string());
+        let alts = self.expand_alts(scope, &raw, stack)?;
+        stack.pop();
+        if let Some(d) = scope.sets.get_mut(name) {
+            d.alts = Some(alts.clone());
+        }
+        Ok(alts)
+    }
+
+    /// Checks the alternatives of a set definition (as the resolver checks a pattern's) and
+    /// replaces the sets they name by their alternatives.
+    fn expand_alts(
+        &self,
+        scope: &mut Scope,
+        alts: &[OpSel],
+        stack: &mut Vec<String>,
+    ) -> Result<Vec<OpSel>, Diagnostic> {
+        let mut out = Vec::new();
+        for a in alts {
+            match a {
+                OpSel::Name(i) => {
+                    let d = Dialect::get();
+                    if d.spec(&i.name).is_none() {
+                        let mut e = self.at(i.span.0, format!("unknown op `{}`", i.name));
+                        if let Some(h) =
+                            did_you_mean(&closest(&i.name, d.all().iter().map(|s| s.name), 3))
+                        {
+                            e = e.with_hint(h);
+                        }
+                        return Err(e.with_hint(format!(
+                            "an op outside the dialect table is written quoted: \"{}\"",
+                            i.name
+                        )));
+                    }
+                    out.push(a.clone());
+                }
+                OpSel::Quoted(_) => out.push(a.clone()),
+                OpSel::Class(c) => {
+                    if is_class(&c.name) {
+                        out.push(a.clone());
+                    } else if scope.sets.contains_key(&c.name) {
+                        out.extend(self.expand_set(scope, &c.name, c.span, stack)?);
+                    } else {
+                        return Err(self.unknown_set(scope, c));
+                    }
+                }
+                OpSel::OneOf(v, _) => out.extend(self.expand_alts(scope, v, stack)?),
+                OpSel::With { sel, attrs, span } => {
+                    for t in attrs {
+                        match &t.val {
+                            AttrPatVal::Present(_) | AttrPatVal::Absent(_) => {}
+                            AttrPatVal::Equals(e) => {
+                                if Val::literal(e).is_none() {
+                                    return Err(self
+                                        .at(e.span().0, format!("the test of `{}` in an alternative must be a literal", t.key.name))
+                                        .with_hint("an alternative's attribute tests are constants (`{reduce_type: 0}`), `_` or `not key`; compute in a `where` guard instead"));
+                                }
+                            }
+                            AttrPatVal::Capture(c) => {
+                                return Err(self
+                                    .at(c.span.0, format!("`{}` cannot be captured inside an alternative", c.name))
+                                    .with_hint("the alternative may not be the one that matched; capture in the pattern's own attribute block, after the operands"));
+                            }
+                        }
+                    }
+                    let mut inner = self.expand_alts(scope, std::slice::from_ref(&**sel), stack)?;
+                    let sel = if inner.len() == 1 {
+                        inner.remove(0)
+                    } else {
+                        OpSel::OneOf(inner, *span)
+                    };
+                    out.push(OpSel::With {
+                        sel: Box::new(sel),
+                        attrs: attrs.clone(),
+                        span: *span,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn unknown_set(&self, scope: &Scope, c: &Ident) -> Diagnostic {
+        let names = scope
+            .sets
+            .keys()
+            .map(String::as_str)
+            .chain(CLASS_NAMES.iter().copied());
+        let mut d = self.at(c.span.0, format!("unknown op set or class `{}`", c.name));
+        if let Some(h) = did_you_mean(&closest(&c.name, names, 2)) {
+            d = d.with_hint(h);
+        }
+        let sets: Vec<&str> = scope.sets.keys().map(String::as_str).collect();
+        d.with_hint(format!(
+            "op sets here: {}; op classes: {}; op names have a dialect prefix (pd_op.add)",
+            sets.join(", "),
+            CLASS_NAMES.join(", ")
+        ))
+    }
+
+    /// Replaces the set names in a selector used by a rule.
+    fn subst_sel(&self, scope: &mut Scope, sel: &mut OpSel) -> Result<(), Diagnostic> {
+        match sel {
+            OpSel::Name(_) | OpSel::Quoted(_) => {}
+            OpSel::Class(c) => {
+                if is_class(&c.name) {
+                    return Ok(());
+                }
+                if scope.sets.contains_key(&c.name) {
+                    let span = c.span;
+                    let mut alts =
+                        self.expand_set(scope, &c.name.clone(), span, &mut Vec::new())?;
+                    for a in &mut alts {
+                        respan_sel(a, span);
+                    }
+                    *sel = OpSel::OneOf(alts, span);
+                } else if !scope.sets.is_empty() {
+                    return Err(self.unknown_set(scope, c));
+                }
+                // No set in scope: the resolver reports the unknown class as it always has.
+            }
+            OpSel::OneOf(v, _) => {
+                let mut flat = Vec::with_capacity(v.len());
+                for mut a in std::mem::take(v) {
+                    let was_name = matches!(&a, OpSel::Class(c) if !is_class(&c.name));
+                    self.subst_sel(scope, &mut a)?;
+                    match a {
+                        OpSel::OneOf(inner, _) if was_name => flat.extend(inner),
+                        a => flat.push(a),
+                    }
+                }
+                *v = flat;
+            }
+            OpSel::With { sel, .. } => self.subst_sel(scope, sel)?,
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------------- predicates
+
+    /// Expands every predicate body of `scope` (its calls to other predicates) and checks its
+    /// hygiene, whether or not a rule calls it.
+    fn check_preds(&self, scope: &mut Scope) -> Result<(), Diagnostic> {
+        let names: Vec<String> = scope.preds.keys().cloned().collect();
+        for n in names {
+            self.expand_pred(scope, &n, &mut Vec::new())?;
+        }
+        Ok(())
+    }
+
+    fn expand_pred(
+        &self,
+        scope: &mut Scope,
+        name: &str,
+        stack: &mut Vec<String>,
+    ) -> Result<(), Diagnostic> {
+        let Some(def) = scope.preds.get(name) else {
+            return Ok(());
+        };
+        if def.done {
+            return Ok(());
+        }
+        let mut body = def.body.clone();
+        let params: IndexSet<String> = def.params.iter().map(|p| p.name.clone()).collect();
+        stack.push(name.to_string());
+        let mut locals = IndexSet::new();
+        self.body_expr(scope, name, &params, &mut locals, &mut body, stack)?;
+        stack.pop();
+        // The op sets a body names are the ones in scope where it is declared.
+        let mut res = Ok(());
+        walk_expr(&mut body, &mut |x| {
+            if let (Visit::Sel(s), true) = (x, res.is_ok()) {
+                res = self.subst_sel(scope, s);
+            }
+        });
+        res?;
+        let (nodes, depth) = measure(&body);
+        if nodes > MAX_PRED_NODES || depth > MAX_PRED_DEPTH {
+            let span = scope.preds[name].name_span;
+            return Err(self
+                .at(
+                    span.0,
+                    format!("predicate `{name}` expands to an expression too large to check"),
+                )
+                .with_note(format!(
+                    "{nodes} nodes, {depth} levels deep; at most {MAX_PRED_NODES} nodes and {MAX_PRED_DEPTH} levels"
+                )));
+        }
+        if let Some(d) = scope.preds.get_mut(name) {
+            d.body = body;
+            d.done = true;
+        }
+        Ok(())
+    }
+
+    /// Walks a predicate body: checks that it mentions only its parameters, renames the names
+    /// its `exists(...)` bind apart, and expands the predicates it calls.
+    fn body_expr(
+        &self,
+        scope: &mut Scope,
+        pred: &str,
+        params: &IndexSet<String>,
+        locals: &mut IndexSet<String>,
+        e: &mut Expr,
+        stack: &mut Vec<String>,
+    ) -> Result<(), Diagnostic> {
+        let stray = |me: &Self, i: &Ident| {
+            me.at(
+                i.span.0,
+                format!("predicate `{pred}` mentions `{}`, which is not one of its parameters", i.name),
+            )
+            .with_hint("a predicate sees only its parameters, the file's parameters, stages and dtypes: pass the value as an argument")
+        };
+        match e {
+            Expr::Value(v) => {
+                if !params.contains(&v.name.name) && !locals.contains(&v.name.name) {
+                    return Err(stray(self, &v.name));
+                }
+            }
+            Expr::Capture(c) => {
+                if !locals.contains(&c.name) {
+                    return Err(stray(self, c));
+                }
+            }
+            Expr::Exists(pats, _) => {
+                let mut names = IndexSet::new();
+                for p in pats.iter() {
+                    pattern_names(p, &mut names);
+                }
+                let renames: IndexMap<String, String> = names
+                    .into_iter()
+                    .filter(|n| !params.contains(n))
+                    .map(|n| {
+                        let fresh = format!("{n}@{pred}");
+                        (n, fresh)
+                    })
+                    .collect();
+                for p in pats.iter_mut() {
+                    rename_pattern(p, &|i: &Ident| {
+                        renames.get(&i.name).map(|n| Ident {
+                            name: n.clone(),
+                            span: i.span,
+                        })
+                    });
+                }
+                locals.extend(renames.into_values());
+                for p in pats.iter_mut() {
+                    let mut r = Ok(());
+                    pattern_exprs_mut(p, &mut |x| {
+                        if r.is_ok() {
+                            r = self.body_expr(scope, pred, params, locals, x, stack);
+                        }
+                    });
+                    r?;
+                }
+            }
+            Expr::Call { func, args, .. } if scope.preds.contains_key(&func.name) => {
+                for a in args.iter_mut() {
+                    self.body_expr(scope, pred, params, locals, a, stack)?;
+                }
+                if let Some(i) = stack.iter().position(|s| *s == func.name) {
+                    let mut chain: Vec<&str> = stack[i..].iter().map(String::as_str).collect();
+                    chain.push(&func.name);
+                    return Err(self
+                        .at(
+                            func.span.0,
+                            format!("predicate `{}` calls itself", func.name),
+                        )
+                        .with_note(format!("{} (predicates are substituted when the file is loaded, so they cannot recurse)", chain.join(" -> "))));
+                }
+                let callee = func.name.clone();
+                self.expand_pred(scope, &callee, stack)?;
+                *e = self.call(scope, e)?;
+            }
+            Expr::Call { func, args, .. } => {
+                if !is_function(&func.name) {
+                    return Err(self.unknown_function(scope, func));
+                }
+                for a in args.iter_mut() {
+                    self.body_expr(scope, pred, params, locals, a, stack)?;
+                }
+            }
+            _ => {
+                let mut r = Ok(());
+                children_mut(e, &mut |x| {
+                    if r.is_ok() {
+                        r = self.body_expr(scope, pred, params, locals, x, stack);
+                    }
+                });
+                r?;
+            }
+        }
+        Ok(())
+    }
+
+    fn unknown_function(&self, scope: &Scope, func: &Ident) -> Diagnostic {
+        let all = scope
+            .preds
+            .keys()
+            .map(String::as_str)
+            .chain(PURE_FUNCTIONS.iter().copied())
+            .chain(QUERY_FUNCTIONS.iter().map(|(f, _)| *f));
+        let mut d = self.at(
+            func.span.0,
+            format!("unknown function or predicate `{}`", func.name),
+        );
+        if let Some(h) = did_you_mean(&closest(&func.name, all, 2)) {
+            d = d.with_hint(h);
+        }
+        let preds: Vec<&str> = scope.preds.keys().map(String::as_str).collect();
+        d.with_hint(format!("predicates here: {}", preds.join(", ")))
+    }
+
+    /// The body of the (expanded) predicate called by `call`, its parameters renamed to the
+    /// arguments.
+    fn call(&self, scope: &Scope, call: &Expr) -> Result<Expr, Diagnostic> {
+        let Expr::Call { func, args, span } = call else {
+            return Ok(call.clone());
+        };
+        let Some(def) = scope.preds.get(&func.name) else {
+            return Ok(call.clone());
+        };
+        if args.len() != def.params.len() {
+            return Err(self
+                .at(
+                    func.span.0,
+                    format!(
+                        "predicate `{}` takes {} argument(s), {} given",
+                        func.name,
+                        def.params.len(),
+                        args.len()
+                    ),
+                )
+                .with_note(format!(
+                    "declared at {}: {}({})",
+                    self.where_is(self.idx, def.name_span),
+                    func.name,
+                    def.params
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+        }
+        let mut map: IndexMap<String, Ident> = IndexMap::new();
+        for (p, a) in def.params.iter().zip(args) {
+            match a {
+                Expr::Value(v) if v.field.is_none() => {
+                    map.insert(p.name.clone(), v.name.clone());
+                }
+                other => {
+                    return Err(self
+                        .at(
+                            other.span().0,
+                            format!("an argument of predicate `{}` must be a value like %m", func.name),
+                        )
+                        .with_hint("a predicate's parameters stand for values the rule binds: pass `%x`, not an expression or a result field"))
+                }
+            }
+        }
+        let mut body = def.body.clone();
+        rename_expr(&mut body, &|i: &Ident| map.get(&i.name).cloned());
+        set_top_span(&mut body, *span);
+        Ok(body)
+    }
+
+    // ------------------------------------------------------------------------- rules
+
+    fn rule(&self, scope: &mut Scope, r: &mut Rule) -> Result<(), Diagnostic> {
+        let mut res = Ok(());
+        match r {
+            Rule::Structural(s) => {
+                let mut v = |x: Visit<'_>| {
+                    if res.is_ok() {
+                        res = self.visit(scope, x);
+                    }
+                };
+                for c in &mut s.clauses {
+                    match c {
+                        Clause::Match(ps) => {
+                            for p in ps {
+                                walk_pattern(p, &mut v);
+                            }
+                        }
+                        Clause::Where(e) => walk_expr(e, &mut v),
+                        Clause::Action(a) => walk_action(a, &mut v),
+                    }
+                }
+                res?;
+                super::let_build::desugar(self.src, s)
+            }
+            Rule::Equational(q) => {
+                let mut v = |x: Visit<'_>| {
+                    if res.is_ok() {
+                        res = self.visit(scope, x);
+                    }
+                };
+                walk_term(&mut q.lhs, &mut v);
+                if let Some(g) = &mut q.guard {
+                    walk_expr(g, &mut v);
+                }
+                walk_rhs(&mut q.rhs, &mut v);
+                res
+            }
+        }
+    }
+
+    fn visit(&self, scope: &mut Scope, x: Visit<'_>) -> Result<(), Diagnostic> {
+        match x {
+            Visit::Sel(s) => self.subst_sel(scope, s),
+            Visit::Expr(e) => {
+                if let Expr::Call { func, .. } = e {
+                    if scope.preds.contains_key(&func.name) {
+                        *e = self.call(scope, e)?;
+                    } else if !is_function(&func.name) && !scope.preds.is_empty() {
+                        return Err(self.unknown_function(scope, func));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+// ----------------------------------------------------------------------------- tree walks
+
+/// A node a rule walk offers for rewriting: an expression (before its children are walked, so a
+/// replacement is walked too) or an op selector.
+enum Visit<'a> {
+    Expr(&'a mut Expr),
+    Sel(&'a mut OpSel),
+}
+
+fn walk_expr(e: &mut Expr, f: &mut dyn FnMut(Visit<'_>)) {
+    f(Visit::Expr(e));
+    if let Expr::Exists(pats, _) = e {
+        for p in pats {
+            walk_pattern(p, f);
+        }
+        return;
+    }
+    children_mut(e, &mut |c| walk_expr(c, f));
+}
+
+fn walk_pattern(p: &mut OpPattern, f: &mut dyn FnMut(Visit<'_>)) {
+    f(Visit::Sel(&mut p.op));
+    for a in &mut p.attrs {
+        if let AttrPatVal::Equals(e) = &mut a.val {
+            walk_expr(e, f);
+        }
+    }
+    for a in &mut p.args {
+        if let ValPat::Op(inner) = &mut a.pat {
+            walk_pattern(inner, f);
+        }
+    }
+}
+
+fn walk_build(b: &mut Build, f: &mut dyn FnMut(Visit<'_>)) {
+    for a in &mut b.args {
+        walk_expr(&mut a.value, f);
+    }
+    for (_, e) in &mut b.attrs {
+        walk_expr(e, f);
+    }
+}
+
+fn walk_str(s: &mut StrLit, f: &mut dyn FnMut(Visit<'_>)) {
+    for p in &mut s.parts {
+        if let StrPart::Expr(e) = p {
+            walk_expr(e, f);
+        }
+    }
+}
+
+fn walk_point(p: &mut InsertPoint, f: &mut dyn FnMut(Visit<'_>)) {
+    if let InsertPoint::After(e) | InsertPoint::Before(e) = p {
+        walk_expr(e, f);
+    }
+}
+
+fn walk_action(a: &mut Action, f: &mut dyn FnMut(Visit<'_>)) {
+    match a {
+        Action::Let { value, .. } => walk_expr(value, f),
+        Action::State { name, ty, init, .. } => {
+            walk_expr(name, f);
+            walk_expr(ty, f);
+            walk_build(init, f);
+        }
+        Action::Insert { at, build, .. } => {
+            walk_point(at, f);
+            walk_build(build, f);
+        }
+        Action::Replace { value, with, .. } => {
+            walk_expr(value, f);
+            walk_expr(with, f);
+        }
+        Action::SetOperand { value, .. } => walk_expr(value, f),
+        Action::Erase { .. } => {}
+        Action::Move { to, .. } => walk_point(to, f),
+        Action::SetAttrs { attrs, .. } => {
+            for (_, e) in attrs {
+                walk_expr(e, f);
+            }
+        }
+        Action::If {
+            cond, then, els, ..
+        } => {
+            walk_expr(cond, f);
+            for a in then.iter_mut().chain(els) {
+                walk_action(a, f);
+            }
+        }
+        Action::Error { message, .. } => walk_str(message, f),
+    }
+}
+
+fn walk_term(t: &mut PatTerm, f: &mut dyn FnMut(Visit<'_>)) {
+    if let PatTerm::Op {
+        op,
+        attrs,
+        children,
+        ..
+    } = t
+    {
+        f(Visit::Sel(op));
+        for a in attrs {
+            if let AttrPatVal::Equals(e) = &mut a.val {
+                walk_expr(e, f);
+            }
+        }
+        for c in children {
+            walk_term(c, f);
+        }
+    }
+}
+
+fn walk_rhs(t: &mut Term, f: &mut dyn FnMut(Visit<'_>)) {
+    if let Term::Op {
+        attrs, children, ..
+    } = t
+    {
+        for (_, e) in attrs {
+            walk_expr(e, f);
+        }
+        for c in children {
+            walk_rhs(c, f);
+        }
+    }
+}
+
+/// Calls `f` on each direct sub-expression of `e` (an `exists`'s patterns excepted; a build's
+/// operands and attributes included).
+fn children_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
+    match e {
+        Expr::Int(..)
+        | Expr::Float(..)
+        | Expr::Bool(..)
+        | Expr::Ident(_)
+        | Expr::Value(_)
+        | Expr::Capture(_)
+        | Expr::Place(..)
+        | Expr::Exists(..) => {}
+        Expr::Str(s) => {
+            for p in &mut s.parts {
+                if let StrPart::Expr(x) = p {
+                    f(x);
+                }
+            }
+        }
+        Expr::List(v, _) => v.iter_mut().for_each(f),
+        Expr::Call { args, .. } => args.iter_mut().for_each(f),
+        Expr::Unary { e, .. } => f(e),
+        Expr::Binary { l, r, .. } => {
+            f(l);
+            f(r);
+        }
+        Expr::If { c, t, e, .. } => {
+            f(c);
+            f(t);
+            f(e);
+        }
+        Expr::Build(b) => {
+            for a in &mut b.args {
+                f(&mut a.value);
+            }
+            for (_, x) in &mut b.attrs {
+                f(x);
+            }
+        }
+    }
+}
+
+/// Calls `f` on the attribute expressions of a pattern and its nested patterns.
+fn pattern_exprs_mut(p: &mut OpPattern, f: &mut dyn FnMut(&mut Expr)) {
+    for a in &mut p.attrs {
+        if let AttrPatVal::Equals(e) = &mut a.val {
+            f(e);
+        }
+    }
+    for a in &mut p.args {
+        if let ValPat::Op(inner) = &mut a.pat {
+            pattern_exprs_mut(inner, f);
+        }
+    }
+}
+
+/// The `%names` and `$captures` a pattern binds (its name, operands, type and attribute
+/// captures, nested patterns included).
+fn pattern_names(p: &OpPattern, out: &mut IndexSet<String>) {
+    if let Some(b) = &p.bind {
+        out.insert(b.name.clone());
+    }
+    for a in &p.attrs {
+        if let AttrPatVal::Capture(c) = &a.val {
+            out.insert(c.name.clone());
+        }
+    }
+    for a in &p.args {
+        match &a.pat {
+            ValPat::Var { name, ty } => {
+                out.insert(name.name.clone());
+                if let Some(t) = ty {
+                    out.insert(t.name.clone());
+                }
+            }
+            ValPat::Wild(_) => {}
+            ValPat::Op(inner) => pattern_names(inner, out),
+        }
+    }
+}
+
+type Renamer<'a> = &'a dyn Fn(&Ident) -> Option<Ident>;
+
+fn rename_ident(i: &mut Ident, to: Renamer<'_>) {
+    if let Some(n) = to(i) {
+        *i = n;
+    }
+}
+
+fn rename_pattern(p: &mut OpPattern, to: Renamer<'_>) {
+    if let Some(b) = &mut p.bind {
+        rename_ident(b, to);
+    }
+    for a in &mut p.attrs {
+        match &mut a.val {
+            AttrPatVal::Capture(c) => rename_ident(c, to),
+            AttrPatVal::Equals(e) => rename_expr(e, to),
+            _ => {}
+        }
+    }
+    for a in &mut p.args {
+        match &mut a.pat {
+            ValPat::Var { name, ty } => {
+                rename_ident(name, to);
+                if let Some(t) = ty {
+                    rename_ident(t, to);
+                }
+            }
+            ValPat::Wild(_) => {}
+            ValPat::Op(inner) => rename_pattern(inner, to),
+        }
+    }
+}
+
+/// Renames the `%values` and `$captures` of an expression. A parameter renamed to an argument
+/// takes the argument's name *and* span, so "not bound" points at the call.
+fn rename_expr(e: &mut Expr, to: Renamer<'_>) {
+    match e {
+        Expr::Value(v) => {
+            rename_ident(&mut v.name, to);
+            if v.field.is_none() {
+                v.span = v.name.span;
+            }
+        }
+        Expr::Capture(c) => rename_ident(c, to),
+        Expr::Exists(pats, _) => {
+            for p in pats {
+                rename_pattern(p, to);
+            }
+        }
+        _ => children_mut(e, &mut |c| rename_expr(c, to)),
+    }
+}
+
+/// Gives the top node of a substituted body the span of the call it replaces, so a message
+/// about the whole guard (`a `where` guard must be a bool`) points at the call.
+fn set_top_span(e: &mut Expr, to: Span) {
+    match e {
+        Expr::Call { span, .. }
+        | Expr::Unary { span, .. }
+        | Expr::Binary { span, .. }
+        | Expr::If { span, .. }
+        | Expr::Exists(_, span)
+        | Expr::List(_, span) => *span = to,
+        _ => {}
+    }
+}
+
+/// Node count and depth of an expression.
+fn measure(e: &Expr) -> (usize, usize) {
+    fn go(e: &mut Expr, depth: usize, n: &mut usize, d: &mut usize) {
+        *n += 1;
+        *d = (*d).max(depth);
+        if let Expr::Exists(pats, _) = e {
+            for p in pats {
+                pattern_exprs_mut(p, &mut |x| go(x, depth + 1, n, d));
+            }
+            return;
+        }
+        children_mut(e, &mut |c| go(c, depth + 1, n, d));
+    }
+    // `children_mut` takes `&mut`; measuring a copy keeps this function's signature honest.
+    let mut copy = e.clone();
+    let (mut n, mut d) = (0, 0);
+    go(&mut copy, 1, &mut n, &mut d);
+    (n, d)
+}
+
+/// Gives every span inside a substituted op selector the span of the set name it replaces.
+fn respan_sel(s: &mut OpSel, to: Span) {
+    match s {
+        OpSel::Name(i) | OpSel::Quoted(i) | OpSel::Class(i) => i.span = to,
+        OpSel::OneOf(v, span) => {
+            *span = to;
+            for a in v {
+                respan_sel(a, to);
+            }
+        }
+        OpSel::With { sel, attrs, span } => {
+            *span = to;
+            respan_sel(sel, to);
+            for a in attrs {
+                a.key.span = to;
+                match &mut a.val {
+                    AttrPatVal::Present(s) | AttrPatVal::Absent(s) => *s = to,
+                    AttrPatVal::Capture(c) => c.span = to,
+                    AttrPatVal::Equals(e) => respan_literal(e, to),
+                }
+            }
+        }
+    }
+}
+
+fn respan_literal(e: &mut Expr, to: Span) {
+    match e {
+        Expr::Int(_, s) | Expr::Float(_, s) | Expr::Bool(_, s) | Expr::Place(_, s) => *s = to,
+        Expr::Str(l) => l.span = to,
+        Expr::Ident(i) | Expr::Capture(i) => i.span = to,
+        Expr::List(v, s) => {
+            *s = to;
+            for x in v {
+                respan_literal(x, to);
+            }
+        }
+        Expr::Unary { e, span, .. } => {
+            *span = to;
+            respan_literal(e, to);
+        }
+        _ => {}
+    }
+}
