@@ -6,7 +6,9 @@
 //!
 //! Exit codes: 0 success, 1 bad input (a diagnostic was printed) or a failed check, 2 bad usage.
 
+mod check;
 mod io;
+mod run;
 
 pub use io::{
     default_max_input_bytes, format_size, max_input_bytes, read_source, set_max_input_bytes,
@@ -14,6 +16,7 @@ pub use io::{
 };
 
 use crate::diag::Diagnostic;
+use crate::exec::run::MAX_RANKS;
 use crate::ir::{self, Module};
 use crate::json;
 use clap::{Args, Parser, Subcommand};
@@ -66,6 +69,24 @@ pub struct TimeoutArgs {
     pub timeout: Option<std::time::Duration>,
 }
 
+/// `--max-memory`, shared by `run` and `check`.
+#[derive(Args, Debug, Clone)]
+pub struct MemoryArgs {
+    /// Refuse to hold more than SIZE of tensors at once (bytes, or with a suffix K, M, G:
+    /// powers of 1024) [default: 4G].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
+}
+
+impl MemoryArgs {
+    pub fn apply(&self) {
+        crate::exec::memory::set_limit(
+            self.max_memory
+                .unwrap_or(crate::exec::memory::DEFAULT_MAX_MEMORY),
+        );
+    }
+}
+
 /// `--timeout` in force (set once by [`main`]); read when rewriting starts.
 static REWRITE_TIMEOUT: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
 
@@ -93,6 +114,16 @@ pub fn parse_positive(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(format!("`{s}` is not a whole number of at least 1")),
+    }
+}
+
+/// `--ranks`: 1 to [`MAX_RANKS`].
+pub fn parse_ranks(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_RANKS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{s}` is not a number of ranks from 1 to {MAX_RANKS}"
+        )),
     }
 }
 
@@ -129,9 +160,9 @@ Exit code 0 when every row is within tolerance, 1 otherwise.";
 enum Command {
     /// Rewrite a program, run the original and the rewritten one, and compare them numerically.
     #[command(after_long_help = CHECK_ROWS)]
-    Check(crate::exec::cmd::CheckArgs),
+    Check(check::CheckArgs),
     /// Execute a program with Paddle's schedule and print the loss per step.
-    Run(crate::exec::cmd::RunArgs),
+    Run(run::RunArgs),
     /// Generate training programs exactly as Paddle prints them.
     #[command(subcommand)]
     Gen(GenCommand),
@@ -330,8 +361,8 @@ pub fn main() -> i32 {
     }
     let result = match cli.command {
         None => rewrite_command(&cli.rewrite),
-        Some(Command::Check(a)) => crate::exec::cmd::check_command(&a),
-        Some(Command::Run(a)) => crate::exec::cmd::run_command(&a),
+        Some(Command::Check(a)) => check::check_command(&a),
+        Some(Command::Run(a)) => run::run_command(&a),
         Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(&a),
         Some(Command::Diff(a)) => diff_command(&a),
         Some(Command::Lint(a)) => lint_command(&a),
@@ -457,6 +488,12 @@ pub fn load_module_files(input: &str, startup: Option<&str>) -> Result<Loaded, D
         main: src,
         startup: startup_src,
     })
+}
+
+/// Reads (with the input size limit, like every input) and parses a feed file (`--feed`).
+pub fn load_feed(path: &str) -> Result<crate::exec::feed::Feed, Diagnostic> {
+    let src = read_source(path)?;
+    crate::exec::feed::Feed::parse(&src.name, &src.text)
 }
 
 /// Loads the rule files named on the command line, with their `--set` values. All errors in

@@ -1,82 +1,17 @@
-//! The `irw run` and `irw check` subcommands: argument structs (clap) and their drivers.
+//! `irw check`: its arguments (clap) and its driver, which applies the rules (or reads the
+//! rewritten program), hands both programs with their texts to the executor's comparison
+//! ([`crate::exec::check`]) and prints the table.
 //!
-//! They live next to the executor so that the command line stays a thin dispatcher
-//! (`src/cli/mod.rs` only routes to [`run_command`] and [`check_command`]).
+//! The executor never sees a path or a command-line flag: what the command line knows stays
+//! here, so `exec` does not depend on `cli`.
 
 use clap::Args;
 
-use crate::cli::{load_module_files, parse_size, write_output, Failure, RuleArgs};
-// `irw check --set k_steps=K` also sets the number of micro-steps the check runs (a convenience
-// for the shipped rule files; `--k-steps` overrides it).
-use crate::diag::Diagnostic;
+use super::{
+    apply_rules, load_feed, load_module_files, load_rules, parse_positive, parse_ranks, Failure,
+    InputLimitArgs, MemoryArgs, RuleArgs, TimeoutArgs,
+};
 use crate::exec::check::{check_with_sources, CheckOptions};
-use crate::exec::feed::{scope_to_json, Feed};
-use crate::exec::run::{run_with_sources, RunOptions, MAX_RANKS};
-
-/// `--ranks`: 1 to [`MAX_RANKS`].
-fn parse_ranks(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(n) if (1..=MAX_RANKS).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "`{s}` is not a number of ranks from 1 to {MAX_RANKS}"
-        )),
-    }
-}
-
-/// `--max-memory`, shared by `run` and `check`.
-#[derive(Args, Debug, Clone)]
-pub struct MemoryArgs {
-    /// Refuse to hold more than SIZE of tensors at once (bytes, or with a suffix K, M, G:
-    /// powers of 1024) [default: 4G].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_memory: Option<u64>,
-}
-
-impl MemoryArgs {
-    fn apply(&self) {
-        crate::exec::memory::set_limit(
-            self.max_memory
-                .unwrap_or(crate::exec::memory::DEFAULT_MAX_MEMORY),
-        );
-    }
-}
-
-/// `irw run PROG [--startup S] [--k-steps K] [--ranks N] [--feed FILE.json] [--dump FILE.json] [--steps N]`
-#[derive(Args, Debug)]
-pub struct RunArgs {
-    /// The program to run.
-    #[arg(value_name = "PROG")]
-    pub input: String,
-    /// Read the startup program from FILE (a separate Paddle dump).
-    #[arg(long, value_name = "FILE")]
-    pub startup: Option<String>,
-    /// Micro-steps per step: op_role 2 ops run once per K micro-steps.
-    #[arg(long = "k-steps", value_name = "K", default_value_t = 1, value_parser = crate::cli::parse_positive)]
-    pub k_steps: usize,
-    /// Simulated data-parallel ranks (collectives combine them; at most 1024). Default: the
-    /// number of processes of a pd_dist program's mesh, else 1.
-    #[arg(long, value_name = "N", value_parser = parse_ranks)]
-    pub ranks: Option<usize>,
-    /// Training steps.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::cli::parse_positive)]
-    pub steps: usize,
-    /// Rows per micro-step and rank (default: the feed's rows / (K·N), or 2).
-    #[arg(long = "micro-batch", value_name = "B", value_parser = crate::cli::parse_positive)]
-    pub micro_batch: Option<usize>,
-    /// Inputs and initial state in the layout of `*.numerics.json`.
-    #[arg(long, value_name = "FILE.json")]
-    pub feed: Option<String>,
-    /// Write every persistable after the run to FILE (same layout, under `state`).
-    #[arg(long, value_name = "FILE.json")]
-    pub dump: Option<String>,
-    /// Seed for generated inputs and random initializers.
-    #[arg(long, value_name = "S", default_value_t = 0)]
-    pub seed: u64,
-    #[command(flatten)]
-    pub memory: MemoryArgs,
-    #[command(flatten)]
-    pub input_limit: crate::cli::InputLimitArgs,
-}
 
 /// `irw check (--rules R [--set k=v]... | --rewritten OUT [--rewritten-startup S2]) PROG ...`
 ///
@@ -100,10 +35,10 @@ pub struct CheckArgs {
     pub rewritten_startup: Option<String>,
     /// Micro-steps (default: `--set k_steps=K`, else the rule files' `k_steps` parameter, else
     /// 1 with --rules whose files declare no `k_steps` (a pass that merges nothing), else 4).
-    #[arg(long = "k-steps", value_name = "K", value_parser = crate::cli::parse_positive)]
+    #[arg(long = "k-steps", value_name = "K", value_parser = parse_positive)]
     pub k_steps: Option<usize>,
     /// Rows per micro-step and rank (default: the feed's rows / (K·N), or 2).
-    #[arg(long = "micro-batch", value_name = "B", value_parser = crate::cli::parse_positive)]
+    #[arg(long = "micro-batch", value_name = "B", value_parser = parse_positive)]
     pub micro_batch: Option<usize>,
     /// Simulated ranks (default 2 for programs with collectives, else 1; at most 1024).
     #[arg(long, value_name = "N", value_parser = parse_ranks)]
@@ -123,39 +58,13 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub memory: MemoryArgs,
     #[command(flatten)]
-    pub input_limit: crate::cli::InputLimitArgs,
+    pub input_limit: InputLimitArgs,
     #[command(flatten)]
-    pub timeout: crate::cli::TimeoutArgs,
+    pub timeout: TimeoutArgs,
 }
 
-/// Runs `irw run`; prints the loss per step.
-pub fn run_command(a: &RunArgs) -> Result<(), Failure> {
-    a.memory.apply();
-    let loaded = load_module_files(&a.input, a.startup.as_deref())?;
-    let feed = a.feed.as_deref().map(Feed::load).transpose()?;
-    let mesh = crate::exec::interp::Interp::mesh_processes(&loaded.module.ctx, &loaded.module.main);
-    let opts = RunOptions {
-        k_steps: a.k_steps,
-        ranks: a.ranks.or(mesh).unwrap_or(1),
-        steps: a.steps,
-        micro_batch: a.micro_batch,
-        seed: a.seed,
-        feed,
-    };
-    let report = run_with_sources(&loaded.module, loaded.sources(), &opts)?;
-    print!("{report}");
-    if let Some(path) = &a.dump {
-        let mut out = serde_json::Map::new();
-        out.insert("state".into(), scope_to_json(&report.scopes[0]));
-        let losses: Vec<Vec<Option<f32>>> = report.losses.clone();
-        out.insert("loss".into(), serde_json::json!(losses));
-        let text = serde_json::to_string_pretty(&serde_json::Value::Object(out))
-            .map_err(|e| Diagnostic::error(format!("cannot encode the dump: {e}")))?;
-        write_output(path, &(text + "\n"))?;
-    }
-    Ok(())
-}
-
+// `irw check --set k_steps=K` also sets the number of micro-steps the check runs (a convenience
+// for the shipped rule files; `--k-steps` overrides it).
 fn k_from_set(sets: &[String]) -> Result<Option<usize>, Failure> {
     for s in sets {
         if let Some(v) = s.strip_prefix("k_steps=") {
@@ -190,13 +99,13 @@ pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
             ));
         }
         None => {
-            let rules = crate::cli::load_rules(&a.rule)?;
+            let rules = load_rules(&a.rule)?;
             k_from_rules = Some(match rules.params.get("k_steps").map(|p| &p.value) {
                 Some(crate::rules::Val::Int(k)) => usize::try_from(*k).unwrap_or(0),
                 _ => 1,
             });
             let mut m = original.module.clone();
-            crate::cli::apply_rules(&mut m, &rules, &a.rule)?;
+            apply_rules(&mut m, &rules, &a.rule)?;
             rewritten_by_rules = m;
             (&rewritten_by_rules, original.sources())
         }
@@ -208,7 +117,7 @@ pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
     if k == 0 {
         return Err(Failure::Usage("k_steps must be at least 1".into()));
     }
-    let feed = a.feed.as_deref().map(Feed::load).transpose()?;
+    let feed = a.feed.as_deref().map(load_feed).transpose()?;
     let opts = CheckOptions {
         k_steps: k,
         micro_batch: a.micro_batch,
