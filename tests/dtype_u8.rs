@@ -3,7 +3,8 @@
 //! `0.t_ui8`). Text → parse → print is the identity, a type irw builds itself prints `u8`, and
 //! the JSON form round-trips through `0.t_ui8` back to `u8` text.
 
-use irw::ir::{parse_module, print_module, verify_module, Context, DType, Type};
+use irw::dialect::verify_module;
+use irw::ir::{parse_module, print_module, Context, DType, Type};
 use irw::SourceFile;
 
 const PROG: &str = "{\n    (%0) = \"pd_op.full\" () {dtype:uint8,place:Place(cpu),shape:[2],stop_gradient:[true],value:3} : () -> tensor<2xu8>\n    (%1) = \"pd_op.cast\" (%0) {dtype:float32,stop_gradient:[true]} : (tensor<2xu8>) -> tensor<2xf32>\n}\n";

@@ -1,8 +1,9 @@
 //! Findings of the fuzzers, kept as regression tests once fixed. (An open finding in code this
 //! branch does not own is kept here as an ignored failing test until its owner fixes it.)
 
+use irw::dialect::verify_module;
 use irw::exec::check::{check, CheckOptions, CheckReport};
-use irw::ir::{parse_module, parse_startup_into, print_module, verify_module, Module};
+use irw::ir::{parse_module, parse_startup_into, print_module, Module};
 use irw::SourceFile;
 
 const FIXTURES: &str = "../shared/fixtures/paddle";

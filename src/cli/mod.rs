@@ -475,7 +475,7 @@ pub fn load_module_files(input: &str, startup: Option<&str>) -> Result<Loaded, D
         }
         startup_src = Some(ssrc);
     }
-    if let Err(e) = ir::verify_module(&module) {
+    if let Err(e) = crate::dialect::verify_module(&module) {
         let src = match e.which {
             ir::Which::Startup if startup_src.is_some() => startup_src.as_ref(),
             _ => Some(&src),
@@ -560,7 +560,7 @@ pub fn apply_rules_to(
         eprint!("{}", stats.render());
     }
     warn_unproductive(rules, &stats, args);
-    ir::verify_module(module).map_err(|e| {
+    crate::dialect::verify_module(module).map_err(|e| {
         let mut d = e.to_diagnostic(module, None);
         // Name the rule that made the op (or the op defining one of its operands) what it is.
         if let (ir::Which::Main, Some(op)) = (e.which, e.op) {

@@ -10,6 +10,9 @@
 
 pub mod paddle_json;
 pub mod table;
+mod verify;
+
+pub use verify::{verify_module, verify_program};
 
 use crate::ir::{Context, OpId, Program, Type};
 use rustc_hash::FxHashMap;
