@@ -9,7 +9,7 @@ use clap::Args;
 
 use super::{
     apply_rules, load_feed, load_module_files, load_rules, parse_positive, parse_ranks, Failure,
-    InputLimitArgs, MemoryArgs, RuleArgs, TimeoutArgs,
+    InputLimitArgs, Limits, MemoryArgs, RuleArgs, TimeoutArgs,
 };
 use crate::exec::check::{check_with_sources, CheckOptions};
 
@@ -78,9 +78,9 @@ fn k_from_set(sets: &[String]) -> Result<Option<usize>, Failure> {
 }
 
 /// Runs `irw check`; prints the table; a failed comparison is an error (exit 1).
-pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
+pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
     a.memory.apply();
-    let original = load_module_files(&a.input, a.startup.as_deref())?;
+    let original = load_module_files(&a.input, a.startup.as_deref(), limits)?;
     // The rewritten program is the original's ops where rules kept them: its errors point into
     // the original's files, unless it was read from its own.
     let (rewritten_files, rewritten_by_rules);
@@ -90,7 +90,7 @@ pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
     let mut k_from_rules = None;
     let (rewritten, rewritten_src) = match &a.rewritten {
         Some(path) => {
-            rewritten_files = load_module_files(path, a.rewritten_startup.as_deref())?;
+            rewritten_files = load_module_files(path, a.rewritten_startup.as_deref(), limits)?;
             (&rewritten_files.module, rewritten_files.sources())
         }
         None if a.rule.rules.is_empty() => {
@@ -105,7 +105,7 @@ pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
                 _ => 1,
             });
             let mut m = original.module.clone();
-            apply_rules(&mut m, &rules, &a.rule)?;
+            apply_rules(&mut m, &rules, &a.rule, limits)?;
             rewritten_by_rules = m;
             (&rewritten_by_rules, original.sources())
         }
@@ -117,7 +117,11 @@ pub fn check_command(a: &CheckArgs) -> Result<(), Failure> {
     if k == 0 {
         return Err(Failure::Usage("k_steps must be at least 1".into()));
     }
-    let feed = a.feed.as_deref().map(load_feed).transpose()?;
+    let feed = a
+        .feed
+        .as_deref()
+        .map(|f| load_feed(f, limits))
+        .transpose()?;
     let opts = CheckOptions {
         k_steps: k,
         micro_batch: a.micro_batch,

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::{
     load_feed, load_module_files, parse_positive, parse_ranks, write_output, Failure,
-    InputLimitArgs, MemoryArgs,
+    InputLimitArgs, Limits, MemoryArgs,
 };
 use crate::diag::Diagnostic;
 use crate::exec::feed::scope_to_json;
@@ -52,10 +52,14 @@ pub struct RunArgs {
 }
 
 /// Runs `irw run`; prints the loss per step.
-pub fn run_command(a: &RunArgs) -> Result<(), Failure> {
+pub fn run_command(a: &RunArgs, limits: &Limits) -> Result<(), Failure> {
     a.memory.apply();
-    let loaded = load_module_files(&a.input, a.startup.as_deref())?;
-    let feed = a.feed.as_deref().map(load_feed).transpose()?;
+    let loaded = load_module_files(&a.input, a.startup.as_deref(), limits)?;
+    let feed = a
+        .feed
+        .as_deref()
+        .map(|f| load_feed(f, limits))
+        .transpose()?;
     let mesh = crate::exec::interp::Interp::mesh_processes(&loaded.module.ctx, &loaded.module.main);
     let opts = RunOptions {
         k_steps: a.k_steps,
