@@ -51,6 +51,15 @@ pub fn scope_writer_name_attr(op: &str) -> Option<&'static str> {
         .map(|(_, a)| *a)
 }
 
+/// The attribute under which `op` reads a scope variable (binds a value to it by name);
+/// [`DATA_OP`] reads one only when it carries `persistable:[true]`.
+pub fn scope_reader_name_attr(op: &str) -> Option<&'static str> {
+    SCOPE_READERS
+        .iter()
+        .find(|(o, _)| *o == op)
+        .map(|(_, a)| *a)
+}
+
 /// The attribute under which `op` names persistable state whatever its other attributes:
 /// parameters read and every writer ([`DATA_OP`] only sometimes names state, so not it).
 pub fn state_name_attr(op: &str) -> Option<&'static str> {
@@ -84,6 +93,7 @@ mod tests {
         assert_eq!(scope_writer_name_attr(PUBLISH_OP), Some(PUBLISH_NAME_ATTR));
         assert_eq!(state_name_attr("builtin.parameter"), Some("parameter_name"));
         assert_eq!(state_name_attr(DATA_OP), None);
+        assert_eq!(scope_reader_name_attr(DATA_OP), Some("name"));
         assert_eq!(stage_role("optimize"), Some(2));
     }
 }
