@@ -41,6 +41,8 @@ pub struct MemoryArgs {
 }
 
 impl MemoryArgs {
+    /// Sets the executor's memory limit (`--max-memory`, else the default) next to its
+    /// process-wide count of live tensors (see the module doc).
     pub fn apply(&self) {
         crate::exec::memory::set_limit(
             self.max_memory
