@@ -4,8 +4,9 @@
 //! `cargo bench --bench ir`. The end-to-end table with peak memory is `benches/scaling.sh`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use irw::dialect::verify_module;
 use irw::gen::{mlp, MlpOptions};
-use irw::ir::{parse_module, print_module, verify_module};
+use irw::ir::{parse_module, print_module};
 use irw::SourceFile;
 use std::num::NonZeroUsize;
 

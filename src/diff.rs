@@ -89,7 +89,7 @@ fn signatures(ctx: &Context, p: &Program, ignore: &[String]) -> Vec<(OpId, u64, 
         let sig = mix(&parts);
         // Name-bearing ops stand for the state they name, so programs numbering it differently
         // still agree.
-        let named = ["parameter_name", "name", "output_name"]
+        let named = crate::dialect::protocol::SCOPE_NAME_ATTRS
             .iter()
             .find_map(|k| attrs.get(k));
         for (i, r) in p.results(op).enumerate() {

@@ -52,6 +52,7 @@
 //! O(ops × accesses); `irw lint` prints how many ops the searches visited. One diagnostic is
 //! reported per unordered neighbouring pair (other unordered pairs follow from it).
 use crate::diag::{Diagnostic, SourceFile};
+use crate::dialect::protocol::{scope_reader_name_attr, DATA_OP};
 use crate::dialect::Dialect;
 use crate::ir::{Attr, Module, OpId, ValueDef, ValueId};
 use rustc_hash::FxHashMap;
@@ -139,16 +140,10 @@ fn persistable_name(m: &Module, v: ValueId) -> Option<String> {
         ValueDef::Result { op, .. } => {
             let name = m.ctx.str(p.op_name(op));
             let d = m.ctx.attrs(p.op_attrs(op));
-            let key = match name {
-                "builtin.parameter" => "parameter_name",
-                "pd_op.data" => {
-                    if d.get("persistable").and_then(Attr::as_bool) != Some(true) {
-                        return None;
-                    }
-                    "name"
-                }
-                _ => return None,
-            };
+            let key = scope_reader_name_attr(name)?;
+            if name == DATA_OP && d.get("persistable").and_then(Attr::as_bool) != Some(true) {
+                return None;
+            }
             d.get(key).and_then(|a| a.as_str().map(|s| s.into_owned()))
         }
         ValueDef::Arg { .. } => None,

@@ -4,7 +4,8 @@
 //! parser's reference path, which must give the same module or the same diagnostic.
 #![no_main]
 
-use irw::ir::{parse_module, parse_module_reference, parse_startup_into, verify_module, Module};
+use irw::dialect::verify_module;
+use irw::ir::{parse_module, parse_module_reference, parse_startup_into, Module};
 use irw::SourceFile;
 use libfuzzer_sys::fuzz_target;
 

@@ -5,7 +5,8 @@
 //! panic, and whatever it returns must verify and round-trip.
 #![no_main]
 
-use irw::ir::{parse_module, verify_module};
+use irw::dialect::verify_module;
+use irw::ir::parse_module;
 use irw::SourceFile;
 use libfuzzer_sys::fuzz_target;
 

@@ -6,7 +6,8 @@
 //! printer is a fixpoint after one round). A failure is a bug in the parser, the printer or the
 //! verifier, so it panics and libFuzzer keeps the input.
 
-use irw::ir::{parse_module, print_module, verify_module, Module};
+use irw::dialect::verify_module;
+use irw::ir::{parse_module, print_module, Module};
 use irw::rules::RuleSet;
 use irw::SourceFile;
 use std::path::PathBuf;

@@ -14,7 +14,7 @@
 //! `>` in a shell does): the temporary file is made beside that file and renamed over it, so
 //! the link stays a link.
 //!
-//! Every input is read with a size bound ([`max_input_bytes`], `--max-input-size`): a regular
+//! Every input is read with a size bound (`--max-input-size`, passed in): a regular
 //! file that is too large is refused before it is read, a pipe after reading one byte more than
 //! the bound, so an endless input (`/dev/zero`) cannot exhaust memory.
 
@@ -22,7 +22,6 @@ use crate::diag::{Diagnostic, SourceFile};
 use crate::source_text::{SourceText, MAP_AT_LEAST};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Largest input irw reads by default on any machine (bytes). A program of 10^6 ops is about
@@ -52,23 +51,6 @@ pub fn default_max_input_bytes() -> u64 {
     })
 }
 
-/// The input size limit in force (`--max-input-size`), for every file this process reads;
-/// 0 until set: [`default_max_input_bytes`].
-static MAX_INPUT: AtomicU64 = AtomicU64::new(0);
-
-/// Sets the largest input [`read_source`] accepts (`--max-input-size`).
-pub fn set_max_input_bytes(n: u64) {
-    MAX_INPUT.store(n, Ordering::Relaxed);
-}
-
-/// The largest input [`read_source`] accepts.
-pub fn max_input_bytes() -> u64 {
-    match MAX_INPUT.load(Ordering::Relaxed) {
-        0 => default_max_input_bytes(),
-        n => n,
-    }
-}
-
 /// `4294967296` as `4 GiB`, `1536` as `1536 bytes`: sizes in messages, exact.
 pub fn format_size(n: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
@@ -83,10 +65,9 @@ pub fn format_size(n: u64) -> String {
 pub const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// Reads `path` (`-` for standard input) as a [`SourceFile`], refusing inputs larger than
-/// [`max_input_bytes`] without reading more than that. A leading UTF-8 byte order mark is
-/// dropped.
-pub fn read_source(path: &str) -> Result<SourceFile, Diagnostic> {
-    let limit = max_input_bytes();
+/// `limit` bytes (`--max-input-size`) without reading more than that. A leading UTF-8 byte
+/// order mark is dropped.
+pub fn read_source(path: &str, limit: u64) -> Result<SourceFile, Diagnostic> {
     let name = if path == "-" {
         "<stdin>".to_string()
     } else {

@@ -6,14 +6,19 @@
 //!
 //! Exit codes: 0 success, 1 bad input (a diagnostic was printed) or a failed check, 2 bad usage.
 
+mod check;
 mod io;
+mod limits;
+mod run;
 
 pub use io::{
-    default_max_input_bytes, format_size, max_input_bytes, read_source, set_max_input_bytes,
-    write_output, write_outputs, Content, UTF8_BOM,
+    default_max_input_bytes, format_size, read_source, write_output, write_outputs, Content,
+    UTF8_BOM,
 };
+pub use limits::{InputLimitArgs, Limits, MemoryArgs, TimeoutArgs};
 
 use crate::diag::Diagnostic;
+use crate::exec::run::MAX_RANKS;
 use crate::ir::{self, Module};
 use crate::json;
 use clap::{Args, Parser, Subcommand};
@@ -48,27 +53,6 @@ pub struct Cli {
     timeout: TimeoutArgs,
 }
 
-/// `--max-input-size`, for every command that reads a file: irw runs in CI pipelines on programs
-/// from anywhere, and must fail with a message rather than exhaust the machine.
-#[derive(Args, Debug, Clone, Default)]
-pub struct InputLimitArgs {
-    /// Refuse input files larger than SIZE (bytes, or with a suffix K, M, G: powers of 1024)
-    /// [default: 4G, or a fifth of the machine's memory if that is less].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_input_size: Option<u64>,
-}
-
-/// `--timeout`, for the commands that rewrite.
-#[derive(Args, Debug, Clone, Default)]
-pub struct TimeoutArgs {
-    /// Stop rewriting with an error after SECONDS of wall-clock time (no output is written).
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
-    pub timeout: Option<std::time::Duration>,
-}
-
-/// `--timeout` in force (set once by [`main`]); read when rewriting starts.
-static REWRITE_TIMEOUT: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
-
 /// Parses `1048576`, `512K`, `64M`, `4G` (also `KiB`, `MB`, ...; powers of 1024).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -93,6 +77,16 @@ pub fn parse_positive(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(format!("`{s}` is not a whole number of at least 1")),
+    }
+}
+
+/// `--ranks`: 1 to [`MAX_RANKS`].
+pub fn parse_ranks(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_RANKS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{s}` is not a number of ranks from 1 to {MAX_RANKS}"
+        )),
     }
 }
 
@@ -129,9 +123,9 @@ Exit code 0 when every row is within tolerance, 1 otherwise.";
 enum Command {
     /// Rewrite a program, run the original and the rewritten one, and compare them numerically.
     #[command(after_long_help = CHECK_ROWS)]
-    Check(crate::exec::cmd::CheckArgs),
+    Check(check::CheckArgs),
     /// Execute a program with Paddle's schedule and print the loss per step.
-    Run(crate::exec::cmd::RunArgs),
+    Run(run::RunArgs),
     /// Generate training programs exactly as Paddle prints them.
     #[command(subcommand)]
     Gen(GenCommand),
@@ -315,26 +309,21 @@ pub fn main() -> i32 {
     // A subcommand's own flags; the top-level ones are the rewrite command's (clap refuses them
     // before a subcommand's name).
     let (input_limit, timeout) = match &cli.command {
-        None => (cli.input_limit.max_input_size, cli.timeout.timeout),
-        Some(Command::Check(a)) => (a.input_limit.max_input_size, a.timeout.timeout),
-        Some(Command::Run(a)) => (a.input_limit.max_input_size, None),
-        Some(Command::Diff(a)) => (a.input_limit.max_input_size, None),
-        Some(Command::Lint(a)) => (a.input_limit.max_input_size, None),
-        Some(Command::Gen(_)) => (None, None),
+        None => (&cli.input_limit, cli.timeout.timeout),
+        Some(Command::Check(a)) => (&a.input_limit, a.timeout.timeout),
+        Some(Command::Run(a)) => (&a.input_limit, None),
+        Some(Command::Diff(a)) => (&a.input_limit, None),
+        Some(Command::Lint(a)) => (&a.input_limit, None),
+        Some(Command::Gen(_)) => (&InputLimitArgs::default(), None),
     };
-    if let Some(n) = input_limit {
-        set_max_input_bytes(n);
-    }
-    if let Some(t) = timeout {
-        let _ = REWRITE_TIMEOUT.set(t);
-    }
-    let result = match cli.command {
-        None => rewrite_command(&cli.rewrite),
-        Some(Command::Check(a)) => crate::exec::cmd::check_command(&a),
-        Some(Command::Run(a)) => crate::exec::cmd::run_command(&a),
-        Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(&a),
-        Some(Command::Diff(a)) => diff_command(&a),
-        Some(Command::Lint(a)) => lint_command(&a),
+    let limits = Limits::new(input_limit, timeout);
+    let result = match &cli.command {
+        None => rewrite_command(&cli.rewrite, &limits),
+        Some(Command::Check(a)) => check::check_command(a, &limits),
+        Some(Command::Run(a)) => run::run_command(a, &limits),
+        Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(a),
+        Some(Command::Diff(a)) => diff_command(a, &limits),
+        Some(Command::Lint(a)) => lint_command(a, &limits),
     };
     match result {
         Ok(()) => 0,
@@ -378,8 +367,12 @@ impl From<Diagnostic> for Failure {
 }
 
 /// Reads INPUT (and `--startup`), parses and verifies them.
-pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnostic> {
-    load_module_with_hints(input, startup).map(|(m, _)| m)
+pub fn load_module(
+    input: &str,
+    startup: Option<&str>,
+    limits: &Limits,
+) -> Result<Module, Diagnostic> {
+    load_module_with_hints(input, startup, limits).map(|(m, _)| m)
 }
 
 /// [`load_module`], also returning the attribute tags JSON inputs used (for writing JSON back).
@@ -387,8 +380,9 @@ pub fn load_module(input: &str, startup: Option<&str>) -> Result<Module, Diagnos
 pub fn load_module_with_hints(
     input: &str,
     startup: Option<&str>,
+    limits: &Limits,
 ) -> Result<(Module, json::TagHints), Diagnostic> {
-    load_module_full(input, startup).map(|(m, h, _)| (m, h))
+    load_module_full(input, startup, limits).map(|(m, h, _)| (m, h))
 }
 
 /// [`load_module_with_hints`], also returning INPUT's text (so `--trace` can point at its
@@ -396,8 +390,9 @@ pub fn load_module_with_hints(
 pub fn load_module_full(
     input: &str,
     startup: Option<&str>,
+    limits: &Limits,
 ) -> Result<(Module, json::TagHints, crate::SourceFile), Diagnostic> {
-    load_module_files(input, startup).map(|l| (l.module, l.hints, l.main))
+    load_module_files(input, startup, limits).map(|l| (l.module, l.hints, l.main))
 }
 
 /// A module with the files it was read from.
@@ -421,8 +416,12 @@ impl Loaded {
 }
 
 /// Reads INPUT (and `--startup`), parses and verifies them, keeping their texts.
-pub fn load_module_files(input: &str, startup: Option<&str>) -> Result<Loaded, Diagnostic> {
-    let src = read_source(input)?;
+pub fn load_module_files(
+    input: &str,
+    startup: Option<&str>,
+    limits: &Limits,
+) -> Result<Loaded, Diagnostic> {
+    let src = read_source(input, limits.max_input_bytes)?;
     let mut hints = json::TagHints::default();
     let mut module = if json::looks_like_json(&src.text) {
         json::read_module_with_hints(&src, &mut hints)?
@@ -436,7 +435,7 @@ pub fn load_module_files(input: &str, startup: Option<&str>) -> Result<Loaded, D
                 "{input} already holds a startup program; --startup {s} would replace it"
             )));
         }
-        let ssrc = read_source(s)?;
+        let ssrc = read_source(s, limits.max_input_bytes)?;
         if json::looks_like_json(&ssrc.text) {
             json::read_startup_into(&mut module, &ssrc, &mut hints)?;
         } else {
@@ -444,7 +443,7 @@ pub fn load_module_files(input: &str, startup: Option<&str>) -> Result<Loaded, D
         }
         startup_src = Some(ssrc);
     }
-    if let Err(e) = ir::verify_module(&module) {
+    if let Err(e) = crate::dialect::verify_module(&module) {
         let src = match e.which {
             ir::Which::Startup if startup_src.is_some() => startup_src.as_ref(),
             _ => Some(&src),
@@ -457,6 +456,12 @@ pub fn load_module_files(input: &str, startup: Option<&str>) -> Result<Loaded, D
         main: src,
         startup: startup_src,
     })
+}
+
+/// Reads (with the input size limit, like every input) and parses a feed file (`--feed`).
+pub fn load_feed(path: &str, limits: &Limits) -> Result<crate::exec::feed::Feed, Diagnostic> {
+    let src = read_source(path, limits.max_input_bytes)?;
+    crate::exec::feed::Feed::parse(&src.name, &src.text)
 }
 
 /// Loads the rule files named on the command line, with their `--set` values. All errors in
@@ -482,12 +487,14 @@ pub fn load_rules(args: &RuleArgs) -> Result<crate::rules::RuleSet, Diagnostic> 
 }
 
 /// Applies `rules` to `module` and verifies the result; prints `--stats`/`--trace` output.
+/// Rewriting stops with an error after `limits.timeout`.
 pub fn apply_rules(
     module: &mut Module,
     rules: &crate::rules::RuleSet,
     args: &RuleArgs,
+    limits: &Limits,
 ) -> Result<(), Diagnostic> {
-    apply_rules_to(module, None, rules, args)
+    apply_rules_to(module, None, rules, args, limits)
 }
 
 /// [`apply_rules`] on a module read from `input`: `--trace` lines show the input's lines.
@@ -496,12 +503,11 @@ pub fn apply_rules_to(
     input: Option<&crate::SourceFile>,
     rules: &crate::rules::RuleSet,
     args: &RuleArgs,
+    limits: &Limits,
 ) -> Result<(), Diagnostic> {
     let opts = crate::rewrite::Options {
         trace: args.trace,
-        deadline: REWRITE_TIMEOUT
-            .get()
-            .and_then(|&t| Instant::now().checked_add(t)),
+        deadline: limits.deadline(),
         egraph: args.egraph_limits(),
         ..Default::default()
     };
@@ -523,7 +529,7 @@ pub fn apply_rules_to(
         eprint!("{}", stats.render());
     }
     warn_unproductive(rules, &stats, args);
-    ir::verify_module(module).map_err(|e| {
+    crate::dialect::verify_module(module).map_err(|e| {
         let mut d = e.to_diagnostic(module, None);
         // Name the rule that made the op (or the op defining one of its operands) what it is.
         if let (ir::Which::Main, Some(op)) = (e.which, e.op) {
@@ -595,7 +601,7 @@ fn warn_unproductive(
     }
 }
 
-fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
+fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
     let Some(input) = args.input.as_deref() else {
         return Err(Failure::Usage(
             "no INPUT program given (use `-` for standard input)".into(),
@@ -620,11 +626,11 @@ fn rewrite_command(args: &RewriteArgs) -> Result<(), Failure> {
         Some(load_rules(&args.rule)?)
     };
     let t0 = Instant::now();
-    let (mut module, hints, src) = load_module_full(input, args.startup.as_deref())?;
+    let (mut module, hints, src) = load_module_full(input, args.startup.as_deref(), limits)?;
     let t_parse = t0.elapsed();
     let t1 = Instant::now();
     if let Some(rules) = &rules {
-        apply_rules_to(&mut module, Some(&src), rules, &args.rule)?;
+        apply_rules_to(&mut module, Some(&src), rules, &args.rule, limits)?;
     }
     let t_rewrite = t1.elapsed();
     let bytes_in = src.text.len();
@@ -767,8 +773,8 @@ fn format_bytes(n: u64) -> String {
     }
 }
 
-fn lint_command(a: &LintArgs) -> Result<(), Failure> {
-    let loaded = load_module_files(&a.input, None)?;
+fn lint_command(a: &LintArgs, limits: &Limits) -> Result<(), Failure> {
+    let loaded = load_module_files(&a.input, None, limits)?;
     let report = crate::lint::lint(&loaded.module);
     for d in crate::lint::diagnostics(&loaded.module, &loaded.main, &report) {
         eprint!("{d}");
@@ -798,9 +804,9 @@ fn lint_command(a: &LintArgs) -> Result<(), Failure> {
     }
 }
 
-fn diff_command(a: &DiffArgs) -> Result<(), Failure> {
-    let ma = load_module(&a.a, a.startup_a.as_deref())?;
-    let mb = load_module(&a.b, a.startup_b.as_deref())?;
+fn diff_command(a: &DiffArgs, limits: &Limits) -> Result<(), Failure> {
+    let ma = load_module(&a.a, a.startup_a.as_deref(), limits)?;
+    let mb = load_module(&a.b, a.startup_b.as_deref(), limits)?;
     let (report, equal) = crate::diff::diff_modules(&ma, &mb, a.max_lines, &a.ignore_attr);
     print!("{report}");
     if equal {

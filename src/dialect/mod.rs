@@ -9,7 +9,12 @@
 //! not checked.
 
 pub mod paddle_json;
+pub mod protocol;
 pub mod table;
+mod verify;
+
+pub use protocol::{stage_role, ROLE_ATTR, STAGES};
+pub use verify::{verify_module, verify_program};
 
 use crate::ir::{Context, OpId, Program, Type};
 use rustc_hash::FxHashMap;

@@ -358,18 +358,8 @@ pub static PLACES: &[PlaceKind] = &[
 /// region ops print like `pd_op.if`.
 pub static WHILE_SYNTAX_OPS: &[&str] = &["pd_op.while"];
 
-/// Where a persistable value gets its scope name: `(op, attribute)`. Writers are in the startup
-/// program (they create the variable), readers in main (they bind to it by name). A value a
-/// writer stores or a reader binds must carry `persistable:[true]`, or Paddle's executor treats
-/// it as a temporary (SPEC.md §10b E5b/E5c, §11 item 5).
-pub static SCOPE_WRITERS: &[(&str, &str)] = &[
-    ("builtin.set_parameter", "parameter_name"),
-    ("builtin.shadow_output", "output_name"),
-];
-pub static SCOPE_READERS: &[(&str, &str)] = &[
-    ("builtin.parameter", "parameter_name"),
-    ("pd_op.data", "name"),
-];
+/// Where a persistable value gets its scope name: the protocol's ([`super::protocol`]).
+pub use super::protocol::{SCOPE_READERS, SCOPE_WRITERS};
 
 /// How a keyword argument (a `@GRAD@MERGE` buffer) reaches Paddle: Paddle 3.3.1 cannot load
 /// block kwargs back (SPEC.md §7), so each one is written as this op, named after the kwarg,

@@ -76,7 +76,8 @@ pub use pattern::{
 pub use run::{Limits, Options, Outcome};
 
 use crate::diag::Diagnostic;
-use crate::ir::{verify::verify_program, Module, Which};
+use crate::dialect::verify_program;
+use crate::ir::{Module, Which};
 use std::fmt;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};

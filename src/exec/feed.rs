@@ -185,12 +185,6 @@ impl Feed {
         Ok(Feed { inputs, state })
     }
 
-    /// Reads (with the input size limit, like every input) and parses a feed file.
-    pub fn load(path: &str) -> Result<Feed, Diagnostic> {
-        let src = crate::cli::read_source(path)?;
-        Feed::parse(&src.name, &src.text)
-    }
-
     /// Number of rows of the fed batch (the first input's first dimension).
     pub fn batch_rows(&self) -> Option<usize> {
         self.inputs

@@ -17,6 +17,7 @@
 use indexmap::IndexMap;
 
 use crate::diag::{Diagnostic, SourceFile};
+use crate::dialect::protocol::scope_writer_name_attr;
 use crate::dialect::{Dialect, Effect};
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
@@ -215,7 +216,7 @@ fn at_op(src: Option<&SourceFile>, offset: Option<usize>, msg: String) -> Diagno
 /// `op_role` of an op (`None` when absent or -1).
 pub fn op_role(ctx: &Context, prog: &Program, op: OpId) -> Option<i64> {
     ctx.attrs(prog.op_attrs(op))
-        .get("op_role")
+        .get(crate::dialect::ROLE_ATTR)
         .and_then(|a| a.as_i64())
         .filter(|&r| r >= 0)
 }
@@ -467,12 +468,10 @@ impl<'p> Interp<'p> {
                     rank.slots[results[0].index()] = Slot::Persist(var.clone());
                 }
             }
-            "builtin.set_parameter" | "builtin.shadow_output" => {
-                let key = if name == "builtin.set_parameter" {
-                    "parameter_name"
-                } else {
-                    "output_name"
-                };
+            // A writer of the scope (`builtin.set_parameter`, `builtin.shadow_output`): the
+            // protocol says which attribute names the variable.
+            _ if scope_writer_name_attr(name).is_some() => {
+                let key = scope_writer_name_attr(name).unwrap_or_default();
                 let Some(var) = attr_str(attrs, key) else {
                     kbail!("has no `{}`", key)
                 };

@@ -12,7 +12,6 @@
 //! bounded by [`memory`] (`--max-memory`): a program cannot make the executor allocate more.
 
 pub mod check;
-pub mod cmd;
 pub mod dtype;
 pub mod error;
 pub mod feed;

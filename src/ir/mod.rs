@@ -43,4 +43,4 @@ pub use program::{
     ValueDef, ValueId,
 };
 pub use types::{DType, Type, TypeId};
-pub use verify::{verify_module, VerifyError};
+pub use verify::{verify_module, OpCounts, VerifyError};

@@ -13,7 +13,7 @@
 //! skip them.
 //!
 //! Architecture invariant: nothing here knows about text or about any particular op; the
-//! dialect lives in `crate::dialect`, the syntax in `parse/`/`print.rs`.
+//! dialect lives above the IR, the syntax in `parse/`/`print.rs`.
 
 use super::attr::AttrId;
 use super::intern::Sym;

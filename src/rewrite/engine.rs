@@ -5,6 +5,10 @@ use super::matcher::{memo_key, Compiled, Match, Memo, Searcher};
 use super::runtime::{as_op, as_value, Bindings, Caches, RtEnv};
 use super::{Options, PhaseStats, RuleStats, Stats, TraceEntry, TracedOp};
 use crate::diag::Diagnostic;
+use crate::dialect::protocol::{
+    state_name_attr, PERSISTABLE_KWARG_ATTRS, PUBLISH_NAME_ATTR, PUBLISH_OP,
+};
+use crate::dialect::{stage_role, ROLE_ATTR};
 use crate::dialect::{Dialect, OpSpec, ResultRule};
 use crate::ir::dist::OP_DIST_ATTR;
 use crate::ir::{
@@ -13,17 +17,10 @@ use crate::ir::{
 };
 use crate::rules::ast::{Action, Build, Expr, Ident, InsertPoint, OperandSel, Rule, Span, StrPart};
 use crate::rules::eval::{eval, eval_str, EvalError};
-use crate::rules::{LoadedRule, RuleSet, Val, ROLE_ATTR, STAGES};
+use crate::rules::{LoadedRule, RuleSet, Val};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 use std::time::Instant;
-
-/// The op that publishes a persistable value of the startup program under a name (Paddle's
-/// `builtin.shadow_output {output_name}`), and the attributes of a persistable keyword argument
-/// of main. Both are how the Paddle dialect represents persistable state, not choices of a pass.
-const PUBLISH_OP: &str = "builtin.shadow_output";
-const PUBLISH_NAME_ATTR: &str = "output_name";
-const KWARG_ATTRS: &[(&str, &str)] = &[("place", "Place(cpu)"), ("persistable", "true")];
 
 /// The error of a run stopped by `--timeout`.
 fn timeout(phase: &str, applied: u64) -> Diagnostic {
@@ -1345,10 +1342,8 @@ impl<'a> Engine<'a> {
             let progs = std::iter::once(&m.main).chain(m.startup.as_ref());
             for p in progs {
                 for op in p.walk() {
-                    let key = match m.ctx.str(p.op_name(op)) {
-                        "builtin.parameter" | "builtin.set_parameter" => "parameter_name",
-                        PUBLISH_OP => PUBLISH_NAME_ATTR,
-                        _ => continue,
+                    let Some(key) = state_name_attr(m.ctx.str(p.op_name(op))) else {
+                        continue;
                     };
                     if let Some(crate::ir::Attr::Str(n)) = m.ctx.attrs(p.op_attrs(op)).get(key) {
                         names.insert(n.to_string());
@@ -1417,7 +1412,7 @@ impl<'a> Engine<'a> {
             Some(id) => id,
             None => {
                 let mut kd = AttrDict::default();
-                for (k, v) in KWARG_ATTRS {
+                for (k, v) in PERSISTABLE_KWARG_ATTRS {
                     let a = if *v == "true" {
                         Attr::Bool(true)
                     } else {
@@ -1437,8 +1432,5 @@ impl<'a> Engine<'a> {
 }
 
 fn stage_of(s: &Ident) -> i64 {
-    STAGES
-        .iter()
-        .find(|(n, _)| *n == s.name)
-        .map_or(-1, |(_, r)| *r)
+    stage_role(&s.name).unwrap_or(-1)
 }

@@ -40,6 +40,8 @@
 //! from merging it with anything, and the marker is removed afterwards.
 
 use crate::diag::{Diagnostic, SourceFile};
+use crate::dialect::protocol::SCOPE_WRITERS;
+use crate::dialect::{stage_role, STAGES};
 use crate::dialect::{Dialect, Effect, OpSpec};
 use crate::egraph::{
     self, AttrTest, BinOp as GBin, Build as GBuild, Cap, EGraphReport, EqRule as GRule,
@@ -50,7 +52,7 @@ use crate::rules::ast::{
     AttrPatVal, BinOp, Direction, EqRule, Expr, Ident, OpSel, PatTerm, Rule, Term, UnOp, SPREAD_KEY,
 };
 use crate::rules::eval::{dtype_name, eval, ConstEnv};
-use crate::rules::{Param, Phase, RuleSet, Val, STAGES};
+use crate::rules::{Param, Phase, RuleSet, Val};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -65,9 +67,6 @@ pub const MAX_EXPANSION: usize = 64;
 
 /// The attribute that keeps a published value's defining op from merging (see module docs).
 pub const PUBLISH_MARK: &str = "__irw_published";
-
-/// The ops that publish a value under a name (Paddle's persistable state and fetches).
-const PUBLISH_OPS: &[&str] = &["builtin.set_parameter", "builtin.shadow_output"];
 
 /// What one saturation of one phase did, for `--stats`.
 #[derive(Debug, Clone)]
@@ -593,7 +592,7 @@ fn is_const(e: &Expr) -> bool {
             crate::rules::ast::StrPart::Lit(_) => true,
             crate::rules::ast::StrPart::Expr(e) => is_const(e),
         }),
-        Expr::Ident(i) => STAGES.iter().any(|(n, _)| *n == i.name) || dtype_name(&i.name).is_some(),
+        Expr::Ident(i) => stage_role(&i.name).is_some() || dtype_name(&i.name).is_some(),
         Expr::List(v, _) => v.iter().all(is_const),
         Expr::Unary { e, .. } => is_const(e),
         Expr::Binary { l, r, .. } => is_const(l) && is_const(r),
@@ -701,7 +700,8 @@ fn mark_published(module: &mut Module, which: Which) {
     let Some(prog) = program_mut_split(which, &mut module.main, module.startup.as_mut()) else {
         return;
     };
-    let publish: Vec<_> = PUBLISH_OPS.iter().map(|n| ctx.sym(n)).collect();
+    // The ops that publish a value under a name (Paddle's persistable state and fetches).
+    let publish: Vec<_> = SCOPE_WRITERS.iter().map(|(n, _)| ctx.sym(n)).collect();
     let block = prog.top_block();
     let mut marked = rustc_hash::FxHashSet::default();
     let ops: Vec<OpId> = prog.block_ops(block).collect();

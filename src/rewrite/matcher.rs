@@ -10,11 +10,12 @@
 //! applied before.
 
 use super::runtime::{as_value, Bindings, Caches, RtEnv};
+use crate::dialect::stage_role;
 use crate::dialect::{Dialect, Effect};
 use crate::ir::{Module, OpId, Sym};
 use crate::rules::ast::{AttrPatVal, Clause, Expr, OpPattern, OpSel, StructRule, ValPat};
 use crate::rules::eval::{eval, EvalError};
-use crate::rules::{RuleSet, Val, STAGES};
+use crate::rules::{RuleSet, Val};
 use rustc_hash::FxHashSet;
 
 /// Which op names a selector accepts, decided once per rule.
@@ -140,12 +141,7 @@ impl<'r> Compiled<'r> {
     pub fn from_patterns(m: &mut Module, patterns: Vec<&'r OpPattern>) -> Self {
         let mut accepts = Vec::new();
         fn walk(m: &mut Module, p: &OpPattern, out: &mut Vec<(Accept, Option<i64>)>) {
-            let stage = p.stage.as_ref().map(|s| {
-                STAGES
-                    .iter()
-                    .find(|(n, _)| *n == s.name)
-                    .map_or(-1, |(_, r)| *r)
-            });
+            let stage = p.stage.as_ref().map(|s| stage_role(&s.name).unwrap_or(-1));
             out.push((Accept::compile(m, &p.op), stage));
             for a in &p.args {
                 if let ValPat::Op(inner) = &a.pat {

@@ -36,7 +36,7 @@
 //! ```ignore
 //! let rules = irw::rules::load(&paths, &sets)?;          // parse, resolve, --set
 //! let stats = irw::rewrite::apply(&mut module, &rules, &Options { trace, ..Default::default() })?;
-//! irw::ir::verify_module(&module)?;
+//! irw::dialect::verify_module(&module)?;
 //! if stats_flag { eprint!("{}", stats.render()); }
 //! for line in &stats.trace { eprintln!("{line}"); }      // with --trace
 //! ```

@@ -50,12 +50,8 @@ lalrpop_util::lalrpop_mod!(
     "/rules.rs"
 );
 
-/// The stages of a Paddle training program, by the `op_role` value Paddle gives their ops.
-/// `%x in backward` and `at end of optimize` use these names.
-pub const STAGES: &[(&str, i64)] = &[("forward", 0), ("backward", 1), ("optimize", 2)];
-
-/// The attribute that holds an op's stage.
-pub const ROLE_ATTR: &str = "op_role";
+/// The stages rules name, and the attribute that holds an op's stage: the dialect's.
+pub use crate::dialect::{ROLE_ATTR, STAGES};
 
 /// Loaded, checked rules, ready for the engine.
 #[derive(Debug, Clone)]

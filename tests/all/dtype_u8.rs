@@ -3,7 +3,8 @@
 //! `0.t_ui8`). Text → parse → print is the identity, a type irw builds itself prints `u8`, and
 //! the JSON form round-trips through `0.t_ui8` back to `u8` text.
 
-use irw::ir::{parse_module, print_module, verify_module, Context, DType, Type};
+use irw::dialect::verify_module;
+use irw::ir::{parse_module, print_module, Context, DType, Type};
 use irw::SourceFile;
 
 tests![

@@ -5,8 +5,8 @@ use crate::common::note;
 use std::path::PathBuf;
 use std::process::Command;
 
+use irw::cli::{load_feed, Limits};
 use irw::exec::check::{check, CheckOptions, CheckReport};
-use irw::exec::feed::Feed;
 use irw::ir::{parse_module, parse_startup_into, Module};
 use irw::SourceFile;
 
@@ -52,7 +52,8 @@ fn load(main: PathBuf, startup: PathBuf) -> Module {
 fn run_check(orig: (&str, &str), rewritten: (PathBuf, &str), feed: Option<&str>) -> CheckReport {
     let original = load(paddle(orig.0), paddle(orig.1));
     let rew = load(rewritten.0, paddle(rewritten.1));
-    let feed = feed.map(|f| Feed::load(&paddle(f).display().to_string()).expect("feed"));
+    let feed = feed
+        .map(|f| load_feed(&paddle(f).display().to_string(), &Limits::default()).expect("feed"));
     let report = check(
         &original,
         &rew,

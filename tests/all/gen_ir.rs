@@ -5,8 +5,9 @@
 
 use std::num::NonZeroUsize;
 
+use irw::dialect::verify_module;
 use irw::gen::{mlp, Dtype, MlpOptions, Optimizer};
-use irw::ir::{parse_module, print_module, verify_module};
+use irw::ir::{parse_module, print_module};
 use irw::SourceFile;
 
 tests![every_configuration_parses_verifies_and_round_trips];

@@ -30,7 +30,7 @@ fn text_fixture(name: &str) -> String {
 
 fn prints_as(json: &str, ir: &str) {
     let m = read_module(&json_fixture(json)).unwrap_or_else(|d| panic!("{d}"));
-    ir::verify_module(&m).unwrap_or_else(|e| panic!("{}", e.message));
+    irw::dialect::verify_module(&m).unwrap_or_else(|e| panic!("{}", e.message));
     let got = ir::print_module(&m);
     let want = text_fixture(ir);
     if got != want {
@@ -85,7 +85,7 @@ fn the_binary_detects_json_by_content() {
 fn kwargs_are_read_as_keyword_arguments() {
     // main_gm_fixed.json: Paddle's gradient-merged program with its kwargs put back by hand.
     let m = read_module(&json_fixture("main_gm_fixed.json")).unwrap_or_else(|d| panic!("{d}"));
-    ir::verify_module(&m).unwrap_or_else(|e| panic!("{}", e.message));
+    irw::dialect::verify_module(&m).unwrap_or_else(|e| panic!("{}", e.message));
     let top = m.main.top_block();
     let names: Vec<&str> = m
         .main
@@ -209,7 +209,7 @@ fn paddles_dist_json_prints_as_the_dist_fixtures() {
         let p = root().join("tests/paddle_dist_json").join(json);
         let src = SourceFile::new(json, std::fs::read_to_string(&p).expect("measured JSON"));
         let m = read_module(&src).unwrap_or_else(|d| panic!("{d}"));
-        ir::verify_module(&m).unwrap_or_else(|e| panic!("{json}: {}", e.message));
+        irw::dialect::verify_module(&m).unwrap_or_else(|e| panic!("{json}: {}", e.message));
         let got = ir::print_module(&m);
         let want = std::fs::read_to_string(dist_fixtures().join(text))
             .expect("paddle-dist fixture")

@@ -29,9 +29,10 @@
 
 use crate::common::prop_gen;
 
+use irw::dialect::verify_module;
 use irw::exec::check::{check, CheckOptions};
 use irw::gen::{Dtype, MlpOptions};
-use irw::ir::{parse_module, print_module, verify_module, Module};
+use irw::ir::{parse_module, print_module, Module};
 use irw::SourceFile;
 use proptest::prelude::*;
 use std::path::Path;

@@ -13,7 +13,8 @@
 
 use crate::common::prop_gen;
 
-use irw::ir::{parse_module, print_module, verify_module, Attr, AttrDict, Module, OpSyntax};
+use irw::dialect::verify_module;
+use irw::ir::{parse_module, print_module, Attr, AttrDict, Module, OpSyntax};
 use irw::rules::RuleSet;
 use irw::SourceFile;
 use proptest::collection::vec;

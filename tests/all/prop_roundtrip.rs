@@ -8,7 +8,8 @@
 
 use crate::common::prop_gen;
 
-use irw::ir::{parse_module, print_module, verify_module};
+use irw::dialect::verify_module;
+use irw::ir::{parse_module, print_module};
 use irw::SourceFile;
 use proptest::prelude::*;
 

@@ -2,8 +2,9 @@
 //! branch does not own is kept here as an ignored failing test until its owner fixes it.)
 
 use crate::common::note;
+use irw::dialect::verify_module;
 use irw::exec::check::{check, CheckOptions, CheckReport};
-use irw::ir::{parse_module, parse_startup_into, print_module, verify_module, Module};
+use irw::ir::{parse_module, parse_startup_into, print_module, Module};
 use irw::SourceFile;
 
 tests![

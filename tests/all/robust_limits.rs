@@ -12,8 +12,9 @@
 
 use crate::common::*;
 
+use irw::dialect::verify_module;
 use irw::ir::parse::{MAX_NESTING, MAX_REGION_DEPTH};
-use irw::ir::{parse_module, print_module, verify_module};
+use irw::ir::{parse_module, print_module};
 use irw::SourceFile;
 use std::io::Write;
 use std::process::Stdio;

@@ -70,7 +70,7 @@ fn sets(kv: &[(&str, &str)]) -> Vec<(String, String)> {
 fn run(rules: &str, mut m: Module, kv: &[(&str, &str)]) -> Result<(String, String), String> {
     let rs = irw::rules::load(&[rules.into()], &sets(kv)).map_err(|d| d.to_string())?;
     apply(&mut m, &rs, &Options::default()).map_err(|d| d.to_string())?;
-    irw::ir::verify_module(&m)
+    irw::dialect::verify_module(&m)
         .map_err(|e| format!("the rewritten program does not verify: {e}"))?;
     let text = print_module(&m);
     let (main, startup) = match text.find("\nstartup ") {

@@ -2,7 +2,8 @@
 //! the engine counts, and that `%v in STAGE` outside `uses` is still a stage test. (Its resolve
 //! errors are bad files under `tests/golden/rules/errors/uses_in_*.rw`.)
 
-use irw::ir::{parse_module, print_module, verify_module};
+use irw::dialect::verify_module;
+use irw::ir::{parse_module, print_module};
 use irw::rules::ast::{BinOp, Clause, Expr, Item, Rule};
 use irw::rules::parse::parse_file;
 use irw::SourceFile;

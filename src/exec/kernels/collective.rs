@@ -1,6 +1,6 @@
 //! The collectives, for simulated data-parallel ranks: the legacy `c_allreduce_{sum,avg,max,min}`,
 //! `c_reduce_{sum,avg}`, `c_broadcast`, and the ops modern Paddle programs use: `all_reduce`
-//! and `reduce` (the reduction is the `reduce_type` attribute, [`ReduceKind::from_reduce_type`]),
+//! and `reduce` (the reduction is the `reduce_type` attribute, [`reduce_kind_of`]),
 //! `broadcast`, `all_gather` and `reduce_scatter` (each also in its in-place `_` form).
 //!
 //! The interpreter runs the ranks in lock step and, at a collective, hands the per-rank tensors
@@ -11,6 +11,7 @@
 //! `all_gather` concatenates the rank-local tensors along axis 0 in rank order;
 //! `reduce_scatter` sums them and gives rank r the r-th of N equal row blocks of the sum.
 
+use crate::dialect::paddle_json::REDUCE_TYPES;
 use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
 use crate::exec::kernels::elementwise::{add_n, binary, BinaryOp};
@@ -18,33 +19,32 @@ use crate::exec::tensor::{Data, Tensor};
 use crate::ir::Attrs;
 use crate::kbail;
 
-/// How per-rank values are combined.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReduceKind {
-    Sum,
-    Avg,
-    Max,
-    Min,
-    Prod,
-}
+/// How per-rank values are combined: the IR's reduction (`phi::ReduceType`, also a pending
+/// partial status), of which the executor runs SUM, AVG, MAX, MIN and PRODUCT.
+pub use crate::ir::ReduceKind;
 
-impl ReduceKind {
-    /// Paddle's `reduce_type` attribute (`phi::ReduceType`, `paddle.distributed.ReduceOp`):
-    /// 0 SUM, 1 MAX, 2 MIN, 3 PROD, 4 AVG.
-    pub fn from_reduce_type(t: i64) -> Option<ReduceKind> {
-        Some(match t {
-            0 => ReduceKind::Sum,
-            1 => ReduceKind::Max,
-            2 => ReduceKind::Min,
-            3 => ReduceKind::Prod,
-            4 => ReduceKind::Avg,
-            _ => return None,
+/// The reduction a `reduce_type` attribute value names (`phi::ReduceType`,
+/// `paddle.distributed.ReduceOp`, the dialect's codes), when the executor runs it:
+/// 0 SUM, 1 MAX, 2 MIN, 3 PROD, 4 AVG.
+pub fn reduce_kind_of(code: i64) -> Option<ReduceKind> {
+    REDUCE_TYPES
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, name)| ReduceKind::from_name(name))
+        .filter(|k| {
+            matches!(
+                k,
+                ReduceKind::Sum
+                    | ReduceKind::Avg
+                    | ReduceKind::Max
+                    | ReduceKind::Min
+                    | ReduceKind::Prod
+            )
         })
-    }
 }
 
 /// What a collective op does across the ranks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Collective {
     /// Every rank gets the combined value.
     AllReduce(ReduceKind),
@@ -84,7 +84,7 @@ fn reduce_type(attrs: Attrs<'_>) -> KResult<ReduceKind> {
     let Some(t) = int_attr(attrs, "reduce_type")? else {
         kbail!("has no `reduce_type` attribute (0 SUM, 1 MAX, 2 MIN, 3 PROD, 4 AVG)");
     };
-    match ReduceKind::from_reduce_type(t) {
+    match reduce_kind_of(t) {
         Some(k) => Ok(k),
         None => kbail!(
             "`reduce_type` is {}; Paddle's reductions are 0 SUM, 1 MAX, 2 MIN, 3 PROD, 4 AVG",
@@ -132,10 +132,10 @@ impl Collective {
     }
 
     /// Runs the collective on the per-rank operands (in rank order); one result per rank.
-    pub fn run(self, xs: &[&Tensor]) -> KResult<Vec<Tensor>> {
-        match self {
-            Collective::AllReduce(kind) => all_reduce(xs, kind),
-            Collective::Reduce(kind, root) => reduce(xs, kind, root),
+    pub fn run(&self, xs: &[&Tensor]) -> KResult<Vec<Tensor>> {
+        match *self {
+            Collective::AllReduce(ref kind) => all_reduce(xs, kind.clone()),
+            Collective::Reduce(ref kind, root) => reduce(xs, kind.clone(), root),
             Collective::Broadcast(root) => {
                 let Some(src) = xs.get(root) else {
                     kbail!(
@@ -219,6 +219,9 @@ pub fn combine(xs: &[&Tensor], kind: ReduceKind) -> KResult<Tensor> {
                 acc = binary(op, &acc, x, -1)?;
             }
             Ok(acc)
+        }
+        ReduceKind::Any | ReduceKind::All | ReduceKind::Other(_) => {
+            kbail!("the executor does not run the {} reduction", kind.name())
         }
     }
 }

@@ -1,0 +1,155 @@
+//! `irw check`: its arguments (clap) and its driver, which applies the rules (or reads the
+//! rewritten program), hands both programs with their texts to the executor's comparison
+//! ([`crate::exec::check`]) and prints the table.
+//!
+//! The executor never sees a path or a command-line flag: what the command line knows stays
+//! here, so `exec` does not depend on `cli`.
+
+use clap::Args;
+
+use super::{
+    apply_rules, load_feed, load_module_files, load_rules, parse_positive, parse_ranks, Failure,
+    InputLimitArgs, Limits, MemoryArgs, RuleArgs, TimeoutArgs,
+};
+use crate::exec::check::{check_with_sources, CheckOptions};
+
+/// `irw check (--rules R [--set k=v]... | --rewritten OUT [--rewritten-startup S2]) PROG ...`
+///
+/// Only the rule options of the rewrite command apply: `check` writes no program, so it has no
+/// `-o`, `--emit` or `--startup-out`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The original program.
+    #[arg(value_name = "PROG")]
+    pub input: String,
+    /// Read the startup program of PROG from FILE (a separate Paddle dump).
+    #[arg(long, value_name = "FILE")]
+    pub startup: Option<String>,
+    #[command(flatten)]
+    pub rule: RuleArgs,
+    /// Check this already rewritten program instead of applying rules.
+    #[arg(long, value_name = "FILE")]
+    pub rewritten: Option<String>,
+    /// The startup program of `--rewritten`.
+    #[arg(long = "rewritten-startup", value_name = "FILE")]
+    pub rewritten_startup: Option<String>,
+    /// Micro-steps (default: `--set k_steps=K`, else the rule files' `k_steps` parameter, else
+    /// 1 with --rules whose files declare no `k_steps` (a pass that merges nothing), else 4).
+    #[arg(long = "k-steps", value_name = "K", value_parser = parse_positive)]
+    pub k_steps: Option<usize>,
+    /// Rows per micro-step and rank (default: the feed's rows / (K·N), or 2).
+    #[arg(long = "micro-batch", value_name = "B", value_parser = parse_positive)]
+    pub micro_batch: Option<usize>,
+    /// Simulated ranks (default 2 for programs with collectives, else 1; at most 1024).
+    #[arg(long, value_name = "N", value_parser = parse_ranks)]
+    pub ranks: Option<usize>,
+    /// Seed for generated inputs and random initializers.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Relative tolerance (default per dtype: 1e-5 f32, 1e-2 bf16, 2e-3 f16).
+    #[arg(long, value_name = "X")]
+    pub rtol: Option<f64>,
+    /// Tolerance relative to the tensor's largest magnitude (same defaults).
+    #[arg(long, value_name = "X")]
+    pub atol: Option<f64>,
+    /// Inputs and initial state in the layout of `*.numerics.json`.
+    #[arg(long, value_name = "FILE.json")]
+    pub feed: Option<String>,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
+    #[command(flatten)]
+    pub input_limit: InputLimitArgs,
+    #[command(flatten)]
+    pub timeout: TimeoutArgs,
+}
+
+// `irw check --set k_steps=K` also sets the number of micro-steps the check runs (a convenience
+// for the shipped rule files; `--k-steps` overrides it).
+fn k_from_set(sets: &[String]) -> Result<Option<usize>, Failure> {
+    for s in sets {
+        if let Some(v) = s.strip_prefix("k_steps=") {
+            return v
+                .parse()
+                .map(Some)
+                .map_err(|_| Failure::Usage(format!("--set k_steps={v}: not a positive integer")));
+        }
+    }
+    Ok(None)
+}
+
+/// Runs `irw check`; prints the table; a failed comparison is an error (exit 1).
+pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
+    a.memory.apply();
+    let original = load_module_files(&a.input, a.startup.as_deref(), limits)?;
+    // The rewritten program is the original's ops where rules kept them: its errors point into
+    // the original's files, unless it was read from its own.
+    let (rewritten_files, rewritten_by_rules);
+    // The micro-step count the rule files imply: their `k_steps` parameter's value (a default),
+    // or 1 when they declare none (nothing is merged: comparing k micro-steps with one big step
+    // would fail whatever the pass did).
+    let mut k_from_rules = None;
+    let (rewritten, rewritten_src) = match &a.rewritten {
+        Some(path) => {
+            rewritten_files = load_module_files(path, a.rewritten_startup.as_deref(), limits)?;
+            (&rewritten_files.module, rewritten_files.sources())
+        }
+        None if a.rule.rules.is_empty() => {
+            return Err(Failure::Usage(
+                "give --rules FILE or --rewritten FILE".into(),
+            ));
+        }
+        None => {
+            let rules = load_rules(&a.rule)?;
+            k_from_rules = Some(match rules.params.get("k_steps").map(|p| &p.value) {
+                Some(crate::rules::Val::Int(k)) => usize::try_from(*k).unwrap_or(0),
+                _ => 1,
+            });
+            let mut m = original.module.clone();
+            apply_rules(&mut m, &rules, &a.rule, limits)?;
+            rewritten_by_rules = m;
+            (&rewritten_by_rules, original.sources())
+        }
+    };
+    let k = match (a.k_steps, k_from_set(&a.rule.set)?) {
+        (Some(k), _) | (None, Some(k)) => k,
+        (None, None) => k_from_rules.unwrap_or(4),
+    };
+    if k == 0 {
+        return Err(Failure::Usage("k_steps must be at least 1".into()));
+    }
+    let feed = a
+        .feed
+        .as_deref()
+        .map(|f| load_feed(f, limits))
+        .transpose()?;
+    let opts = CheckOptions {
+        k_steps: k,
+        micro_batch: a.micro_batch,
+        ranks: a.ranks,
+        seed: a.seed,
+        rtol: a.rtol,
+        atol: a.atol,
+        feed,
+    };
+    let report = check_with_sources(
+        &original.module,
+        original.sources(),
+        rewritten,
+        rewritten_src,
+        &opts,
+    )?;
+    print!("{report}");
+    if report.passed() {
+        Ok(())
+    } else {
+        let names: Vec<String> = report
+            .failures()
+            .map(|r| format!("{} ({})", r.tensor, r.kind))
+            .collect();
+        eprintln!(
+            "error: the rewritten program does not compute the same step: {}",
+            names.join(", ")
+        );
+        Err(Failure::Mismatch)
+    }
+}

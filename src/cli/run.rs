@@ -1,0 +1,84 @@
+//! `irw run`: its arguments (clap) and its driver, which reads the files, hands their texts and
+//! the parsed program to the executor ([`crate::exec::run`]) and prints or writes the result.
+//!
+//! The executor never sees a path or a command-line flag: what the command line knows stays
+//! here, so `exec` does not depend on `cli`.
+
+use clap::Args;
+
+use super::{
+    load_feed, load_module_files, parse_positive, parse_ranks, write_output, Failure,
+    InputLimitArgs, Limits, MemoryArgs,
+};
+use crate::diag::Diagnostic;
+use crate::exec::feed::scope_to_json;
+use crate::exec::run::{run_with_sources, RunOptions};
+
+/// `irw run PROG [--startup S] [--k-steps K] [--ranks N] [--feed FILE.json] [--dump FILE.json] [--steps N]`
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The program to run.
+    #[arg(value_name = "PROG")]
+    pub input: String,
+    /// Read the startup program from FILE (a separate Paddle dump).
+    #[arg(long, value_name = "FILE")]
+    pub startup: Option<String>,
+    /// Micro-steps per step: op_role 2 ops run once per K micro-steps.
+    #[arg(long = "k-steps", value_name = "K", default_value_t = 1, value_parser = parse_positive)]
+    pub k_steps: usize,
+    /// Simulated data-parallel ranks (collectives combine them; at most 1024). Default: the
+    /// number of processes of a pd_dist program's mesh, else 1.
+    #[arg(long, value_name = "N", value_parser = parse_ranks)]
+    pub ranks: Option<usize>,
+    /// Training steps.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_positive)]
+    pub steps: usize,
+    /// Rows per micro-step and rank (default: the feed's rows / (K·N), or 2).
+    #[arg(long = "micro-batch", value_name = "B", value_parser = parse_positive)]
+    pub micro_batch: Option<usize>,
+    /// Inputs and initial state in the layout of `*.numerics.json`.
+    #[arg(long, value_name = "FILE.json")]
+    pub feed: Option<String>,
+    /// Write every persistable after the run to FILE (same layout, under `state`).
+    #[arg(long, value_name = "FILE.json")]
+    pub dump: Option<String>,
+    /// Seed for generated inputs and random initializers.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
+    #[command(flatten)]
+    pub input_limit: InputLimitArgs,
+}
+
+/// Runs `irw run`; prints the loss per step.
+pub fn run_command(a: &RunArgs, limits: &Limits) -> Result<(), Failure> {
+    a.memory.apply();
+    let loaded = load_module_files(&a.input, a.startup.as_deref(), limits)?;
+    let feed = a
+        .feed
+        .as_deref()
+        .map(|f| load_feed(f, limits))
+        .transpose()?;
+    let mesh = crate::exec::interp::Interp::mesh_processes(&loaded.module.ctx, &loaded.module.main);
+    let opts = RunOptions {
+        k_steps: a.k_steps,
+        ranks: a.ranks.or(mesh).unwrap_or(1),
+        steps: a.steps,
+        micro_batch: a.micro_batch,
+        seed: a.seed,
+        feed,
+    };
+    let report = run_with_sources(&loaded.module, loaded.sources(), &opts)?;
+    print!("{report}");
+    if let Some(path) = &a.dump {
+        let mut out = serde_json::Map::new();
+        out.insert("state".into(), scope_to_json(&report.scopes[0]));
+        let losses: Vec<Vec<Option<f32>>> = report.losses.clone();
+        out.insert("loss".into(), serde_json::json!(losses));
+        let text = serde_json::to_string_pretty(&serde_json::Value::Object(out))
+            .map_err(|e| Diagnostic::error(format!("cannot encode the dump: {e}")))?;
+        write_output(path, &(text + "\n"))?;
+    }
+    Ok(())
+}
