@@ -52,7 +52,7 @@
 //! assert!(rule.check().is_ok());
 //! ```
 
-use crate::ir::{Attr, DType, Type};
+use crate::ir::{Attr, Type};
 
 /// A value variable (`%x`): binds an e-class.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -100,35 +100,13 @@ pub enum AttrTest {
     Absent,
 }
 
-/// A value a guard or a computed attribute evaluates to.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Value {
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-    Str(String),
-    DType(DType),
-    Type(Type),
-    /// Any other attribute (arrays, words such as `Place(cpu)`, dictionaries).
-    Attr(Attr),
-}
+/// A value a guard or a computed attribute evaluates to: the rule language's one value type,
+/// so both engines' guards compute with the same values (see `rules::eval`).
+pub use crate::rules::Val as Value;
 
-/// Binary operators of guard and attribute expressions.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    And,
-    Or,
-}
+/// Binary operators of guard and attribute expressions: the rule language's, evaluated by
+/// `rules::eval::binary_values` in both engines.
+pub use crate::rules::ast::BinOp;
 
 /// A guard or computed-attribute expression.
 #[derive(Clone, Debug, PartialEq)]

@@ -42,8 +42,8 @@
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, Effect, OpSpec};
 use crate::egraph::{
-    self, AttrTest, BinOp as GBin, Build as GBuild, Cap, EGraphReport, EqRule as GRule,
-    Expr as GExpr, Label, OpBuild, OpPattern, Pattern, Value, Var,
+    self, AttrTest, Build as GBuild, Cap, EGraphReport, EqRule as GRule, Expr as GExpr, Label,
+    OpBuild, OpPattern, Pattern, Value, Var,
 };
 use crate::ir::{Attr, Module, OpId, Which};
 use crate::rules::ast::{
@@ -469,17 +469,10 @@ impl<'a> Tr<'a> {
     }
 
     fn const_attr(&self, e: &Expr) -> Result<Attr, Error> {
-        Ok(match self.const_val(e)? {
-            Value::Int(i) => Attr::Int(i),
-            Value::Float(f) => Attr::float(f),
-            Value::Bool(b) => Attr::Bool(b),
-            Value::Str(s) => Attr::string(&s),
-            Value::DType(d) => Attr::Word(d.attr_name().into()),
-            Value::Attr(a) => a,
-            Value::Type(_) => {
-                return Err((e.span().0, "a type is not an attribute".into()));
-            }
-        })
+        // `const_val` refuses program values, so only a type could be left without an attribute.
+        self.const_val(e)?
+            .to_attr()
+            .ok_or((e.span().0, "a type is not an attribute".into()))
     }
 
     fn value_var(&self, args: &[Expr], func: &Ident) -> Result<Var, Error> {
@@ -550,30 +543,19 @@ impl<'a> Tr<'a> {
                 }
             }
             Expr::Binary { op, l, r, span } => {
-                let g = match op {
-                    BinOp::Add => GBin::Add,
-                    BinOp::Sub => GBin::Sub,
-                    BinOp::Mul => GBin::Mul,
-                    BinOp::Div => GBin::Div,
-                    BinOp::Eq => GBin::Eq,
-                    BinOp::Ne => GBin::Ne,
-                    BinOp::Lt => GBin::Lt,
-                    BinOp::Le => GBin::Le,
-                    BinOp::Gt => GBin::Gt,
-                    BinOp::Ge => GBin::Ge,
-                    BinOp::And => GBin::And,
-                    BinOp::Or => GBin::Or,
-                    other => {
-                        return Err((
-                            span.0,
-                            format!(
-                                "`{}` on program values is not available in equational rules",
-                                other.symbol()
-                            ),
-                        ))
-                    }
-                };
-                GExpr::Bin(g, Box::new(self.expr(l)?), Box::new(self.expr(r)?))
+                if matches!(
+                    op,
+                    BinOp::In | BinOp::Contains | BinOp::StartsWith | BinOp::EndsWith
+                ) {
+                    return Err((
+                        span.0,
+                        format!(
+                            "`{}` on program values is not available in equational rules",
+                            op.symbol()
+                        ),
+                    ));
+                }
+                GExpr::Bin(*op, Box::new(self.expr(l)?), Box::new(self.expr(r)?))
             }
             other => {
                 return Err((
@@ -606,17 +588,12 @@ fn is_const(e: &Expr) -> bool {
     }
 }
 
+/// A constant as an e-graph literal: any value but a program's (values, ops, types).
 fn val_to_value(v: &Val) -> Option<Value> {
-    Some(match v {
-        Val::Int(i) => Value::Int(*i),
-        Val::Float(f) => Value::Float(*f),
-        Val::Bool(b) => Value::Bool(*b),
-        Val::Str(s) => Value::Str(s.clone()),
-        Val::DType(d) => Value::DType(*d),
-        Val::Stage(r) => Value::Int(*r),
-        Val::Place(_) | Val::List(_) | Val::Attr(_) => Value::Attr(v.to_attr()?),
-        Val::Value(_) | Val::NullValue | Val::Op(_) | Val::Type(_) => return None,
-    })
+    match v {
+        Val::Value(_) | Val::NullValue | Val::Op(_) | Val::Type(_) => None,
+        v => Some(v.clone()),
+    }
 }
 
 /// Runs the equational rules of `phase` (if it has any) on the main program and then on the
