@@ -24,7 +24,7 @@
 //! An [`Expr`] over captures, `dtype(%x)`, `type(%x)`, `const(%x)` (the scalar a value is known
 //! to equal), attributes of labelled ops, literals, arithmetic and comparisons. A guard that
 //! cannot be evaluated (a constant that is not known, a missing attribute, a string times a
-//! number) is false: the rule does not fire. The rule language's resolver is expected to reject
+//! number) is false: the rule does not fire. The rule language's checker is expected to reject
 //! ill-typed guards before anything runs; this is the run-time backstop.
 //!
 //! # Right-hand side
@@ -333,7 +333,7 @@ impl EqRule {
 
     /// Checks the rule's shape: the left-hand side is an op, every variable, capture and label
     /// used in guards and on the right is bound on the left, and labels are unique.
-    /// (Op names and attribute types are the rule language's resolver's job.)
+    /// (Op names and attribute types are the rule language's checker's job.)
     pub fn check(&self) -> Result<(), String> {
         if let Pattern::Var(_) = self.lhs {
             return Err(format!(

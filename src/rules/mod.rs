@@ -1,9 +1,14 @@
-//! The rule language: `.rw` files, parsed with LALRPOP (`grammar/rules.lalrpop`) and resolved
-//! against the dialect table before anything runs.
+//! The rule language: `.rw` files, parsed with LALRPOP (`grammar/rules.lalrpop`), loaded and
+//! checked against the dialect table before anything runs.
 //!
 //! ```text
-//! rules/grad_merge.rw ──parse──▶ ast::File ──resolve (imports, --set, dialect)──▶ RuleSet
+//! rules/grad_merge.rw ──parse──▶ ast::File ──load (imports, --set)──▶ RuleSet
+//!                                              └─check (dialect)─┘
 //! ```
+//!
+//! [`load`] decides which files and phases run with which parameter values; [`check`] decides
+//! whether each file means something against the dialect table; [`suggest`] words the "did you
+//! mean" hints both give.
 //!
 //! A [`RuleSet`] is an ordered list of [`Phase`]s; the engine (`crate::rewrite`) runs each phase's
 //! structural rules to a fixpoint, in order; equational rules are kept for the e-graph layer.
@@ -29,13 +34,15 @@
 //! operand names come from the dialect table; stages from [`STAGES`].
 
 pub mod ast;
+pub mod check;
 pub mod eval;
 pub mod limits;
+pub mod load;
 pub mod parse;
-pub mod resolve;
+pub mod suggest;
 pub mod value;
 
-pub use resolve::{load, load_str, parse_set};
+pub use load::{load, load_str, parse_set};
 pub use value::Val;
 
 use crate::diag::SourceFile;
