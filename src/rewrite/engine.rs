@@ -44,7 +44,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         let start = Instant::now();
         // Equational rules first (the e-graph rebuilds the program: markers found after).
         let saturations = stats.egraph.len();
-        super::equational::run_phase(eng.m, rules, phase, opts, &mut stats)?;
+        super::equational::run_phase(eng.m, phase, opts, &mut stats)?;
         if stats.egraph.len() > saturations {
             // The program was rebuilt: op ids no longer say which rule edited what.
             stats.edited_by.clear();

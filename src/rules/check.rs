@@ -1182,8 +1182,7 @@ impl<'a> Checker<'a> {
         // Translate to the e-graph's rules now, so that what only the e-graph can refuse (an
         // op that is not pure, a result type it cannot infer, an expression it cannot
         // evaluate) is reported here, at the rule, before any program is read.
-        crate::rewrite::equational::check(r, self.params)
-            .map_err(|(offset, msg)| self.at(offset, msg))
+        super::lower::check(r, self.params).map_err(|(offset, msg)| self.at(offset, msg))
     }
 
     fn eq_lhs(&mut self, t: &PatTerm) -> Result<(), Diagnostic> {

@@ -231,6 +231,18 @@ impl Loader {
                 }
             }
         }
+        // Lower once: the engines run these forms, never the syntax trees again.
+        for ph in &mut phases {
+            for lr in &ph.rules {
+                if let Rule::Equational(r) = &lr.rule {
+                    let src = &self.sources[lr.file];
+                    let origin = format!("{}:{}", src.name, lr.line);
+                    let lowered = super::lower::translate(r, &params, &origin)
+                        .map_err(|(off, msg)| Diagnostic::at(src, off, msg))?;
+                    ph.equational.extend(lowered);
+                }
+            }
+        }
         Ok(RuleSet {
             sources: self.sources,
             params,
@@ -282,6 +294,7 @@ impl Loader {
                             .iter()
                             .map(|r| self.loaded(f, &line_starts, r))
                             .collect(),
+                        equational: Vec::new(),
                         requires: p
                             .requires
                             .iter()
@@ -298,6 +311,7 @@ impl Loader {
                             phases.push(Phase {
                                 name: stem.clone(),
                                 rules: Vec::new(),
+                                equational: Vec::new(),
                                 requires: Vec::new(),
                                 root: 0,
                             });

@@ -10,10 +10,11 @@
 //! whether each file means something against the dialect table; [`suggest`] words the "did you
 //! mean" hints both give.
 //!
-//! A [`RuleSet`] is an ordered list of [`Phase`]s; the engine (`crate::rewrite`) runs each phase's
-//! structural rules to a fixpoint, in order; equational rules are kept for the e-graph layer.
-//! Rules stay as their syntax tree ([`ast`]): the engine interprets them, so what a user writes
-//! is exactly what runs, and every runtime error can point back at the rule text.
+//! A [`RuleSet`] is an ordered list of [`Phase`]s; the structural engine (`rewrite/`) runs each
+//! phase's structural rules to a fixpoint, in order. Equational rules are lowered once, at load,
+//! to the e-graph's rule type ([`lower`], [`Phase::equational`]); structural rules still run as
+//! their syntax tree ([`ast`]), interpreted by the engine, every runtime error pointing back at
+//! the rule text. Nothing here depends on the engines.
 //!
 //! ```
 //! use irw::rules::{load_str, Val};
@@ -38,6 +39,7 @@ pub mod check;
 pub mod eval;
 pub mod limits;
 pub mod load;
+pub mod lower;
 pub mod parse;
 pub mod suggest;
 pub mod value;
@@ -157,6 +159,9 @@ impl ParamType {
 pub struct Phase {
     pub name: String,
     pub rules: Vec<LoadedRule>,
+    /// The phase's equational rules lowered to the e-graph's form ([`lower`]), once, at load:
+    /// several per written rule when it uses op classes, sets or `<=>`.
+    pub equational: Vec<crate::egraph::EqRule>,
     /// Checked when the phase has run (see [`ast::Require`]).
     pub requires: Vec<LoadedRequire>,
     /// Index into [`RuleSet::roots`]: the command-line rule file whose imports included it.
