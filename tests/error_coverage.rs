@@ -83,8 +83,8 @@ const ALLOW: &[(&str, &str, &str)] = &[
     ("src/rules/lower.rs", "`{}` is not captured by the left-hand side", "the resolver refuses an unbound capture first (`$d` is not bound)"),
     // ---- structural rules: the resolver or the matcher makes these impossible ----
     ("src/rewrite/engine.rs", "`{}` is not defined by an op", "the resolver requires an op binding there (`%x` is a value, not an op)"),
-    ("src/rewrite/engine.rs", "cannot replace an absent operand", "pattern variables never bind an absent operand (only `_` matches one) and no expression makes one"),
-    ("src/rewrite/engine.rs", "cannot replace by an absent operand", "pattern variables never bind an absent operand (only `_` matches one) and no expression makes one"),
+    ("src/rewrite/engine/actions.rs", "cannot replace an absent operand", "pattern variables never bind an absent operand (only `_` matches one) and no expression makes one"),
+    ("src/rewrite/engine/actions.rs", "cannot replace by an absent operand", "pattern variables never bind an absent operand (only `_` matches one) and no expression makes one"),
     ("src/rewrite/runtime.rs", "`{func}` of an absent operand", "pattern variables never bind an absent operand (only `_` matches one) and no expression makes one"),
     ("src/rewrite/runtime.rs", "`{name}` is a value; it has no result", "the resolver refuses result fields of values first (`%x` is a value; only an op has result fields)"),
     ("src/rules/eval.rs", "stages are only known while matching a program", "outside a match a program value is refused before `in` is evaluated (`%x` is a program value)"),
