@@ -24,7 +24,7 @@ use crate::ir::{
 };
 use crate::rules::ast::{Action, Build, Expr, Ident, InsertPoint, OperandSel, Rule, Span, StrPart};
 use crate::rules::eval::{eval, eval_str, EvalError};
-use crate::rules::{LoadedRule, RuleSet, Val, ROLE_ATTR, STAGES};
+use crate::rules::{LoadedRule, RuleSet, Val, ROLE_ATTR};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 use std::time::Instant;

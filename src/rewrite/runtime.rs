@@ -11,7 +11,7 @@ use crate::dialect::{Dialect, Effect};
 use crate::ir::{Attr, AttrId, Module, OpId, Type, ValueDef, ValueId};
 use crate::rules::ast::{OpPattern, Span};
 use crate::rules::eval::{err, Env, EvalResult};
-use crate::rules::{RuleSet, Val, ROLE_ATTR, STAGES};
+use crate::rules::{RuleSet, Val, ROLE_ATTR};
 
 /// Names a match bound: `%x` to values or ops, `$x` to constants. A rule binds a handful of
 /// names, so a vector searched linearly beats a hash map, and cloning it (once per candidate
@@ -146,7 +146,7 @@ impl Env for RtEnv<'_, '_> {
     }
 
     fn stage(&self, name: &str) -> Option<i64> {
-        STAGES.iter().find(|(n, _)| *n == name).map(|(_, r)| *r)
+        crate::rules::stage_role(name)
     }
 
     fn value(&mut self, name: &str, field: Option<&str>, span: Span) -> EvalResult {

@@ -23,9 +23,9 @@ use super::eval::{dtype_name, uses_in_stage, PURE_FUNCTIONS, QUERY_FUNCTIONS};
 use super::load::{comment_above, loaded_require};
 use super::suggest::{closest, did_you_mean};
 use super::value::Val;
-use super::{Param, ParamType, STAGES};
+use super::{stage_role, OpClass, Param, ParamType, STAGES};
 use crate::diag::{Diagnostic, SourceFile};
-use crate::dialect::{Dialect, Effect, OpSpec};
+use crate::dialect::{Dialect, OpSpec};
 use indexmap::{IndexMap, IndexSet};
 
 /// A rough static type, enough to catch `1.0 / avg` and `where 3;`.
@@ -286,11 +286,11 @@ impl<'a> Checker<'a> {
             },
             OpSel::Quoted(_) => Ok(vec![]),
             OpSel::Class(c) => {
-                if c.name == "any" {
-                    return Ok(vec![]);
-                }
-                match Effect::from_class_name(&c.name) {
-                    Some(e) => Ok(self.dialect.all().iter().filter(|s| s.effect == e).collect()),
+                match OpClass::from_name(&c.name) {
+                    Some(OpClass::Any) => Ok(vec![]),
+                    Some(OpClass::Effect(e)) => {
+                        Ok(self.dialect.all().iter().filter(|s| s.effect == e).collect())
+                    }
                     None => Err(self.at(c.span.0, format!("unknown op class `{}`", c.name)).with_hint(
                         "op classes are any, pure, inplace, collective, optimizer, io, random, control, unknown; op names have a dialect prefix (pd_op.add)",
                     )),
@@ -332,7 +332,7 @@ impl<'a> Checker<'a> {
     }
 
     fn stage_name(&self, i: &Ident) -> Result<(), Diagnostic> {
-        if STAGES.iter().any(|(n, _)| *n == i.name) {
+        if stage_role(&i.name).is_some() {
             Ok(())
         } else {
             let mut d = self.at(i.span.0, format!("unknown stage `{}`", i.name));

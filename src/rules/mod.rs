@@ -60,6 +60,31 @@ lalrpop_util::lalrpop_mod!(
 /// `%x in backward` and `at end of optimize` use these names.
 pub const STAGES: &[(&str, i64)] = &[("forward", 0), ("backward", 1), ("optimize", 2)];
 
+/// A stage's op-role value (`backward` → 1); `None` for a name that is not a stage. The one
+/// lookup the checker, the evaluator and the engine share.
+pub fn stage_role(name: &str) -> Option<i64> {
+    STAGES.iter().find(|(n, _)| *n == name).map(|(_, r)| *r)
+}
+
+/// An op class a pattern may name, resolved from its name once: `any`, or an effect class of
+/// the dialect table (`pure`, `inplace`, `optimizer`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpClass {
+    Any,
+    Effect(crate::dialect::Effect),
+}
+
+impl OpClass {
+    /// `None` for a name that is not an op class.
+    pub fn from_name(name: &str) -> Option<OpClass> {
+        if name == "any" {
+            Some(OpClass::Any)
+        } else {
+            crate::dialect::Effect::from_class_name(name).map(OpClass::Effect)
+        }
+    }
+}
+
 /// The attribute that holds an op's stage.
 pub const ROLE_ATTR: &str = "op_role";
 

@@ -3,7 +3,6 @@
 //! because it is the one place that edits the program on a rule's behalf: every edit is counted
 //! in [`Effects`] and every op it touches goes back on the worklist.
 
-use super::markers::stage_of;
 use super::*;
 
 impl<'a> Engine<'a> {
@@ -121,7 +120,7 @@ impl<'a> Engine<'a> {
             }
             Action::Insert { at, build, .. } => {
                 let stage = match at {
-                    InsertPoint::StageEnd(s) => Some(stage_of(s)),
+                    InsertPoint::StageEnd(s) => Some(self.stage_of(lr, s)?),
                     _ => None,
                 };
                 let mut cur = self.cursor(lr, b, at)?;
@@ -159,7 +158,10 @@ impl<'a> Engine<'a> {
                     })?,
                 };
                 let created = &fx.touched[before..];
-                let stage = only_in_stage.as_ref().map(stage_of);
+                let stage = match only_in_stage {
+                    Some(s) => Some(self.stage_of(lr, s)?),
+                    None => None,
+                };
                 let users: Vec<OpId> = self.m.main.uses(old).map(|u| u.op).collect();
                 let mut keep: FxHashSet<OpId> = FxHashSet::default();
                 for u in users {
@@ -267,7 +269,9 @@ impl<'a> Engine<'a> {
             Action::Move { op, to, span } => {
                 let o = self.op_of(lr, b, &op.name)?;
                 let stage = match to {
-                    InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => Some(stage_of(s)),
+                    InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => {
+                        Some(self.stage_of(lr, s)?)
+                    }
                     _ => None,
                 };
                 self.forget_marker(o);

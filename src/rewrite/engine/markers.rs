@@ -14,14 +14,14 @@ pub(super) enum Cursor {
     BlockEnd(BlockId),
 }
 
-pub(super) fn stage_of(s: &Ident) -> i64 {
-    STAGES
-        .iter()
-        .find(|(n, _)| *n == s.name)
-        .map_or(-1, |(_, r)| *r)
-}
-
 impl<'a> Engine<'a> {
+    /// The role value of a stage an action names. The checker admits stage names only; a name
+    /// that is not one is an error at it, never a role no op has.
+    pub(super) fn stage_of(&self, lr: &'a LoadedRule, s: &Ident) -> Result<i64, Diagnostic> {
+        crate::rules::stage_role(&s.name)
+            .ok_or_else(|| self.err(lr, s.span, format!("unknown stage `{}`", s.name)))
+    }
+
     /// Finds the first and last op of each stage (once per phase: one pass over the block).
     pub(super) fn find_markers(&mut self) {
         self.stage_first.clear();
@@ -89,7 +89,7 @@ impl<'a> Engine<'a> {
                 }
             },
             InsertPoint::StageEnd(s) => {
-                let st = stage_of(s);
+                let st = self.stage_of(lr, s)?;
                 let mut mk = self.stage_last.get(&st).copied();
                 if mk.is_none_or(|o| !self.marker_ok(o, st)) {
                     // Rare: the marker moved away. Find the last op of the stage again.
@@ -112,7 +112,7 @@ impl<'a> Engine<'a> {
                 }
             }
             InsertPoint::StageStart(s) => {
-                let st = stage_of(s);
+                let st = self.stage_of(lr, s)?;
                 let mut mk = self.stage_first.get(&st).copied();
                 if mk.is_none_or(|o| !self.marker_ok(o, st)) {
                     mk = None;
