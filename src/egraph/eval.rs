@@ -1,12 +1,25 @@
-//! Evaluating guard and computed-attribute [`Expr`]s against one match.
+//! Evaluating a compiled guard or computed attribute ([`Expr`]) against one e-graph match.
 //!
-//! Evaluation is total: anything that cannot be computed (an unknown constant, a missing
-//! attribute, arithmetic on a string) is `None`, which makes a guard false and makes a
-//! right-hand side that needs the value not apply. Numbers mix freely (`Int op Float` is
-//! `Float`; `/` is always `Float`, so `1 / 4` is `0.25`, as a rule author expects).
+//! This is glue, not a second evaluator: the leaves (captures, `dtype(%x)`, `type(%x)`,
+//! `const(%x)`, attributes of labelled ops) are read from the match, and every operator is the
+//! rule language's own (`rules::eval`: [`unary`], [`binary_values`], [`logic`]), so a guard means
+//! the same in an equational rule as in a structural one: checked integer arithmetic, `/` as the
+//! real quotient, the same string operators and the same equality.
+//!
+//! What differs is what an error means. A structural rule's guard that cannot be evaluated stops
+//! the rewrite with an error at the rule; an e-graph search cannot stop mid-saturation, so here
+//! anything that cannot be computed (a constant that is not known, a missing attribute, a string
+//! times a number, an integer overflow) is `None`: the guard is false and a right-hand side that
+//! needs the value does not apply.
 
 use super::pattern::{BinOp, Expr, Value};
-use crate::ir::{Attr, Context, DType, TypeId};
+use crate::ir::{Attr, Context, TypeId};
+use crate::rules::ast::UnOp;
+use crate::rules::eval::{binary_values, logic, unary};
+
+/// The span given to the shared operators: compiled e-graph expressions have none, and their
+/// errors are never shown (see the module docs).
+const NO_SPAN: (usize, usize) = (0, 0);
 
 /// What an expression can ask about the match it is evaluated in.
 pub(crate) trait Env {
@@ -21,62 +34,10 @@ pub(crate) trait Env {
     fn label_attr(&self, l: u32, key: &str) -> Option<Attr>;
 }
 
-impl Value {
-    /// The value of an attribute: numbers, booleans, strings and dtype words become scalars.
-    pub fn from_attr(a: &Attr) -> Value {
-        match a {
-            Attr::Int(i) => Value::Int(*i),
-            Attr::Float { value, .. } => Value::Float(*value),
-            Attr::Bool(b) => Value::Bool(*b),
-            Attr::Str(_) => Value::Str(a.as_str().map(|s| s.into_owned()).unwrap_or_default()),
-            Attr::Word(w) => match DType::from_attr_name(w) {
-                Some(d) => Value::DType(d),
-                None => Value::Attr(a.clone()),
-            },
-            _ => Value::Attr(a.clone()),
-        }
-    }
-
-    /// The attribute that stores this value (`None` for a type).
-    pub fn to_attr(&self) -> Option<Attr> {
-        Some(match self {
-            Value::Int(i) => Attr::Int(*i),
-            Value::Float(f) => Attr::float(*f),
-            Value::Bool(b) => Attr::Bool(*b),
-            Value::Str(s) => Attr::string(s),
-            Value::DType(d) => Attr::Word(d.attr_name().into()),
-            Value::Type(_) => return None,
-            Value::Attr(a) => a.clone(),
-        })
-    }
-
-    fn num(&self) -> Option<f64> {
-        match self {
-            Value::Int(i) => Some(*i as f64),
-            Value::Float(f) => Some(*f),
-            _ => None,
-        }
-    }
-
-    /// Equality across kinds: numbers by value, a dtype equals its attribute word.
-    fn equals(&self, other: &Value) -> bool {
-        if let (Some(a), Some(b)) = (self.num(), other.num()) {
-            return a == b;
-        }
-        match (self, other) {
-            (Value::Bool(a), Value::Bool(b)) => a == b,
-            (Value::Str(a), Value::Str(b)) => a == b,
-            (Value::DType(a), Value::DType(b)) => a == b,
-            (Value::Type(a), Value::Type(b)) => a == b,
-            (Value::Attr(a), Value::Attr(b)) => a == b,
-            _ => false,
-        }
-    }
-}
-
-/// Whether an attribute passes an equality test against a constant (numbers by value).
+/// Whether an attribute passes an equality test against a constant: the rule language's
+/// equality (numbers by value, a dtype equals its attribute word).
 pub(crate) fn attr_equals(have: &Attr, want: &Attr) -> bool {
-    Value::from_attr(have).equals(&Value::from_attr(want))
+    Value::from_attr(have).loose_eq(&Value::from_attr(want))
 }
 
 pub(crate) fn eval(e: &Expr, env: &dyn Env) -> Option<Value> {
@@ -84,64 +45,31 @@ pub(crate) fn eval(e: &Expr, env: &dyn Env) -> Option<Value> {
         Expr::Lit(v) => v.clone(),
         Expr::Cap(c) => Value::from_attr(&env.cap(c.0)?),
         Expr::DType(v) => Value::DType(env.ctx().ty(env.var_type(v.0)?).dtype()?),
-        Expr::Type(v) => Value::Type(env.ctx().ty(env.var_type(v.0)?).clone()),
+        Expr::Type(v) => Value::Type(env.var_type(v.0)?),
         Expr::Const(v) => Value::Float(env.var_const(v.0)?),
         Expr::Attr(l, key) => Value::from_attr(&env.label_attr(l.0, key)?),
-        Expr::Neg(a) => match eval(a, env)? {
-            Value::Int(i) => Value::Int(i.checked_neg()?),
-            Value::Float(f) => Value::Float(-f),
-            _ => return None,
-        },
-        Expr::Not(a) => match eval(a, env)? {
-            Value::Bool(b) => Value::Bool(!b),
-            _ => return None,
-        },
-        Expr::Bin(op, a, b) => {
-            let (a, b) = (eval(a, env)?, eval(b, env)?);
-            binary(*op, &a, &b)?
+        Expr::Neg(a) => unary(UnOp::Neg, eval(a, env)?, NO_SPAN).ok()?,
+        Expr::Not(a) => unary(UnOp::Not, eval(a, env)?, NO_SPAN).ok()?,
+        Expr::Bin(op @ (BinOp::And | BinOp::Or), a, b) => {
+            let r = || eval(b, env).map(|v| (v, NO_SPAN)).ok_or_else(undefined);
+            logic(*op, (eval(a, env)?, NO_SPAN), r).ok()?
         }
+        Expr::Bin(op, a, b) => binary_values(*op, eval(a, env)?, eval(b, env)?, NO_SPAN).ok()?,
     })
 }
 
-fn binary(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
-    use BinOp::*;
-    match op {
-        Eq => return Some(Value::Bool(a.equals(b))),
-        Ne => return Some(Value::Bool(!a.equals(b))),
-        And | Or => {
-            let (Value::Bool(x), Value::Bool(y)) = (a, b) else {
-                return None;
-            };
-            return Some(Value::Bool(if op == And { *x && *y } else { *x || *y }));
-        }
-        _ => {}
+/// The error standing for an undefined operand of `and`/`or` (never shown).
+fn undefined() -> crate::rules::eval::EvalError {
+    crate::rules::eval::EvalError {
+        span: NO_SPAN,
+        message: String::new(),
     }
-    if let (Value::Int(x), Value::Int(y)) = (a, b) {
-        match op {
-            Add => return x.checked_add(*y).map(Value::Int),
-            Sub => return x.checked_sub(*y).map(Value::Int),
-            Mul => return x.checked_mul(*y).map(Value::Int),
-            _ => {}
-        }
-    }
-    let (x, y) = (a.num()?, b.num()?);
-    Some(match op {
-        Add => Value::Float(x + y),
-        Sub => Value::Float(x - y),
-        Mul => Value::Float(x * y),
-        Div if y != 0.0 => Value::Float(x / y),
-        Div => return None,
-        Lt => Value::Bool(x < y),
-        Le => Value::Bool(x <= y),
-        Gt => Value::Bool(x > y),
-        Ge => Value::Bool(x >= y),
-        Eq | Ne | And | Or => return None,
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::DType;
 
     struct NoEnv(Context);
     impl Env for NoEnv {
@@ -176,5 +104,22 @@ mod tests {
         assert_eq!(eval(&e, &env), None);
         assert!(attr_equals(&Attr::Int(0), &Attr::float(0.0)));
         assert!(!attr_equals(&Attr::Int(0), &Attr::Bool(false)));
+    }
+
+    #[test]
+    fn integer_overflow_is_undefined_not_wrapped() {
+        let env = NoEnv(Context::default());
+        let e = Expr::int(i64::MAX).add(Expr::int(1));
+        assert_eq!(eval(&e, &env), None);
+        let e = Expr::Neg(Box::new(Expr::int(i64::MIN)));
+        assert_eq!(eval(&e, &env), None);
+    }
+
+    #[test]
+    fn strings_concatenate_as_in_structural_rules() {
+        let env = NoEnv(Context::default());
+        let s = |t: &str| Expr::Lit(Value::Str(t.into()));
+        let e = s("a").add(s("b")).eq(s("ab"));
+        assert_eq!(eval(&e, &env), Some(Value::Bool(true)));
     }
 }

@@ -24,7 +24,7 @@
 //! An [`Expr`] over captures, `dtype(%x)`, `type(%x)`, `const(%x)` (the scalar a value is known
 //! to equal), attributes of labelled ops, literals, arithmetic and comparisons. A guard that
 //! cannot be evaluated (a constant that is not known, a missing attribute, a string times a
-//! number) is false: the rule does not fire. The rule language's resolver is expected to reject
+//! number) is false: the rule does not fire. The rule language's checker is expected to reject
 //! ill-typed guards before anything runs; this is the run-time backstop.
 //!
 //! # Right-hand side
@@ -52,7 +52,7 @@
 //! assert!(rule.check().is_ok());
 //! ```
 
-use crate::ir::{Attr, DType, Type};
+use crate::ir::{Attr, Type};
 
 /// A value variable (`%x`): binds an e-class.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -100,35 +100,13 @@ pub enum AttrTest {
     Absent,
 }
 
-/// A value a guard or a computed attribute evaluates to.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Value {
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-    Str(String),
-    DType(DType),
-    Type(Type),
-    /// Any other attribute (arrays, words such as `Place(cpu)`, dictionaries).
-    Attr(Attr),
-}
+/// A value a guard or a computed attribute evaluates to: the rule language's one value type,
+/// so both engines' guards compute with the same values (see `rules::eval`).
+pub use crate::rules::Val as Value;
 
-/// Binary operators of guard and attribute expressions.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    And,
-    Or,
-}
+/// Binary operators of guard and attribute expressions: the rule language's, evaluated by
+/// `rules::eval::binary_values` in both engines.
+pub use crate::rules::ast::BinOp;
 
 /// A guard or computed-attribute expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -355,7 +333,7 @@ impl EqRule {
 
     /// Checks the rule's shape: the left-hand side is an op, every variable, capture and label
     /// used in guards and on the right is bound on the left, and labels are unique.
-    /// (Op names and attribute types are the rule language's resolver's job.)
+    /// (Op names and attribute types are the rule language's checker's job.)
     pub fn check(&self) -> Result<(), String> {
         if let Pattern::Var(_) = self.lhs {
             return Err(format!(

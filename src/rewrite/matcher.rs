@@ -15,13 +15,15 @@ use crate::dialect::{Dialect, Effect};
 use crate::ir::{Module, OpId, Sym};
 use crate::rules::ast::{AttrPatVal, Clause, Expr, OpPattern, OpSel, StructRule, ValPat};
 use crate::rules::eval::{eval, EvalError};
-use crate::rules::{RuleSet, Val};
+use crate::rules::{OpClass, RuleSet, Val};
 use rustc_hash::FxHashSet;
 
 /// Which op names a selector accepts, decided once per rule.
 #[derive(Debug, Clone)]
 pub enum Accept {
     Any,
+    /// No op: a pattern whose stage is not a stage name (the checker admits none).
+    Nothing,
     Names(Vec<Sym>),
     Class(Effect),
     Union(Vec<Accept>),
@@ -64,9 +66,11 @@ impl Accept {
     pub fn compile(m: &mut Module, sel: &OpSel) -> Accept {
         match sel {
             OpSel::Name(i) | OpSel::Quoted(i) => Accept::Names(vec![m.ctx.sym(&i.name)]),
-            OpSel::Class(c) => match Effect::from_class_name(&c.name) {
-                Some(e) => Accept::Class(e),
-                None => Accept::Any,
+            OpSel::Class(c) => match OpClass::from_name(&c.name) {
+                Some(OpClass::Any) => Accept::Any,
+                Some(OpClass::Effect(e)) => Accept::Class(e),
+                // The checker admits class names only; a name that is not one matches nothing.
+                None => Accept::Nothing,
             },
             OpSel::OneOf(v, _) => Accept::Union(v.iter().map(|s| Accept::compile(m, s)).collect()),
             OpSel::With { sel, attrs, .. } => {
@@ -94,6 +98,7 @@ impl Accept {
     pub fn accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
         match self {
             Accept::Any => true,
+            Accept::Nothing => false,
             Accept::Names(n) => n.contains(&m.main.op_name(op)),
             Accept::Class(e) => cache.effect(m, op) == *e,
             Accept::Union(v) => v.iter().any(|a| a.accepts(m, cache, op)),
@@ -141,8 +146,16 @@ impl<'r> Compiled<'r> {
     pub fn from_patterns(m: &mut Module, patterns: Vec<&'r OpPattern>) -> Self {
         let mut accepts = Vec::new();
         fn walk(m: &mut Module, p: &OpPattern, out: &mut Vec<(Accept, Option<i64>)>) {
-            let stage = p.stage.as_ref().map(|s| stage_role(&s.name).unwrap_or(-1));
-            out.push((Accept::compile(m, &p.op), stage));
+            let accept = Accept::compile(m, &p.op);
+            out.push(match &p.stage {
+                None => (accept, None),
+                Some(s) => match stage_role(&s.name) {
+                    Some(r) => (accept, Some(r)),
+                    // The checker admits stage names only; a name that is not one matches
+                    // nothing.
+                    None => (Accept::Nothing, None),
+                },
+            });
             for a in &p.args {
                 if let ValPat::Op(inner) = &a.pat {
                     walk(m, inner, out);

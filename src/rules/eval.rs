@@ -5,6 +5,12 @@
 //! constant environment knows only parameters; the engine's environment also knows the match's
 //! bindings and the module. Keeping one evaluator means a guard and a parameter constraint can
 //! never disagree about what `1 / k_steps` or `x in [a, b]` means.
+//!
+//! The operators themselves ([`unary`], [`binary_values`], [`logic`], [`pure_function`]) take
+//! values, not syntax, so the e-graph's compiled guards (`egraph::eval`) evaluate with exactly
+//! these semantics too: integer arithmetic is checked (an overflow is an error at the operator,
+//! never a wrapped result), `/` is the real quotient, strings concatenate and compare the same way
+//! in both engines.
 
 use super::ast::{BinOp, Expr, Span, StrLit, StrPart, UnOp};
 use super::value::Val;
@@ -84,24 +90,13 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
                 .map(|x| eval(env, x))
                 .collect::<Result<_, _>>()?,
         )),
-        Expr::Unary { op, e, span } => {
-            let v = eval(env, e)?;
-            match (op, v) {
-                (UnOp::Neg, Val::Int(i)) => Ok(Val::Int(-i)),
-                (UnOp::Neg, Val::Float(f)) => Ok(Val::Float(-f)),
-                (UnOp::Not, Val::Bool(b)) => Ok(Val::Bool(!b)),
-                (UnOp::Neg, v) => err(*span, format!("cannot negate {}", v.a_kind())),
-                (UnOp::Not, v) => err(*span, format!("`not` needs a bool, found {}", v.a_kind())),
-            }
-        }
+        Expr::Unary { op, e, span } => unary(*op, eval(env, e)?, *span),
         Expr::Binary { op, l, r, span } => {
             // `and`/`or` short-circuit, so a guard can test before it queries.
             if matches!(op, BinOp::And | BinOp::Or) {
-                let a = as_bool(eval(env, l)?, l.span(), op.symbol())?;
-                if (*op == BinOp::And && !a) || (*op == BinOp::Or && a) {
-                    return Ok(Val::Bool(a));
-                }
-                return Ok(Val::Bool(as_bool(eval(env, r)?, r.span(), op.symbol())?));
+                return logic(*op, (eval(env, l)?, l.span()), || {
+                    Ok((eval(env, r)?, r.span()))
+                });
             }
             let a = eval(env, l)?;
             let b = eval(env, r)?;
@@ -161,6 +156,35 @@ pub fn eval_str(env: &mut dyn Env, s: &StrLit) -> Result<String, EvalError> {
         }
     }
     Ok(out)
+}
+
+/// `-x` and `not x`. Negating the smallest int overflows: an error, not a wrap.
+pub fn unary(op: UnOp, v: Val, span: Span) -> EvalResult {
+    match (op, v) {
+        (UnOp::Neg, Val::Int(i)) => match i.checked_neg() {
+            Some(n) => Ok(Val::Int(n)),
+            None => err(span, format!("integer overflow: -({i}) is not an int")),
+        },
+        (UnOp::Neg, Val::Float(f)) => Ok(Val::Float(-f)),
+        (UnOp::Not, Val::Bool(b)) => Ok(Val::Bool(!b)),
+        (UnOp::Neg, v) => err(span, format!("cannot negate {}", v.a_kind())),
+        (UnOp::Not, v) => err(span, format!("`not` needs a bool, found {}", v.a_kind())),
+    }
+}
+
+/// `l and r` / `l or r` given the left operand (value and span) and a way to evaluate the right
+/// one, which is only called when the left does not decide the result.
+pub fn logic(
+    op: BinOp,
+    (l, l_span): (Val, Span),
+    r: impl FnOnce() -> Result<(Val, Span), EvalError>,
+) -> EvalResult {
+    let a = as_bool(l, l_span, op.symbol())?;
+    if (op == BinOp::And && !a) || (op == BinOp::Or && a) {
+        return Ok(Val::Bool(a));
+    }
+    let (r, r_span) = r()?;
+    Ok(Val::Bool(as_bool(r, r_span, op.symbol())?))
 }
 
 fn as_bool(v: Val, span: Span, what: &str) -> Result<bool, EvalError> {
@@ -224,7 +248,8 @@ pub const QUERY_FUNCTIONS: &[(&str, usize)] = &[
     ("placements", 1),
 ];
 
-fn pure_function(f: &str, a: &[Val], span: Span) -> Option<EvalResult> {
+/// A function of [`PURE_FUNCTIONS`] applied to evaluated arguments; `None` when `f` is not one.
+pub fn pure_function(f: &str, a: &[Val], span: Span) -> Option<EvalResult> {
     Some(match (f, a) {
         ("len", [Val::List(v)]) => Ok(Val::Int(v.len() as i64)),
         ("len", [Val::Str(s)]) => Ok(Val::Int(s.chars().count() as i64)),
@@ -260,6 +285,20 @@ fn num(v: &Val) -> Option<f64> {
 }
 
 fn binary(env: &mut dyn Env, op: BinOp, a: Val, b: Val, span: Span) -> EvalResult {
+    // `%v in STAGE` asks the program for `%v`'s stage; every other operator needs only values.
+    if let (BinOp::In, Val::Stage(s), Val::Value(_) | Val::Op(_) | Val::NullValue) = (op, &b, &a) {
+        let r = match env.query("role", std::slice::from_ref(&a), span) {
+            Some(r) => r?,
+            None => return err(span, "stages are only known while matching a program"),
+        };
+        return Ok(Val::Bool(r.loose_eq(&Val::Int(*s))));
+    }
+    binary_values(op, a, b, span)
+}
+
+/// A binary operator other than `and`/`or` (see [`logic`]) applied to two values. Integer `+`,
+/// `-` and `*` are checked: an overflow is an error at `span`.
+pub fn binary_values(op: BinOp, a: Val, b: Val, span: Span) -> EvalResult {
     use BinOp::*;
     let mismatch = |a: &Val, b: &Val| {
         err(
@@ -275,9 +314,20 @@ fn binary(env: &mut dyn Env, op: BinOp, a: Val, b: Val, span: Span) -> EvalResul
     match op {
         Add | Sub | Mul | Div => match (&a, &b) {
             (Val::Int(x), Val::Int(y)) => match op {
-                Add => Ok(Val::Int(x.wrapping_add(*y))),
-                Sub => Ok(Val::Int(x.wrapping_sub(*y))),
-                Mul => Ok(Val::Int(x.wrapping_mul(*y))),
+                Add | Sub | Mul => {
+                    let r = match op {
+                        Add => x.checked_add(*y),
+                        Sub => x.checked_sub(*y),
+                        _ => x.checked_mul(*y),
+                    };
+                    match r {
+                        Some(r) => Ok(Val::Int(r)),
+                        None => err(
+                            span,
+                            format!("integer overflow: {x} {} {y} is not an int", op.symbol()),
+                        ),
+                    }
+                }
                 _ if *y == 0 => err(span, "division by zero"),
                 // Integer division would make `1 / k_steps` zero; rules mean the real quotient.
                 _ => Ok(Val::Float(*x as f64 / *y as f64)),
@@ -316,16 +366,6 @@ fn binary(env: &mut dyn Env, op: BinOp, a: Val, b: Val, span: Span) -> EvalResul
         }
         In => match &b {
             Val::List(items) => Ok(Val::Bool(items.iter().any(|x| x.loose_eq(&a)))),
-            Val::Stage(s) => match &a {
-                Val::Value(_) | Val::Op(_) | Val::NullValue => {
-                    let r = match env.query("role", std::slice::from_ref(&a), span) {
-                        Some(r) => r?,
-                        None => return err(span, "stages are only known while matching a program"),
-                    };
-                    Ok(Val::Bool(r.loose_eq(&Val::Int(*s))))
-                }
-                _ => mismatch(&a, &b),
-            },
             Val::Str(s) => match &a {
                 Val::Str(x) => Ok(Val::Bool(s.contains(x.as_str()))),
                 _ => mismatch(&a, &b),

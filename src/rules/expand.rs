@@ -33,7 +33,7 @@
 
 use super::ast::*;
 use super::eval::{PURE_FUNCTIONS, QUERY_FUNCTIONS};
-use super::resolve::{closest, did_you_mean};
+use super::suggest::{closest, did_you_mean};
 use super::value::Val;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, Effect};

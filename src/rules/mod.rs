@@ -1,14 +1,20 @@
-//! The rule language: `.rw` files, parsed with LALRPOP (`grammar/rules.lalrpop`) and resolved
-//! against the dialect table before anything runs.
+//! The rule language: `.rw` files, parsed with LALRPOP (`grammar/rules.lalrpop`), loaded and
+//! checked against the dialect table before anything runs.
 //!
 //! ```text
-//! rules/grad_merge.rw ──parse──▶ ast::File ──expand (ops, pred)──▶ ast::File ──resolve (imports, --set, dialect)──▶ RuleSet
+//! rules/grad_merge.rw ──parse──▶ ast::File ──expand (ops, pred, let)──▶ ast::File ──load (imports, --set)──▶ RuleSet
+//!                                                                            └─check (dialect)─┘
 //! ```
 //!
-//! A [`RuleSet`] is an ordered list of [`Phase`]s; the engine (`crate::rewrite`) runs each phase's
-//! structural rules to a fixpoint, in order; equational rules are kept for the e-graph layer.
-//! Rules stay as their syntax tree ([`ast`]): the engine interprets them, so what a user writes
-//! is exactly what runs, and every runtime error can point back at the rule text.
+//! [`load`] decides which files and phases run with which parameter values; [`check`] decides
+//! whether each file means something against the dialect table; [`suggest`] words the "did you
+//! mean" hints both give.
+//!
+//! A [`RuleSet`] is an ordered list of [`Phase`]s; the structural engine (`rewrite/`) runs each
+//! phase's structural rules to a fixpoint, in order. Equational rules are lowered once, at load,
+//! to the e-graph's rule type ([`lower`], [`Phase::equational`]); structural rules still run as
+//! their syntax tree ([`ast`]), interpreted by the engine, every runtime error pointing back at
+//! the rule text. Nothing here depends on the engines.
 //!
 //! ```
 //! use irw::rules::{load_str, Val};
@@ -29,16 +35,19 @@
 //! operand names come from the dialect table; stages from [`STAGES`].
 
 pub mod ast;
+pub mod check;
 mod connected;
 pub mod eval;
 pub mod expand;
 mod let_build;
 pub mod limits;
+pub mod load;
+pub mod lower;
 pub mod parse;
-pub mod resolve;
+pub mod suggest;
 pub mod value;
 
-pub use resolve::{load, load_str, parse_set};
+pub use load::{load, load_str, parse_set};
 pub use value::Val;
 
 use crate::diag::SourceFile;
@@ -51,7 +60,26 @@ lalrpop_util::lalrpop_mod!(
 );
 
 /// The stages rules name, and the attribute that holds an op's stage: the dialect's.
-pub use crate::dialect::{ROLE_ATTR, STAGES};
+pub use crate::dialect::{stage_role, ROLE_ATTR, STAGES};
+
+/// An op class a pattern may name, resolved from its name once: `any`, or an effect class of
+/// the dialect table (`pure`, `inplace`, `optimizer`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpClass {
+    Any,
+    Effect(crate::dialect::Effect),
+}
+
+impl OpClass {
+    /// `None` for a name that is not an op class.
+    pub fn from_name(name: &str) -> Option<OpClass> {
+        if name == "any" {
+            Some(OpClass::Any)
+        } else {
+            crate::dialect::Effect::from_class_name(name).map(OpClass::Effect)
+        }
+    }
+}
 
 /// Loaded, checked rules, ready for the engine.
 #[derive(Debug, Clone)]
@@ -149,6 +177,9 @@ impl ParamType {
 pub struct Phase {
     pub name: String,
     pub rules: Vec<LoadedRule>,
+    /// The phase's equational rules lowered to the e-graph's form ([`lower`]), once, at load:
+    /// several per written rule when it uses op classes, sets or `<=>`.
+    pub equational: Vec<crate::egraph::EqRule>,
     /// Checked when the phase has run (see [`ast::Require`]).
     pub requires: Vec<LoadedRequire>,
     /// Index into [`RuleSet::roots`]: the command-line rule file whose imports included it.

@@ -1,0 +1,339 @@
+//! One action of a structural rule applied to a match: `replace`, `erase`, `move`, `set`,
+//! rewiring an operand (`in %o: x := ..`), `state`, `error` and the rest. Split from the driver
+//! because it is the one place that edits the program on a rule's behalf: every edit is counted
+//! in [`Effects`] and every op it touches goes back on the worklist.
+
+use super::*;
+
+impl<'a> Engine<'a> {
+    pub(super) fn action(
+        &mut self,
+        lr: &'a LoadedRule,
+        a: &'a Action,
+        b: &mut Bindings<'a>,
+        fx: &mut Effects,
+    ) -> Result<(), Diagnostic> {
+        match a {
+            Action::Let { name, value, .. } => {
+                let v = self.eval(lr, b, value)?;
+                b.set_capture(&name.name, v);
+            }
+            Action::If {
+                cond, then, els, ..
+            } => {
+                let branch = match self.eval(lr, b, cond)? {
+                    Val::Bool(true) => then,
+                    Val::Bool(false) => els,
+                    v => {
+                        return Err(self.err(
+                            lr,
+                            cond.span(),
+                            format!("`if` needs a bool, found {}", v.a_kind()),
+                        ))
+                    }
+                };
+                for a in branch {
+                    self.action(lr, a, b, fx)?;
+                }
+            }
+            Action::Error { message, span } => {
+                let mut env = RtEnv {
+                    m: self.m,
+                    rules: self.rules,
+                    b,
+                    cache: &mut self.cache,
+                };
+                let msg = eval_str(&mut env, message).map_err(|e| eval_diag(self.rules, lr, e))?;
+                let on = match self.matched {
+                    Some(o) => format!(
+                        " on main op #{} \"{}\"{}",
+                        o.0,
+                        self.m.ctx.str(self.m.main.op_name(o)),
+                        match self.m.main.position(o) {
+                            Some(off) => format!(" (input byte {off})"),
+                            None => String::new(),
+                        }
+                    ),
+                    None => String::new(),
+                };
+                return Err(self
+                    .err(lr, *span, msg)
+                    .with_note(format!("raised by rule `{}`{on}", lr.rule.name().name)));
+            }
+            Action::State {
+                bind,
+                name,
+                ty,
+                init,
+                span,
+            } => {
+                let n = match self.eval(lr, b, name)? {
+                    Val::Str(s) => s,
+                    v => {
+                        return Err(self.err(
+                            lr,
+                            name.span(),
+                            format!("a state name must be a string, found {}", v.a_kind()),
+                        ))
+                    }
+                };
+                let t = match self.eval(lr, b, ty)? {
+                    Val::Type(t) => t,
+                    v => {
+                        return Err(self.err(
+                            lr,
+                            ty.span(),
+                            format!("a state type must be a type, found {}", v.a_kind()),
+                        ))
+                    }
+                };
+                let sym = self.m.ctx.syms.lookup(&n);
+                let v = match sym.and_then(|s| Some((*self.states.get(&s)?, *self.kwargs.get(&s)?))) {
+                    Some((made, v)) if made == t => v,
+                    Some((made, _)) => {
+                        return Err(self.err(
+                            lr,
+                            ty.span(),
+                            format!(
+                                "state `{n}` was created as a `{}`; here it is declared a `{}`",
+                                self.m.ctx.type_text(made),
+                                self.m.ctx.type_text(t)
+                            ),
+                        ).with_hint("one name is one buffer: give states of different types different names"))
+                    }
+                    None => {
+                        if self.existing_persistables().contains(n.as_str()) {
+                            return Err(self.err(
+                                lr,
+                                name.span(),
+                                format!("state `{n}` is named after a persistable the program already has"),
+                            ).with_hint("a state is a new buffer: writing it would overwrite the existing one; choose another name"));
+                        }
+                        let v = self.create_state(lr, b, &n, t, init, *span)?;
+                        let sym = self.m.ctx.sym(&n);
+                        self.states.insert(sym, t);
+                        fx.edits += 1;
+                        v
+                    }
+                };
+                b.set_value(&bind.name, Val::Value(v));
+            }
+            Action::Insert { at, build, .. } => {
+                let stage = match at {
+                    InsertPoint::StageEnd(s) => Some(self.stage_of(lr, s)?),
+                    _ => None,
+                };
+                let mut cur = self.cursor(lr, b, at)?;
+                let op = self.build(lr, b, build, &mut cur, fx)?;
+                if let (Some(s), Cursor::After(last)) = (stage, cur) {
+                    if self.cache.role(self.m, last) == Some(s) {
+                        self.stage_last.insert(s, last);
+                    }
+                }
+                let _ = op;
+            }
+            Action::Replace {
+                value,
+                with,
+                only_in_stage,
+                span,
+            } => {
+                let Some(old) = self.value_of(lr, b, value)? else {
+                    return Err(self.err(lr, *span, "cannot replace an absent operand"));
+                };
+                let before = fx.touched.len();
+                let new = match with {
+                    Expr::Build(bd) => {
+                        let mut cur = match self.m.main.value_def(old) {
+                            ValueDef::Result { op, .. } => Cursor::After(op),
+                            ValueDef::Arg { block, .. } | ValueDef::Kwarg { block, .. } => {
+                                Cursor::BlockStart(block)
+                            }
+                        };
+                        let op = self.build(lr, b, bd, &mut cur, fx)?;
+                        self.first_result(lr, op, bd.span)?
+                    }
+                    e => self.value_of(lr, b, e)?.ok_or_else(|| {
+                        self.err(lr, e.span(), "cannot replace by an absent operand")
+                    })?,
+                };
+                let created = &fx.touched[before..];
+                let stage = match only_in_stage {
+                    Some(s) => Some(self.stage_of(lr, s)?),
+                    None => None,
+                };
+                let users: Vec<OpId> = self.m.main.uses(old).map(|u| u.op).collect();
+                let mut keep: FxHashSet<OpId> = FxHashSet::default();
+                for u in users {
+                    if !created.contains(&u)
+                        && stage.is_none_or(|s| self.cache.role(self.m, u) == Some(s))
+                    {
+                        keep.insert(u);
+                    }
+                }
+                let mut n = 0;
+                self.m.main.replace_uses_where(old, new, |u| {
+                    let k = keep.contains(&u.op);
+                    n += usize::from(k);
+                    k
+                });
+                fx.edits += n;
+                fx.touched.extend(keep);
+            }
+            Action::SetOperand {
+                op,
+                target,
+                value,
+                span,
+            } => {
+                let o = self.op_of(lr, b, &op.name)?;
+                let new = match value {
+                    Expr::Build(bd) => {
+                        let mut cur = Cursor::Before(o);
+                        let nb = self.build(lr, b, bd, &mut cur, fx)?;
+                        Some(self.first_result(lr, nb, bd.span)?)
+                    }
+                    e => self.value_of(lr, b, e)?,
+                };
+                let idxs: Vec<usize> = match target {
+                    OperandSel::Name(n) => {
+                        let name = self.m.ctx.str(self.m.main.op_name(o)).to_string();
+                        match Dialect::get()
+                            .spec(&name)
+                            .and_then(|s| s.operand_index(&n.name))
+                        {
+                            Some(i) if i < self.m.main.num_operands(o) => vec![i],
+                            _ => {
+                                return Err(self.err(
+                                    lr,
+                                    n.span,
+                                    format!("`{name}` has no operand `{}` here", n.name),
+                                ))
+                            }
+                        }
+                    }
+                    OperandSel::Value(v) => {
+                        let old = self.value_of(lr, b, &Expr::Value(v.clone()))?;
+                        self.m
+                            .main
+                            .operands(o)
+                            .enumerate()
+                            .filter(|(_, x)| *x == old)
+                            .map(|(i, _)| i)
+                            .collect()
+                    }
+                };
+                for i in idxs {
+                    if self.m.main.operand(o, i) != new {
+                        if let Some(d) = self
+                            .m
+                            .main
+                            .operand(o, i)
+                            .and_then(|v| self.m.main.defining_op(v))
+                        {
+                            fx.touched.push(d);
+                        }
+                        self.m.main.set_operand(o, i, new);
+                        if let Err(msg) = self.follow_operand_type(o, i) {
+                            return Err(self.err(lr, *span, msg));
+                        }
+                        self.refresh_dist_slots(o, i);
+                        fx.edits += 1;
+                    }
+                }
+                fx.touched.push(o);
+            }
+            Action::Erase { op, span } => {
+                let o = self.op_of(lr, b, &op.name)?;
+                if self.m.main.results(o).any(|r| self.m.main.has_uses(r)) {
+                    return Err(self
+                        .err(
+                            lr,
+                            *span,
+                            format!("cannot erase `{}`: its result is still used", op.name.name),
+                        )
+                        .with_hint("replace its uses first: `replace %c with %x;`"));
+                }
+                let defs: Vec<OpId> = self
+                    .m
+                    .main
+                    .operands(o)
+                    .flatten()
+                    .filter_map(|v| self.m.main.defining_op(v))
+                    .collect();
+                self.forget_marker(o);
+                self.m.main.erase(o);
+                fx.touched.extend(defs);
+                fx.edits += 1;
+            }
+            Action::Move { op, to, span } => {
+                let o = self.op_of(lr, b, &op.name)?;
+                let stage = match to {
+                    InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => {
+                        Some(self.stage_of(lr, s)?)
+                    }
+                    _ => None,
+                };
+                self.forget_marker(o);
+                let cur = self.cursor(lr, b, to)?;
+                match cur {
+                    Cursor::After(a) | Cursor::Before(a) if a == o => {
+                        return Err(self.err(lr, *span, "an op cannot move next to itself"));
+                    }
+                    _ => {}
+                }
+                self.m.main.detach(o);
+                let mut cur = cur;
+                self.place(&mut cur, o);
+                if let Some(s) = stage {
+                    let id = self
+                        .m
+                        .ctx
+                        .with_attr(self.m.main.op_attrs(o), ROLE_ATTR, Attr::Int(s));
+                    self.m.main.set_op_attrs(o, id);
+                    if matches!(to, InsertPoint::StageEnd(_)) {
+                        self.stage_last.insert(s, o);
+                    }
+                }
+                fx.edits += 1;
+                fx.touched.push(o);
+            }
+            Action::SetAttrs { op, attrs, .. } => {
+                let o = self.op_of(lr, b, &op.name)?;
+                let old = self.m.main.op_attrs(o);
+                let mut d = self.m.ctx.attrs(old).to_dict();
+                for (k, e) in attrs {
+                    let v = self.eval(lr, b, e)?;
+                    let a = v.to_attr().ok_or_else(|| {
+                        self.err(
+                            lr,
+                            e.span(),
+                            format!("an attribute cannot hold {}", v.a_kind()),
+                        )
+                    })?;
+                    d.set(&k.name, a);
+                }
+                let new = self.m.ctx.intern_attrs(d);
+                if new != old {
+                    self.forget_marker(o);
+                    self.m.main.set_op_attrs(o, new);
+                    fx.edits += 1;
+                }
+                fx.touched.push(o);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn first_result(
+        &self,
+        lr: &'a LoadedRule,
+        op: OpId,
+        span: Span,
+    ) -> Result<ValueId, Diagnostic> {
+        if self.m.main.num_results(op) == 0 {
+            return Err(self.err(lr, span, "this op has no result to use as a value"));
+        }
+        Ok(self.m.main.result(op, 0))
+    }
+}

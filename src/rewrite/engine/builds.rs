@@ -1,0 +1,371 @@
+//! Ops built by a rule (`pd_op.scale(%g, ..) {..}` in an action or a guard): their names,
+//! attributes and result types. Attributes that do not depend on the match are evaluated once per
+//! build ([`BuildInfo`]), and attribute dictionaries are interned once per distinct value, so a
+//! rule applied 10^4 times does not rebuild the same dictionaries. Result types follow the
+//! dialect table's result rule; a rewired operand re-derives the op's result types here too.
+
+use super::*;
+
+pub(super) struct BuildInfo {
+    pub(super) sym: Sym,
+    pub(super) spec: Option<&'static OpSpec>,
+    /// Per attribute of the build: its value when it does not depend on the match.
+    pub(super) fixed: Vec<Option<Attr>>,
+}
+
+/// Whether an expression's value is the same for every match: no program values, captures,
+/// queries or builds in it (parameters are fixed for a run).
+pub(super) fn is_fixed(e: &Expr) -> bool {
+    match e {
+        Expr::Int(..) | Expr::Float(..) | Expr::Bool(..) | Expr::Place(..) | Expr::Ident(_) => true,
+        Expr::Str(s) => s.parts.iter().all(|p| match p {
+            StrPart::Lit(_) => true,
+            StrPart::Expr(e) => is_fixed(e),
+        }),
+        Expr::List(v, _) => v.iter().all(is_fixed),
+        Expr::Unary { e, .. } => is_fixed(e),
+        Expr::Binary { l, r, .. } => is_fixed(l) && is_fixed(r),
+        Expr::If { c, t, e, .. } => is_fixed(c) && is_fixed(t) && is_fixed(e),
+        Expr::Value(_)
+        | Expr::Capture(_)
+        | Expr::Call { .. }
+        | Expr::Build(_)
+        | Expr::Exists(..) => false,
+    }
+}
+
+impl<'a> Engine<'a> {
+    /// Builds an op (and, first, the ops nested in its operands) at `cur`, in main.
+    pub(super) fn build(
+        &mut self,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        bd: &'a Build,
+        cur: &mut Cursor,
+        fx: &mut Effects,
+    ) -> Result<OpId, Diagnostic> {
+        let (sym, operands, attrs) = self.build_parts(lr, b, bd, Which::Main, cur, fx)?;
+        let types = self.result_types(lr, bd, &operands, attrs, Which::Main)?;
+        let attrs = self.dist_attrs(Which::Main, attrs, &operands, &types);
+        let op = self
+            .m
+            .main
+            .create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
+        self.place(cur, op);
+        if let Some(r) = self.role(op) {
+            // Keep the stage markers right when a build lands at a stage's edge.
+            if let Some(&last) = self.stage_last.get(&r) {
+                if self.m.main.prev_op(op) == Some(last) {
+                    self.stage_last.insert(r, op);
+                }
+            }
+        }
+        if let Some(bind) = &bd.bind {
+            b.set_value(&bind.name, Val::Op(op));
+        }
+        fx.edits += 1;
+        fx.touched.push(op);
+        Ok(op)
+    }
+
+    /// The name, dialect entry and match-independent attributes of a build, computed on its
+    /// first use.
+    pub(super) fn build_info(
+        &mut self,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        bd: &'a Build,
+    ) -> Result<&BuildInfo, Diagnostic> {
+        let key: *const Build = bd;
+        if !self.builds.contains_key(&key) {
+            let sym = self.m.ctx.sym(&bd.op.name.name);
+            let spec = if bd.op.quoted {
+                None
+            } else {
+                Dialect::get().spec(&bd.op.name.name)
+            };
+            let mut fixed = Vec::with_capacity(bd.attrs.len());
+            for (_, e) in &bd.attrs {
+                fixed.push(if is_fixed(e) {
+                    Some(self.attr_value(lr, b, e)?)
+                } else {
+                    None
+                });
+            }
+            self.builds.insert(key, BuildInfo { sym, spec, fixed });
+        }
+        Ok(&self.builds[&key])
+    }
+
+    pub(super) fn attr_value(
+        &mut self,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        e: &'a Expr,
+    ) -> Result<Attr, Diagnostic> {
+        let v = self.eval(lr, b, e)?;
+        v.to_attr().ok_or_else(|| {
+            self.err(
+                lr,
+                e.span(),
+                format!("an attribute cannot hold {}", v.a_kind()),
+            )
+        })
+    }
+
+    pub(super) fn build_parts(
+        &mut self,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        bd: &'a Build,
+        which: Which,
+        cur: &mut Cursor,
+        fx: &mut Effects,
+    ) -> Result<(Sym, Vec<Option<ValueId>>, AttrId), Diagnostic> {
+        let info = self.build_info(lr, b, bd)?;
+        let (sym, spec) = (info.sym, info.spec);
+        let name = &bd.op.name.name;
+        let mut operands: Vec<Option<ValueId>> = Vec::with_capacity(bd.args.len());
+        // Operands the match gives first: nested builds take their distribution.
+        let mut given = Vec::with_capacity(bd.args.len());
+        for a in &bd.args {
+            given.push(match &a.value {
+                Expr::Build(_) => None,
+                e => Some(self.value_of(lr, b, e)?),
+            });
+        }
+        let pushed = match self.dist_of_values(which, given.iter().flatten().flatten().copied()) {
+            Some(dist) => {
+                self.dist_ctx.push(DistContext { dist, exact: false });
+                true
+            }
+            None => false,
+        };
+        let built = self.build_operands(lr, b, bd, which, cur, fx, &mut given);
+        if pushed {
+            self.dist_ctx.pop();
+        }
+        built?;
+        for (i, (a, v)) in bd.args.iter().zip(given).enumerate() {
+            let v = v.flatten();
+            let idx = match (&a.operand, spec) {
+                (Some(n), Some(s)) => s.operand_index(&n.name).ok_or_else(|| {
+                    self.err(lr, n.span, format!("`{name}` has no operand `{}`", n.name))
+                })?,
+                _ => i,
+            };
+            if operands.len() <= idx {
+                operands.resize(idx + 1, None);
+            }
+            operands[idx] = v;
+        }
+        if let Some(s) = spec {
+            let declared = s.operands.iter().filter(|o| !o.starts_with('*')).count();
+            if bd.args.iter().any(|a| a.operand.is_some()) && operands.len() < declared {
+                operands.resize(declared, None);
+            }
+        }
+        // The attributes that depend on the match, then the dictionary (made and interned
+        // only the first time these values occur for this build).
+        let mut varying = Vec::new();
+        for (k, (_, e)) in bd.attrs.iter().enumerate() {
+            if self.builds[&(bd as *const Build)].fixed[k].is_none() {
+                varying.push(self.attr_value(lr, b, e)?);
+            }
+        }
+        let key = (bd as *const Build, varying);
+        if let Some(&id) = self.dicts.get(&key) {
+            return Ok((sym, operands, id));
+        }
+        let info = &self.builds[&key.0];
+        let mut d = AttrDict::default();
+        let mut var = key.1.iter();
+        for ((k, _), fixed) in bd.attrs.iter().zip(&info.fixed) {
+            let a = match fixed {
+                Some(a) => a.clone(),
+                None => var.next().cloned().unwrap_or(Attr::Bool(false)),
+            };
+            d.set(&k.name, a);
+        }
+        let id = self.m.ctx.intern_attrs(d);
+        // A string among the values is most often a name, which no other build repeats:
+        // remembering it would cost memory in proportion to the program for no hit.
+        if !key.1.iter().any(|a| matches!(a, Attr::Str(_))) {
+            self.dicts.insert(key, id);
+        }
+        Ok((sym, operands, id))
+    }
+
+    /// Builds the nested ops among `bd`'s operands, filling their slots of `given`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn build_operands(
+        &mut self,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        bd: &'a Build,
+        which: Which,
+        cur: &mut Cursor,
+        fx: &mut Effects,
+        given: &mut [Option<Option<ValueId>>],
+    ) -> Result<(), Diagnostic> {
+        for (a, slot) in bd.args.iter().zip(given.iter_mut()) {
+            if let Expr::Build(inner) = &a.value {
+                *slot = Some(match which {
+                    Which::Main => {
+                        let o = self.build(lr, b, inner, cur, fx)?;
+                        Some(self.first_result(lr, o, inner.span)?)
+                    }
+                    Which::Startup => Some(self.build_startup(lr, b, inner)?),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn result_types(
+        &mut self,
+        lr: &'a LoadedRule,
+        bd: &'a Build,
+        operands: &[Option<ValueId>],
+        attrs: AttrId,
+        which: Which,
+    ) -> Result<Vec<TypeId>, Diagnostic> {
+        let name = &bd.op.name.name;
+        let spec = self.builds.get(&(bd as *const Build)).and_then(|i| i.spec);
+        let Some(spec) = spec else {
+            return Err(self.err(
+                lr,
+                bd.span,
+                format!(
+                    "irw cannot derive the result type of `{name}`: it is not in the dialect table"
+                ),
+            ));
+        };
+        let n_results = spec.results.iter().filter(|r| !r.starts_with('?')).count();
+        if n_results == 0 {
+            return Ok(vec![]);
+        }
+        let prog = match which {
+            Which::Main => &self.m.main,
+            Which::Startup => self.m.startup.as_ref().unwrap_or(&self.m.main),
+        };
+        let operand_ty = |i: u8| {
+            operands
+                .get(i as usize)
+                .copied()
+                .flatten()
+                .map(|v| prog.value_type(v))
+        };
+        let dist_tensor = |shape: Vec<i64>, dtype| match self.dist_context(shape.len()) {
+            Some(dist) => Type::Dist { dist, shape, dtype },
+            None => Type::Tensor { shape, dtype },
+        };
+        let ctx = &self.m.ctx;
+        let d = ctx.attrs(attrs);
+        let dtype_attr = || {
+            d.get("dtype")
+                .and_then(|a| a.as_word())
+                .and_then(crate::ir::DType::from_attr_name)
+        };
+        // An in-place result has its operand's (already interned) type.
+        let id = match spec.result_rule {
+            ResultRule::SameAs(i) => operand_ty(i),
+            ResultRule::ReducedOf(i) => operand_ty(i).map(|t| {
+                let r = crate::dialect::reduced(self.m.ctx.ty(t));
+                self.m.ctx.intern_type(r)
+            }),
+            rule => {
+                let ty: Option<Type> = match rule {
+                    ResultRule::FromShapeDtypeAttrs => {
+                        let shape: Option<Vec<i64>> = d
+                            .get("shape")
+                            .and_then(|a| a.as_array())
+                            .and_then(|v| v.iter().map(Attr::as_i64).collect());
+                        match (shape, dtype_attr()) {
+                            (Some(shape), Some(dtype)) => Some(dist_tensor(shape, dtype)),
+                            _ => None,
+                        }
+                    }
+                    ResultRule::CastOf(i) => {
+                        let from = operand_ty(i).map(|t| ctx.ty(t));
+                        match (from.and_then(|t| t.shape()), dtype_attr()) {
+                            (Some(shape), Some(dtype)) => {
+                                from.map(|t| t.with_shape_dtype(shape.to_vec(), dtype))
+                            }
+                            _ => None,
+                        }
+                    }
+                    ResultRule::IntArray => d
+                        .get("value")
+                        .and_then(|a| a.as_array())
+                        .map(|v| dist_tensor(vec![v.len() as i64], crate::ir::DType::I64)),
+                    ResultRule::Dim0Times(i, key) | ResultRule::Dim0Over(i, key) => {
+                        let times = matches!(rule, ResultRule::Dim0Times(..));
+                        let n = d.get(key).and_then(Attr::as_i64);
+                        match (operand_ty(i), n) {
+                            (Some(t), Some(n)) => crate::dialect::dim0_scaled(ctx.ty(t), n, times),
+                            _ => None,
+                        }
+                    }
+                    ResultRule::SameAs(_) | ResultRule::ReducedOf(_) | ResultRule::Explicit => None,
+                };
+                ty.map(|t| self.m.ctx.intern_type(t))
+            }
+        };
+        let Some(id) = id else {
+            return Err(self.err(lr, bd.span, format!("cannot derive the result type of `{name}` from its operands and attributes"))
+                .with_hint("check the operands (an in-place op's type comes from its first operand) and the shape/dtype attributes"));
+        };
+        let mut v = vec![id];
+        v.resize(n_results, Context::NULL_TYPE);
+        Ok(v)
+    }
+
+    /// After operand `i` of `o` changed: if the dialect table says `o`'s result has that
+    /// operand's type (`SameAs(i)`: collectives, elementwise and in-place ops), the result takes
+    /// the new operand's type, as a freshly built op would (`ReducedOf(i)`: without its pending
+    /// reduction); for `Dim0Times(i, ..)`/`Dim0Over(i, ..)` (`all_gather`, `reduce_scatter`)
+    /// the result type is derived again from the new operand (an error when it cannot be). A rule that commutes a widening cast with a
+    /// collective (`reduce(cast(g))`) relies on it; the users of the result are the rule's to keep
+    /// consistent (hoist_reduce's guards allow exactly one).
+    pub(super) fn follow_operand_type(&mut self, o: OpId, i: usize) -> Result<(), String> {
+        let name = self.m.ctx.str(self.m.main.op_name(o));
+        let Some(spec) = Dialect::get().spec(name) else {
+            return Ok(());
+        };
+        let (Some(v), Some(r)) = (self.m.main.operand(o, i), self.m.main.results(o).next()) else {
+            return Ok(());
+        };
+        let ty = match spec.result_rule {
+            ResultRule::SameAs(j) if j as usize == i => self.m.main.value_type(v),
+            ResultRule::ReducedOf(j) if j as usize == i => {
+                let t = crate::dialect::reduced(self.m.ctx.ty(self.m.main.value_type(v)));
+                self.m.ctx.intern_type(t)
+            }
+            ResultRule::Dim0Times(j, key) | ResultRule::Dim0Over(j, key) if j as usize == i => {
+                let times = matches!(spec.result_rule, ResultRule::Dim0Times(..));
+                let n = self
+                    .m
+                    .ctx
+                    .attrs(self.m.main.op_attrs(o))
+                    .get(key)
+                    .and_then(Attr::as_i64);
+                let t = n.and_then(|n| {
+                    crate::dialect::dim0_scaled(self.m.ctx.ty(self.m.main.value_type(v)), n, times)
+                });
+                match t {
+                    Some(t) => self.m.ctx.intern_type(t),
+                    None => {
+                        return Err(format!(
+                        "cannot derive the result type of `{}` from its new operand and `{key}`",
+                        spec.name
+                    ))
+                    }
+                }
+            }
+            _ => return Ok(()),
+        };
+        self.m.main.set_value_type(r, ty);
+        Ok(())
+    }
+}

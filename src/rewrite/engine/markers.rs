@@ -1,0 +1,154 @@
+//! Insertion points: where the next built op goes ([`Cursor`]) and the per-stage markers behind
+//! `at end of optimize` / `at start of backward`. The markers are found once per phase and kept
+//! up to date as ops are built, moved and erased, so finding an insertion point never rescans the
+//! block (the no-quadratic-pass invariant).
+
+use super::*;
+
+/// Where the next built op goes.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Cursor {
+    After(OpId),
+    Before(OpId),
+    BlockStart(BlockId),
+    BlockEnd(BlockId),
+}
+
+impl<'a> Engine<'a> {
+    /// The role value of a stage an action names. The checker admits stage names only; a name
+    /// that is not one is an error at it, never a role no op has.
+    pub(super) fn stage_of(&self, lr: &'a LoadedRule, s: &Ident) -> Result<i64, Diagnostic> {
+        crate::rules::stage_role(&s.name)
+            .ok_or_else(|| self.err(lr, s.span, format!("unknown stage `{}`", s.name)))
+    }
+
+    /// Finds the first and last op of each stage (once per phase: one pass over the block).
+    pub(super) fn find_markers(&mut self) {
+        self.stage_first.clear();
+        self.stage_last.clear();
+        let top = self.m.main.top_block();
+        let mut cur = self.m.main.first_op(top);
+        while let Some(op) = cur {
+            if let Some(r) = self.cache.role(self.m, op) {
+                self.stage_first.entry(r).or_insert(op);
+                self.stage_last.insert(r, op);
+            }
+            cur = self.m.main.next_op(op);
+        }
+    }
+
+    /// A marker that is moved, erased or re-roled is looked up again when next needed.
+    pub(super) fn forget_marker(&mut self, op: OpId) {
+        self.stage_first.retain(|_, o| *o != op);
+        self.stage_last.retain(|_, o| *o != op);
+    }
+
+    pub(super) fn marker_ok(&mut self, op: OpId, stage: i64) -> bool {
+        let p = &self.m.main;
+        p.is_live(op)
+            && p.op_block(op) == Some(p.top_block())
+            && self.cache.role(self.m, op) == Some(stage)
+    }
+
+    pub(super) fn cursor(
+        &mut self,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        at: &InsertPoint,
+    ) -> Result<Cursor, Diagnostic> {
+        let top = self.m.main.top_block();
+        Ok(match at {
+            InsertPoint::After(e) => match self.eval(lr, b, e)? {
+                Val::Op(o) => Cursor::After(o),
+                Val::Value(v) => match self.m.main.value_def(v) {
+                    ValueDef::Result { op, .. } => Cursor::After(op),
+                    ValueDef::Arg { block, .. } | ValueDef::Kwarg { block, .. } => {
+                        Cursor::BlockStart(block)
+                    }
+                },
+                v => {
+                    return Err(self.err(
+                        lr,
+                        e.span(),
+                        format!("`after` needs a value or an op, found {}", v.a_kind()),
+                    ))
+                }
+            },
+            InsertPoint::Before(e) => match self.eval(lr, b, e)? {
+                Val::Op(o) => Cursor::Before(o),
+                Val::Value(v) => match self.m.main.defining_op(v) {
+                    Some(o) => Cursor::Before(o),
+                    None => Cursor::BlockStart(top),
+                },
+                v => {
+                    return Err(self.err(
+                        lr,
+                        e.span(),
+                        format!("`before` needs an op, found {}", v.a_kind()),
+                    ))
+                }
+            },
+            InsertPoint::StageEnd(s) => {
+                let st = self.stage_of(lr, s)?;
+                let mut mk = self.stage_last.get(&st).copied();
+                if mk.is_none_or(|o| !self.marker_ok(o, st)) {
+                    // Rare: the marker moved away. Find the last op of the stage again.
+                    mk = None;
+                    let mut cur = self.m.main.last_op(top);
+                    while let Some(o) = cur {
+                        if self.role(o) == Some(st) {
+                            mk = Some(o);
+                            break;
+                        }
+                        cur = self.m.main.prev_op(o);
+                    }
+                }
+                match mk {
+                    Some(o) => {
+                        self.stage_last.insert(st, o);
+                        Cursor::After(o)
+                    }
+                    None => Cursor::BlockEnd(top),
+                }
+            }
+            InsertPoint::StageStart(s) => {
+                let st = self.stage_of(lr, s)?;
+                let mut mk = self.stage_first.get(&st).copied();
+                if mk.is_none_or(|o| !self.marker_ok(o, st)) {
+                    mk = None;
+                    let mut cur = self.m.main.first_op(top);
+                    while let Some(o) = cur {
+                        if self.role(o) == Some(st) {
+                            mk = Some(o);
+                            break;
+                        }
+                        cur = self.m.main.next_op(o);
+                    }
+                }
+                match mk {
+                    Some(o) => {
+                        self.stage_first.insert(st, o);
+                        Cursor::Before(o)
+                    }
+                    None => Cursor::BlockEnd(top),
+                }
+            }
+        })
+    }
+
+    pub(super) fn place(&mut self, cur: &mut Cursor, op: OpId) {
+        let p = &mut self.m.main;
+        match *cur {
+            Cursor::After(a) => {
+                p.insert_after(a, op);
+                *cur = Cursor::After(op);
+            }
+            Cursor::Before(a) => p.insert_before(a, op),
+            Cursor::BlockStart(bk) => {
+                p.prepend(bk, op);
+                *cur = Cursor::After(op);
+            }
+            Cursor::BlockEnd(bk) => p.append(bk, op),
+        }
+    }
+}

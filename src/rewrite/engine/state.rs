@@ -1,0 +1,135 @@
+//! Persistable state a rule creates (`state NAME: TYPE = init`): a keyword argument of main
+//! plus an initializer in the startup program that publishes it under the name. This is how
+//! the Paddle dialect represents persistable state, not a choice of any pass, so it is the
+//! engine's, not a rule file's.
+
+use super::*;
+// How the Paddle dialect represents persistable state (the op that publishes a startup value
+// under a name, the attributes of a persistable keyword argument of main): the dialect's.
+use crate::dialect::protocol::{
+    state_name_attr, PERSISTABLE_KWARG_ATTRS, PUBLISH_NAME_ATTR, PUBLISH_OP,
+};
+
+impl<'a> Engine<'a> {
+    /// Builds an op at the end of the startup program (for state initializers).
+    pub(super) fn build_startup(
+        &mut self,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        bd: &'a Build,
+    ) -> Result<ValueId, Diagnostic> {
+        self.m.startup_mut();
+        let mut dummy = Cursor::BlockEnd(self.m.main.top_block());
+        let mut fx = Effects::default();
+        let (sym, operands, attrs) =
+            self.build_parts(lr, b, bd, Which::Startup, &mut dummy, &mut fx)?;
+        let types = self.result_types(lr, bd, &operands, attrs, Which::Startup)?;
+        let attrs = self.dist_attrs(Which::Startup, attrs, &operands, &types);
+        let sp = self.m.startup_mut();
+        let top = sp.top_block();
+        let op = sp.create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
+        sp.append(top, op);
+        if sp.num_results(op) == 0 {
+            return Err(self.err(lr, bd.span, "a state initializer must produce a value"));
+        }
+        Ok(sp.result(op, 0))
+    }
+
+    /// See [`Engine::persistables`].
+    pub(super) fn existing_persistables(&mut self) -> &rustc_hash::FxHashSet<String> {
+        let m = &*self.m;
+        let kwargs = &self.kwargs;
+        self.persistables.get_or_insert_with(|| {
+            let mut names: rustc_hash::FxHashSet<String> =
+                kwargs.keys().map(|s| m.ctx.str(*s).to_string()).collect();
+            let progs = std::iter::once(&m.main).chain(m.startup.as_ref());
+            for p in progs {
+                for op in p.walk() {
+                    let Some(key) = state_name_attr(m.ctx.str(p.op_name(op))) else {
+                        continue;
+                    };
+                    if let Some(crate::ir::Attr::Str(n)) = m.ctx.attrs(p.op_attrs(op)).get(key) {
+                        names.insert(n.to_string());
+                    }
+                }
+            }
+            names
+        })
+    }
+
+    pub(super) fn create_state(
+        &mut self,
+        lr: &'a LoadedRule,
+        b: &mut Bindings<'a>,
+        name: &str,
+        ty: TypeId,
+        init: &'a Build,
+        span: Span,
+    ) -> Result<ValueId, Diagnostic> {
+        if !crate::ir::parse::is_kwarg_name(name) {
+            return Err(self
+                .err(
+                    lr,
+                    span,
+                    format!("the state name `{name}` cannot be a keyword argument name"),
+                )
+                .with_hint("keyword argument names hold only letters, digits and `_ . @ - /`: is a parameter name unusual?"));
+        }
+        let state_dist = self.m.ctx.ty(ty).dist().cloned();
+        let pushed = state_dist
+            .map(|dist| self.dist_ctx.push(DistContext { dist, exact: true }))
+            .is_some();
+        let init_v = self.build_startup(lr, b, init);
+        if pushed {
+            self.dist_ctx.pop();
+        }
+        let init_v = init_v?;
+        let sp = self
+            .m
+            .startup
+            .as_ref()
+            .ok_or_else(|| self.err(lr, span, "no startup program"))?;
+        let init_ty = sp.value_type(init_v);
+        if init_ty != ty {
+            return Err(self.err(
+                lr,
+                init.span,
+                format!(
+                    "the initializer makes a `{}` but the state is a `{}`",
+                    self.m.ctx.type_text(init_ty),
+                    self.m.ctx.type_text(ty)
+                ),
+            ));
+        }
+        let publish = self.m.ctx.sym(PUBLISH_OP);
+        let mut d = AttrDict::default();
+        d.set(PUBLISH_NAME_ATTR, Attr::string(name));
+        let attrs = self.m.ctx.intern_attrs(d);
+        let attrs = self.dist_attrs(Which::Startup, attrs, &[Some(init_v)], &[]);
+        let sp = self.m.startup_mut();
+        let top = sp.top_block();
+        let op = sp.create_op(publish, attrs, &[Some(init_v)], &[], OpSyntax::Plain);
+        sp.append(top, op);
+        // The keyword argument, with its attributes in Paddle's order.
+        let kattrs = match self.kwarg_attrs {
+            Some(id) => id,
+            None => {
+                let mut kd = AttrDict::default();
+                for (k, v) in PERSISTABLE_KWARG_ATTRS {
+                    let a = if *v == "true" {
+                        Attr::Bool(true)
+                    } else {
+                        Attr::Word((*v).into())
+                    };
+                    kd.push(k, a);
+                }
+                *self.kwarg_attrs.insert(self.m.ctx.intern_attrs(kd))
+            }
+        };
+        let sym = self.m.ctx.sym(name);
+        let top = self.m.main.top_block();
+        let v = self.m.main.add_kwarg(top, sym, ty, kattrs);
+        self.kwargs.insert(sym, v);
+        Ok(v)
+    }
+}

@@ -1,0 +1,608 @@
+//! Loading rule files: reading them, following imports (cycles, conditional `import ... if p`),
+//! giving parameters their values (defaults, `--set`, constraints) and laying the rules out as
+//! phases in run order.
+//!
+//! Loading is separate from checking ([`super::check`]) because the two answer different
+//! questions: this module decides *which* rules run and with which parameter values; the
+//! checker decides whether each file, on its own, means something against the dialect table.
+//! Every file is checked, even an import whose condition is false, so a mistake in
+//! `hoist_reduce.rw` shows up whatever `--set` says; only the inclusion of its phases depends on
+//! the condition.
+//!
+//! What is refused here (each a [`Diagnostic`] at `file:line:col` with the source line and a
+//! caret, or a usage error naming the parameter):
+//! - imports: the file exists and is readable (bounded, UTF-8), no import cycle;
+//! - parameters: a known type, a default of that type, the same declaration wherever a name is
+//!   declared twice; `--set` values parse as the type; a required one is set; constraints hold;
+//! - phases: unique rule names over everything included; a `require` names a rule that runs in
+//!   its phase or an earlier one.
+
+use super::ast::*;
+use super::check::Checker;
+use super::eval::{eval, eval_str, ConstEnv};
+use super::parse::parse_file;
+use super::suggest::{closest, did_you_mean};
+use super::value::Val;
+use super::{LoadedRequire, LoadedRule, Param, ParamType, Phase, RuleSet, STAGES};
+use crate::diag::{Diagnostic, SourceFile};
+use indexmap::{IndexMap, IndexSet};
+use std::path::{Path, PathBuf};
+
+/// Loads `paths` (each with its imports) and applies the `--set name=value` pairs.
+pub fn load(paths: &[PathBuf], sets: &[(String, String)]) -> Result<RuleSet, Diagnostic> {
+    let mut l = Loader::default();
+    let mut roots = Vec::new();
+    for p in paths {
+        roots.push(l.load_file(p, p, None)?);
+    }
+    l.finish(&roots, sets)
+}
+
+/// Loads rule text held in memory (tests, `--rules -`). Imports are resolved against `dir`.
+pub fn load_str(
+    name: &str,
+    text: &str,
+    dir: &Path,
+    sets: &[(String, String)],
+) -> Result<RuleSet, Diagnostic> {
+    let mut l = Loader::default();
+    let root = l.add_source(dir.join(name), SourceFile::new(name, text))?;
+    l.finish(&[root], sets)
+}
+
+/// Splits a `--set name=value` argument.
+pub fn parse_set(arg: &str) -> Result<(String, String), Diagnostic> {
+    match arg.split_once('=') {
+        Some((n, v)) if !n.trim().is_empty() => Ok((n.trim().to_string(), v.trim().to_string())),
+        _ => Err(
+            Diagnostic::error(format!("--set `{arg}`: expected name=value"))
+                .with_hint("for example --set k_steps=4")
+                .as_usage(),
+        ),
+    }
+}
+
+/// Largest rule file irw reads: rule files are hand-written and small; the bound keeps
+/// `import "/dev/zero"` from exhausting memory.
+pub const MAX_RULE_FILE_BYTES: u64 = 4 << 20;
+
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_RULE_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_RULE_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it is larger than {} MiB",
+            MAX_RULE_FILE_BYTES >> 20
+        )));
+    }
+    // A UTF-8 byte order mark (some editors write one) is not part of the rules.
+    if bytes.starts_with(crate::cli::UTF8_BOM) {
+        bytes.drain(..crate::cli::UTF8_BOM.len());
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8"))
+}
+
+#[derive(Default)]
+struct Loader {
+    sources: Vec<SourceFile>,
+    files: Vec<File>,
+    paths: IndexMap<PathBuf, usize>,
+    /// Files being loaded (import cycle detection).
+    stack: Vec<usize>,
+    /// Per file: the file index each import resolves to, in item order.
+    imports: Vec<Vec<usize>>,
+}
+
+impl Loader {
+    /// Loads `path`, shown in messages as `shown` (an import's path relative to where the
+    /// importing file was named, so `rules/grad_merge.rw` imports `rules/master_grad.rw`, not
+    /// an absolute path).
+    fn load_file(
+        &mut self,
+        path: &Path,
+        shown: &Path,
+        from: Option<(usize, Span)>,
+    ) -> Result<usize, Diagnostic> {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let Some(&i) = self.paths.get(&key) {
+            if self.stack.contains(&i) {
+                let (f, span) = from.unwrap_or((i, (0, 0)));
+                let chain: Vec<&str> = self
+                    .stack
+                    .iter()
+                    .map(|&j| self.sources[j].name.as_str())
+                    .collect();
+                return Err(Diagnostic::at(
+                    &self.sources[f],
+                    span.0,
+                    format!(
+                        "import cycle: {} -> {}",
+                        chain.join(" -> "),
+                        self.sources[i].name
+                    ),
+                )
+                .with_hint("a rule file cannot import itself, directly or through others"));
+            }
+            return Ok(i);
+        }
+        let text = read_bounded(path).map_err(|e| {
+            let msg = format!("cannot read rule file `{}`: {e}", path.display());
+            match from {
+                Some((f, span)) => Diagnostic::at(&self.sources[f], span.0, msg)
+                    .with_hint("import paths are relative to the importing file"),
+                None => Diagnostic::error(msg),
+            }
+        })?;
+        self.add_source(key, SourceFile::new(shown.display().to_string(), text))
+    }
+
+    fn add_source(&mut self, key: PathBuf, src: SourceFile) -> Result<usize, Diagnostic> {
+        let file = parse_file(&src)?;
+        let idx = self.sources.len();
+        self.sources.push(src);
+        self.files.push(file);
+        self.imports.push(Vec::new());
+        self.paths.insert(key.clone(), idx);
+        self.stack.push(idx);
+        let dir = key.parent().map(Path::to_path_buf).unwrap_or_default();
+        let shown_dir = Path::new(&self.sources[idx].name)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let imports: Vec<(String, Span)> = self.files[idx]
+            .items
+            .iter()
+            .filter_map(|it| match it {
+                Item::Import(im) => Some((im.path.clone(), im.path_span)),
+                _ => None,
+            })
+            .collect();
+        for (p, span) in imports {
+            let target = self.load_file(&dir.join(&p), &shown_dir.join(&p), Some((idx, span)))?;
+            self.imports[idx].push(target);
+        }
+        // `ops` and `pred` definitions become plain rule syntax (imports first: they are loaded).
+        super::expand::desugar(&mut self.files, &self.sources, idx, &self.imports[idx])?;
+        self.stack.pop();
+        Ok(idx)
+    }
+
+    fn finish(self, roots: &[usize], sets: &[(String, String)]) -> Result<RuleSet, Diagnostic> {
+        let params = self.params(sets)?;
+        let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
+        for (i, f) in self.files.iter().enumerate() {
+            Checker::new(&self.sources[i], &params).check_file(f)?;
+            super::connected::check_file(&self.sources[i], f)?;
+        }
+        // Expand imports in place, in order; a file's phases are included once.
+        let mut phases: Vec<Phase> = Vec::new();
+        let mut included: IndexSet<usize> = IndexSet::new();
+        for (i, &r) in roots.iter().enumerate() {
+            let first = phases.len();
+            self.expand(r, &lookup, &mut included, &mut phases)?;
+            for ph in &mut phases[first..] {
+                ph.root = i;
+            }
+        }
+        let mut seen: IndexMap<String, (usize, Span)> = IndexMap::new();
+        for ph in &phases {
+            for r in &ph.rules {
+                let name = r.rule.name();
+                if let Some((f, s)) = seen.get(&name.name) {
+                    let (line, _) = self.sources[*f].line_col(s.0);
+                    return Err(Diagnostic::at(
+                        &self.sources[r.file],
+                        name.span.0,
+                        format!("rule `{}` is defined twice", name.name),
+                    )
+                    .with_note(format!("first defined at {}:{line}", self.sources[*f].name)));
+                }
+                seen.insert(name.name.clone(), (r.file, name.span));
+            }
+        }
+        // A `require` names a rule of its phase or of an earlier one.
+        let mut known: IndexSet<&str> = IndexSet::new();
+        for ph in &phases {
+            known.extend(ph.rules.iter().map(|r| r.rule.name().name.as_str()));
+            for q in &ph.requires {
+                if !known.contains(q.rule.as_str()) {
+                    let src = &self.sources[q.file];
+                    let mut d = Diagnostic::at(
+                        src,
+                        q.span.0 + "require ".len(),
+                        format!(
+                            "`require {}`: no rule `{}` runs in this phase or before it",
+                            q.rule, q.rule
+                        ),
+                    );
+                    if let Some((f, s)) = seen.get(&q.rule) {
+                        let (line, _) = self.sources[*f].line_col(s.0);
+                        d = d.with_note(format!(
+                            "`{}` ({}:{line}) runs in a later phase: require it there or after",
+                            q.rule, self.sources[*f].name
+                        ));
+                    } else if let Some(h) =
+                        did_you_mean(&closest(&q.rule, known.iter().copied(), 3))
+                    {
+                        d = d.with_hint(h);
+                    }
+                    return Err(d);
+                }
+            }
+        }
+        // Lower once: the engines run these forms, never the syntax trees again.
+        for ph in &mut phases {
+            for lr in &ph.rules {
+                if let Rule::Equational(r) = &lr.rule {
+                    let src = &self.sources[lr.file];
+                    let origin = format!("{}:{}", src.name, lr.line);
+                    let lowered = super::lower::translate(r, &params, &origin)
+                        .map_err(|(off, msg)| Diagnostic::at(src, off, msg))?;
+                    ph.equational.extend(lowered);
+                }
+            }
+        }
+        Ok(RuleSet {
+            sources: self.sources,
+            params,
+            phases,
+            roots: roots.to_vec(),
+        })
+    }
+
+    fn expand(
+        &self,
+        f: usize,
+        params: &dyn Fn(&str) -> Option<Val>,
+        included: &mut IndexSet<usize>,
+        phases: &mut Vec<Phase>,
+    ) -> Result<(), Diagnostic> {
+        if !included.insert(f) {
+            return Ok(());
+        }
+        let src = &self.sources[f];
+        let stem = Path::new(&src.name)
+            .file_stem()
+            .map_or("rules".to_string(), |s| s.to_string_lossy().into_owned());
+        // Start of every line, to give each rule its line number in O(log n) (`line_col` scans
+        // from the start of the file: quadratic over a file of many rules).
+        let line_starts: Vec<usize> = std::iter::once(0)
+            .chain(src.text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let mut import_i = 0;
+        let mut implicit: Option<usize> = None;
+        for item in &self.files[f].items {
+            match item {
+                Item::Import(im) => {
+                    let target = self.imports[f][import_i];
+                    import_i += 1;
+                    let take = match &im.cond {
+                        None => true,
+                        Some(c) => const_bool(src, params, c, "an import condition")?,
+                    };
+                    if take {
+                        self.expand(target, params, included, phases)?;
+                        implicit = None;
+                    }
+                }
+                Item::Phase(p) => {
+                    phases.push(Phase {
+                        name: p.name.name.clone(),
+                        rules: p
+                            .rules
+                            .iter()
+                            .map(|r| self.loaded(f, &line_starts, r))
+                            .collect(),
+                        equational: Vec::new(),
+                        requires: p
+                            .requires
+                            .iter()
+                            .map(|q| loaded_require(src, f, params, q))
+                            .collect::<Result<_, _>>()?,
+                        root: 0,
+                    });
+                    implicit = None;
+                }
+                Item::Rule(_) | Item::Require(_) => {
+                    let i = match implicit {
+                        Some(i) => i,
+                        None => {
+                            phases.push(Phase {
+                                name: stem.clone(),
+                                rules: Vec::new(),
+                                equational: Vec::new(),
+                                requires: Vec::new(),
+                                root: 0,
+                            });
+                            phases.len() - 1
+                        }
+                    };
+                    match item {
+                        Item::Rule(r) => phases[i].rules.push(self.loaded(f, &line_starts, r)),
+                        Item::Require(q) => {
+                            phases[i].requires.push(loaded_require(src, f, params, q)?)
+                        }
+                        _ => {}
+                    }
+                    implicit = Some(i);
+                }
+                Item::Param(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn loaded(&self, f: usize, line_starts: &[usize], r: &Rule) -> LoadedRule {
+        let src = &self.sources[f];
+        let line = line_starts.partition_point(|&s| s <= r.span().0);
+        LoadedRule {
+            file: f,
+            line,
+            comment: comment_above(src, r.span().0).unwrap_or_default(),
+            rule: r.clone(),
+        }
+    }
+
+    fn params(&self, sets: &[(String, String)]) -> Result<IndexMap<String, Param>, Diagnostic> {
+        let mut params: IndexMap<String, Param> = IndexMap::new();
+        let mut decls: IndexMap<String, (usize, &ParamDecl)> = IndexMap::new();
+        for (fi, file) in self.files.iter().enumerate() {
+            let src = &self.sources[fi];
+            for item in &file.items {
+                let Item::Param(p) = item else { continue };
+                let ty = ParamType::from_name(&p.ty.name).ok_or_else(|| {
+                    Diagnostic::at(
+                        src,
+                        p.ty.span.0,
+                        format!("unknown parameter type `{}`", p.ty.name),
+                    )
+                    .with_hint("parameter types are int, float, bool and string")
+                })?;
+                if let Some((pf, prev)) = decls.get(&p.name.name) {
+                    let same_ty = prev.ty.name == p.ty.name;
+                    let same_default = prev.default.as_ref().map(strip_spans)
+                        == p.default.as_ref().map(strip_spans);
+                    if !same_ty || !same_default {
+                        let (line, _) = self.sources[*pf].line_col(prev.span.0);
+                        return Err(Diagnostic::at(
+                            src,
+                            p.name.span.0,
+                            format!(
+                                "parameter `{}` is declared differently in two files",
+                                p.name.name
+                            ),
+                        )
+                        .with_note(format!(
+                            "also declared at {}:{line}",
+                            self.sources[*pf].name
+                        ))
+                        .with_hint(
+                            "declare a shared parameter with the same type and default everywhere",
+                        ));
+                    }
+                    continue;
+                }
+                decls.insert(p.name.name.clone(), (fi, p));
+                let default = match &p.default {
+                    None => None,
+                    Some(e) => {
+                        let mut env = ConstEnv {
+                            params: &|_| None,
+                            stages: STAGES,
+                        };
+                        let v = eval(&mut env, e)
+                            .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?;
+                        Some(ty.coerce(v).map_err(|v| {
+                            Diagnostic::at(
+                                src,
+                                e.span().0,
+                                format!(
+                                    "default of `{}` is {}, but the parameter is {}",
+                                    p.name.name,
+                                    v.a_kind(),
+                                    ty.name()
+                                ),
+                            )
+                        })?)
+                    }
+                };
+                params.insert(
+                    p.name.name.clone(),
+                    Param {
+                        ty,
+                        value: default.unwrap_or(Val::Bool(false)),
+                        set: false,
+                        file: fi,
+                        span: p.name.span,
+                    },
+                );
+                if p.default.is_none() {
+                    params[&p.name.name].set = false;
+                }
+            }
+        }
+        // `--set` values.
+        let mut given: IndexSet<&str> = IndexSet::new();
+        for (name, raw) in sets {
+            let Some(p) = params.get_mut(name) else {
+                let known: Vec<&str> = params.keys().map(|s| s.as_str()).collect();
+                let mut d = Diagnostic::error(format!(
+                    "--set {name}={raw}: no rule file declares a parameter `{name}`"
+                ));
+                d = if known.is_empty() {
+                    d.with_hint("the loaded rule files declare no parameters")
+                } else {
+                    d.with_hint(format!("known parameters: {}", known.join(", ")))
+                };
+                return Err(d.as_usage());
+            };
+            p.value = p.ty.parse(raw).ok_or_else(|| {
+                Diagnostic::error(format!(
+                    "--set {name}={raw}: `{raw}` is not a valid {}",
+                    p.ty.name()
+                ))
+                .with_hint(format!("parameter `{name}` is {}", p.ty.name()))
+                .as_usage()
+            })?;
+            p.set = true;
+            given.insert(name);
+        }
+        for (name, (fi, d)) in &decls {
+            let p = &params[name];
+            if !p.set && d.default.is_none() {
+                let (line, _) = self.sources[*fi].line_col(d.span.0);
+                return Err(Diagnostic::error(format!(
+                    "missing required parameter `{name}` ({})",
+                    p.ty.name()
+                ))
+                .with_hint(format!("pass --set {name}=<{}>", p.ty.name()))
+                .with_note(format!("declared at {}:{line}", self.sources[*fi].name))
+                .as_usage());
+            }
+        }
+        let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
+        for (name, (fi, d)) in &decls {
+            let Some(c) = &d.constraint else { continue };
+            let src = &self.sources[*fi];
+            if !const_bool(src, &lookup, c, &format!("the constraint of `{name}`"))? {
+                let mut env = ConstEnv {
+                    params: &lookup,
+                    stages: STAGES,
+                };
+                let msg = match &d.message {
+                    Some(m) => eval_str(&mut env, m).unwrap_or_else(|e| e.message),
+                    None => format!(
+                        "constraint `{}` does not hold",
+                        &src.text[c.span().0..c.span().1]
+                    ),
+                };
+                let (line, _) = src.line_col(d.span.0);
+                return Err(Diagnostic::error(format!(
+                    "parameter {name} = {}: {msg}",
+                    params[name].value.display()
+                ))
+                .with_note(format!(
+                    "constraint `{}` declared at {}:{line}",
+                    &src.text[c.span().0..c.span().1],
+                    src.name
+                ))
+                .as_usage());
+            }
+        }
+        Ok(params)
+    }
+}
+
+/// A `require` with its count and message evaluated with the parameters.
+pub(super) fn loaded_require(
+    src: &SourceFile,
+    file: usize,
+    params: &dyn Fn(&str) -> Option<Val>,
+    q: &Require,
+) -> Result<LoadedRequire, Diagnostic> {
+    let mut env = ConstEnv {
+        params,
+        stages: STAGES,
+    };
+    let (op, count) = match &q.count {
+        None => (BinOp::Ge, 1),
+        Some((op, e)) => {
+            if !matches!(
+                op,
+                BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+            ) {
+                return Err(Diagnostic::at(
+                    src,
+                    e.span().0,
+                    format!("`require` compares a number of applications: `{}` is not a comparison", op.symbol()),
+                )
+                .with_hint("write `require RULE;` (at least once) or `require RULE == N;` (also !=, <, <=, >, >=)"));
+            }
+            match eval(&mut env, e) {
+                Ok(Val::Int(n)) => (*op, n),
+                Ok(v) => {
+                    return Err(Diagnostic::at(
+                        src,
+                        e.span().0,
+                        format!(
+                            "a required number of applications must be an int, found {}",
+                            v.a_kind()
+                        ),
+                    ))
+                }
+                Err(er) => return Err(Diagnostic::at(src, er.span.0, er.message)),
+            }
+        }
+    };
+    let message = match &q.message {
+        None => None,
+        Some(m) => Some(
+            crate::rules::eval::eval_str(&mut env, m)
+                .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?,
+        ),
+    };
+    Ok(LoadedRequire {
+        file,
+        rule: q.rule.name.clone(),
+        span: q.span,
+        op,
+        count,
+        message,
+    })
+}
+
+/// Evaluates a constant boolean expression (an import condition, a parameter constraint);
+/// `what` names it in the error when the value is not a bool.
+fn const_bool(
+    src: &SourceFile,
+    params: &dyn Fn(&str) -> Option<Val>,
+    c: &Expr,
+    what: &str,
+) -> Result<bool, Diagnostic> {
+    let mut env = ConstEnv {
+        params,
+        stages: STAGES,
+    };
+    match eval(&mut env, c) {
+        Ok(Val::Bool(b)) => Ok(b),
+        Ok(v) => Err(Diagnostic::at(
+            src,
+            c.span().0,
+            format!("{what} must be a bool, found {}", v.a_kind()),
+        )),
+        Err(e) => Err(Diagnostic::at(src, e.span.0, e.message)),
+    }
+}
+
+/// Compares two expressions ignoring where they are written.
+fn strip_spans(e: &Expr) -> String {
+    let s = format!("{e:?}");
+    // Spans print as `(a, b)`; drop digits inside them is overkill: compare the debug form with
+    // every number-pair span removed.
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s.as_str();
+    while let Some(i) = rest.find("span: (") {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let end = rest.find(')').map_or(rest.len(), |j| j + 1);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The text of the `//` comment on the line right above `offset`'s line, if any.
+pub fn comment_above(src: &SourceFile, offset: usize) -> Option<String> {
+    let line_start = src.text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    if line_start == 0 {
+        return None;
+    }
+    let prev_end = line_start - 1;
+    let prev_start = src.text[..prev_end].rfind('\n').map_or(0, |i| i + 1);
+    let prev = src.text[prev_start..prev_end].trim();
+    prev.strip_prefix("//").map(|c| c.trim().to_string())
+}

@@ -1,0 +1,63 @@
+//! "Did you mean" hints: the names closest to a misspelt one, by edit distance.
+//!
+//! Shared by the loader (a `require` naming no rule) and the checker (op names, stages,
+//! values, functions, dtypes), so every hint is worded and ranked the same way.
+
+/// Edit distance counting a swap of two neighbouring characters as one edit (optimal string
+/// alignment), for "did you mean" hints (short strings only): `sdg_` is one edit from `sgd_`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev2: Vec<usize> = Vec::new();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                cur[j] = cur[j].min(prev2[j - 2] + 1);
+            }
+        }
+        prev2 = std::mem::replace(&mut prev, cur);
+    }
+    prev[b.len()]
+}
+
+/// The candidates closest to `name` (at most `max` edits away), all of them when several tie:
+/// a hint that picks one of two equally close names at random misleads.
+pub fn closest<'c>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+    max: usize,
+) -> Vec<&'c str> {
+    let mut best = max + 1;
+    let mut out: Vec<&'c str> = Vec::new();
+    for c in candidates {
+        let d = edit_distance(name, c);
+        if d < best {
+            best = d;
+            out.clear();
+        }
+        if d == best && !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `did you mean `a`?` / `did you mean `a` or `b`?` for [`closest`]'s answer (none when empty
+/// or when more than three names tie: then no hint helps).
+pub fn did_you_mean(close: &[&str]) -> Option<String> {
+    let quoted: Vec<String> = close.iter().map(|c| format!("`{c}`")).collect();
+    match quoted.len() {
+        0 => None,
+        1 => Some(format!("did you mean {}?", quoted[0])),
+        2 | 3 => Some(format!(
+            "did you mean {} or {}?",
+            quoted[..quoted.len() - 1].join(", "),
+            quoted[quoted.len() - 1]
+        )),
+        _ => None,
+    }
+}
