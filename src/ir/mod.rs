@@ -40,7 +40,7 @@ pub use parse::{parse_module, parse_module_reference, parse_startup_into};
 pub use print::{print_module, print_module_to, print_program, print_program_to};
 pub use program::{
     BlockArg, BlockId, BlockOps, Kwarg, OpData, OpId, OpSyntax, Program, RegionId, Use, Uses,
-    ValueDef, ValueId,
+    ValueDef, ValueId, MAX_RESULTS,
 };
 pub use types::{DType, Type, TypeId};
 pub use verify::{verify_module, OpCounts, VerifyError};

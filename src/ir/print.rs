@@ -241,8 +241,8 @@ impl Printer<'_, '_> {
         self.out.push_str(") = \"");
         self.out.push_str(self.ctx.str(d.name));
         self.out.push_str("\" ");
-        self.operand_list(op, d.syntax);
-        match d.syntax {
+        self.operand_list(op, d.syntax());
+        match d.syntax() {
             OpSyntax::Plain => {
                 self.out.push(' ');
                 self.ctx.write_attrs(d.attrs, self.out);

@@ -85,18 +85,44 @@ pub struct Use {
 pub struct OpData {
     pub name: Sym,
     pub attrs: AttrId,
-    pub syntax: OpSyntax,
     operands_start: u32,
     operands_len: u32,
     results_start: u32,
-    results_len: u32,
+    /// The number of results in the low 28 bits, the syntax in the next two, whether the op
+    /// was erased in the next: a 40-byte op record instead of 44 (ops are the IR's most
+    /// numerous record).
+    results_flags: u32,
     /// Index into `Program::op_regions`, or `NONE`: few ops have regions, and a vector in
     /// every op would cost 24 bytes an op.
     regions: u32,
     parent: u32,
     prev: u32,
     next: u32,
-    dead: bool,
+}
+
+const RESULTS_BITS: u32 = 28;
+const RESULTS_MASK: u32 = (1 << RESULTS_BITS) - 1;
+/// The most results an op can have (2^28 - 1: a line of over a gigabyte).
+pub const MAX_RESULTS: u32 = RESULTS_MASK;
+const DEAD_BIT: u32 = 1 << 30;
+
+impl OpData {
+    /// How the op is printed.
+    pub fn syntax(&self) -> OpSyntax {
+        match (self.results_flags >> RESULTS_BITS) & 3 {
+            0 => OpSyntax::Plain,
+            1 => OpSyntax::Regions,
+            _ => OpSyntax::While,
+        }
+    }
+
+    fn results_len(&self) -> u32 {
+        self.results_flags & RESULTS_MASK
+    }
+
+    fn dead(&self) -> bool {
+        self.results_flags & DEAD_BIT != 0
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -280,7 +306,7 @@ impl Program {
     }
 
     pub fn is_live(&self, op: OpId) -> bool {
-        !self.ops[op.index()].dead
+        !self.ops[op.index()].dead()
     }
 
     pub fn op_name(&self, op: OpId) -> Sym {
@@ -316,18 +342,18 @@ impl Program {
     }
 
     pub fn num_results(&self, op: OpId) -> usize {
-        self.ops[op.index()].results_len as usize
+        self.ops[op.index()].results_len() as usize
     }
 
     pub fn result(&self, op: OpId, i: usize) -> ValueId {
         let d = &self.ops[op.index()];
-        assert!(i < d.results_len as usize, "result index out of range");
+        assert!(i < d.results_len() as usize, "result index out of range");
         ValueId(d.results_start + i as u32)
     }
 
     pub fn results(&self, op: OpId) -> impl ExactSizeIterator<Item = ValueId> {
         let d = &self.ops[op.index()];
-        (d.results_start..d.results_start + d.results_len).map(ValueId)
+        (d.results_start..d.results_start + d.results_len()).map(ValueId)
     }
 
     pub fn regions(&self, op: OpId) -> &[RegionId] {
@@ -484,6 +510,15 @@ impl Program {
         syntax: OpSyntax,
     ) -> OpId {
         let id = OpId(u32::try_from(self.ops.len()).expect("fewer than 2^32 ops"));
+        let results_len = u32::try_from(result_types.len())
+            .ok()
+            .filter(|&n| n <= MAX_RESULTS)
+            .expect("at most MAX_RESULTS results (the parser refuses more)");
+        let syntax_bits = match syntax {
+            OpSyntax::Plain => 0,
+            OpSyntax::Regions => 1,
+            OpSyntax::While => 2,
+        };
         let operands_start = self.operands.len() as u32;
         let results_start = self.values.len() as u32;
         for (i, &t) in result_types.iter().enumerate() {
@@ -498,16 +533,14 @@ impl Program {
         self.ops.push(OpData {
             name,
             attrs,
-            syntax,
             operands_start,
             operands_len: operands.len() as u32,
             results_start,
-            results_len: result_types.len() as u32,
+            results_flags: results_len | syntax_bits << RESULTS_BITS,
             regions: NONE,
             parent: NONE,
             prev: NONE,
             next: NONE,
-            dead: false,
         });
         self.push_operands(id, operands);
         id
@@ -596,7 +629,7 @@ impl Program {
     fn link(&mut self, op: OpId, block: BlockId, prev: u32, next: u32) {
         let d = &mut self.ops[op.index()];
         assert!(
-            d.parent == NONE && !d.dead,
+            d.parent == NONE && !d.dead(),
             "op is already placed or erased"
         );
         d.parent = block.0;
@@ -690,7 +723,7 @@ impl Program {
         }
         self.drop_operands(op);
         self.detach(op);
-        self.ops[op.index()].dead = true;
+        self.ops[op.index()].results_flags |= DEAD_BIT;
     }
 
     fn drop_operands(&mut self, op: OpId) {

@@ -210,7 +210,7 @@ impl Verifier<'_> {
         }
         for op in p.block_ops(b) {
             let name = self.ctx.str(p.op_name(op));
-            let syntax = p.op(op).syntax;
+            let syntax = p.op(op).syntax();
             for v in p.operands(op).flatten() {
                 if !self.defined[v.index()] {
                     return Err(self.fail(

@@ -96,6 +96,7 @@ const ALLOW: &[(&str, &str, &str)] = &[
     ("src/rules/eval.rs", "`uses(%v in STAGE)` needs a stage", "the resolver requires a stage name there (`uses(%v in STAGE)` restricts the count to a stage)"),
     ("src/rules/check.rs", "a parameter constraint must be a bool", "the constraint is evaluated when the parameter gets its value, which reports a non-bool first (the constraint of `a` must be a bool)"),
     // ---- the IR and JSON readers refuse first ----
+    ("src/ir/parse/builder.rs", "an op with more than {MAX_RESULTS} results", "needs an op line of over a gigabyte"),
     ("src/ir/parse/values.rs", "malformed number {s}", "the grammar's `number` admits only what f64 parses"),
     ("src/ir/verify.rs", "duplicate keyword argument", "the text parser (duplicate definition) and the JSON reader (given twice) refuse it first"),
     ("src/ir/verify.rs", "uses {} whose type is not known", "the text parser gives a value the type of its first use; JSON values always have one"),

@@ -125,7 +125,7 @@ impl<'a, 'c> Builder<'a, 'c> {
                 Kind::Else => {
                     let owner = top.owner;
                     match owner {
-                        Some(op) if prog.op(op).syntax == OpSyntax::Regions => {
+                        Some(op) if prog.op(op).syntax() == OpSyntax::Regions => {
                             stack.pop();
                             let b = prog.add_region(op);
                             stack.push(Frame {
@@ -310,6 +310,13 @@ impl<'a, 'c> Builder<'a, 'c> {
         self.cur_idx += 1;
         let operands = &c.operands[r.operands.0 as usize..r.operands.1 as usize];
         let results = &c.values[r.results.0 as usize..r.results.1 as usize];
+        if results.len() > MAX_RESULTS as usize {
+            return Err(Diagnostic::at(
+                self.src,
+                l.offset,
+                format!("an op with more than {MAX_RESULTS} results"),
+            ));
+        }
         let labeled = operands.iter().any(|o| o.label.is_some());
 
         // Which of the three printed forms this is.

@@ -29,7 +29,7 @@
 
 use super::attr::{intern_key, Attr, AttrDict, AttrId, AttrKey};
 use super::dist::{DistSlot, OpDistAttr, Placement, ReduceKind, TensorDist};
-use super::program::{BlockId, OpId, OpSyntax, Program, ValueId};
+use super::program::{BlockId, OpId, OpSyntax, Program, ValueId, MAX_RESULTS};
 use super::types::{DType, Type, TypeId};
 use super::{Context, Module};
 use crate::diag::{Diagnostic, SourceFile};
