@@ -273,9 +273,9 @@ struct Engine<'a> {
     /// again reuses it when the type agrees and is an error otherwise.
     states: FxHashMap<Sym, TypeId>,
     /// Names of the persistables the input already had (keyword arguments of main, parameters,
-    /// what the startup program publishes), collected at the first `state` action: a state
-    /// named after one would silently alias it.
-    persistables: Option<rustc_hash::FxHashSet<String>>,
+    /// what the startup program publishes), hashed at the first `state` action: a state named
+    /// after one would silently alias it.
+    persistables: Option<rustc_hash::FxHashSet<u64>>,
     /// Roles and effect classes by interned id.
     cache: Caches,
     /// Per op a rule builds: its name, dialect entry, and the attributes that do not depend on

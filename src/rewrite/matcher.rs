@@ -190,8 +190,18 @@ pub struct Match<'r> {
 }
 
 /// Applications already made: the rule index followed by the matched ops, so a rule fires at
-/// most once on the same ops. Looked up by slice, without building an owned key.
-pub type Memo = FxHashSet<Vec<u32>>;
+/// most once on the same ops.
+pub type Memo = FxHashSet<MemoKey>;
+
+/// A fired match: its rule and its ops. A match of up to three ops (nearly every rule's) is
+/// held inline, so remembering one of the hundreds of thousands of firings in a large program
+/// allocates nothing.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MemoKey {
+    /// The rule, then the ops, then `u32::MAX` (never an op id) for unused places.
+    Inline([u32; 4]),
+    Heap(Box<[u32]>),
+}
 
 pub struct Searcher<'a, 'r> {
     pub m: &'a mut Module,
@@ -316,10 +326,7 @@ impl<'r> Searcher<'_, 'r> {
         self.matches += 1;
         let ops: Vec<OpId> = ops.iter().flatten().copied().collect();
         debug_assert_eq!(ops.len(), self.c.patterns.len());
-        if self
-            .memo
-            .contains(memo_key(self.rule_index, &ops).as_slice())
-        {
+        if self.memo.contains(&memo_key(self.rule_index, &ops)) {
             return Ok(None);
         }
         Ok(Some(Match { bindings: b, ops }))
@@ -465,9 +472,18 @@ impl<'r> Searcher<'_, 'r> {
 }
 
 /// The memo key of an application: rule index, then the matched ops.
-pub fn memo_key(rule_index: usize, ops: &[OpId]) -> Vec<u32> {
-    let mut k = Vec::with_capacity(ops.len() + 1);
-    k.push(rule_index as u32);
-    k.extend(ops.iter().map(|o| o.0));
-    k
+pub fn memo_key(rule_index: usize, ops: &[OpId]) -> MemoKey {
+    if ops.len() <= 3 {
+        let mut k = [u32::MAX; 4];
+        k[0] = rule_index as u32;
+        for (slot, o) in k[1..].iter_mut().zip(ops) {
+            *slot = o.0;
+        }
+        MemoKey::Inline(k)
+    } else {
+        let k: Vec<u32> = std::iter::once(rule_index as u32)
+            .chain(ops.iter().map(|o| o.0))
+            .collect();
+        MemoKey::Heap(k.into())
+    }
 }

@@ -54,13 +54,20 @@ impl<'r> Bindings<'r> {
     }
 }
 
+/// [`Caches::role`]: a dictionary without a role.
+const NO_ROLE: i32 = i32::MIN;
+/// [`Caches::role`]: a role outside `i32`, read from the dictionary each time.
+const ROLE_TOO_WIDE: i32 = i32::MAX;
+
 /// Per-run lookups keyed by interned ids: the `op_role` of each attribute dictionary and the
 /// effect class of each op name. Both tables grow lazily, because rules intern new
 /// dictionaries and names while they run; an entry never changes once computed (interned
 /// dictionaries and names are immutable).
 #[derive(Debug, Default)]
 pub struct Caches {
-    roles: Vec<Option<i64>>,
+    /// The role of each interned dictionary: [`NO_ROLE`], [`ROLE_TOO_WIDE`] or the role (a
+    /// program has hundreds of thousands of dictionaries: 4 bytes each rather than 16).
+    roles: Vec<i32>,
     effects: Vec<Option<Effect>>,
     /// `--timeout`'s deadline, checked by the matcher every few thousand candidates (one op
     /// read by hundreds of others can give a multi-pattern rule billions of combinations).
@@ -94,10 +101,25 @@ impl Caches {
             let n = m.ctx.interned_counts().1.max(id + 1);
             for i in self.roles.len()..n {
                 let d = m.ctx.attrs(AttrId(i as u32));
-                self.roles.push(d.get(ROLE_ATTR).and_then(Attr::as_i64));
+                self.roles
+                    .push(match d.get(ROLE_ATTR).and_then(Attr::as_i64) {
+                        None => NO_ROLE,
+                        Some(r) => i32::try_from(r)
+                            .ok()
+                            .filter(|r| ![NO_ROLE, ROLE_TOO_WIDE].contains(r))
+                            .unwrap_or(ROLE_TOO_WIDE),
+                    });
             }
         }
-        self.roles[id]
+        match self.roles[id] {
+            NO_ROLE => None,
+            ROLE_TOO_WIDE => m
+                .ctx
+                .attrs(AttrId(id as u32))
+                .get(ROLE_ATTR)
+                .and_then(Attr::as_i64),
+            r => Some(i64::from(r)),
+        }
     }
 
     /// The effect class of `op`'s name in the dialect table.

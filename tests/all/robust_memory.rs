@@ -28,7 +28,7 @@ tests![
     #[cfg(unix)]
     gen_reports_a_text_it_cannot_allocate,
     #[cfg(unix)]
-    a_million_op_program_is_rewritten_in_about_twice_its_size,
+    a_million_op_program_is_rewritten_in_under_twice_its_size,
     mapped_inputs_read_like_read_ones,
 ];
 
@@ -299,11 +299,11 @@ fn same_bytes(a: &std::path::Path, b: &std::path::Path) -> bool {
 }
 
 /// Issue 14's memory target at 10^6 ops (`irw gen mlp --layers 60000`: 1.02·10^6 ops, 172
-/// MiB of text). Before the attribute store and the mapped input, parse+print peaked at 3.4x
-/// the input and grad_merge at 4.6x. Printing holds the IR and nothing of the text; grad_merge's
-/// output has 2.2x the ops of its input (it is 2.1x the input's size), all held at once, so
-/// its bound is looser: see README, Performance.
-fn a_million_op_program_is_rewritten_in_about_twice_its_size() {
+/// MiB of text): under twice the input. Before the attribute store and the mapped input,
+/// parse+print peaked at 3.4x the input and grad_merge at 4.6x; now about 1.1x and 1.92-1.96x
+/// (grad_merge's output has 2.2x the ops of its input, all held at once). The grad_merge bound
+/// leaves 5% for the allocator and the parser threads' timing; see README, Performance.
+fn a_million_op_program_is_rewritten_in_under_twice_its_size() {
     let dir = tempfile::tempdir().expect("temp dir");
     let prog = dir.path().join("mlp.ir");
     let out = irw()
@@ -352,7 +352,7 @@ fn a_million_op_program_is_rewritten_in_about_twice_its_size() {
     assert!(out.status.success(), "{err}");
     let ratio = peak_ratio(&err);
     note(format!("grad_merge: {ratio:.2}x the input"));
-    assert!(ratio < 2.5, "grad_merge peaked at {ratio:.2}x the input");
+    assert!(ratio < 2.1, "grad_merge peaked at {ratio:.2}x the input");
 }
 
 /// Inputs of 4 MiB and more are memory-mapped (`irw::source_text`): a byte order mark is

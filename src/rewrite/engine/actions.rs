@@ -102,7 +102,7 @@ impl<'a> Engine<'a> {
                         ).with_hint("one name is one buffer: give states of different types different names"))
                     }
                     None => {
-                        if self.existing_persistables().contains(n.as_str()) {
+                        if self.is_existing_persistable(&n) {
                             return Err(self.err(
                                 lr,
                                 name.span(),

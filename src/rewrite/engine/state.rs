@@ -35,26 +35,26 @@ impl<'a> Engine<'a> {
         Ok(sp.result(op, 0))
     }
 
-    /// See [`Engine::persistables`].
-    pub(super) fn existing_persistables(&mut self) -> &rustc_hash::FxHashSet<String> {
+    /// Whether the input already had a persistable named `name` (see
+    /// [`Engine::persistables`]). The first call hashes every such name; a name whose hash is
+    /// among them is confirmed by comparing the names themselves, so the answer is exact while
+    /// the engine keeps 8 bytes a name rather than a copy of each.
+    pub(super) fn is_existing_persistable(&mut self, name: &str) -> bool {
         let m = &*self.m;
         let kwargs = &self.kwargs;
-        self.persistables.get_or_insert_with(|| {
-            let mut names: rustc_hash::FxHashSet<String> =
-                kwargs.keys().map(|s| m.ctx.str(*s).to_string()).collect();
-            let progs = std::iter::once(&m.main).chain(m.startup.as_ref());
-            for p in progs {
-                for op in p.walk() {
-                    let Some(key) = state_name_attr(m.ctx.str(p.op_name(op))) else {
-                        continue;
-                    };
-                    if let Some(crate::ir::Attr::Str(n)) = m.ctx.attrs(p.op_attrs(op)).get(key) {
-                        names.insert(n.to_string());
-                    }
-                }
-            }
-            names
-        })
+        let hashes = self.persistables.get_or_insert_with(|| {
+            let mut hashes = rustc_hash::FxHashSet::default();
+            for_each_persistable_name(m, kwargs, |n| {
+                hashes.insert(name_hash(n));
+            });
+            hashes
+        });
+        if !hashes.contains(&name_hash(name)) {
+            return false;
+        }
+        let mut found = false;
+        for_each_persistable_name(m, kwargs, |n| found |= n == name);
+        found
     }
 
     pub(super) fn create_state(
@@ -131,5 +131,35 @@ impl<'a> Engine<'a> {
         let v = self.m.main.add_kwarg(top, sym, ty, kattrs);
         self.kwargs.insert(sym, v);
         Ok(v)
+    }
+}
+
+fn name_hash(name: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    name.hash(&mut h);
+    h.finish()
+}
+
+/// Calls `f` with the name of every persistable of `m`: keyword arguments of main, parameters,
+/// what the startup program publishes.
+fn for_each_persistable_name(
+    m: &Module,
+    kwargs: &FxHashMap<Sym, ValueId>,
+    mut f: impl FnMut(&str),
+) {
+    for s in kwargs.keys() {
+        f(m.ctx.str(*s));
+    }
+    let progs = std::iter::once(&m.main).chain(m.startup.as_ref());
+    for p in progs {
+        for op in p.walk() {
+            let Some(key) = state_name_attr(m.ctx.str(p.op_name(op))) else {
+                continue;
+            };
+            if let Some(crate::ir::Attr::Str(n)) = m.ctx.attrs(p.op_attrs(op)).get(key) {
+                f(n);
+            }
+        }
     }
 }
