@@ -16,6 +16,10 @@ use memmap2::{Mmap, UncheckedAdvice};
 use std::fmt;
 use std::ops::Deref;
 
+/// The UTF-8 byte order mark, dropped from the start of every file irw reads (programs and rule
+/// files alike).
+pub const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Files at least this large are mapped rather than read.
 pub const MAP_AT_LEAST: u64 = 1 << 22;
 

@@ -61,8 +61,7 @@ pub fn format_size(n: u64) -> String {
     format!("{n} bytes")
 }
 
-/// The UTF-8 byte order mark, dropped from the start of every file irw reads.
-pub const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+pub use crate::source_text::UTF8_BOM;
 
 /// Reads `path` (`-` for standard input) as a [`SourceFile`], refusing inputs larger than
 /// `limit` bytes (`--max-input-size`) without reading more than that. A leading UTF-8 byte

@@ -3,9 +3,9 @@
 //! The first pattern is matched at the root; every other pattern is reached from what is
 //! already bound: through the defining op of a bound value (`%r` bound as an operand, then
 //! `%r = c_allreduce_sum(...)`), or through the use list of a bound operand
-//! (`pd_op.add_(%m, %r)` found among the users of `%r`). A pattern connected to nothing is
-//! tried against every op (the resolver keeps rules connected in practice; this is only the
-//! fallback). Nested patterns are matched on the defining op of the operand in place.
+//! (`pd_op.add_(%m, %r)` found among the users of `%r`). A pattern connected to nothing would
+//! be tried against every op; rule files cannot express one (`rules/connected.rs` refuses it at
+//! load), so that path serves only rules built through the Rust API. Nested patterns are matched on the defining op of the operand in place.
 //! Backtracking enumerates every combination until one passes the guards and has not been
 //! applied before.
 

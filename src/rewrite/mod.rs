@@ -200,8 +200,8 @@ impl Stats {
     /// The `--trace` report, one line per application:
     ///
     /// ```text
-    /// rules/grad_merge.rw:28: rule accumulate matched prog.ir:38: (%43, %44) = "pd_op.sgd_" (%1, %0, %30, <<NULL VALUE>>)
-    /// rules/grad_merge.rw:52: rule zero_buffer matched main op #61 "pd_op.add_" (built by a rule)
+    /// rules/grad_merge.rw:36: rule accumulate matched prog.ir:37: (%43, %44) = "pd_op.sgd_" (%1, %0, %30, <<NULL VALUE>>)
+    /// rules/grad_merge.rw:96: rule zero_scaled_buffer matched main op #41 "pd_op.add_" (built by a rule); main op #43 "pd_op.scale_" (built by a rule)
     /// rules/canonicalize.rw:20: rewrite fold_scale applied 2 time(s) in the e-graph (2 match(es); phase `canon`, main program)
     /// ```
     ///

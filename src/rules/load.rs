@@ -79,8 +79,8 @@ fn read_bounded(path: &Path) -> std::io::Result<String> {
         )));
     }
     // A UTF-8 byte order mark (some editors write one) is not part of the rules.
-    if bytes.starts_with(crate::cli::UTF8_BOM) {
-        bytes.drain(..crate::cli::UTF8_BOM.len());
+    if bytes.starts_with(crate::source_text::UTF8_BOM) {
+        bytes.drain(..crate::source_text::UTF8_BOM.len());
     }
     String::from_utf8(bytes)
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8"))
