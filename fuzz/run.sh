@@ -16,7 +16,7 @@
 # targets; rules/*.rw and the rule files under tests/golden/ for the rule target. libFuzzer adds
 # what it finds to fuzz/corpus/TARGET/ (kept between runs, not committed); crashes, timeouts and
 # out-of-memory inputs go to fuzz/artifacts/TARGET/. Every finding is fixed and kept as a
-# regression test (tests/bad/, tests/prop_*.rs or a unit test), not as an artifact.
+# regression test (a golden case in tests/golden/bad/, tests/all/prop_*.rs or a unit test), not as an artifact.
 #
 # Limits per input: 10 s (-timeout), 2 GiB of memory (-rss_limit_mb), 64 KiB (-max_len).
 # FUZZ_ARGS adds libFuzzer flags, e.g. FUZZ_ARGS="-fork=1 -ignore_crashes=1" to keep going past
