@@ -3,10 +3,11 @@
 //! verbatim), arrays, bare words (dtypes such as `float32`) and calls (`Place(cpu)`), and nested
 //! dictionaries (`op_dist_attr:{...}` with keys like `operand(0)`).
 //!
-//! A dictionary is an [`AttrDict`]: an `IndexMap` in the order the program lists it (Paddle sorts
-//! keys; [`AttrDict::set`] inserts new keys in sorted position so rewritten ops print the way
-//! Paddle would print them). Dictionaries are interned as [`AttrId`]s in the
-//! [`Context`](super::Context).
+//! An owned dictionary is an [`AttrDict`]: a short vector in the order the program lists it
+//! (Paddle sorts keys; [`AttrDict::set`] inserts new keys in sorted position so rewritten ops
+//! print the way Paddle would print them). Dictionaries are interned as [`AttrId`]s in the
+//! [`Context`](super::Context)'s attribute store and read through
+//! [`Attrs`](super::Attrs) views.
 
 use super::dist::OpDistAttr;
 use rustc_hash::FxHashSet;

@@ -1,10 +1,11 @@
-//! Interning: op names, attribute dictionaries and types are stored once per [`Context`] and
-//! referred to by small copyable ids.
+//! Interning: op names and types are stored once per [`Context`] and referred to by small
+//! copyable ids (attribute dictionaries have their own, more compact store:
+//! [`AttrStore`](super::attr_store::AttrStore)).
 //!
-//! Why: a training program repeats the same few dozen attribute dictionaries and types on
-//! hundreds of thousands of ops. Interning makes an op a handful of integers (no per-op heap
-//! allocation), makes equality of attributes an integer comparison (which the e-graph relies
-//! on for hash-consing), and lets the printer cache each dictionary's text.
+//! Why: a training program repeats the same few dozen names and types on hundreds of thousands
+//! of ops. Interning makes an op a handful of integers (no per-op heap allocation), makes
+//! equality an integer comparison (which the e-graph relies on for hash-consing), and lets the
+//! printer cache each type's text.
 //!
 //! [`Context`]: super::Context
 
