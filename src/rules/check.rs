@@ -1270,7 +1270,7 @@ fn clause_start(c: &Clause, default: usize) -> usize {
 }
 
 /// The value variables an op pattern binds (its own name and its operands, nested included).
-fn pattern_vars(p: &OpPattern, out: &mut IndexSet<String>) {
+pub(super) fn pattern_vars(p: &OpPattern, out: &mut IndexSet<String>) {
     if let Some(b) = &p.bind {
         out.insert(b.name.clone());
     }

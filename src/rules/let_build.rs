@@ -25,7 +25,7 @@ pub fn desugar(src: &SourceFile, r: &mut StructRule) -> Result<(), Diagnostic> {
         match c {
             Clause::Match(ps) => {
                 for p in ps {
-                    pattern_binds(p, &mut bound);
+                    super::check::pattern_vars(p, &mut bound);
                 }
             }
             Clause::Action(a) => action_binds(a, &mut bound),
@@ -279,21 +279,6 @@ fn mentions_action(a: &Action, name: &str) -> bool {
             cond, then, els, ..
         } => mentions(cond, name) || then.iter().chain(els).any(|x| mentions_action(x, name)),
         Action::Error { message, .. } => mentions(&Expr::Str(message.clone()), name),
-    }
-}
-
-fn pattern_binds(p: &OpPattern, out: &mut IndexSet<String>) {
-    if let Some(b) = &p.bind {
-        out.insert(b.name.clone());
-    }
-    for a in &p.args {
-        match &a.pat {
-            ValPat::Var { name, .. } => {
-                out.insert(name.name.clone());
-            }
-            ValPat::Wild(_) => {}
-            ValPat::Op(inner) => pattern_binds(inner, out),
-        }
     }
 }
 
