@@ -298,16 +298,11 @@ fn same_bytes(a: &std::path::Path, b: &std::path::Path) -> bool {
     }
 }
 
-/// Issue 14's memory target at 10^6 ops (`irw gen mlp --layers 60000`: 1.02·10^6 ops, 172
-/// MiB of text): under twice the input. Before the attribute store and the mapped input,
-/// parse+print peaked at 3.4x the input and grad_merge at 4.6x; now about 1.1x and 1.92-1.96x
-/// (grad_merge's output has 2.2x the ops of its input, all held at once). The grad_merge bound
-/// leaves 5% for the allocator and the parser threads' timing; see README, Performance.
-fn a_million_op_program_is_rewritten_in_under_twice_its_size() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let prog = dir.path().join("mlp.ir");
+/// `irw gen mlp --layers LAYERS` written to `dir/mlp.ir`.
+fn generated_mlp(dir: &std::path::Path, layers: u32) -> std::path::PathBuf {
+    let prog = dir.join("mlp.ir");
     let out = irw()
-        .args(["gen", "mlp", "--layers", "60000", "-o"])
+        .args(["gen", "mlp", "--layers", &layers.to_string(), "-o"])
         .arg(&prog)
         .output()
         .expect("irw runs");
@@ -316,6 +311,17 @@ fn a_million_op_program_is_rewritten_in_under_twice_its_size() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    prog
+}
+
+/// Issue 14's memory target at 10^6 ops (`irw gen mlp --layers 60000`: 1.02·10^6 ops, 172
+/// MiB of text): under twice the input. Before the attribute store and the mapped input,
+/// parse+print peaked at 3.4x the input and grad_merge at 4.6x; now about 1.1x and 1.92-1.96x
+/// (grad_merge's output has 2.2x the ops of its input, all held at once). The grad_merge bound
+/// leaves 5% for the allocator and the parser threads' timing; see README, Performance.
+fn a_million_op_program_is_rewritten_in_under_twice_its_size() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let prog = generated_mlp(dir.path(), 60000);
     let printed = dir.path().join("printed.ir");
     let out = irw()
         .arg("--stats")
@@ -359,17 +365,7 @@ fn a_million_op_program_is_rewritten_in_under_twice_its_size() {
 /// dropped and bad UTF-8 is reported at the same line and column as in a small file.
 fn mapped_inputs_read_like_read_ones() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let prog = dir.path().join("mlp.ir");
-    let out = irw()
-        .args(["gen", "mlp", "--layers", "2000", "-o"])
-        .arg(&prog)
-        .output()
-        .expect("irw runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let prog = generated_mlp(dir.path(), 2000);
     let text = std::fs::read(&prog).expect("generated");
     assert!(
         text.len() >= 4 << 20,
