@@ -335,17 +335,23 @@ impl AttrDict {
     }
 
     pub fn write_to(&self, out: &mut String) {
-        out.push('{');
-        for (i, (k, v)) in self.entries.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(k);
-            out.push(':');
-            v.write_to(out);
-        }
-        out.push('}');
+        write_dict(self.iter(), out)
     }
+}
+
+/// Writes dictionary entries as Paddle prints them (`{k:v,...}`): owned and interned
+/// dictionaries alike.
+pub(crate) fn write_dict<'a>(entries: impl Iterator<Item = (&'a str, &'a Attr)>, out: &mut String) {
+    out.push('{');
+    for (i, (k, v)) in entries.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(k);
+        out.push(':');
+        v.write_to(out);
+    }
+    out.push('}');
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //! it and interns the result. The view also wraps an owned [`AttrDict`], so a function that
 //! reads attributes works on both (kernels are tested on hand-made dictionaries).
 
-use super::attr::{intern_key, Attr, AttrDict, AttrKey};
+use super::attr::{intern_key, write_dict, Attr, AttrDict, AttrKey};
 use hashbrown::HashTable;
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
@@ -53,6 +53,13 @@ impl std::fmt::Debug for AttrStore {
     }
 }
 
+/// The entries of dictionary `id` (a function of the two fields rather than a method, so that
+/// the hash table's closures can borrow them while the table itself is borrowed mutably).
+fn dict_entries<'e>(entries: &'e [Entry], spans: &[(u32, u32)], id: u32) -> &'e [Entry] {
+    let (start, len) = spans[id as usize];
+    &entries[start as usize..(start + len) as usize]
+}
+
 fn fx_hash<T: Hash + ?Sized>(t: &T) -> u64 {
     let mut h = FxHasher::default();
     t.hash(&mut h);
@@ -71,14 +78,9 @@ impl AttrStore {
         }
         let hash = fx_hash(scratch.as_slice());
         let (entries, spans) = (&self.entries, &self.spans);
-        let slice = |id: u32| {
-            let (start, len) = spans[id as usize];
-            &entries[start as usize..(start + len) as usize]
-        };
-        let id = match self
-            .dict_index
-            .find(hash, |&id| slice(id) == scratch.as_slice())
-        {
+        let id = match self.dict_index.find(hash, |&id| {
+            dict_entries(entries, spans, id) == scratch.as_slice()
+        }) {
             Some(&id) => id,
             None => {
                 let id = u32::try_from(self.spans.len()).expect("fewer than 2^32 dictionaries");
@@ -87,10 +89,8 @@ impl AttrStore {
                 self.entries.extend_from_slice(&scratch);
                 self.spans.push((start, scratch.len() as u32));
                 let (entries, spans) = (&self.entries, &self.spans);
-                self.dict_index.insert_unique(hash, id, |&id| {
-                    let (start, len) = spans[id as usize];
-                    fx_hash(&entries[start as usize..(start + len) as usize])
-                });
+                self.dict_index
+                    .insert_unique(hash, id, |&id| fx_hash(dict_entries(entries, spans, id)));
                 id
             }
         };
@@ -127,10 +127,9 @@ impl AttrStore {
 
     /// The dictionary with index `id`.
     pub fn get(&self, id: u32) -> Attrs<'_> {
-        let (start, len) = self.spans[id as usize];
         Attrs::Stored {
             store: self,
-            entries: &self.entries[start as usize..(start + len) as usize],
+            entries: dict_entries(&self.entries, &self.spans, id),
         }
     }
 
@@ -207,21 +206,7 @@ impl<'a> Attrs<'a> {
 
     /// Writes the dictionary as Paddle prints it (`{k:v,...}`).
     pub fn write_to(self, out: &mut String) {
-        match self {
-            Attrs::Dict(d) => d.write_to(out),
-            Attrs::Stored { store, entries } => {
-                out.push('{');
-                for (i, e) in entries.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(store.keys[e.key as usize]);
-                    out.push(':');
-                    store.values[e.value as usize].write_to(out);
-                }
-                out.push('}');
-            }
-        }
+        write_dict(self.iter(), out)
     }
 }
 
