@@ -38,9 +38,9 @@ pub enum SourceText {
 const CHECK_STEP: usize = 1 << 23;
 
 impl SourceText {
-    /// The text of a mapped file from byte `start` on, or the offset of its first byte that is
-    /// not UTF-8. The file is checked a stretch at a time and each stretch released after it.
-    pub fn mapped(map: Mmap, start: usize) -> Result<SourceText, usize> {
+    /// The text of a mapped file from byte `start` on; `None` if it is not UTF-8. The file is
+    /// checked a stretch at a time and each stretch released after it.
+    pub fn mapped(map: Mmap, start: usize) -> Option<SourceText> {
         let bytes = &map[start..];
         let _ = map.advise(memmap2::Advice::Sequential);
         let mut at = 0;
@@ -50,13 +50,11 @@ impl SourceText {
             while end < bytes.len() && end > at && (bytes[end] & 0xC0) == 0x80 {
                 end -= 1;
             }
-            if let Err(e) = std::str::from_utf8(&bytes[at..end]) {
-                return Err(at + e.valid_up_to());
-            }
+            std::str::from_utf8(&bytes[at..end]).ok()?;
             release_pages(&map, start + at..start + end);
             at = end;
         }
-        Ok(SourceText::Mapped { map, start })
+        Some(SourceText::Mapped { map, start })
     }
 
     pub fn as_str(&self) -> &str {

@@ -103,7 +103,7 @@ pub fn read_source(path: &str, limit: u64) -> Result<SourceFile, Diagnostic> {
                 return Err(too_large());
             }
             if m.len() >= MAP_AT_LEAST {
-                if let Some(src) = map_source(&f, &name)? {
+                if let Some(src) = map_source(&f, &name) {
                     return Ok(src);
                 }
             }
@@ -133,22 +133,18 @@ pub fn read_source(path: &str, limit: u64) -> Result<SourceFile, Diagnostic> {
     }
 }
 
-/// A large regular file, mapped (`None` if the system cannot map it: it is read instead).
-fn map_source(f: &std::fs::File, name: &str) -> Result<Option<SourceFile>, Diagnostic> {
+/// A large regular file, mapped; `None` if the system cannot map it or it is not UTF-8: it is
+/// then read, and the read path reports bad UTF-8 with its position.
+fn map_source(f: &std::fs::File, name: &str) -> Option<SourceFile> {
     // SAFETY: the map is only read, as UTF-8 checked by `SourceText::mapped`; the file must not
     // change while irw runs (documented in `crate::source_text` and the README).
-    let Ok(map) = (unsafe { memmap2::Mmap::map(f) }) else {
-        return Ok(None);
-    };
+    let map = unsafe { memmap2::Mmap::map(f) }.ok()?;
     let start = if map.starts_with(UTF8_BOM) {
         UTF8_BOM.len()
     } else {
         0
     };
-    match SourceText::mapped(map, start) {
-        Ok(text) => Ok(Some(SourceFile::new(name, text))),
-        Err(_) => Ok(None),
-    }
+    SourceText::mapped(map, start).map(|text| SourceFile::new(name, text))
 }
 
 /// The most memory this process has held resident so far (`getrusage`'s maximum resident set:
