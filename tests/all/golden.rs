@@ -11,6 +11,11 @@
 //!   A case may have several RUN lines: they run in order, every one but the last must exit
 //!   with 0 (write what the next one reads with `-o %t/NAME`), and everything below applies to
 //!   the last one.
+//! - `//--- NAME` — in a `.test` case, after the header: an embedded file, up to the next such
+//!   line or the end of the case, written byte for byte to `%t`. A case with embedded files
+//!   runs in `%t` (messages name the files as written: `r.rw:3:11`), and its `%fixtures`, `%s`
+//!   and `%S` are absolute paths. The bad rule files, flags, executor inputs, feed files and
+//!   Paddle JSON are such cases (`tests/golden/bad/{rules,exec,feed,json,cli}/`).
 //! - `// EXIT: N` — the expected exit code (default 0). A run that exits with another code than
 //!   0 must print nothing on standard output unless the case says what it prints (`CHECK`
 //!   lines or a `NAME.expected`): a failing irw prints no partial program.
@@ -19,8 +24,9 @@
 //!   against standard output; `// CHECK-ERR: text` (and `CHECK-ERR-NEXT` and so on) the same
 //!   against standard error. `// REGEX: NAME=regex` defines `$NAME` for the patterns of both
 //!   (`$(x=$NAME)` binds `$x`); `$$` is a literal `$`.
-//! - `// ERROR-AT: POS` — standard error starts with a diagnostic at `POS` (`FILE:LINE:COL`, or
-//!   a prefix such as `FILE:LINE:`): its first line starts with `POS`, and when it shows a source
+//! - `// ERROR-AT: POS` — standard error starts with a diagnostic at `POS` (`FILE:LINE:COL`, the
+//!   whole position, or a prefix such as `FILE:LINE:`; `%fixtures` is substituted): its first
+//!   line starts with `POS`, and when it shows a source
 //!   line (the second line is neither empty nor a `  = ` note), the third line is the caret line
 //!   (it ends with `^`). `// ERROR-AT: -` — the first line is an error without a position
 //!   (`error: ...`). CHECK-ERR says what the message is; ERROR-AT pins where it is, which
@@ -46,6 +52,9 @@ const FIXTURES: &str = "../shared/fixtures";
 struct Case {
     /// One argument list per RUN line; the last one is checked.
     runs: Vec<Vec<String>>,
+    /// The files a `.test` case embeds (`//--- NAME` sections), byte for byte. A case with
+    /// files runs in its temporary directory, where they are written.
+    files: Vec<(String, Vec<u8>)>,
     exit: Option<i32>,
     expect: Vec<String>,
     /// `ERROR-AT`: where standard error's first diagnostic is (`-`: without a position).
@@ -65,11 +74,53 @@ fn directive(kind: &str) -> Option<&'static str> {
     })
 }
 
+/// The line that starts an embedded file: `//--- NAME` (LLVM's `split-file` convention).
+const FILE_MARK: &[u8] = b"//--- ";
+
+/// Splits a case into its header and its embedded files. A file runs from the line after its
+/// `//--- NAME` to the line before the next one, or to the end of the case (where it may lack
+/// a final newline); bytes are kept as they are, so a file may be invalid UTF-8 on purpose.
+fn split_files(bytes: &[u8]) -> Result<(&[u8], Vec<(String, Vec<u8>)>), Failed> {
+    let mut starts = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let end = bytes[at..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| at + i + 1);
+        if bytes[at..].starts_with(FILE_MARK) {
+            starts.push((at, end));
+        }
+        at = end;
+    }
+    let header = &bytes[..starts.first().map_or(bytes.len(), |s| s.0)];
+    let mut files = Vec::new();
+    for (i, &(mark, body)) in starts.iter().enumerate() {
+        let name = String::from_utf8_lossy(&bytes[mark + FILE_MARK.len()..body])
+            .trim()
+            .to_string();
+        if name.is_empty() || name.contains('/') || files.iter().any(|(n, _)| *n == name) {
+            return Err(format!("bad embedded file name `{name}`").into());
+        }
+        let end = starts.get(i + 1).map_or(bytes.len(), |s| s.0);
+        files.push((name, bytes[body..end].to_vec()));
+    }
+    Ok((header, files))
+}
+
 fn parse_case(path: &Path) -> Result<Case, Failed> {
-    let text = std::fs::read_to_string(path)?;
-    let rel = path.strip_prefix(root()).unwrap_or(path);
+    let bytes = std::fs::read(path)?;
+    let (header, files) = split_files(&bytes)?;
+    let text = std::str::from_utf8(header).map_err(|_| "the header is not UTF-8")?;
+    // A case with embedded files runs in its temporary directory: its paths are absolute.
+    let (rel, fixtures) = if files.is_empty() {
+        (path.strip_prefix(root()).unwrap_or(path), FIXTURES.into())
+    } else {
+        (path, root().join(FIXTURES).to_string_lossy().into_owned())
+    };
     let dir = rel.parent().unwrap_or(Path::new("."));
     let mut case = Case {
+        files,
         runs: vec![],
         exit: None,
         expect: vec![],
@@ -95,7 +146,7 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
                 case.runs.push(
                     words
                         .map(|w| {
-                            w.replace("%fixtures", FIXTURES)
+                            w.replace("%fixtures", &fixtures)
                                 .replace("%s", &rel.to_string_lossy())
                                 .replace("%S", &dir.to_string_lossy())
                         })
@@ -108,7 +159,7 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
                 if case.error_at.is_some() {
                     return Err("more than one ERROR-AT line".into());
                 }
-                case.error_at = Some(val.trim().to_string());
+                case.error_at = Some(val.trim().replace("%fixtures", &fixtures));
             }
             "REGEX" => {
                 let d = format!("regex: {}", val.trim());
@@ -131,7 +182,7 @@ fn parse_case(path: &Path) -> Result<Case, Failed> {
         case.runs = vec![vec![
             "--rules".into(),
             rel.to_string_lossy().into_owned(),
-            format!("{FIXTURES}/paddle/before.ir"),
+            format!("{fixtures}/paddle/before.ir"),
         ]];
         case.exit.get_or_insert(1);
     }
@@ -160,7 +211,7 @@ fn filecheck(directives: &[String], text: &str, what: &str) -> Result<(), Failed
     Ok(())
 }
 
-/// `ERROR-AT: at` against standard error (see the module doc); `bad_corpus` asserts the same.
+/// `ERROR-AT: at` against standard error (see the module doc).
 pub(crate) fn error_at(at: &str, stderr: &str) -> Result<(), Failed> {
     let mut lines = stderr.lines();
     let first = lines.next().unwrap_or("");
@@ -170,7 +221,10 @@ pub(crate) fn error_at(at: &str, stderr: &str) -> Result<(), Failed> {
         }
         return Ok(());
     }
-    if !first.starts_with(at) {
+    // A whole position (`FILE:LINE:COL`) must end where the line's position does: `r.rw:1:8`
+    // is not `r.rw:1:80`.
+    let whole = at.ends_with(|c: char| c.is_ascii_digit());
+    if !first.starts_with(at) || (whole && !first[at.len()..].starts_with(':')) {
         return Err(format!("want the error at {at}, got:\n{stderr}").into());
     }
     let second = lines.next().unwrap_or("");
@@ -185,11 +239,18 @@ fn run_case(path: PathBuf) -> Result<(), Failed> {
     let case = parse_case(&path)?;
     let tmp = tempfile::tempdir()?;
     let tmp_path = tmp.path().to_string_lossy().into_owned();
+    for (name, bytes) in &case.files {
+        std::fs::write(tmp.path().join(name), bytes)?;
+    }
     let n = case.runs.len();
     let mut out = None;
     for (i, args) in case.runs.iter().enumerate() {
         let args: Vec<String> = args.iter().map(|a| a.replace("%t", &tmp_path)).collect();
-        let o = run_irw(&args);
+        let mut cmd = irw();
+        if !case.files.is_empty() {
+            cmd.current_dir(tmp.path());
+        }
+        let o = cmd.args(&args).output()?;
         if i + 1 < n && !o.status.success() {
             return Err(format!(
                 "RUN line {} (`irw {}`) failed with {:?}:\n{}",

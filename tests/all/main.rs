@@ -23,7 +23,6 @@
 mod common;
 
 mod atomic_output;
-mod bad_corpus;
 mod dist;
 mod dtype_u8;
 mod egraph_cse;
@@ -62,7 +61,6 @@ fn main() {
         layout().map_err(Into::into)
     })];
     tests.extend(atomic_output::tests());
-    tests.extend(bad_corpus::tests());
     tests.extend(dist::tests());
     tests.extend(dtype_u8::tests());
     tests.extend(egraph_cse::tests());
