@@ -54,7 +54,7 @@ struct Case {
     runs: Vec<Vec<String>>,
     /// The files a `.test` case embeds (`//--- NAME` sections), byte for byte. A case with
     /// files runs in its temporary directory, where they are written.
-    files: Vec<(String, Vec<u8>)>,
+    files: Vec<Embedded>,
     exit: Option<i32>,
     expect: Vec<String>,
     /// `ERROR-AT`: where standard error's first diagnostic is (`-`: without a position).
@@ -74,13 +74,16 @@ fn directive(kind: &str) -> Option<&'static str> {
     })
 }
 
+/// A file a case embeds: its name and bytes.
+type Embedded = (String, Vec<u8>);
+
 /// The line that starts an embedded file: `//--- NAME` (LLVM's `split-file` convention).
 const FILE_MARK: &[u8] = b"//--- ";
 
 /// Splits a case into its header and its embedded files. A file runs from the line after its
 /// `//--- NAME` to the line before the next one, or to the end of the case (where it may lack
 /// a final newline); bytes are kept as they are, so a file may be invalid UTF-8 on purpose.
-fn split_files(bytes: &[u8]) -> Result<(&[u8], Vec<(String, Vec<u8>)>), Failed> {
+fn split_files(bytes: &[u8]) -> Result<(&[u8], Vec<Embedded>), Failed> {
     let mut starts = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
