@@ -5,13 +5,16 @@
 #
 #   benches/scaling.sh            # all sizes
 #   SIZES="60 600" benches/scaling.sh
+#   IRW=/tmp/irw-before benches/scaling.sh   # another binary (before/after a change); no build
 #
 # Canonicalization (rules/canonicalize.rw, the e-graph) runs on sizes up to CANON_MAX layers
 # (default 6000, about 10^5 ops). The last line gives time(largest)/time(next) for grad_merge.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-IRW=target/release/irw
+if [[ -z ${IRW:-} ]]; then
+  cargo build --release --quiet
+  IRW=target/release/irw
+fi
 TIME=/usr/bin/time
 [[ -x $TIME ]] || { echo "needs /usr/bin/time (apt-get install time)"; exit 1; }
 tmp=$(mktemp -d)
