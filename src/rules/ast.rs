@@ -11,18 +11,19 @@
 //!   structural engine (`src/rewrite/`) runs these in their phase until nothing matches.
 //! * An **equational rule** ([`EqRule`]) states an identity between pure terms, `lhs => rhs`
 //!   (or `lhs <=> rhs`), with an optional guard. It is meant for the e-graph layer, and is kept
-//!   as two clean trees:
-//!   - [`PatTerm`]: the left-hand side. A leaf is a variable (`%x`, bound to the e-class of the
+//!   as two trees:
+//!   - the left-hand side is an [`OpPattern`], the same pattern tree a structural `match` uses,
+//!     restricted by the parser: operands are **positional**, one per operand, with no `..`, no
+//!     stage and no type capture. A leaf is a variable (`%x`, bound to the e-class of the
 //!     operand at that position) or a wildcard; an inner node is an op selector (a dialect op
 //!     name, a quoted generic name, an op class, or a set of names), attribute constraints
 //!     ([`AttrPat`]: equal to a constant expression, captured into `$name`, present, or absent)
-//!     and the children, **positional**, one per operand.
+//!     and its operands.
 //!   - [`Term`]: the right-hand side. A leaf is a variable bound on the left; an inner node is
 //!     an op name, the attributes to give it (each an [`Expr`] over parameters and captures,
 //!     e.g. `value: 1.0 / k_steps` or `dtype: $d`) and its children.
 //!
-//!   The variables a left-hand side binds are listed by [`PatTerm::vars`]; the captures by
-//!   [`PatTerm::captures`]. A guard is an [`Expr`] over those.
+//!   A guard is an [`Expr`] over the variables and captures of the left-hand side.
 //!
 //! # Expressions
 //!
@@ -195,7 +196,11 @@ pub enum Clause {
 #[derive(Debug, Clone, PartialEq)]
 pub struct EqRule {
     pub name: Ident,
-    pub lhs: PatTerm,
+    /// The pattern tree of a structural `match`, restricted by the parser
+    /// ([`eq_lhs`](super::parse::eq_lhs)): positional operands, no `..`, no stage, no type
+    /// captures. `%s = pd_op.scale(..)` names the matched op, so the right-hand side can copy
+    /// its attributes (`{..%s, value: ..}`) and guards can read them (`attr(%s, "bias")`).
+    pub lhs: OpPattern,
     pub rhs: Term,
     pub guard: Option<Expr>,
     pub direction: Direction,
@@ -213,76 +218,9 @@ pub enum Direction {
     Both,
 }
 
-/// Left-hand side of an equational rule: a tree of op patterns with variables at the leaves.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PatTerm {
-    /// `%x`: binds (or, when repeated, must equal) the operand at this position.
-    Var(Ident),
-    /// `_`: any operand.
-    Wild(Span),
-    Op {
-        /// `%s = pd_op.scale(..)`: names the matched op, so the right-hand side can copy its
-        /// attributes (`{..%s, value: ..}`) and guards can read them (`attr(%s, "bias")`).
-        bind: Option<Ident>,
-        op: OpSel,
-        attrs: Vec<AttrPat>,
-        children: Vec<PatTerm>,
-        span: Span,
-    },
-}
-
 /// The attribute key that stands for `..%s` in an attribute block: start from the attributes
 /// of the left-hand-side op bound to `%s` (equational rules only); its value is `Expr::Value`.
 pub const SPREAD_KEY: &str = "..";
-
-impl PatTerm {
-    /// Variables bound by this pattern, in first-occurrence order.
-    pub fn vars(&self) -> Vec<&Ident> {
-        let mut out: Vec<&Ident> = Vec::new();
-        self.walk(&mut |t| {
-            if let PatTerm::Var(v) = t {
-                if !out.iter().any(|o| o.name == v.name) {
-                    out.push(v);
-                }
-            }
-        });
-        out
-    }
-
-    /// Attribute captures (`{dtype: $d}`) in first-occurrence order.
-    pub fn captures(&self) -> Vec<&Ident> {
-        let mut out: Vec<&Ident> = Vec::new();
-        self.walk(&mut |t| {
-            if let PatTerm::Op { attrs, .. } = t {
-                for a in attrs {
-                    if let AttrPatVal::Capture(c) = &a.val {
-                        if !out.iter().any(|o| o.name == c.name) {
-                            out.push(c);
-                        }
-                    }
-                }
-            }
-        });
-        out
-    }
-
-    fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a PatTerm)) {
-        f(self);
-        if let PatTerm::Op { children, .. } = self {
-            for c in children {
-                c.walk(f);
-            }
-        }
-    }
-
-    pub fn span(&self) -> Span {
-        match self {
-            PatTerm::Var(v) => v.span,
-            PatTerm::Wild(s) => *s,
-            PatTerm::Op { span, .. } => *span,
-        }
-    }
-}
 
 /// Right-hand side of an equational rule.
 #[derive(Debug, Clone, PartialEq)]

@@ -1185,40 +1185,32 @@ impl<'a> Checker<'a> {
         super::lower::check(r, self.params).map_err(|(offset, msg)| self.at(offset, msg))
     }
 
-    fn eq_lhs(&mut self, t: &PatTerm) -> Result<(), Diagnostic> {
-        match t {
-            PatTerm::Var(v) => {
-                self.values.insert(v.name.clone(), Binding::Value);
+    fn eq_lhs(&mut self, p: &OpPattern) -> Result<(), Diagnostic> {
+        let specs = self.op_sel(&p.op)?;
+        if let Some(b) = &p.bind {
+            if self.values.contains_key(&b.name) {
+                return Err(self.at(b.span.0, format!("`{}` is bound twice", b.name)));
             }
-            PatTerm::Wild(_) => {}
-            PatTerm::Op {
-                bind,
-                op,
-                attrs,
-                children,
-                ..
-            } => {
-                let specs = self.op_sel(op)?;
-                if let Some(b) = bind {
-                    if self.values.contains_key(&b.name) {
-                        return Err(self.at(b.span.0, format!("`{}` is bound twice", b.name)));
-                    }
-                    self.values.insert(b.name.clone(), Binding::Op(specs));
+            self.values.insert(b.name.clone(), Binding::Op(specs));
+        }
+        for a in &p.attrs {
+            match &a.val {
+                AttrPatVal::Capture(c) => {
+                    self.captures.insert(c.name.clone());
                 }
-                for a in attrs {
-                    match &a.val {
-                        AttrPatVal::Capture(c) => {
-                            self.captures.insert(c.name.clone());
-                        }
-                        AttrPatVal::Equals(e) => {
-                            self.expr_no_build(e)?;
-                        }
-                        _ => {}
-                    }
+                AttrPatVal::Equals(e) => {
+                    self.expr_no_build(e)?;
                 }
-                for c in children {
-                    self.eq_lhs(c)?;
+                _ => {}
+            }
+        }
+        for a in &p.args {
+            match &a.pat {
+                ValPat::Var { name, .. } => {
+                    self.values.insert(name.name.clone(), Binding::Value);
                 }
+                ValPat::Wild(_) => {}
+                ValPat::Op(inner) => self.eq_lhs(inner)?,
             }
         }
         Ok(())

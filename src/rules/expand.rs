@@ -730,7 +730,7 @@ impl Desugar<'_> {
                         res = self.visit(scope, x);
                     }
                 };
-                walk_term(&mut q.lhs, &mut v);
+                walk_pattern(&mut q.lhs, &mut v);
                 if let Some(g) = &mut q.guard {
                     walk_expr(g, &mut v);
                 }
@@ -847,26 +847,6 @@ fn walk_action(a: &mut Action, f: &mut dyn FnMut(Visit<'_>)) {
             }
         }
         Action::Error { message, .. } => walk_str(message, f),
-    }
-}
-
-fn walk_term(t: &mut PatTerm, f: &mut dyn FnMut(Visit<'_>)) {
-    if let PatTerm::Op {
-        op,
-        attrs,
-        children,
-        ..
-    } = t
-    {
-        f(Visit::Sel(op));
-        for a in attrs {
-            if let AttrPatVal::Equals(e) = &mut a.val {
-                walk_expr(e, f);
-            }
-        }
-        for c in children {
-            walk_term(c, f);
-        }
     }
 }
 

@@ -35,7 +35,8 @@ use crate::egraph::{
 };
 use crate::ir::Attr;
 use crate::rules::ast::{
-    AttrPatVal, BinOp, Direction, EqRule, Expr, Ident, OpSel, PatTerm, Term, UnOp, SPREAD_KEY,
+    AttrPatVal, BinOp, Direction, EqRule, Expr, Ident, OpPattern as LhsOp, OpSel, Term, UnOp,
+    ValPat, SPREAD_KEY,
 };
 use crate::rules::eval::{dtype_name, eval, ConstEnv};
 use crate::rules::{stage_role, Param, Val, STAGES};
@@ -113,14 +114,14 @@ pub fn translate(
 
 /// Per op node of the left-hand side (pre-order), the op names it stands for; the cartesian
 /// product of the lists, one entry per rule.
-fn alternatives(p: &PatTerm) -> Result<Vec<Vec<String>>, Error> {
+fn alternatives(p: &LhsOp) -> Result<Vec<Vec<String>>, Error> {
     let mut per_node: Vec<Vec<String>> = Vec::new();
     collect_alts(p, &mut per_node)?;
     let mut out: Vec<Vec<String>> = vec![vec![]];
     for alts in per_node {
         if out.len() * alts.len() > MAX_EXPANSION {
             return Err((
-                p.span().0,
+                p.span.0,
                 format!(
                     "this pattern stands for more than {MAX_EXPANSION} op combinations: name the ops"
                 ),
@@ -140,22 +141,22 @@ fn alternatives(p: &PatTerm) -> Result<Vec<Vec<String>>, Error> {
     Ok(out)
 }
 
-fn collect_alts(p: &PatTerm, out: &mut Vec<Vec<String>>) -> Result<(), Error> {
-    if let PatTerm::Op { op, children, .. } = p {
-        let mut names = Vec::new();
-        sel_names(op, children.len(), &mut names)?;
-        if names.is_empty() {
-            return Err((
-                op.span().0,
-                format!(
-                    "no pure op of the dialect table takes {} operand(s) here",
-                    children.len()
-                ),
-            ));
-        }
-        out.push(names);
-        for c in children {
-            collect_alts(c, out)?;
+fn collect_alts(p: &LhsOp, out: &mut Vec<Vec<String>>) -> Result<(), Error> {
+    let mut names = Vec::new();
+    sel_names(&p.op, p.args.len(), &mut names)?;
+    if names.is_empty() {
+        return Err((
+            p.op.span().0,
+            format!(
+                "no pure op of the dialect table takes {} operand(s) here",
+                p.args.len()
+            ),
+        ));
+    }
+    out.push(names);
+    for a in &p.args {
+        if let ValPat::Op(inner) = &a.pat {
+            collect_alts(inner, out)?;
         }
     }
     Ok(())
@@ -273,41 +274,34 @@ impl<'a> Tr<'a> {
 
     fn pattern(
         &mut self,
-        p: &PatTerm,
+        p: &LhsOp,
         choice: &mut std::slice::Iter<'_, String>,
     ) -> Result<Pattern, Error> {
-        Ok(match p {
-            PatTerm::Var(v) => Pattern::Var(self.var(&v.name)),
-            PatTerm::Wild(_) => Pattern::Var(self.fresh_var()),
-            PatTerm::Op {
-                bind,
-                attrs,
-                children,
-                span,
-                ..
-            } => {
-                let name = choice
-                    .next()
-                    .ok_or((span.0, "internal: op alternatives out of step".to_string()))?;
-                let mut op = OpPattern::new(name, []);
-                if let Some(b) = bind {
-                    op = op.label(self.label(b));
-                }
-                for a in attrs {
-                    let test = match &a.val {
-                        AttrPatVal::Capture(c) => AttrTest::Capture(self.cap(&c.name)),
-                        AttrPatVal::Present(_) => AttrTest::Capture(self.fresh_cap()),
-                        AttrPatVal::Absent(_) => AttrTest::Absent,
-                        AttrPatVal::Equals(e) => AttrTest::Eq(self.const_attr(e)?),
-                    };
-                    op = op.attr(&a.key.name, test);
-                }
-                for c in children {
-                    op.operands.push(self.pattern(c, choice)?);
-                }
-                Pattern::Op(Box::new(op))
-            }
-        })
+        let name = choice.next().ok_or((
+            p.span.0,
+            "internal: op alternatives out of step".to_string(),
+        ))?;
+        let mut op = OpPattern::new(name, []);
+        if let Some(b) = &p.bind {
+            op = op.label(self.label(b));
+        }
+        for a in &p.attrs {
+            let test = match &a.val {
+                AttrPatVal::Capture(c) => AttrTest::Capture(self.cap(&c.name)),
+                AttrPatVal::Present(_) => AttrTest::Capture(self.fresh_cap()),
+                AttrPatVal::Absent(_) => AttrTest::Absent,
+                AttrPatVal::Equals(e) => AttrTest::Eq(self.const_attr(e)?),
+            };
+            op = op.attr(&a.key.name, test);
+        }
+        for a in &p.args {
+            op.operands.push(match &a.pat {
+                ValPat::Var { name, .. } => Pattern::Var(self.var(&name.name)),
+                ValPat::Wild(_) => Pattern::Var(self.fresh_var()),
+                ValPat::Op(inner) => self.pattern(inner, choice)?,
+            });
+        }
+        Ok(Pattern::Op(Box::new(op)))
     }
 
     /// The right side of `<=>` read as a pattern.
@@ -337,57 +331,54 @@ impl<'a> Tr<'a> {
     }
 
     /// The left side of `<=>` built (only names, captures and constants can be built).
-    fn pat_build(&mut self, p: &PatTerm) -> Result<GBuild, Error> {
-        Ok(match p {
-            PatTerm::Var(v) => GBuild::Var(self.bound_var(v)?),
-            PatTerm::Wild(s) => {
+    fn pat_build(&mut self, p: &LhsOp) -> Result<GBuild, Error> {
+        let name = match &p.op {
+            OpSel::Name(i) | OpSel::Quoted(i) => i.name.clone(),
+            other => {
                 return Err((
-                    s.0,
-                    "`_` cannot be built: with `<=>` every operand needs a name".into(),
+                    other.span().0,
+                    "with `<=>` the left side is built too: name one op, not a class or a set"
+                        .into(),
                 ))
             }
-            PatTerm::Op {
-                op,
-                attrs,
-                children,
-                ..
-            } => {
-                let name = match op {
-                    OpSel::Name(i) | OpSel::Quoted(i) => i.name.clone(),
-                    other => return Err((
-                        other.span().0,
-                        "with `<=>` the left side is built too: name one op, not a class or a set"
+        };
+        let mut b = OpBuild::new(&name, []);
+        for a in &p.attrs {
+            match &a.val {
+                AttrPatVal::Capture(c) => {
+                    let cap = self.caps.get(&c.name).copied().ok_or((
+                        c.span.0,
+                        format!("`{}` is not captured by the right side", c.name),
+                    ))?;
+                    b = b.set(&a.key.name, GExpr::Cap(cap));
+                }
+                AttrPatVal::Equals(e) => {
+                    let v = self.const_val(e)?;
+                    b = b.set(&a.key.name, GExpr::Lit(v));
+                }
+                AttrPatVal::Absent(_) => {}
+                AttrPatVal::Present(s) => {
+                    return Err((
+                        s.0,
+                        "with `<=>` the left side is built too: `key: _` has no value to build"
                             .into(),
-                    )),
-                };
-                let mut b = OpBuild::new(&name, []);
-                for a in attrs {
-                    match &a.val {
-                        AttrPatVal::Capture(c) => {
-                            let cap = self.caps.get(&c.name).copied().ok_or((
-                                c.span.0,
-                                format!("`{}` is not captured by the right side", c.name),
-                            ))?;
-                            b = b.set(&a.key.name, GExpr::Cap(cap));
-                        }
-                        AttrPatVal::Equals(e) => {
-                            let v = self.const_val(e)?;
-                            b = b.set(&a.key.name, GExpr::Lit(v));
-                        }
-                        AttrPatVal::Absent(_) => {}
-                        AttrPatVal::Present(s) => return Err((
-                            s.0,
-                            "with `<=>` the left side is built too: `key: _` has no value to build"
-                                .into(),
-                        )),
-                    }
+                    ))
                 }
-                for c in children {
-                    b.operands.push(self.pat_build(c)?);
-                }
-                GBuild::Op(Box::new(b))
             }
-        })
+        }
+        for a in &p.args {
+            b.operands.push(match &a.pat {
+                ValPat::Var { name, .. } => GBuild::Var(self.bound_var(name)?),
+                ValPat::Wild(s) => {
+                    return Err((
+                        s.0,
+                        "`_` cannot be built: with `<=>` every operand needs a name".into(),
+                    ))
+                }
+                ValPat::Op(inner) => self.pat_build(inner)?,
+            });
+        }
+        Ok(GBuild::Op(Box::new(b)))
     }
 
     // ---- right-hand side

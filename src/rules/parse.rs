@@ -455,46 +455,42 @@ impl<T> UserHint for PErr<T> {
     }
 }
 
-/// The left-hand side of an equational rule is a plain tree: positional operands only, no op
-/// binding, no `..`, no stage (the e-graph holds pure values, which have no stage).
-pub fn pat_to_term_lhs<T>(p: OpPattern) -> Result<PatTerm, PErr<T>> {
-    if p.rest {
-        return Err(user(
-            p.span.0,
-            "`..` is not allowed in an equational rule: list every operand",
-        ));
-    }
-    if let Some(s) = &p.stage {
-        return Err(user(
-            s.span.0,
-            "an equational rule works on pure values, which have no stage",
-        ));
-    }
-    let mut children = Vec::with_capacity(p.args.len());
-    for a in p.args {
-        if let Some(o) = &a.operand {
+/// The left-hand side of an equational rule is a plain tree of op patterns: positional operands
+/// only, no `..`, no stage (the e-graph holds pure values, which have no stage), no type
+/// captures. It is the pattern tree of a structural `match`, restricted; this refuses the rest.
+pub fn eq_lhs<T>(p: OpPattern) -> Result<OpPattern, PErr<T>> {
+    fn check<T>(p: &OpPattern) -> Result<(), PErr<T>> {
+        if p.rest {
             return Err(user(
-                o.span.0,
-                "operands of an equational rule are positional: drop the name",
+                p.span.0,
+                "`..` is not allowed in an equational rule: list every operand",
             ));
         }
-        children.push(match a.pat {
-            ValPat::Var { name, ty: None } => PatTerm::Var(name),
-            ValPat::Var { name, ty: Some(t) } => {
-                let _ = name;
-                return Err(user(t.span.0, "type captures are not allowed in an equational rule; use dtype(%x) in the guard"));
+        if let Some(s) = &p.stage {
+            return Err(user(
+                s.span.0,
+                "an equational rule works on pure values, which have no stage",
+            ));
+        }
+        for a in &p.args {
+            if let Some(o) = &a.operand {
+                return Err(user(
+                    o.span.0,
+                    "operands of an equational rule are positional: drop the name",
+                ));
             }
-            ValPat::Wild(s) => PatTerm::Wild(s),
-            ValPat::Op(inner) => pat_to_term_lhs(*inner)?,
-        });
+            match &a.pat {
+                ValPat::Var { ty: Some(t), .. } => {
+                    return Err(user(t.span.0, "type captures are not allowed in an equational rule; use dtype(%x) in the guard"));
+                }
+                ValPat::Var { ty: None, .. } | ValPat::Wild(_) => {}
+                ValPat::Op(inner) => check(inner)?,
+            }
+        }
+        Ok(())
     }
-    Ok(PatTerm::Op {
-        bind: p.bind,
-        op: p.op,
-        attrs: p.attrs,
-        children,
-        span: p.span,
-    })
+    check(&p)?;
+    Ok(p)
 }
 
 /// The right-hand side of an equational rule: a variable or an op built from right-hand sides.
