@@ -20,6 +20,16 @@ pub enum Which {
     Startup,
 }
 
+impl Which {
+    /// How messages name the program: `main`, `startup`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Which::Main => "main",
+            Which::Startup => "startup",
+        }
+    }
+}
+
 impl Module {
     pub fn program(&self, which: Which) -> Option<&Program> {
         match which {

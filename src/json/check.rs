@@ -14,7 +14,6 @@
 //! Attribute tags are checked as they are written ([`super::attrs`]). Which ops store and which
 //! bind by name is data in the dialect table (`SCOPE_WRITERS`, `SCOPE_READERS`).
 
-use super::write::program_name;
 use crate::diag::Diagnostic;
 use crate::dialect::paddle_json::{KWARG_AS_OP, PARAMETER, SCOPE_READERS, SCOPE_WRITERS};
 use crate::ir::{BlockId, Context, Module, OpId, Program, ValueDef, Which};
@@ -33,7 +32,7 @@ pub fn check_module(m: &Module) -> Result<(), Diagnostic> {
 fn refuse(which: Which, msg: String) -> Diagnostic {
     Diagnostic::error(format!(
         "refusing to write the {} program as Paddle JSON: {msg}",
-        program_name(which)
+        which.name()
     ))
 }
 

@@ -71,7 +71,7 @@ pub fn write_program(
         op_index: 0,
     };
     let region = w.region(&[p.top_block()]).map_err(|(op, msg)| {
-        let prog = program_name(which);
+        let prog = which.name();
         let what = match op {
             Some((op, n)) => format!(
                 "cannot write the {prog} program as Paddle JSON: `{}` (op {n} of the {prog} program): {msg}",
@@ -86,13 +86,6 @@ pub fn write_program(
         "program": {"regions": [region]}
     });
     Ok(doc.to_string())
-}
-
-pub(crate) fn program_name(which: Which) -> &'static str {
-    match which {
-        Which::Main => "main",
-        Which::Startup => "startup",
-    }
 }
 
 /// `pd_op.matmul` → `1.matmul`.

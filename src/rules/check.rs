@@ -20,7 +20,8 @@
 
 use super::ast::*;
 use super::eval::{dtype_name, uses_in_stage, PURE_FUNCTIONS, QUERY_FUNCTIONS};
-use super::load::{comment_above, loaded_require};
+use super::parse::comment_above;
+use super::require::loaded_require;
 use super::suggest::{closest, did_you_mean};
 use super::value::Val;
 use super::{stage_role, OpClass, Param, ParamType, STAGES};

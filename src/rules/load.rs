@@ -20,10 +20,12 @@
 use super::ast::*;
 use super::check::Checker;
 use super::eval::{eval, eval_str, ConstEnv};
+use super::parse::comment_above;
 use super::parse::parse_file;
+use super::require::loaded_require;
 use super::suggest::{closest, did_you_mean};
 use super::value::Val;
-use super::{LoadedRequire, LoadedRule, Param, ParamType, Phase, RuleSet, STAGES};
+use super::{LoadedRule, Param, ParamType, Phase, RuleSet, STAGES};
 use crate::diag::{Diagnostic, SourceFile};
 use indexmap::{IndexMap, IndexSet};
 use std::path::{Path, PathBuf};
@@ -497,64 +499,6 @@ impl Loader {
     }
 }
 
-/// A `require` with its count and message evaluated with the parameters.
-pub(super) fn loaded_require(
-    src: &SourceFile,
-    file: usize,
-    params: &dyn Fn(&str) -> Option<Val>,
-    q: &Require,
-) -> Result<LoadedRequire, Diagnostic> {
-    let mut env = ConstEnv {
-        params,
-        stages: STAGES,
-    };
-    let (op, count) = match &q.count {
-        None => (BinOp::Ge, 1),
-        Some((op, e)) => {
-            if !matches!(
-                op,
-                BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
-            ) {
-                return Err(Diagnostic::at(
-                    src,
-                    e.span().0,
-                    format!("`require` compares a number of applications: `{}` is not a comparison", op.symbol()),
-                )
-                .with_hint("write `require RULE;` (at least once) or `require RULE == N;` (also !=, <, <=, >, >=)"));
-            }
-            match eval(&mut env, e) {
-                Ok(Val::Int(n)) => (*op, n),
-                Ok(v) => {
-                    return Err(Diagnostic::at(
-                        src,
-                        e.span().0,
-                        format!(
-                            "a required number of applications must be an int, found {}",
-                            v.a_kind()
-                        ),
-                    ))
-                }
-                Err(er) => return Err(Diagnostic::at(src, er.span.0, er.message)),
-            }
-        }
-    };
-    let message = match &q.message {
-        None => None,
-        Some(m) => Some(
-            crate::rules::eval::eval_str(&mut env, m)
-                .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?,
-        ),
-    };
-    Ok(LoadedRequire {
-        file,
-        rule: q.rule.name.clone(),
-        span: q.span,
-        op,
-        count,
-        message,
-    })
-}
-
 /// Evaluates a constant boolean expression (an import condition, a parameter constraint);
 /// `what` names it in the error when the value is not a bool.
 fn const_bool(
@@ -593,16 +537,4 @@ fn strip_spans(e: &Expr) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// The text of the `//` comment on the line right above `offset`'s line, if any.
-pub fn comment_above(src: &SourceFile, offset: usize) -> Option<String> {
-    let line_start = src.text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    if line_start == 0 {
-        return None;
-    }
-    let prev_end = line_start - 1;
-    let prev_start = src.text[..prev_end].rfind('\n').map_or(0, |i| i + 1);
-    let prev = src.text[prev_start..prev_end].trim();
-    prev.strip_prefix("//").map(|c| c.trim().to_string())
 }

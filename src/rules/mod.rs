@@ -44,6 +44,7 @@ pub mod limits;
 pub mod load;
 pub mod lower;
 pub mod parse;
+mod require;
 pub mod suggest;
 pub mod value;
 

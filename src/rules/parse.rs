@@ -530,3 +530,15 @@ pub fn expr_to_term<T>(e: Expr) -> Result<Term, PErr<T>> {
         )),
     }
 }
+
+/// The text of the `//` comment on the line right above `offset`'s line, if any.
+pub fn comment_above(src: &SourceFile, offset: usize) -> Option<String> {
+    let line_start = src.text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    if line_start == 0 {
+        return None;
+    }
+    let prev_end = line_start - 1;
+    let prev_start = src.text[..prev_end].rfind('\n').map_or(0, |i| i + 1);
+    let prev = src.text[prev_start..prev_end].trim();
+    prev.strip_prefix("//").map(|c| c.trim().to_string())
+}
