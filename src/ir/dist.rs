@@ -12,9 +12,6 @@
 //! dist_dialect.cc`): `, ` before the partial status and before `placements`, `,` elsewhere.
 //! A placement irw does not know is kept as written.
 
-use super::attr::{Attr, AttrId};
-use super::context::Context;
-use super::types::{Type, TypeId};
 use std::fmt::Write;
 
 /// A pending reduction (`phi::ReduceType`), as printed in `partial(0,SUM)` and
@@ -303,80 +300,6 @@ impl OpDistAttr {
 
 /// The attribute key Paddle stores an op's distribution under.
 pub const OP_DIST_ATTR: &str = "op_dist_attr";
-
-/// The distribution `attrs`' `op_dist_attr` gives a result of `rank` dimensions: its
-/// `result(0)` slot when that fits the rank, else replicated on the op's mesh. An op built from
-/// attributes alone (`full`) whose attributes were copied from a dist op keeps that op's place
-/// in the mesh; `None` without an `op_dist_attr`.
-pub fn declared_result_dist(attrs: super::Attrs<'_>, rank: usize) -> Option<TensorDist> {
-    let Some(Attr::OpDist(a)) = attrs.get(OP_DIST_ATTR) else {
-        return None;
-    };
-    if let Some(DistSlot::Tensor(t)) = a.results.first() {
-        if !t.is_empty() && t.dims_mapping.len() == rank {
-            return Some(t.clone());
-        }
-    }
-    let mesh = TensorDist {
-        mesh_shape: a.mesh_shape.clone(),
-        process_ids: a.process_ids.clone(),
-        ..TensorDist::default()
-    };
-    (!mesh.mesh_shape.is_empty()).then(|| mesh.replicated(rank))
-}
-
-impl Context {
-    /// What type `t` says about a slot's distribution.
-    pub fn slot_type(&self, t: TypeId) -> SlotType<'_> {
-        match self.ty(t) {
-            Type::Dist { dist, .. } => SlotType::Dist(dist),
-            Type::Null => SlotType::Absent,
-            Type::Vec(items) => SlotType::Vec(items.iter().map(|&i| self.slot_type(i)).collect()),
-            _ => SlotType::Dense,
-        }
-    }
-
-    /// The `op_dist_attr` an op with these operand types (`None`: an absent operand) and result
-    /// types has; `None` when nothing is distributed.
-    pub fn derive_op_dist_attr(
-        &self,
-        operands: &[Option<TypeId>],
-        results: &[TypeId],
-    ) -> Option<OpDistAttr> {
-        let ops: Vec<SlotType<'_>> = operands
-            .iter()
-            .map(|t| t.map_or(SlotType::Absent, |t| self.slot_type(t)))
-            .collect();
-        let res: Vec<SlotType<'_>> = results.iter().map(|&t| self.slot_type(t)).collect();
-        OpDistAttr::from_types(&ops, &res)
-    }
-
-    /// `attrs` with `op_dist_attr` set to what the operand and result types imply (removed
-    /// when nothing is distributed): every op irw creates or retypes gets its distribution
-    /// this one way.
-    pub fn with_derived_dist_attr(
-        &mut self,
-        attrs: AttrId,
-        operands: &[Option<TypeId>],
-        results: &[TypeId],
-    ) -> AttrId {
-        if !self.has_dist_types() && !self.attrs(attrs).contains_key(OP_DIST_ATTR) {
-            return attrs; // a dense program: nothing to derive, nothing allocated
-        }
-        let derived = self.derive_op_dist_attr(operands, results);
-        let current = self.attrs(attrs).get(OP_DIST_ATTR);
-        match (derived, current) {
-            (None, None) => attrs,
-            (Some(d), Some(Attr::OpDist(c))) if **c == d => attrs,
-            (Some(d), _) => self.with_attr(attrs, OP_DIST_ATTR, Attr::OpDist(Box::new(d))),
-            (None, Some(_)) => {
-                let mut d = self.attrs(attrs).to_dict();
-                d.remove(OP_DIST_ATTR);
-                self.intern_attrs(d)
-            }
-        }
-    }
-}
 
 fn write_ints(out: &mut String, xs: &[i64]) {
     out.push('[');

@@ -19,6 +19,7 @@ mod attr;
 mod attr_store;
 mod context;
 pub mod dist;
+mod dist_derive;
 mod intern;
 mod module;
 pub mod parse;
@@ -34,6 +35,7 @@ pub use attr::{
 pub use attr_store::{Attrs, AttrsIter};
 pub use context::Context;
 pub use dist::{DistSlot, OpDistAttr, Placement, ReduceKind, SlotType, TensorDist};
+pub use dist_derive::declared_result_dist;
 pub use intern::{Interner, Sym, Symbols};
 pub use module::{Module, Which};
 pub use parse::{parse_module, parse_module_reference, parse_startup_into};

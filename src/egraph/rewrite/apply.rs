@@ -60,7 +60,7 @@ pub(super) fn infer_types(
 /// A tensor made from attributes alone: distributed as its `op_dist_attr` says (the attributes
 /// of a dist op it was copied from), else dense.
 pub(super) fn attr_tensor(attrs: &AttrDict, shape: Vec<i64>, dtype: crate::ir::DType) -> Type {
-    match crate::ir::dist::declared_result_dist(attrs.into(), shape.len()) {
+    match crate::ir::declared_result_dist(attrs.into(), shape.len()) {
         Some(dist) => Type::Dist { shape, dtype, dist },
         None => Type::Tensor { shape, dtype },
     }
