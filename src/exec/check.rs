@@ -535,7 +535,7 @@ pub fn check_with_sources(
                 ok: false,
                 note: format!(
                     "is a {} buffer: gradients must be accumulated in float32",
-                    got.dtype()
+                    got.dtype().attr_name()
                 ),
             });
             continue;

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 
 use half::{bf16, f16};
 
-use super::dtype::DType;
+use super::dtype::{self, DType};
 use super::error::{KResult, KernelError};
 use super::kernels::cast;
 use super::memory;
@@ -175,13 +175,19 @@ impl Tensor {
     /// [`Tensor::full`] for a program-controlled shape: refused (before anything is allocated)
     /// when the shape overflows or the tensor would pass the memory limit.
     pub fn try_full(shape: &[usize], dtype: DType, value: f64) -> KResult<Tensor> {
-        let article = if dtype.paddle_name().starts_with('i') {
+        if !dtype::computable(dtype) {
+            crate::kbail!(
+                "dtype {} is not supported by the executor",
+                dtype.attr_name()
+            );
+        }
+        let article = if dtype.attr_name().starts_with('i') {
             "an"
         } else {
             "a"
         };
         memory::reserve(
-            &format_args!("{article} {dtype} tensor"),
+            &format_args!("{article} {} tensor", dtype.attr_name()),
             shape,
             dtype.size(),
         )?;
@@ -191,6 +197,12 @@ impl Tensor {
     /// A tensor filled with `value`, converted to `dtype` the way Paddle's `full` does (floats
     /// rounded to the nearest representable value, integers truncated toward zero). For sizes
     /// the executor already holds; [`Tensor::try_full`] for sizes a program asks for.
+    ///
+    /// # Panics
+    ///
+    /// For a dtype the executor does not hold ([`dtype::computable`]): the executor reads
+    /// dtypes through [`dtype::parse`], which refuses them, and [`Tensor::try_full`] returns an
+    /// error instead.
     pub fn full(shape: &[usize], dtype: DType, value: f64) -> Tensor {
         let n = numel(shape);
         let data = match dtype {
@@ -201,6 +213,9 @@ impl Tensor {
             DType::I64 => Data::I64(vec![value as i64; n]),
             DType::I32 => Data::I32(vec![value as i32; n]),
             DType::Bool => Data::Bool(vec![value != 0.0; n]),
+            DType::I16 | DType::I8 | DType::U8 | DType::C64 | DType::C128 => {
+                unreachable!("{}", dtype::not_held(dtype))
+            }
         };
         Tensor::make(shape.to_vec(), data)
     }
