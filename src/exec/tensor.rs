@@ -5,21 +5,23 @@
 //! slices (which is what makes them easy to vectorize and to test against a scalar reference).
 //! Views, strides and aliasing are the interpreter's business, not the tensor's.
 //!
-//! Every tensor's buffer is counted against the executor's memory limit while it lives
-//! ([`super::memory`]): constructors and `clone` add its bytes, `drop` subtracts them.
+//! Every tensor's buffer is counted against its run's memory limit while it lives
+//! ([`super::memory`]): constructors and `clone` add its bytes to the budget in force, `drop`
+//! subtracts them from that budget.
 //!
 //! 16-bit floats are stored as `half` values but never computed with directly: kernels widen them
 //! to f32 with [`Tensor::to_f32`], compute, and round back with [`Tensor::from_f32_as`], which is
 //! how Paddle's CPU kernels accumulate (its `MPTypeTrait` is `float` for both).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use half::{bf16, f16};
 
 use super::dtype::{self, DType};
 use super::error::{KResult, KernelError};
 use super::kernels::cast;
-use super::memory;
+use super::memory::{self, Budget};
 
 /// The typed element buffer of a [`Tensor`].
 #[derive(Clone, Debug, PartialEq)]
@@ -91,12 +93,13 @@ impl Data {
 }
 
 /// A dense row-major tensor. A 0-d tensor (shape `[]`) holds one element.
-#[derive(Debug)]
 pub struct Tensor {
     shape: Vec<usize>,
     data: Data,
-    /// The bytes this tensor added to the live count (subtracted again on drop).
+    /// The bytes this tensor added to the live count of `budget` (subtracted again on drop).
     counted: u64,
+    /// The budget in force when the tensor was made ([`memory::current`]).
+    budget: Arc<Budget>,
 }
 
 /// Number of elements of a shape (1 for `[]`); `usize::MAX` when the product overflows, which
@@ -114,6 +117,17 @@ impl Clone for Tensor {
     }
 }
 
+impl std::fmt::Debug for Tensor {
+    /// The buffer and its count; not the budget (shared by every tensor of a run).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tensor")
+            .field("shape", &self.shape)
+            .field("data", &self.data)
+            .field("counted", &self.counted)
+            .finish()
+    }
+}
+
 impl PartialEq for Tensor {
     fn eq(&self, other: &Tensor) -> bool {
         self.shape == other.shape && self.data == other.data
@@ -122,7 +136,7 @@ impl PartialEq for Tensor {
 
 impl Drop for Tensor {
     fn drop(&mut self) {
-        memory::track_free(self.counted);
+        self.budget.release(self.counted);
     }
 }
 
@@ -130,11 +144,13 @@ impl Tensor {
     /// The one place a tensor comes into being: counts its buffer.
     fn make(shape: Vec<usize>, data: Data) -> Tensor {
         let counted = data.bytes();
-        memory::track_alloc(counted);
+        let budget = memory::current();
+        budget.charge(counted);
         Tensor {
             shape,
             data,
             counted,
+            budget,
         }
     }
 
