@@ -171,7 +171,7 @@ impl Dialect {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::DType;
+    use crate::ir::{DType, Type};
 
     fn t(shape: &[i64]) -> Type {
         Type::Tensor {
