@@ -7,10 +7,12 @@
 //!
 //! The executor computes with seven of the IR's twelve dtypes: f32, bf16, f16, f64, i64, i32 and
 //! bool, the element types of [`Data`](super::tensor::Data). i16, i8, u8, c64 and c128 have no
-//! buffer. Every dtype the executor reads from a program or a feed goes through [`parse`], which
-//! gives `None` for those five exactly as for an unknown name, so each reader refuses them (or
-//! falls back) as it does an unknown one, and every dtype that reaches a kernel is
-//! [`computable`]. Kernels that build a buffer of a given dtype rely on that.
+//! buffer. Every dtype the executor reads from an attribute or a feed goes through [`parse`],
+//! which gives `None` for those five exactly as for an unknown name, so each reader refuses them
+//! (`dtype int8 is not supported by the executor` at the op) or falls back as it does for an
+//! unknown one; a declared type's dtype is only compared with a tensor's when it is
+//! [`computable`]. So every dtype that reaches a kernel is computable, which the kernels that
+//! build a buffer of a given dtype (`cast`, `Tensor::full`) rely on.
 
 pub use crate::ir::DType;
 

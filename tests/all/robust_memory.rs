@@ -23,6 +23,7 @@ tests![
     the_default_limit_leaves_ordinary_programs_alone,
     sizing_flags_are_validated,
     the_live_count_follows_tensors,
+    runs_in_one_process_have_their_own_limit,
     #[cfg(unix)]
     gen_refuses_a_program_too_large_to_hold_instead_of_aborting,
     #[cfg(unix)]
@@ -201,6 +202,55 @@ fn the_live_count_follows_tensors() {
         assert!(Tensor::try_full(&[1 << 40, 1 << 40], DType::F32, 0.0).is_err());
         assert_eq!(memory::live(), before);
     }
+}
+
+/// The limit is an option of the run, and the live count belongs to the run: a run under a
+/// tiny limit fails while runs beside it, on other threads and on this one, do not notice.
+fn runs_in_one_process_have_their_own_limit() {
+    use irw::exec::run::{run, RunOptions};
+    let text = std::fs::read_to_string(root().join("examples/mlp.ir")).expect("example");
+    let m = irw::ir::parse_module(&irw::SourceFile::new("mlp.ir", text.as_str())).expect("parses");
+    let before = memory::live();
+    std::thread::scope(|s| {
+        let big = s.spawn(|| {
+            (0..8)
+                .map(|seed| {
+                    run(
+                        &m,
+                        &RunOptions {
+                            seed,
+                            micro_batch: Some(4096),
+                            ..Default::default()
+                        },
+                    )
+                    .map(|_| ())
+                })
+                .collect::<Result<Vec<()>, _>>()
+        });
+        for _ in 0..8 {
+            let tiny = run(
+                &m,
+                &RunOptions {
+                    max_memory: 1024,
+                    ..Default::default()
+                },
+            );
+            let e = tiny.expect_err("1 KiB is too little").to_string();
+            assert!(
+                e.contains("over the executor's memory limit of 1 KiB"),
+                "{e}"
+            );
+            assert_eq!(memory::limit(), memory::DEFAULT_MAX_MEMORY);
+        }
+        big.join()
+            .expect("no panic")
+            .unwrap_or_else(|d| panic!("{d}"));
+    });
+    assert_eq!(
+        memory::live(),
+        before,
+        "a run's tensors are not this thread's"
+    );
 }
 
 #[cfg(unix)]
