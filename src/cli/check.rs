@@ -79,7 +79,6 @@ fn k_from_set(sets: &[String]) -> Result<Option<usize>, Failure> {
 
 /// Runs `irw check`; prints the table; a failed comparison is an error (exit 1).
 pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
-    a.memory.apply();
     let original = load_module_files(&a.input, a.startup.as_deref(), limits)?;
     // The rewritten program is the original's ops where rules kept them: its errors point into
     // the original's files, unless it was read from its own.
@@ -130,6 +129,7 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         rtol: a.rtol,
         atol: a.atol,
         feed,
+        max_memory: a.memory.bytes(),
     };
     let report = check_with_sources(
         &original.module,

@@ -1,11 +1,9 @@
 //! The limits a command runs under (`--max-input-size`, `--timeout`, `--max-memory`): their
 //! flags, and [`Limits`], the values `main` derives from them once and hands to the command,
 //! which passes them on to whatever reads input or rewrites. Nothing below the command line
-//! reads a flag from a process-wide variable.
-//!
-//! The executor's memory limit is the exception that remains: the executor counts every live
-//! tensor buffer process-wide (`exec::memory`, tensors are made deep inside kernels), and the
-//! limit is set next to that count.
+//! reads a flag from a process-wide variable: `run` and `check` put `--max-memory` in the
+//! executor's options, and each execution counts its tensors against it in a budget of its own
+//! (`exec::memory`).
 
 use std::time::{Duration, Instant};
 
@@ -41,13 +39,10 @@ pub struct MemoryArgs {
 }
 
 impl MemoryArgs {
-    /// Sets the executor's memory limit (`--max-memory`, else the default) next to its
-    /// process-wide count of live tensors (see the module doc).
-    pub fn apply(&self) {
-        crate::exec::memory::set_limit(
-            self.max_memory
-                .unwrap_or(crate::exec::memory::DEFAULT_MAX_MEMORY),
-        );
+    /// The executor's memory limit: `--max-memory`, else the default.
+    pub fn bytes(&self) -> u64 {
+        self.max_memory
+            .unwrap_or(crate::exec::memory::DEFAULT_MAX_MEMORY)
     }
 }
 

@@ -53,7 +53,6 @@ pub struct RunArgs {
 
 /// Runs `irw run`; prints the loss per step.
 pub fn run_command(a: &RunArgs, limits: &Limits) -> Result<(), Failure> {
-    a.memory.apply();
     let loaded = load_module_files(&a.input, a.startup.as_deref(), limits)?;
     let feed = a
         .feed
@@ -68,6 +67,7 @@ pub fn run_command(a: &RunArgs, limits: &Limits) -> Result<(), Failure> {
         micro_batch: a.micro_batch,
         seed: a.seed,
         feed,
+        max_memory: a.memory.bytes(),
     };
     let report = run_with_sources(&loaded.module, loaded.sources(), &opts)?;
     print!("{report}");

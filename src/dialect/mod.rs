@@ -2,7 +2,8 @@
 //!
 //! One table ([`table::OPS`]) says, per op name: operand and result names, which results alias
 //! which operands (in-place ops), the effect class, and how a rule that creates the op derives
-//! its result type. Everything else in irw asks this table; no other module matches on op names.
+//! its result type ([`ResultRule`], derived by [`result_type`] for both engines). Everything
+//! else in irw asks this table; no other module matches on op names.
 //!
 //! Ops missing from the table are *unknown*: they are kept verbatim, treated as having effects
 //! (never reordered across, never merged, never removed), and their operand/result counts are
@@ -10,13 +11,15 @@
 
 pub mod paddle_json;
 pub mod protocol;
+mod result_type;
 pub mod table;
 mod verify;
 
 pub use protocol::{stage_role, ROLE_ATTR, STAGES};
+pub use result_type::{dim0_scaled, reduced, result_type, ResultRule};
 pub use verify::{verify_module, verify_program};
 
-use crate::ir::{Context, OpId, Program, Type};
+use crate::ir::{Context, OpId, Program};
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
@@ -76,103 +79,6 @@ impl Effect {
     pub fn is_pure(self) -> bool {
         self == Effect::Pure
     }
-}
-
-/// How the result type of an op a rule creates is derived (and, for `SameAs`, re-derived when
-/// a rule changes that operand).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum ResultRule {
-    /// The rule must give the type.
-    Explicit,
-    /// Same type as operand `n`.
-    SameAs(u8),
-    /// `shape` and `dtype` attributes (`pd_op.full`).
-    FromShapeDtypeAttrs,
-    /// Shape of operand `n`, dtype from the `dtype` attribute (`pd_op.cast`).
-    CastOf(u8),
-    /// A 1-D int64 tensor as long as the `value` attribute (`pd_op.full_int_array`).
-    IntArray,
-    /// Operand `n`'s type with its pending reduction done (`all_reduce`): a dense type as it
-    /// is, a `pd_dist` one without its partial status; see [`reduced`].
-    ReducedOf(u8),
-    /// Operand `n`'s type with dimension 0 multiplied by the integer attribute (`all_gather`:
-    /// `nranks`); see [`dim0_scaled`].
-    Dim0Times(u8, &'static str),
-    /// Operand `n`'s type with dimension 0 divided by the integer attribute
-    /// (`reduce_scatter`: `nranks`); see [`dim0_scaled`].
-    Dim0Over(u8, &'static str),
-}
-
-/// The result type of a [`ResultRule::ReducedOf`] rule: `ty` after a collective reduced it
-/// across the mesh. A `pd_dist.tensor` that was a pending sum (`partial(0,SUM)`,
-/// `Partial(reduce_type=SUM)`) is now the same on every process: no partial status, `Partial`
-/// placements become `Replicate()`. Anything else is unchanged.
-pub fn reduced(ty: &Type) -> Type {
-    match ty {
-        Type::Dist { shape, dtype, dist } if !dist.partial.is_empty() => {
-            let mut dist = dist.clone();
-            dist.partial.clear();
-            if let Some(ps) = dist.placements.as_mut() {
-                for p in ps.iter_mut() {
-                    if matches!(p, crate::ir::Placement::Partial(_)) {
-                        *p = crate::ir::Placement::Replicate;
-                    }
-                }
-            }
-            Type::Dist {
-                shape: shape.clone(),
-                dtype: *dtype,
-                dist,
-            }
-        }
-        t => t.clone(),
-    }
-}
-
-/// The result type of a [`ResultRule::Dim0Times`] (`times`) or [`ResultRule::Dim0Over`] rule:
-/// `ty` (a dense tensor of rank at least 1) with dimension 0 multiplied or divided by `n`. A
-/// dynamic dimension 0 (`-1`) stays dynamic. `None` when it cannot be derived: `n < 1`, a
-/// division with a remainder, a 0-d tensor, or a type that is not a dense tensor. (A
-/// `pd_dist.tensor` prints its global shape, which a gather does not change, but its placements
-/// do; irw does not derive those, so a rule cannot build such an op on dist types.)
-pub fn dim0_scaled(ty: &Type, n: i64, times: bool) -> Option<Type> {
-    if let Type::Dist { shape, dtype, dist } = ty {
-        // A pd_dist type holds the global shape: gathering makes the value replicated,
-        // scattering splits dimension 0 over the mesh; the global shape stays.
-        let mut dist = dist.replicated(shape.len());
-        if !times && !shape.is_empty() {
-            dist.dims_mapping[0] = 0;
-            if let Some(p) = dist.placements.as_mut().and_then(|p| p.first_mut()) {
-                *p = crate::ir::Placement::Shard(0);
-            }
-        }
-        return (n >= 1).then(|| Type::Dist {
-            shape: shape.clone(),
-            dtype: *dtype,
-            dist,
-        });
-    }
-    let Type::Tensor { shape, dtype } = ty else {
-        return None;
-    };
-    if n < 1 {
-        return None;
-    }
-    let mut shape = shape.clone();
-    let d0 = shape.first_mut()?;
-    if *d0 >= 0 {
-        *d0 = if times {
-            d0.checked_mul(n)?
-        } else if *d0 % n == 0 {
-            *d0 / n
-        } else {
-            return None;
-        };
-    }
-    Some(Type::Tensor {
-        shape,
-        dtype: *dtype,
-    })
 }
 
 /// Per-op attributes that say where and how an op runs rather than what it computes: an op an
@@ -265,7 +171,7 @@ impl Dialect {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::DType;
+    use crate::ir::{DType, Type};
 
     fn t(shape: &[i64]) -> Type {
         Type::Tensor {

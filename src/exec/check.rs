@@ -74,6 +74,9 @@ pub struct CheckOptions {
     pub atol: Option<f64>,
     /// Inputs and initial state (`--feed`).
     pub feed: Option<Feed>,
+    /// The most bytes of tensors both programs' runs hold at once (`--max-memory`;
+    /// [`crate::exec::memory`]).
+    pub max_memory: u64,
 }
 
 impl Default for CheckOptions {
@@ -86,6 +89,7 @@ impl Default for CheckOptions {
             rtol: None,
             atol: None,
             feed: None,
+            max_memory: crate::exec::memory::DEFAULT_MAX_MEMORY,
         }
     }
 }
@@ -302,6 +306,8 @@ pub fn check_with_sources(
     rewritten_src: Sources<'_>,
     opts: &CheckOptions,
 ) -> Result<CheckReport, Diagnostic> {
+    // One budget for both programs' runs: they are held at once.
+    let _budget = crate::exec::run::enter_budget(opts.max_memory, opts.feed.as_ref());
     let k = opts.k_steps.max(1);
     let collectives = Interp::has_collectives(&original.ctx, &original.main)
         || Interp::has_collectives(&rewritten.ctx, &rewritten.main);
@@ -535,7 +541,7 @@ pub fn check_with_sources(
                 ok: false,
                 note: format!(
                     "is a {} buffer: gradients must be accumulated in float32",
-                    got.dtype()
+                    got.dtype().attr_name()
                 ),
             });
             continue;

@@ -1,76 +1,40 @@
-//! Element types the executor computes with, and their names in Paddle's text.
+//! What the executor adds to the IR's [`DType`]: which element types it holds and computes with.
 //!
-//! Paddle spells a dtype two ways: as an attribute value (`float32`, `bfloat16`, `int64`) and as
-//! a tensor-type suffix (`f32`, `bf16`, `i64`, `b`). Both parse to [`DType`].
+//! Why no dtype of its own: a dtype is one concept, and two enums for it had to be translated
+//! (through their names) wherever the executor read a program's types. The executor uses
+//! [`crate::ir::DType`] directly; its element size, its float-ness and Paddle's attribute
+//! spelling (`float32`, also the `*.numerics.json` spelling) are the IR's.
+//!
+//! The executor computes with seven of the IR's twelve dtypes: f32, bf16, f16, f64, i64, i32 and
+//! bool, the element types of [`Data`](super::tensor::Data). i16, i8, u8, c64 and c128 have no
+//! buffer. Every dtype the executor reads from an attribute or a feed goes through [`parse`],
+//! which gives `None` for those five exactly as for an unknown name, so each reader refuses them
+//! (`dtype int8 is not supported by the executor` at the op) or falls back as it does for an
+//! unknown one; a declared type's dtype is only compared with a tensor's when it is
+//! [`computable`]. So every dtype that reaches a kernel is computable, which the kernels that
+//! build a buffer of a given dtype (`cast`, `Tensor::full`) rely on.
 
-use std::fmt;
+pub use crate::ir::DType;
 
-/// The element type of a [`Tensor`](super::Tensor).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DType {
-    F32,
-    BF16,
-    F16,
-    F64,
-    I64,
-    I32,
-    Bool,
+/// Whether the executor holds and computes with `d` (see the module doc).
+pub const fn computable(d: DType) -> bool {
+    matches!(
+        d,
+        DType::F32 | DType::BF16 | DType::F16 | DType::F64 | DType::I64 | DType::I32 | DType::Bool
+    )
 }
 
-impl DType {
-    /// Parses an attribute spelling (`float32`) or a type suffix (`f32`). `Undefined` and unknown
-    /// names give `None`.
-    pub fn parse(s: &str) -> Option<DType> {
-        Some(match s {
-            "float32" | "f32" => DType::F32,
-            "bfloat16" | "bf16" => DType::BF16,
-            "float16" | "f16" => DType::F16,
-            "float64" | "f64" => DType::F64,
-            "int64" | "i64" => DType::I64,
-            "int32" | "i32" => DType::I32,
-            "bool" | "b" => DType::Bool,
-            _ => return None,
-        })
-    }
-
-    /// Paddle's attribute spelling (`float32`), also used in the `*.numerics.json` files.
-    pub fn paddle_name(self) -> &'static str {
-        match self {
-            DType::F32 => "float32",
-            DType::BF16 => "bfloat16",
-            DType::F16 => "float16",
-            DType::F64 => "float64",
-            DType::I64 => "int64",
-            DType::I32 => "int32",
-            DType::Bool => "bool",
-        }
-    }
-
-    /// Bytes per element.
-    pub fn size(self) -> usize {
-        match self {
-            DType::F64 | DType::I64 => 8,
-            DType::F32 | DType::I32 => 4,
-            DType::BF16 | DType::F16 => 2,
-            DType::Bool => 1,
-        }
-    }
-
-    /// True for the floating-point types.
-    pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::BF16 | DType::F16 | DType::F64)
-    }
-
-    /// True for the 16-bit floats, whose arithmetic is done in f32.
-    pub fn is_half(self) -> bool {
-        matches!(self, DType::BF16 | DType::F16)
-    }
+/// Parses an attribute spelling (`float32`) or a type suffix (`f32`) ([`DType::parse`]) of a
+/// dtype the executor computes with. `Undefined`, unknown names and the dtypes the executor
+/// cannot compute with give `None`.
+pub fn parse(s: &str) -> Option<DType> {
+    DType::parse(s).filter(|&d| computable(d))
 }
 
-impl fmt::Display for DType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.paddle_name())
-    }
+/// The message of a kernel asked to make a buffer of a dtype the executor does not hold: not
+/// reached from a program (see the module doc), but a library caller may pass one.
+pub(crate) fn not_held(d: DType) -> String {
+    format!("dtype {} is not supported by the executor", d.attr_name())
 }
 
 #[cfg(test)]
@@ -88,10 +52,22 @@ mod tests {
             DType::I32,
             DType::Bool,
         ] {
-            assert_eq!(DType::parse(d.paddle_name()), Some(d));
+            assert!(computable(d));
+            assert_eq!(parse(d.attr_name()), Some(d));
+            assert_eq!(parse(d.short_name()), Some(d));
         }
-        assert_eq!(DType::parse("bf16"), Some(DType::BF16));
-        assert_eq!(DType::parse("b"), Some(DType::Bool));
-        assert_eq!(DType::parse("Undefined"), None);
+        assert_eq!(parse("bf16"), Some(DType::BF16));
+        assert_eq!(parse("b"), Some(DType::Bool));
+        assert_eq!(parse("Undefined"), None);
+    }
+
+    #[test]
+    fn dtypes_without_a_buffer_do_not_parse() {
+        for d in [DType::I16, DType::I8, DType::U8, DType::C64, DType::C128] {
+            assert!(!computable(d));
+            assert_eq!(parse(d.attr_name()), None);
+            assert_eq!(parse(d.short_name()), None);
+            assert_eq!(DType::parse(d.attr_name()), Some(d));
+        }
     }
 }

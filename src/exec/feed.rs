@@ -94,8 +94,8 @@ pub fn tensor_from_json(v: &Value) -> Result<Tensor, String> {
             .map(|d| d.as_u64().map(|d| d as usize).ok_or("bad dimension"))
             .collect::<Result<_, _>>()?;
         let dtype_name = o.get("dtype").and_then(Value::as_str).unwrap_or("float32");
-        let dtype =
-            DType::parse(dtype_name).ok_or_else(|| format!("unknown dtype `{dtype_name}`"))?;
+        let dtype = crate::exec::dtype::parse(dtype_name)
+            .ok_or_else(|| format!("unknown dtype `{dtype_name}`"))?;
         let mut vals = Vec::new();
         let mut sh = Vec::new();
         nested(
@@ -217,7 +217,7 @@ pub fn fed_inputs(ctx: &Context, prog: &Program) -> Vec<(String, Vec<i64>, DType
         let dtype = a
             .get("dtype")
             .and_then(|d| d.as_word())
-            .and_then(DType::parse)
+            .and_then(crate::exec::dtype::parse)
             .unwrap_or(DType::F32);
         out.push((name.into_owned(), shape, dtype));
     }
@@ -306,7 +306,7 @@ pub fn tensor_to_json(t: &Tensor) -> Value {
         Data::Bool(v) => v.iter().map(|&x| json!(x)).collect(),
         _ => t.to_f64_vec().into_iter().map(|x| json!(x)).collect(),
     };
-    json!({ "shape": t.shape(), "dtype": t.dtype().paddle_name(), "values": values })
+    json!({ "shape": t.shape(), "dtype": t.dtype().attr_name(), "values": values })
 }
 
 /// A scope as a JSON object of tensors, in scope order.

@@ -423,7 +423,7 @@ impl<'p> Interp<'p> {
                 let dtype = attrs
                     .get("dtype")
                     .and_then(|a| a.as_word())
-                    .and_then(DType::parse);
+                    .and_then(crate::exec::dtype::parse);
                 for (r, rank) in ranks.iter_mut().enumerate() {
                     if first_bool(attrs, "persistable")
                         || (rank.scope.contains(&var) && !feeds[r].contains_key(&var))
@@ -640,7 +640,7 @@ impl<'p> Interp<'p> {
         let dtype = attrs
             .get("dtype")
             .and_then(|a| a.as_word())
-            .and_then(DType::parse)
+            .and_then(crate::exec::dtype::parse)
             .unwrap_or(DType::F32);
         let scalar = |i: usize, key: &str, default: f64| -> KResult<f64> {
             match operands.get(i).copied().flatten() {
@@ -696,22 +696,21 @@ fn conforms(
         _ => return Ok(()),
     };
     let have = || {
-        let name = t.dtype().paddle_name();
-        let elem = crate::ir::DType::from_attr_name(name).map_or(name, |d| d.short_name());
+        let elem = t.dtype().short_name();
         let mut dims: String = t.shape().iter().map(|d| format!("{d}x")).collect();
         dims.push_str(elem);
         format!("tensor<{dims}>")
     };
     let declared = || ctx.type_text(prog.value_type(v));
     if mode == Conform::Exact {
-        if let Some(want) = DType::parse(dtype.attr_name()) {
-            if want != t.dtype() {
-                return Err(format!(
-                    "is {} but the op declares {}: the dtypes differ",
-                    have(),
-                    declared()
-                ));
-            }
+        // A declared dtype the executor does not compute with is not compared (the tensor
+        // cannot have it).
+        if crate::exec::dtype::computable(dtype) && dtype != t.dtype() {
+            return Err(format!(
+                "is {} but the op declares {}: the dtypes differ",
+                have(),
+                declared()
+            ));
         }
     }
     if dist {

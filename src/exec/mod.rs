@@ -3,7 +3,8 @@
 //!
 //! Layers, bottom up:
 //! - [`simd`]: runtime CPU dispatch (AVX-512 / AVX2 / baseline) for the memory-bound kernels;
-//! - [`Tensor`] and [`DType`]: dense row-major buffers, 16-bit floats computed through f32;
+//! - [`Tensor`]: dense row-major buffers of the IR's [`DType`]s ([`dtype`]: the seven it computes
+//!   with), 16-bit floats computed through f32;
 //! - [`kernels`]: Paddle's operator semantics (broadcasting, `_grad` ops, optimizers,
 //!   collectives' combine step), each tested against a scalar reference.
 //!

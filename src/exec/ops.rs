@@ -119,7 +119,7 @@ impl<'a> OpCall<'a> {
     pub fn dtype(&self, key: &str) -> KResult<Option<DType>> {
         match self.attr(key).and_then(|a| a.as_word()) {
             None | Some("Undefined") => Ok(None),
-            Some(w) => match DType::parse(w) {
+            Some(w) => match crate::exec::dtype::parse(w) {
                 Some(d) => Ok(Some(d)),
                 None => kbail!("dtype {} is not supported by the executor", w),
             },

@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub seed: u64,
     /// Inputs and initial state (`--feed`).
     pub feed: Option<Feed>,
+    /// The most bytes of tensors the run holds at once (`--max-memory`; [`memory`]).
+    pub max_memory: u64,
 }
 
 impl Default for RunOptions {
@@ -48,6 +50,7 @@ impl Default for RunOptions {
             micro_batch: None,
             seed: 0,
             feed: None,
+            max_memory: memory::DEFAULT_MAX_MEMORY,
         }
     }
 }
@@ -209,6 +212,22 @@ pub fn micro_feeds(
         .collect()
 }
 
+/// A fresh memory budget of `limit` bytes for one run (or check), in force until the guard is
+/// dropped. The feed's tensors, made before the run, are charged to it: the run holds them.
+pub(crate) fn enter_budget(limit: u64, feed: Option<&Feed>) -> memory::Entered {
+    let budget = memory::Budget::new(limit);
+    if let Some(f) = feed {
+        budget.charge(
+            f.inputs
+                .values()
+                .chain(f.state.values())
+                .map(|t| t.data().bytes())
+                .sum(),
+        );
+    }
+    budget.enter()
+}
+
 /// Executes `module` with the options' schedule.
 pub fn run(module: &Module, opts: &RunOptions) -> Result<RunReport, Diagnostic> {
     run_with_sources(module, Sources::default(), opts)
@@ -220,6 +239,7 @@ pub fn run_with_sources(
     sources: Sources<'_>,
     opts: &RunOptions,
 ) -> Result<RunReport, Diagnostic> {
+    let _budget = enter_budget(opts.max_memory, opts.feed.as_ref());
     let (k, n) = (opts.k_steps.max(1), opts.ranks.max(1));
     let b = resolve_micro_batch(opts.feed.as_ref(), opts.micro_batch, k, n)?;
     let rows = batch_rows(k, n, b)?;

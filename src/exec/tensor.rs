@@ -5,21 +5,23 @@
 //! slices (which is what makes them easy to vectorize and to test against a scalar reference).
 //! Views, strides and aliasing are the interpreter's business, not the tensor's.
 //!
-//! Every tensor's buffer is counted against the executor's memory limit while it lives
-//! ([`super::memory`]): constructors and `clone` add its bytes, `drop` subtracts them.
+//! Every tensor's buffer is counted against its run's memory limit while it lives
+//! ([`super::memory`]): constructors and `clone` add its bytes to the budget in force, `drop`
+//! subtracts them from that budget.
 //!
 //! 16-bit floats are stored as `half` values but never computed with directly: kernels widen them
 //! to f32 with [`Tensor::to_f32`], compute, and round back with [`Tensor::from_f32_as`], which is
 //! how Paddle's CPU kernels accumulate (its `MPTypeTrait` is `float` for both).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use half::{bf16, f16};
 
-use super::dtype::DType;
+use super::dtype::{self, DType};
 use super::error::{KResult, KernelError};
 use super::kernels::cast;
-use super::memory;
+use super::memory::{self, Budget};
 
 /// The typed element buffer of a [`Tensor`].
 #[derive(Clone, Debug, PartialEq)]
@@ -91,12 +93,13 @@ impl Data {
 }
 
 /// A dense row-major tensor. A 0-d tensor (shape `[]`) holds one element.
-#[derive(Debug)]
 pub struct Tensor {
     shape: Vec<usize>,
     data: Data,
-    /// The bytes this tensor added to the live count (subtracted again on drop).
+    /// The bytes this tensor added to the live count of `budget` (subtracted again on drop).
     counted: u64,
+    /// The budget in force when the tensor was made ([`memory::current`]).
+    budget: Arc<Budget>,
 }
 
 /// Number of elements of a shape (1 for `[]`); `usize::MAX` when the product overflows, which
@@ -114,6 +117,17 @@ impl Clone for Tensor {
     }
 }
 
+impl std::fmt::Debug for Tensor {
+    /// The buffer and its count; not the budget (shared by every tensor of a run).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tensor")
+            .field("shape", &self.shape)
+            .field("data", &self.data)
+            .field("counted", &self.counted)
+            .finish()
+    }
+}
+
 impl PartialEq for Tensor {
     fn eq(&self, other: &Tensor) -> bool {
         self.shape == other.shape && self.data == other.data
@@ -122,7 +136,7 @@ impl PartialEq for Tensor {
 
 impl Drop for Tensor {
     fn drop(&mut self) {
-        memory::track_free(self.counted);
+        self.budget.release(self.counted);
     }
 }
 
@@ -130,11 +144,13 @@ impl Tensor {
     /// The one place a tensor comes into being: counts its buffer.
     fn make(shape: Vec<usize>, data: Data) -> Tensor {
         let counted = data.bytes();
-        memory::track_alloc(counted);
+        let budget = memory::current();
+        budget.charge(counted);
         Tensor {
             shape,
             data,
             counted,
+            budget,
         }
     }
 
@@ -175,13 +191,19 @@ impl Tensor {
     /// [`Tensor::full`] for a program-controlled shape: refused (before anything is allocated)
     /// when the shape overflows or the tensor would pass the memory limit.
     pub fn try_full(shape: &[usize], dtype: DType, value: f64) -> KResult<Tensor> {
-        let article = if dtype.paddle_name().starts_with('i') {
+        if !dtype::computable(dtype) {
+            crate::kbail!(
+                "dtype {} is not supported by the executor",
+                dtype.attr_name()
+            );
+        }
+        let article = if dtype.attr_name().starts_with('i') {
             "an"
         } else {
             "a"
         };
         memory::reserve(
-            &format_args!("{article} {dtype} tensor"),
+            &format_args!("{article} {} tensor", dtype.attr_name()),
             shape,
             dtype.size(),
         )?;
@@ -191,6 +213,12 @@ impl Tensor {
     /// A tensor filled with `value`, converted to `dtype` the way Paddle's `full` does (floats
     /// rounded to the nearest representable value, integers truncated toward zero). For sizes
     /// the executor already holds; [`Tensor::try_full`] for sizes a program asks for.
+    ///
+    /// # Panics
+    ///
+    /// For a dtype the executor does not hold ([`dtype::computable`]): the executor reads
+    /// dtypes through [`dtype::parse`], which refuses them, and [`Tensor::try_full`] returns an
+    /// error instead.
     pub fn full(shape: &[usize], dtype: DType, value: f64) -> Tensor {
         let n = numel(shape);
         let data = match dtype {
@@ -201,6 +229,9 @@ impl Tensor {
             DType::I64 => Data::I64(vec![value as i64; n]),
             DType::I32 => Data::I32(vec![value as i32; n]),
             DType::Bool => Data::Bool(vec![value != 0.0; n]),
+            DType::I16 | DType::I8 | DType::U8 | DType::C64 | DType::C128 => {
+                unreachable!("{}", dtype::not_held(dtype))
+            }
         };
         Tensor::make(shape.to_vec(), data)
     }

@@ -133,7 +133,10 @@ impl std::str::FromStr for Collective {
     }
 }
 
-/// Element type of the parameters, activations and gradients.
+/// Element type of the parameters, activations and gradients: the generator's `--dtype`, a
+/// choice between two program layouts rather than a dtype (`Bf16` also means f32 master weights
+/// and master-grad casts), so it is not [`crate::ir::DType`]; its spellings are parsed by
+/// [`crate::ir::DType::parse`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dtype {
     /// float32 everywhere.
@@ -273,11 +276,13 @@ impl std::fmt::Display for Dtype {
 impl std::str::FromStr for Dtype {
     type Err = String;
 
-    /// Parses `f32` or `bf16` (ASCII case-insensitive; `float32` and `bfloat16` too).
+    /// Parses `f32` or `bf16` (ASCII case-insensitive; `float32` and `bfloat16` too): the IR's
+    /// parser of both spellings ([`crate::ir::DType::parse`]), then the two dtypes the generator
+    /// makes programs in.
     fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "f32" | "float32" => Ok(Dtype::F32),
-            "bf16" | "bfloat16" => Ok(Dtype::Bf16),
+        match crate::ir::DType::parse(&s.to_ascii_lowercase()) {
+            Some(crate::ir::DType::F32) => Ok(Dtype::F32),
+            Some(crate::ir::DType::BF16) => Ok(Dtype::Bf16),
             _ => Err(format!("unknown dtype `{s}` (expected f32 or bf16)")),
         }
     }

@@ -8,8 +8,10 @@
 use super::dist::TensorDist;
 use std::fmt::{self, Write};
 
-/// An element type. The names are Paddle's short forms as they appear in tensor types; the
-/// long forms (`float32`) appear in attributes and are converted with [`DType::from_attr_name`].
+/// An element type: the one dtype of irw (the IR, the rule language, the JSON format and the
+/// executor, which computes with a subset: `exec::dtype::computable`). The names are Paddle's
+/// short forms as they appear in tensor types; the long forms (`float32`) appear in attributes
+/// and are converted with [`DType::from_attr_name`]; [`DType::parse`] takes either.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
     F32,
@@ -101,8 +103,20 @@ impl DType {
         })
     }
 
+    /// Parses either spelling: the attribute form (`float32`, `bfloat16`, `bool`) or the
+    /// tensor-type form (`f32`, `bf16`, `b`). The one parser of both; `Undefined` and unknown
+    /// names give `None`.
+    pub fn parse(s: &str) -> Option<DType> {
+        DType::from_attr_name(s).or_else(|| DType::from_short_name(s))
+    }
+
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
+    }
+
+    /// True for the 16-bit floats (`bf16`, `f16`).
+    pub fn is_half(self) -> bool {
+        matches!(self, DType::BF16 | DType::F16)
     }
 
     /// Size of one element in bytes.

@@ -197,7 +197,7 @@ fn as_bool(v: Val, span: Span, what: &str) -> Result<bool, EvalError> {
 /// Dtype names a rule may write: the long attribute forms (`float32`) and the short type forms
 /// (`f32`).
 pub fn dtype_name(s: &str) -> Option<DType> {
-    DType::from_attr_name(s).or_else(|| DType::from_short_name(s))
+    DType::parse(s)
 }
 
 /// `uses(%v in STAGE)`: the one call whose argument is not evaluated as an expression. `%v in

@@ -16,8 +16,8 @@
 //! proptest keeps the seeds of past failures in `tests/proptest-regressions/MODULE.txt`: its
 //! default for a source file below a `main.rs`.
 //!
-//! All tests share one process. A test that reads process-wide state (the executor's count of
-//! live tensor bytes) runs in a process of its own (`common::alone`).
+//! All tests share one process, each on a thread: nothing they read is process-wide (the
+//! executor counts live tensor bytes per run, or per thread outside a run).
 
 #[macro_use]
 mod common;

@@ -202,6 +202,7 @@ fn bf16_gradient_merge_is_bit_identical_to_paddles_pass() {
             micro_batch: None,
             seed,
             feed: None,
+            ..Default::default()
         };
         let a = irw::exec::run::run(&ours, &opts).unwrap_or_else(|d| panic!("{d}"));
         let b = irw::exec::run::run(&paddle, &opts).unwrap_or_else(|d| panic!("{d}"));

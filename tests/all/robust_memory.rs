@@ -5,7 +5,7 @@
 //!   binary runs under an address-space limit (`ulimit -v`) far below what it asks for, so an
 //!   attempted allocation would abort it instead;
 //! - the flags of `run` and `check` that size the execution are validated (exit code 2);
-//! - the live count follows tensors as they are made, cloned and dropped;
+//! - the live count follows tensors as they are made, cloned and dropped, per thread;
 //! - rewriting a program of 10^6 ops stays within a small multiple of its text (`--stats`
 //!   reports the peak resident memory), and a large input, which irw maps rather than reads,
 //!   prints back the same bytes and reports bad UTF-8 where a read one would.
@@ -23,6 +23,7 @@ tests![
     the_default_limit_leaves_ordinary_programs_alone,
     sizing_flags_are_validated,
     the_live_count_follows_tensors,
+    runs_in_one_process_have_their_own_limit,
     #[cfg(unix)]
     gen_refuses_a_program_too_large_to_hold_instead_of_aborting,
     #[cfg(unix)]
@@ -177,10 +178,10 @@ fn sizing_flags_are_validated() {
 }
 
 fn the_live_count_follows_tensors() {
-    // The count is process-wide, and other tests make tensors in this binary's process: run
-    // alone, where the count is ours.
-    let name = test_name(module_path!(), "the_live_count_follows_tensors");
-    alone(&name, || {
+    // Outside a run, tensors charge their thread's own budget: the other tests of this process,
+    // running beside this one, charge theirs (they used to share one count, and this test had to
+    // run alone).
+    {
         let before = memory::live();
         let a = Tensor::full(&[1000], DType::F32, 1.0);
         assert_eq!(memory::live(), before + 4000);
@@ -200,7 +201,56 @@ fn the_live_count_follows_tensors() {
         assert_eq!(memory::live(), before);
         assert!(Tensor::try_full(&[1 << 40, 1 << 40], DType::F32, 0.0).is_err());
         assert_eq!(memory::live(), before);
+    }
+}
+
+/// The limit is an option of the run, and the live count belongs to the run: a run under a
+/// tiny limit fails while runs beside it, on other threads and on this one, do not notice.
+fn runs_in_one_process_have_their_own_limit() {
+    use irw::exec::run::{run, RunOptions};
+    let text = std::fs::read_to_string(root().join("examples/mlp.ir")).expect("example");
+    let m = irw::ir::parse_module(&irw::SourceFile::new("mlp.ir", text.as_str())).expect("parses");
+    let before = memory::live();
+    std::thread::scope(|s| {
+        let big = s.spawn(|| {
+            (0..8)
+                .map(|seed| {
+                    run(
+                        &m,
+                        &RunOptions {
+                            seed,
+                            micro_batch: Some(4096),
+                            ..Default::default()
+                        },
+                    )
+                    .map(|_| ())
+                })
+                .collect::<Result<Vec<()>, _>>()
+        });
+        for _ in 0..8 {
+            let tiny = run(
+                &m,
+                &RunOptions {
+                    max_memory: 1024,
+                    ..Default::default()
+                },
+            );
+            let e = tiny.expect_err("1 KiB is too little").to_string();
+            assert!(
+                e.contains("over the executor's memory limit of 1 KiB"),
+                "{e}"
+            );
+            assert_eq!(memory::limit(), memory::DEFAULT_MAX_MEMORY);
+        }
+        big.join()
+            .expect("no panic")
+            .unwrap_or_else(|d| panic!("{d}"));
     });
+    assert_eq!(
+        memory::live(),
+        before,
+        "a run's tensors are not this thread's"
+    );
 }
 
 #[cfg(unix)]

@@ -12,49 +12,17 @@ pub(super) fn infer_types(
     children: &[Id],
     attrs: &AttrDict,
 ) -> Option<Box<[TypeId]>> {
-    let child_ty = |eg: &IrEGraph, n: u8| children.get(n as usize).and_then(|c| eg[*c].data.ty());
-    let ty = match rule {
-        ResultRule::SameAs(n) => child_ty(eg, n)?,
-        ResultRule::ReducedOf(n) => {
-            let t = crate::dialect::reduced(eg.analysis.ctx.ty(child_ty(eg, n)?));
-            eg.analysis.ctx.intern_type(t)
-        }
-        ResultRule::CastOf(n) => {
-            let dtype = crate::ir::DType::from_attr_name(attrs.get("dtype")?.as_word()?)?;
-            let t = match eg.analysis.ctx.ty(child_ty(eg, n)?) {
-                t @ (Type::Tensor { shape, .. } | Type::Dist { shape, .. }) => {
-                    t.with_shape_dtype(shape.clone(), dtype)
-                }
-                _ => return None,
-            };
-            eg.analysis.ctx.intern_type(t)
-        }
-        ResultRule::FromShapeDtypeAttrs => {
-            let dtype = crate::ir::DType::from_attr_name(attrs.get("dtype")?.as_word()?)?;
-            let shape = attrs
-                .get("shape")?
-                .as_array()?
-                .iter()
-                .map(|a| a.as_i64())
-                .collect::<Option<Vec<i64>>>()?;
-            eg.analysis
-                .ctx
-                .intern_type(attr_tensor(attrs, shape, dtype))
-        }
-        ResultRule::IntArray => {
-            let n = attrs.get("value")?.as_array()?.len() as i64;
-            let t = attr_tensor(attrs, vec![n], crate::ir::DType::I64);
-            eg.analysis.ctx.intern_type(t)
-        }
-        ResultRule::Dim0Times(n, key) | ResultRule::Dim0Over(n, key) => {
-            let times = matches!(rule, ResultRule::Dim0Times(..));
-            let k = attrs.get(key)?.as_i64()?;
-            let t = crate::dialect::dim0_scaled(eg.analysis.ctx.ty(child_ty(eg, n)?), k, times)?;
-            eg.analysis.ctx.intern_type(t)
-        }
-        ResultRule::Explicit => return None,
+    let eg_ref: &IrEGraph = eg;
+    let child_ty = |n: u8| {
+        let ty = children
+            .get(n as usize)
+            .and_then(|c| eg_ref[*c].data.ty())?;
+        Some(eg_ref.analysis.ctx.ty(ty))
     };
-    Some(Box::new([ty]))
+    let t = crate::dialect::result_type(rule, child_ty, attrs.into(), |shape, dtype| {
+        attr_tensor(attrs, shape, dtype)
+    })?;
+    Some(Box::new([eg.analysis.ctx.intern_type(t)]))
 }
 
 /// A tensor made from attributes alone: distributed as its `op_dist_attr` says (the attributes

@@ -129,6 +129,11 @@ fn widen_to_f64(data: &Data) -> Vec<f64> {
 }
 
 /// `pd_op.cast`: converts `x` to `to`. Float→float rounds to nearest even; float→int truncates.
+///
+/// # Panics
+///
+/// For a `to` the executor does not hold ([`crate::exec::dtype::computable`]): the executor
+/// reads dtypes through [`crate::exec::dtype::parse`], which refuses them.
 pub fn cast(x: &Tensor, to: DType) -> Tensor {
     if x.dtype() == to {
         return x.clone();
@@ -160,6 +165,9 @@ pub fn cast(x: &Tensor, to: DType) -> Tensor {
             Data::I32(v) => map(v, |x| x != 0),
             _ => map(&widen_to_f64(d), |x| x != 0.0),
         }),
+        DType::I16 | DType::I8 | DType::U8 | DType::C64 | DType::C128 => {
+            unreachable!("{}", crate::exec::dtype::not_held(to))
+        }
     };
     match Tensor::new(x.shape().to_vec(), data) {
         Ok(t) => t,

@@ -180,9 +180,9 @@ fn check(xs: &[&Tensor]) -> KResult<()> {
             kbail!(
                 "ranks disagree on the collective's operand: {:?} {} vs {:?} {}",
                 first.shape(),
-                first.dtype(),
+                first.dtype().attr_name(),
                 x.shape(),
-                x.dtype()
+                x.dtype().attr_name()
             );
         }
     }
@@ -258,9 +258,9 @@ pub fn concat_rows(xs: &[&Tensor]) -> KResult<Tensor> {
             kbail!(
                 "ranks disagree on the gathered operand: {:?} {} vs {:?} {}",
                 first.shape(),
-                first.dtype(),
+                first.dtype().attr_name(),
                 x.shape(),
-                x.dtype()
+                x.dtype().attr_name()
             );
         }
         rows = rows.saturating_add(x.shape().first().copied().unwrap_or(1));

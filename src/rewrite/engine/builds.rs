@@ -249,69 +249,23 @@ impl<'a> Engine<'a> {
             Which::Main => &self.m.main,
             Which::Startup => self.m.startup.as_ref().unwrap_or(&self.m.main),
         };
+        let ctx = &self.m.ctx;
         let operand_ty = |i: u8| {
             operands
                 .get(i as usize)
                 .copied()
                 .flatten()
-                .map(|v| prog.value_type(v))
+                .map(|v| ctx.ty(prog.value_type(v)))
         };
-        let dist_tensor = |shape: Vec<i64>, dtype| match self.dist_context(shape.len()) {
+        // A tensor made from attributes alone lives where the values the rule combines it
+        // with live (replicated), or is dense.
+        let from_attrs = |shape: Vec<i64>, dtype| match self.dist_context(shape.len()) {
             Some(dist) => Type::Dist { dist, shape, dtype },
             None => Type::Tensor { shape, dtype },
         };
-        let ctx = &self.m.ctx;
-        let d = ctx.attrs(attrs);
-        let dtype_attr = || {
-            d.get("dtype")
-                .and_then(|a| a.as_word())
-                .and_then(crate::ir::DType::from_attr_name)
-        };
-        // An in-place result has its operand's (already interned) type.
-        let id = match spec.result_rule {
-            ResultRule::SameAs(i) => operand_ty(i),
-            ResultRule::ReducedOf(i) => operand_ty(i).map(|t| {
-                let r = crate::dialect::reduced(self.m.ctx.ty(t));
-                self.m.ctx.intern_type(r)
-            }),
-            rule => {
-                let ty: Option<Type> = match rule {
-                    ResultRule::FromShapeDtypeAttrs => {
-                        let shape: Option<Vec<i64>> = d
-                            .get("shape")
-                            .and_then(|a| a.as_array())
-                            .and_then(|v| v.iter().map(Attr::as_i64).collect());
-                        match (shape, dtype_attr()) {
-                            (Some(shape), Some(dtype)) => Some(dist_tensor(shape, dtype)),
-                            _ => None,
-                        }
-                    }
-                    ResultRule::CastOf(i) => {
-                        let from = operand_ty(i).map(|t| ctx.ty(t));
-                        match (from.and_then(|t| t.shape()), dtype_attr()) {
-                            (Some(shape), Some(dtype)) => {
-                                from.map(|t| t.with_shape_dtype(shape.to_vec(), dtype))
-                            }
-                            _ => None,
-                        }
-                    }
-                    ResultRule::IntArray => d
-                        .get("value")
-                        .and_then(|a| a.as_array())
-                        .map(|v| dist_tensor(vec![v.len() as i64], crate::ir::DType::I64)),
-                    ResultRule::Dim0Times(i, key) | ResultRule::Dim0Over(i, key) => {
-                        let times = matches!(rule, ResultRule::Dim0Times(..));
-                        let n = d.get(key).and_then(Attr::as_i64);
-                        match (operand_ty(i), n) {
-                            (Some(t), Some(n)) => crate::dialect::dim0_scaled(ctx.ty(t), n, times),
-                            _ => None,
-                        }
-                    }
-                    ResultRule::SameAs(_) | ResultRule::ReducedOf(_) | ResultRule::Explicit => None,
-                };
-                ty.map(|t| self.m.ctx.intern_type(t))
-            }
-        };
+        let ty =
+            crate::dialect::result_type(spec.result_rule, operand_ty, ctx.attrs(attrs), from_attrs);
+        let id = ty.map(|t| self.m.ctx.intern_type(t));
         let Some(id) = id else {
             return Err(self.err(lr, bd.span, format!("cannot derive the result type of `{name}` from its operands and attributes"))
                 .with_hint("check the operands (an in-place op's type comes from its first operand) and the shape/dtype attributes"));
@@ -336,34 +290,29 @@ impl<'a> Engine<'a> {
         let (Some(v), Some(r)) = (self.m.main.operand(o, i), self.m.main.results(o).next()) else {
             return Ok(());
         };
-        let ty = match spec.result_rule {
-            ResultRule::SameAs(j) if j as usize == i => self.m.main.value_type(v),
-            ResultRule::ReducedOf(j) if j as usize == i => {
-                let t = crate::dialect::reduced(self.m.ctx.ty(self.m.main.value_type(v)));
-                self.m.ctx.intern_type(t)
-            }
-            ResultRule::Dim0Times(j, key) | ResultRule::Dim0Over(j, key) if j as usize == i => {
-                let times = matches!(spec.result_rule, ResultRule::Dim0Times(..));
-                let n = self
-                    .m
-                    .ctx
-                    .attrs(self.m.main.op_attrs(o))
-                    .get(key)
-                    .and_then(Attr::as_i64);
-                let t = n.and_then(|n| {
-                    crate::dialect::dim0_scaled(self.m.ctx.ty(self.m.main.value_type(v)), n, times)
-                });
-                match t {
-                    Some(t) => self.m.ctx.intern_type(t),
-                    None => {
-                        return Err(format!(
-                        "cannot derive the result type of `{}` from its new operand and `{key}`",
-                        spec.name
-                    ))
-                    }
-                }
-            }
+        // The rules that derive the result from operand `i` alone (and an attribute).
+        let key = match spec.result_rule {
+            ResultRule::SameAs(j) | ResultRule::ReducedOf(j) if j as usize == i => "",
+            ResultRule::Dim0Times(j, key) | ResultRule::Dim0Over(j, key) if j as usize == i => key,
             _ => return Ok(()),
+        };
+        let from = self.m.ctx.ty(self.m.main.value_type(v));
+        let derived = crate::dialect::result_type(
+            spec.result_rule,
+            |_| Some(from),
+            self.m.ctx.attrs(self.m.main.op_attrs(o)),
+            // Not called: these rules make no tensor from attributes alone.
+            |shape, dtype| Type::Tensor { shape, dtype },
+        );
+        // `SameAs` and `ReducedOf` always derive a type; `Dim0*` may not.
+        let ty = match derived {
+            Some(t) => self.m.ctx.intern_type(t),
+            None => {
+                return Err(format!(
+                    "cannot derive the result type of `{}` from its new operand and `{key}`",
+                    spec.name
+                ))
+            }
         };
         self.m.main.set_value_type(r, ty);
         Ok(())

@@ -1,11 +1,10 @@
 //! How a module's test functions become trials of the one test binary (`tests/all/main.rs`):
 //! the binary runs with `harness = false`, because libtest cannot run the file-driven suites
 //! (one test per file found at run time), so libtest-mimic runs everything, and what libtest
-//! did for a `#[test]` is done here: naming, catching the panic, keeping the output of a passing
-//! test quiet, and running a test that needs the process to itself.
+//! did for a `#[test]` is done here: naming, catching the panic and keeping the output of a
+//! passing test quiet.
 
 use libtest_mimic::Trial;
-use std::process::{Command, Stdio};
 
 /// Declares the tests of a module: `tests![a, #[cfg(unix)] b, #[ignore = "why"] c];` defines
 /// `pub(crate) fn tests() -> Vec<Trial>` with one trial per function, named `MODULE::FUNCTION`.
@@ -89,28 +88,4 @@ thread_local! {
 pub fn note(text: impl std::fmt::Display) {
     let text = text.to_string();
     NOTES.with(|n| n.borrow_mut().push(text));
-}
-
-/// Runs `f` in a process of its own: the test binary again, with only the test `name` (as
-/// [`test_name`] gives it). For a test that reads process-wide state other tests change while
-/// they run beside it in this one binary (the executor's count of live tensor bytes).
-pub fn alone(name: &str, f: impl FnOnce()) {
-    const VAR: &str = "IRW_TEST_ALONE";
-    if std::env::var_os(VAR).is_some_and(|v| v == name) {
-        f();
-        return;
-    }
-    let out = Command::new(std::env::current_exe().expect("the test binary's path"))
-        .args(["--exact", name, "--test-threads", "1"])
-        .env(VAR, name)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the test binary runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("1 passed"),
-        "`{name}` in a process of its own: {}\n{stdout}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
 }

@@ -9,7 +9,7 @@ mod harness;
 pub mod egraph_support;
 pub mod prop_gen;
 
-pub use harness::{alone, note, test_name, trial};
+pub use harness::{note, trial};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
