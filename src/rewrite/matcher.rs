@@ -78,14 +78,20 @@ impl Accept {
     }
 }
 
-/// A rule (or the patterns of an `exists(...)` guard) prepared for matching in one module:
-/// its selectors with their op names interned.
-pub struct Compiled<'r> {
-    pub patterns: &'r [Pattern],
+/// The selectors of a list of patterns, interned in one module.
+#[derive(Debug)]
+pub struct Selectors {
     /// One selector per pattern node, in pre-order (a pattern, then its nested patterns).
     accepts: Vec<Accept>,
     /// Pre-order index of each top-level pattern in `accepts`.
     starts: Vec<usize>,
+}
+
+/// A rule (or the patterns of an `exists(...)` guard) prepared for matching in one module:
+/// its selectors with their op names interned.
+pub struct Compiled<'r> {
+    pub patterns: &'r [Pattern],
+    sel: Selectors,
     pub guards: &'r [Expr],
     /// Binding slots of the rule.
     pub slots: usize,
@@ -115,18 +121,26 @@ impl<'r> Compiled<'r> {
             starts.push(accepts.len());
             walk(m, p, &mut accepts);
         }
+        Compiled::with_selectors(patterns, Selectors { accepts, starts })
+    }
+
+    /// `patterns` with selectors interned before ([`Compiled::into_selectors`]).
+    pub fn with_selectors(patterns: &'r [Pattern], sel: Selectors) -> Self {
         Compiled {
             patterns,
-            accepts,
-            starts,
+            sel,
             guards: &[],
             slots: 0,
         }
     }
 
+    pub fn into_selectors(self) -> Selectors {
+        self.sel
+    }
+
     /// Whether `op` can be the root of a match (cheap pre-filter for the worklist).
     pub fn root_accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
-        self.accepts[0].accepts(m, cache, op)
+        self.sel.accepts[0].accepts(m, cache, op)
             && self.patterns[0]
                 .stage
                 .is_none_or(|s| cache.role(m, op) == Some(s))
@@ -204,7 +218,7 @@ impl<'r> Searcher<'_, 'r> {
                 continue;
             }
             let mut b2 = b.clone();
-            let mut acc = self.c.starts[j];
+            let mut acc = self.c.sel.starts[j];
             if self.match_op(&self.c.patterns[j], &mut acc, op, &mut b2)? {
                 ops[j] = Some(op);
                 if let Some(found) = self.extend(ops, b2)? {
@@ -293,7 +307,7 @@ impl<'r> Searcher<'_, 'r> {
         let my_acc = *acc;
         *acc += 1;
         let m = &*self.m;
-        if !m.main.is_live(op) || !self.c.accepts[my_acc].accepts(m, self.cache, op) {
+        if !m.main.is_live(op) || !self.c.sel.accepts[my_acc].accepts(m, self.cache, op) {
             return Ok(false);
         }
         if let Some(want) = pat.stage {

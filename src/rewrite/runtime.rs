@@ -6,7 +6,7 @@
 //! (`rules::compiled`), and an op's stage and effect class come from [`Caches`] indexed by
 //! interned ids instead of a string-keyed lookup in the op's attribute dictionary.
 
-use super::matcher::{Compiled, Memo, Searcher};
+use super::matcher::{Compiled, Memo, Searcher, Selectors};
 use crate::dialect::ROLE_ATTR;
 use crate::dialect::{Dialect, Effect};
 use crate::ir::{Attr, AttrId, Module, OpId, Type, ValueDef, ValueId};
@@ -66,6 +66,9 @@ pub struct Caches {
     /// Set when the matcher stopped at the deadline; the engine reports it.
     pub timed_out: bool,
     steps: u32,
+    /// The selectors of each `exists(...)` evaluated so far, interned in this run's module
+    /// ([`Selectors`]): a guard evaluated once per match would intern them again every time.
+    pub exists: rustc_hash::FxHashMap<*const Exists, Selectors>,
 }
 
 impl Caches {
@@ -198,7 +201,13 @@ impl Env for RtEnv<'_> {
     }
 
     fn exists(&mut self, x: &Exists) -> EvalResult {
-        let c = Compiled::from_patterns(self.m, &x.patterns);
+        let key: *const Exists = x;
+        // Taken out while searching: an `exists` nested in the patterns' own tests interns its
+        // selectors afresh.
+        let c = match self.cache.exists.remove(&key) {
+            Some(sel) => Compiled::with_selectors(&x.patterns, sel),
+            None => Compiled::from_patterns(self.m, &x.patterns),
+        };
         let memo = Memo::default();
         let mut s = Searcher {
             m: self.m,
@@ -211,7 +220,9 @@ impl Env for RtEnv<'_> {
         };
         // The match's bindings seed the search; what the patterns bind stays local to it.
         let b = self.b.clone();
-        Ok(Val::Bool(s.exists(b)?))
+        let found = s.exists(b);
+        self.cache.exists.insert(key, c.into_selectors());
+        Ok(Val::Bool(found?))
     }
 }
 

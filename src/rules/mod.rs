@@ -2,8 +2,9 @@
 //! checked against the dialect table before anything runs.
 //!
 //! ```text
-//! rules/grad_merge.rw ──parse──▶ ast::File ──expand (ops, pred, let)──▶ ast::File ──load (imports, --set)──▶ RuleSet
-//!                                                                            └─check (dialect)─┘
+//! rules/grad_merge.rw ──parse──▶ ast::File ──expand (ops, pred, let)──▶ ast::File ──load (imports, --set)──▶ phases ──lower──▶ RuleSet
+//!                                                                            └─check (dialect)─┘                  (compiled::CompiledRule,
+//!                                                                                                                  egraph::EqRule)
 //! ```
 //!
 //! [`load`] decides which files and phases run with which parameter values; [`check`] decides
