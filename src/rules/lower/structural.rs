@@ -272,3 +272,84 @@ impl Scope<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::builtins::Builtin;
+    use crate::rules::compiled::{Action, AttrTest, OpSel, ValPat};
+    use crate::rules::expr::Expr;
+    use crate::rules::{load_str, stage_role, OpClass, Val};
+
+    #[test]
+    fn names_become_slots_and_stages_roles() {
+        let text = "param k: int = 4;\n\
+                    // t\n\
+                    rule r {\n\
+                        match %c = pd_op.cast(%x) {dtype: $d} in backward;\n\
+                        where dtype(%x) == $d and k > 1;\n\
+                        replace %c with %x for users in optimize;\n\
+                        erase %c;\n\
+                    }\n";
+        let set = load_str("t.rw", text, std::path::Path::new("."), &[]).expect("loads");
+        let r = &set.phases[0].structural[0];
+        assert_eq!((r.name.as_str(), r.index, r.line), ("r", 0, 3));
+        // %c, %x, $d: one slot each, shared by every mention.
+        assert_eq!(r.slots, 3);
+        let p = &r.patterns[0];
+        assert!(matches!(&p.op, OpSel::Name(n) if n == "pd_op.cast"));
+        assert_eq!(p.stage, stage_role("backward"));
+        let Some(c) = p.bind else { panic!("bound") };
+        let ValPat::Var { slot: x, .. } = p.args[0].pat else {
+            panic!("a variable")
+        };
+        let AttrTest::Capture(d) = p.attrs[0].test else {
+            panic!("a capture")
+        };
+        assert_eq!([c, x, d].iter().filter(|s| **s < 3).count(), 3);
+        assert!(c != x && x != d && c != d);
+        // The guard's call names a builtin; the parameter is a literal.
+        let Expr::Binary { l, r: k_test, .. } = &r.guards[0] else {
+            panic!("a conjunction")
+        };
+        let Expr::Binary { l: call, .. } = &**l else {
+            panic!("a comparison")
+        };
+        assert!(matches!(
+            &**call,
+            Expr::Call {
+                func: Builtin::DType,
+                ..
+            }
+        ));
+        let Expr::Binary { l: k, .. } = &**k_test else {
+            panic!("a comparison")
+        };
+        assert!(matches!(&**k, Expr::Lit(Val::Int(4), _)));
+        let Action::Replace { only_in_stage, .. } = &r.actions[0] else {
+            panic!("a replace")
+        };
+        assert_eq!(*only_in_stage, stage_role("optimize"));
+        let Action::Erase { op, .. } = &r.actions[1] else {
+            panic!("an erase")
+        };
+        assert_eq!(op.slot, c);
+    }
+
+    #[test]
+    fn op_classes_and_alternatives_are_resolved() {
+        let text = "// t\n\
+                    rule r {\n\
+                        match %o = optimizer(param: %p, ..);\n\
+                        match %r = (pd_op.c_allreduce_sum | pd_op.all_reduce {reduce_type: 0})(%p);\n\
+                        set %o {tag: true};\n\
+                    }\n";
+        let set = load_str("t.rw", text, std::path::Path::new("."), &[]).expect("loads");
+        let r = &set.phases[0].structural[0];
+        assert!(matches!(r.patterns[0].op, OpSel::Class(OpClass::Effect(_))));
+        assert!(!r.patterns[0].positional);
+        let OpSel::OneOf(alts) = &r.patterns[1].op else {
+            panic!("a set")
+        };
+        assert!(matches!(&alts[1], OpSel::With(_, tests) if tests.len() == 1));
+    }
+}
