@@ -243,7 +243,9 @@ impl LoadedRequire {
     }
 }
 
-/// A rule with where it came from.
+/// A rule as written, with where it came from: what the loader checks (unique names, what a
+/// `require` names) and lowers. The engines run the lowered forms ([`Phase::structural`],
+/// [`Phase::equational`]), never this syntax tree.
 #[derive(Debug, Clone)]
 pub struct LoadedRule {
     /// Index into [`RuleSet::sources`].
