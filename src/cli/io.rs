@@ -147,9 +147,23 @@ fn map_source(f: &std::fs::File, name: &str) -> Option<SourceFile> {
     SourceText::mapped(map, start).map(|text| SourceFile::new(name, text))
 }
 
-/// The most memory this process has held resident so far (`getrusage`'s maximum resident set:
-/// heap and mapped input alike), for `--stats`.
+/// The most memory this process has held resident so far (heap and mapped input alike), for
+/// `--stats`.
+///
+/// On Linux this is the address space's high-water mark (`VmHWM` in `/proc/self/status`), not
+/// `getrusage`'s `ru_maxrss`: the latter carries over the peak of the address space an `exec`
+/// replaced, so irw started by a large process (a test harness, a Python training script, which
+/// spawns through `vfork`) would report that process's peak as its own.
 pub fn peak_memory_bytes() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        if let Some(kb) = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| vm_hwm_kb(&s))
+        {
+            return Some(kb * 1024);
+        }
+    }
     #[cfg(unix)]
     {
         let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
@@ -171,6 +185,18 @@ pub fn peak_memory_bytes() -> Option<u64> {
     {
         None
     }
+}
+
+/// The `VmHWM:   123456 kB` line of `/proc/self/status`, in kilobytes.
+#[cfg(any(target_os = "linux", test))]
+fn vm_hwm_kb(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line["VmHWM:".len()..]
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -407,5 +433,18 @@ impl Drop for Pending<'_> {
             drop(tmp);
             tmps.retain(|p| *p != tmp_path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_high_water_mark_is_read_from_proc_status() {
+        let status = "Name:\tirw\nVmPeak:\t  900 kB\nVmHWM:\t  204800 kB\nVmRSS:\t  1000 kB\n";
+        assert_eq!(vm_hwm_kb(status), Some(204800));
+        assert_eq!(vm_hwm_kb("VmRSS:\t1 kB\n"), None);
+        assert_eq!(vm_hwm_kb("VmHWM:\t12 MB\n"), None);
     }
 }

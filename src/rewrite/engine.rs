@@ -22,9 +22,10 @@ use crate::ir::{
     Attr, AttrDict, AttrId, BlockId, Context, Module, OpId, OpSyntax, Program, SlotType, Sym,
     TensorDist, Type, TypeId, ValueDef, ValueId, Which,
 };
-use crate::rules::ast::{Action, Build, Expr, Ident, InsertPoint, OperandSel, Rule, Span, StrPart};
+use crate::rules::compiled::{Action, Build, CompiledRule, InsertPoint, OperandSel};
 use crate::rules::eval::{eval, eval_str, EvalError};
-use crate::rules::{LoadedRule, RuleSet, Val, ROLE_ATTR};
+use crate::rules::expr::{Expr, ValueRef};
+use crate::rules::{RuleSet, Span, Val, ROLE_ATTR};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -64,24 +65,21 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
             stats.edited_by.clear();
         }
         eng.find_markers();
-        let mut compiled = Vec::new();
-        for (i, lr) in phase.rules.iter().enumerate() {
-            match &lr.rule {
-                Rule::Structural(r) => compiled.push((i, Compiled::new(eng.m, r))),
-                Rule::Equational(_) => stats.equational_rules += 1,
-            }
-        }
+        stats.equational_rules += phase.rules.len() - phase.structural.len();
+        let compiled: Vec<(&CompiledRule, Compiled)> = phase
+            .structural
+            .iter()
+            .map(|r| (r, Compiled::new(eng.m, r)))
+            .collect();
         let first_stat = stats.rules.len();
-        for lr in &phase.rules {
-            if let Rule::Structural(r) = &lr.rule {
-                stats.rules.push(RuleStats {
-                    name: r.name.name.clone(),
-                    phase: phase.name.clone(),
-                    location: format!("{}:{}", rules.sources[lr.file].name, lr.line),
-                    matches: 0,
-                    applications: 0,
-                });
-            }
+        for r in &phase.structural {
+            stats.rules.push(RuleStats {
+                name: r.name.clone(),
+                phase: phase.name.clone(),
+                location: format!("{}:{}", rules.sources[r.file].name, r.line),
+                matches: 0,
+                applications: 0,
+            });
         }
         let cap = if opts.max_applications == 0 {
             16 * eng.m.main.num_ops() + 1000
@@ -111,18 +109,18 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
             if !eng.m.main.is_live(op) {
                 continue;
             }
-            for (k, (ri, c)) in compiled.iter().enumerate() {
+            for (k, (lr, c)) in compiled.iter().enumerate() {
                 if !eng.m.main.is_live(op) || !c.root_accepts(eng.m, &mut eng.cache, op) {
                     continue;
                 }
-                let lr = &phase.rules[*ri];
+                let ri = lr.index;
                 let mut s = Searcher {
                     m: eng.m,
                     rules,
                     c,
                     memo: &memo,
                     cache: &mut eng.cache,
-                    rule_index: *ri,
+                    rule_index: ri,
                     matches: 0,
                 };
                 let found = s.find(op).map_err(|e| eval_diag(rules, lr, e))?;
@@ -139,16 +137,9 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 if opts.trace {
                     stats.trace.push(trace_entry(eng.m, rules, lr, &mt.ops));
                 }
-                memo.insert(memo_key(*ri, &mt.ops));
+                memo.insert(memo_key(ri, &mt.ops));
                 let matched_ops = mt.ops.clone();
-                let touched = eng.run(
-                    lr,
-                    c.clauses.iter().filter_map(|cl| match cl {
-                        crate::rules::ast::Clause::Action(a) => Some(a),
-                        _ => None,
-                    }),
-                    mt,
-                )?;
+                let touched = eng.run(lr, mt)?;
                 stats.rules[first_stat + k].applications += 1;
                 applied += 1;
                 for t in &touched {
@@ -171,14 +162,14 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                             )
                         })
                         .collect();
-                    let worst = &phase.rules[compiled[top[0]].0];
+                    let worst = compiled[top[0]].0;
                     return Err(Diagnostic::at(
                         &rules.sources[worst.file],
-                        worst.rule.name().span.0,
+                        worst.name_span.0,
                         format!(
                             "phase `{}` stopped after {cap} rule applications: rule `{}` may be looping",
                             phase.name,
-                            worst.rule.name().name
+                            worst.name
                         ),
                     )
                     .with_note(format!("most applied: {}", list.join("; ")))
@@ -241,9 +232,9 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
 
 /// One `--trace` entry: the rule, where it is written, and the op(s) it matched, recorded
 /// before the rule's actions change them.
-fn trace_entry(m: &Module, rules: &RuleSet, lr: &LoadedRule, ops: &[OpId]) -> TraceEntry {
+fn trace_entry(m: &Module, rules: &RuleSet, lr: &CompiledRule, ops: &[OpId]) -> TraceEntry {
     TraceEntry {
-        rule: lr.rule.name().name.clone(),
+        rule: lr.name.clone(),
         location: format!("{}:{}", rules.sources[lr.file].name, lr.line),
         ops: ops
             .iter()
@@ -257,7 +248,7 @@ fn trace_entry(m: &Module, rules: &RuleSet, lr: &LoadedRule, ops: &[OpId]) -> Tr
     }
 }
 
-fn eval_diag(rules: &RuleSet, lr: &LoadedRule, e: EvalError) -> Diagnostic {
+fn eval_diag(rules: &RuleSet, lr: &CompiledRule, e: EvalError) -> Diagnostic {
     Diagnostic::at(&rules.sources[lr.file], e.span.0, e.message)
 }
 
@@ -332,22 +323,17 @@ impl<'a> Engine<'a> {
         self.cache.role(self.m, op)
     }
 
-    fn run(
-        &mut self,
-        lr: &'a LoadedRule,
-        actions: impl Iterator<Item = &'a Action>,
-        mt: Match<'a>,
-    ) -> Result<Vec<OpId>, Diagnostic> {
+    fn run(&mut self, lr: &'a CompiledRule, mt: Match) -> Result<Vec<OpId>, Diagnostic> {
         let mut b = mt.bindings;
         self.matched = mt.ops.first().copied();
         let mut fx = Effects::default();
-        for a in actions {
+        for a in &lr.actions {
             self.action(lr, a, &mut b, &mut fx)?;
         }
         if fx.edits == 0 {
             let src = &self.rules.sources[lr.file];
             let name = self.m.ctx.str(self.m.main.op_name(mt.ops[0])).to_string();
-            return Err(Diagnostic::at(src, lr.rule.name().span.0, format!("rule `{}` matched but changed nothing", lr.rule.name().name))
+            return Err(Diagnostic::at(src, lr.name_span.0, format!("rule `{}` matched but changed nothing", lr.name))
                 .with_note(format!("matched main op #{} \"{name}\"", mt.ops[0].0))
                 .with_hint("this is a bug in the rule: it would match again forever; make its actions change the program or its guard exclude this case"));
         }
@@ -356,8 +342,8 @@ impl<'a> Engine<'a> {
 
     fn eval(
         &mut self,
-        lr: &'a LoadedRule,
-        b: &mut Bindings<'a>,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
         e: &Expr,
     ) -> Result<Val, Diagnostic> {
         let mut env = RtEnv {
@@ -369,14 +355,14 @@ impl<'a> Engine<'a> {
         eval(&mut env, e).map_err(|er| eval_diag(self.rules, lr, er))
     }
 
-    fn err(&self, lr: &'a LoadedRule, span: Span, msg: impl Into<String>) -> Diagnostic {
+    fn err(&self, lr: &'a CompiledRule, span: Span, msg: impl Into<String>) -> Diagnostic {
         Diagnostic::at(&self.rules.sources[lr.file], span.0, msg)
     }
 
     fn value_of(
         &mut self,
-        lr: &'a LoadedRule,
-        b: &mut Bindings<'a>,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
         e: &Expr,
     ) -> Result<Option<ValueId>, Diagnostic> {
         let v = self.eval(lr, b, e)?;
@@ -389,21 +375,22 @@ impl<'a> Engine<'a> {
         })
     }
 
+    /// The op `%o` names in an action (its field, if any, is not read).
     fn op_of(
         &mut self,
-        lr: &'a LoadedRule,
-        b: &mut Bindings<'a>,
-        name: &Ident,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
+        r: &ValueRef,
     ) -> Result<OpId, Diagnostic> {
         let v = b
-            .value(&name.name)
+            .get(r.slot)
             .cloned()
-            .ok_or_else(|| self.err(lr, name.span, format!("`{}` is not bound", name.name)))?;
+            .ok_or_else(|| self.err(lr, r.name_span, format!("`{}` is not bound", r.name)))?;
         as_op(self.m, &v).ok_or_else(|| {
             self.err(
                 lr,
-                name.span,
-                format!("`{}` is not defined by an op", name.name),
+                r.name_span,
+                format!("`{}` is not defined by an op", r.name),
             )
         })
     }

@@ -10,44 +10,31 @@
 //! applied before.
 
 use super::runtime::{as_value, Bindings, Caches, RtEnv};
-use crate::dialect::stage_role;
 use crate::dialect::{Dialect, Effect};
 use crate::ir::{Module, OpId, Sym};
-use crate::rules::ast::{AttrPatVal, Clause, Expr, OpPattern, OpSel, StructRule, ValPat};
+use crate::rules::compiled::{AltTest, AttrTest, CompiledRule, OpSel, Pattern, ValPat};
 use crate::rules::eval::{eval, EvalError};
+use crate::rules::expr::Expr;
 use crate::rules::{OpClass, RuleSet, Val};
 use rustc_hash::FxHashSet;
 
-/// Which op names a selector accepts, decided once per rule.
+/// Which ops a selector accepts, with its op names interned in this run's module.
 #[derive(Debug, Clone)]
 pub enum Accept {
     Any,
-    /// No op: a pattern whose stage is not a stage name (the checker admits none).
-    Nothing,
     Names(Vec<Sym>),
     Class(Effect),
     Union(Vec<Accept>),
-    /// An alternative with attribute tests: `(key, test)`, where a test is `Some(value)` for
-    /// "equal to", `None` with `present` for `_` / `not key`.
+    /// An alternative with attribute tests.
     With(Box<Accept>, Vec<(String, AltTest)>),
 }
 
-/// One attribute test of an alternative (`OpSel::With`).
-#[derive(Debug, Clone)]
-pub enum AltTest {
-    Present,
-    Absent,
-    Equals(Val),
-}
-
-impl AltTest {
-    fn passes(&self, have: Option<&crate::ir::Attr>) -> bool {
-        match (self, have) {
-            (AltTest::Present, h) => h.is_some(),
-            (AltTest::Absent, h) => h.is_none(),
-            (AltTest::Equals(_), None) => false,
-            (AltTest::Equals(want), Some(a)) => attr_equals(a, want),
-        }
+fn passes(test: &AltTest, have: Option<&crate::ir::Attr>) -> bool {
+    match (test, have) {
+        (AltTest::Present, h) => h.is_some(),
+        (AltTest::Absent, h) => h.is_none(),
+        (AltTest::Equals(_), None) => false,
+        (AltTest::Equals(want), Some(a)) => attr_equals(a, want),
     }
 }
 
@@ -65,32 +52,12 @@ fn attr_equals(a: &crate::ir::Attr, want: &Val) -> bool {
 impl Accept {
     pub fn compile(m: &mut Module, sel: &OpSel) -> Accept {
         match sel {
-            OpSel::Name(i) | OpSel::Quoted(i) => Accept::Names(vec![m.ctx.sym(&i.name)]),
-            OpSel::Class(c) => match OpClass::from_name(&c.name) {
-                Some(OpClass::Any) => Accept::Any,
-                Some(OpClass::Effect(e)) => Accept::Class(e),
-                // The checker admits class names only; a name that is not one matches nothing.
-                None => Accept::Nothing,
-            },
-            OpSel::OneOf(v, _) => Accept::Union(v.iter().map(|s| Accept::compile(m, s)).collect()),
-            OpSel::With { sel, attrs, .. } => {
-                let tests = attrs
-                    .iter()
-                    .map(|a| {
-                        let t = match &a.val {
-                            AttrPatVal::Present(_) => AltTest::Present,
-                            AttrPatVal::Absent(_) => AltTest::Absent,
-                            // The resolver admits literals only, so `literal` succeeds; a
-                            // non-literal would never match (`NullValue` equals no attribute).
-                            AttrPatVal::Equals(e) => {
-                                AltTest::Equals(Val::literal(e).unwrap_or(Val::NullValue))
-                            }
-                            AttrPatVal::Capture(_) => AltTest::Equals(Val::NullValue),
-                        };
-                        (a.key.name.clone(), t)
-                    })
-                    .collect();
-                Accept::With(Box::new(Accept::compile(m, sel)), tests)
+            OpSel::Name(n) => Accept::Names(vec![m.ctx.sym(n)]),
+            OpSel::Class(OpClass::Any) => Accept::Any,
+            OpSel::Class(OpClass::Effect(e)) => Accept::Class(*e),
+            OpSel::OneOf(v) => Accept::Union(v.iter().map(|s| Accept::compile(m, s)).collect()),
+            OpSel::With(sel, tests) => {
+                Accept::With(Box::new(Accept::compile(m, sel)), tests.clone())
             }
         }
     }
@@ -98,94 +65,91 @@ impl Accept {
     pub fn accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
         match self {
             Accept::Any => true,
-            Accept::Nothing => false,
             Accept::Names(n) => n.contains(&m.main.op_name(op)),
             Accept::Class(e) => cache.effect(m, op) == *e,
             Accept::Union(v) => v.iter().any(|a| a.accepts(m, cache, op)),
             Accept::With(inner, tests) => {
                 inner.accepts(m, cache, op) && {
                     let attrs = m.ctx.attrs(m.main.op_attrs(op));
-                    tests.iter().all(|(k, t)| t.passes(attrs.get(k)))
+                    tests.iter().all(|(k, t)| passes(t, attrs.get(k)))
                 }
             }
         }
     }
 }
 
-/// A rule (or the patterns of an `exists(...)` guard) prepared for matching.
-pub struct Compiled<'r> {
-    /// The rule's clauses (its actions), empty for an `exists(...)`.
-    pub clauses: &'r [Clause],
-    pub patterns: Vec<&'r OpPattern>,
-    /// One selector and required stage per pattern node, in pre-order (a pattern, then its
-    /// nested patterns).
-    accepts: Vec<(Accept, Option<i64>)>,
+/// The selectors of a list of patterns, interned in one module.
+#[derive(Debug)]
+pub struct Selectors {
+    /// One selector per pattern node, in pre-order (a pattern, then its nested patterns).
+    accepts: Vec<Accept>,
     /// Pre-order index of each top-level pattern in `accepts`.
     starts: Vec<usize>,
-    pub guards: Vec<&'r Expr>,
+}
+
+/// A rule (or the patterns of an `exists(...)` guard) prepared for matching in one module:
+/// its selectors with their op names interned.
+pub struct Compiled<'r> {
+    pub patterns: &'r [Pattern],
+    sel: Selectors,
+    pub guards: &'r [Expr],
+    /// Binding slots of the rule.
+    pub slots: usize,
 }
 
 impl<'r> Compiled<'r> {
-    pub fn new(m: &mut Module, rule: &'r StructRule) -> Self {
-        let mut patterns = Vec::new();
-        let mut guards = Vec::new();
-        for c in &rule.clauses {
-            match c {
-                Clause::Match(ps) => patterns.extend(ps.iter()),
-                Clause::Where(e) => guards.push(e),
-                Clause::Action(_) => {}
-            }
-        }
-        let mut c = Compiled::from_patterns(m, patterns);
-        c.clauses = &rule.clauses;
-        c.guards = guards;
+    pub fn new(m: &mut Module, rule: &'r CompiledRule) -> Self {
+        let mut c = Compiled::from_patterns(m, &rule.patterns);
+        c.guards = &rule.guards;
+        c.slots = rule.slots;
         c
     }
 
-    /// The patterns of an `exists(...)`: no guards, no actions.
-    pub fn from_patterns(m: &mut Module, patterns: Vec<&'r OpPattern>) -> Self {
-        let mut accepts = Vec::new();
-        fn walk(m: &mut Module, p: &OpPattern, out: &mut Vec<(Accept, Option<i64>)>) {
-            let accept = Accept::compile(m, &p.op);
-            out.push(match &p.stage {
-                None => (accept, None),
-                Some(s) => match stage_role(&s.name) {
-                    Some(r) => (accept, Some(r)),
-                    // The checker admits stage names only; a name that is not one matches
-                    // nothing.
-                    None => (Accept::Nothing, None),
-                },
-            });
+    /// The patterns of an `exists(...)`: no guards; its bindings come from the match.
+    pub fn from_patterns(m: &mut Module, patterns: &'r [Pattern]) -> Self {
+        fn walk(m: &mut Module, p: &Pattern, out: &mut Vec<Accept>) {
+            out.push(Accept::compile(m, &p.op));
             for a in &p.args {
                 if let ValPat::Op(inner) = &a.pat {
                     walk(m, inner, out);
                 }
             }
         }
+        let mut accepts = Vec::new();
         let mut starts = Vec::new();
-        for p in &patterns {
+        for p in patterns {
             starts.push(accepts.len());
             walk(m, p, &mut accepts);
         }
+        Compiled::with_selectors(patterns, Selectors { accepts, starts })
+    }
+
+    /// `patterns` with selectors interned before ([`Compiled::into_selectors`]).
+    pub fn with_selectors(patterns: &'r [Pattern], sel: Selectors) -> Self {
         Compiled {
-            clauses: &[],
             patterns,
-            accepts,
-            starts,
-            guards: Vec::new(),
+            sel,
+            guards: &[],
+            slots: 0,
         }
+    }
+
+    pub fn into_selectors(self) -> Selectors {
+        self.sel
     }
 
     /// Whether `op` can be the root of a match (cheap pre-filter for the worklist).
     pub fn root_accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
-        let (acc, stage) = &self.accepts[0];
-        acc.accepts(m, cache, op) && stage.is_none_or(|s| cache.role(m, op) == Some(s))
+        self.sel.accepts[0].accepts(m, cache, op)
+            && self.patterns[0]
+                .stage
+                .is_none_or(|s| cache.role(m, op) == Some(s))
     }
 }
 
 /// A complete match: bindings, and the ops of the top-level patterns in order.
-pub struct Match<'r> {
-    pub bindings: Bindings<'r>,
+pub struct Match {
+    pub bindings: Bindings,
     pub ops: Vec<OpId>,
 }
 
@@ -216,11 +180,11 @@ pub struct Searcher<'a, 'r> {
 
 impl<'r> Searcher<'_, 'r> {
     /// The first match rooted at `root` that passes the guards and was not applied before.
-    pub fn find(&mut self, root: OpId) -> Result<Option<Match<'r>>, EvalError> {
-        let mut b = Bindings::default();
+    pub fn find(&mut self, root: OpId) -> Result<Option<Match>, EvalError> {
+        let mut b = Bindings::new(self.c.slots);
         let mut ops = vec![None; self.c.patterns.len()];
         let mut acc = 0;
-        if !self.match_op(self.c.patterns[0], &mut acc, root, &mut b)? {
+        if !self.match_op(&self.c.patterns[0], &mut acc, root, &mut b)? {
             return Ok(None);
         }
         ops[0] = Some(root);
@@ -229,7 +193,7 @@ impl<'r> Searcher<'_, 'r> {
 
     /// Whether the patterns match anywhere, given the bindings `b` already holds (an
     /// `exists(...)`: no root, no guards, no memo).
-    pub fn exists(&mut self, b: Bindings<'r>) -> Result<bool, EvalError> {
+    pub fn exists(&mut self, b: Bindings) -> Result<bool, EvalError> {
         let mut ops = vec![None; self.c.patterns.len()];
         Ok(self.extend(&mut ops, b)?.is_some())
     }
@@ -237,8 +201,8 @@ impl<'r> Searcher<'_, 'r> {
     fn extend(
         &mut self,
         ops: &mut Vec<Option<OpId>>,
-        b: Bindings<'r>,
-    ) -> Result<Option<Match<'r>>, EvalError> {
+        b: Bindings,
+    ) -> Result<Option<Match>, EvalError> {
         let Some(next) = ops.iter().position(Option::is_none) else {
             return self.complete(ops, b);
         };
@@ -254,8 +218,8 @@ impl<'r> Searcher<'_, 'r> {
                 continue;
             }
             let mut b2 = b.clone();
-            let mut acc = self.c.starts[j];
-            if self.match_op(self.c.patterns[j], &mut acc, op, &mut b2)? {
+            let mut acc = self.c.sel.starts[j];
+            if self.match_op(&self.c.patterns[j], &mut acc, op, &mut b2)? {
                 ops[j] = Some(op);
                 if let Some(found) = self.extend(ops, b2)? {
                     return Ok(Some(found));
@@ -274,8 +238,8 @@ impl<'r> Searcher<'_, 'r> {
             if ops[j].is_some() {
                 continue;
             }
-            if let Some(bind) = &pat.bind {
-                if let Some(Val::Value(v)) = b.value(&bind.name) {
+            if let Some(bind) = pat.bind {
+                if let Some(Val::Value(v)) = b.get(bind) {
                     return (Some(j), p.defining_op(*v).into_iter().collect());
                 }
             }
@@ -286,8 +250,8 @@ impl<'r> Searcher<'_, 'r> {
                 continue;
             }
             for a in &pat.args {
-                if let ValPat::Var { name, .. } = &a.pat {
-                    if let Some(Some(v)) = b.value(&name.name).and_then(|x| as_value(self.m, x)) {
+                if let ValPat::Var { slot, .. } = &a.pat {
+                    if let Some(Some(v)) = b.get(*slot).and_then(|x| as_value(self.m, x)) {
                         let mut users: Vec<OpId> = p.uses(v).map(|u| u.op).collect();
                         users.sort();
                         users.dedup();
@@ -303,9 +267,9 @@ impl<'r> Searcher<'_, 'r> {
     fn complete(
         &mut self,
         ops: &[Option<OpId>],
-        mut b: Bindings<'r>,
-    ) -> Result<Option<Match<'r>>, EvalError> {
-        for g in &self.c.guards {
+        mut b: Bindings,
+    ) -> Result<Option<Match>, EvalError> {
+        for g in self.c.guards {
             let mut env = RtEnv {
                 m: self.m,
                 rules: self.rules,
@@ -335,25 +299,24 @@ impl<'r> Searcher<'_, 'r> {
     /// Matches one pattern (and its nested patterns) at `op`, extending `b`.
     fn match_op(
         &mut self,
-        pat: &'r OpPattern,
+        pat: &'r Pattern,
         acc: &mut usize,
         op: OpId,
-        b: &mut Bindings<'r>,
+        b: &mut Bindings,
     ) -> Result<bool, EvalError> {
         let my_acc = *acc;
         *acc += 1;
         let m = &*self.m;
-        let (accept, stage) = &self.c.accepts[my_acc];
-        if !m.main.is_live(op) || !accept.accepts(m, self.cache, op) {
+        if !m.main.is_live(op) || !self.c.sel.accepts[my_acc].accepts(m, self.cache, op) {
             return Ok(false);
         }
-        if let Some(want) = stage {
-            if self.cache.role(m, op) != Some(*want) {
+        if let Some(want) = pat.stage {
+            if self.cache.role(m, op) != Some(want) {
                 return Ok(false);
             }
         }
-        if let Some(bind) = &pat.bind {
-            match b.value(&bind.name) {
+        if let Some(bind) = pat.bind {
+            match b.get(bind) {
                 Some(Val::Op(o)) if *o != op => return Ok(false),
                 Some(Val::Value(v))
                     if m.main.num_results(op) == 0 || m.main.result(op, 0) != *v =>
@@ -362,17 +325,16 @@ impl<'r> Searcher<'_, 'r> {
                 }
                 _ => {}
             }
-            b.set_value(&bind.name, Val::Op(op));
+            b.set(bind, Val::Op(op));
         }
         let n = m.main.num_operands(op);
-        let positional_only = pat.args.iter().all(|a| a.operand.is_none());
-        if positional_only && !pat.rest && !pat.args.is_empty() && n != pat.args.len() {
+        if pat.positional && !pat.rest && !pat.args.is_empty() && n != pat.args.len() {
             return Ok(false);
         }
         // Attributes, read in place (never a copy of the dictionary).
         for ap in &pat.attrs {
-            let want = match &ap.val {
-                AttrPatVal::Equals(e) => {
+            let want = match &ap.test {
+                AttrTest::Equals(e) => {
                     let mut env = RtEnv {
                         m: self.m,
                         rules: self.rules,
@@ -384,28 +346,28 @@ impl<'r> Searcher<'_, 'r> {
                 _ => None,
             };
             let m = &*self.m;
-            let have = m.ctx.attrs(m.main.op_attrs(op)).get(&ap.key.name);
-            match &ap.val {
-                AttrPatVal::Present(_) => {
+            let have = m.ctx.attrs(m.main.op_attrs(op)).get(&ap.key);
+            match &ap.test {
+                AttrTest::Present => {
                     if have.is_none() {
                         return Ok(false);
                     }
                 }
-                AttrPatVal::Absent(_) => {
+                AttrTest::Absent => {
                     if have.is_some() {
                         return Ok(false);
                     }
                 }
-                AttrPatVal::Capture(c) => {
+                AttrTest::Capture(c) => {
                     let Some(a) = have else { return Ok(false) };
                     let v = Val::from_attr(a);
-                    match b.capture(&c.name) {
+                    match b.get(*c) {
                         Some(old) if !old.loose_eq(&v) => return Ok(false),
                         Some(_) => {}
-                        None => b.set_capture(&c.name, v),
+                        None => b.set(*c, v),
                     }
                 }
-                AttrPatVal::Equals(_) => {
+                AttrTest::Equals(_) => {
                     let Some(a) = have else { return Ok(false) };
                     // `{flag: true}` also accepts Paddle's one-element array form `[true]`.
                     if !attr_equals(a, &want.unwrap_or(Val::NullValue)) {
@@ -417,7 +379,7 @@ impl<'r> Searcher<'_, 'r> {
         // Operands.
         let spec = {
             let m = &*self.m;
-            if pat.args.iter().any(|a| a.operand.is_some()) {
+            if !pat.positional {
                 Dialect::get().spec(m.ctx.str(m.main.op_name(op)))
             } else {
                 None
@@ -426,7 +388,7 @@ impl<'r> Searcher<'_, 'r> {
         for (i, a) in pat.args.iter().enumerate() {
             let idx = match &a.operand {
                 None => i,
-                Some(name) => match spec.and_then(|s| s.operand_index(&name.name)) {
+                Some(name) => match spec.and_then(|s| s.operand_index(name)) {
                     Some(k) => k,
                     None => return Ok(false),
                 },
@@ -436,23 +398,23 @@ impl<'r> Searcher<'_, 'r> {
             }
             let operand = self.m.main.operand(op, idx);
             match &a.pat {
-                ValPat::Wild(_) => {}
-                ValPat::Var { name, ty } => {
+                ValPat::Wild => {}
+                ValPat::Var { slot, ty } => {
                     let Some(v) = operand else { return Ok(false) };
-                    match b.value(&name.name) {
+                    match b.get(*slot) {
                         Some(bound) => {
                             if as_value(self.m, bound) != Some(Some(v)) {
                                 return Ok(false);
                             }
                         }
-                        None => b.set_value(&name.name, Val::Value(v)),
+                        None => b.set(*slot, Val::Value(v)),
                     }
-                    if let Some(t) = ty {
+                    if let Some(t) = *ty {
                         let tv = Val::Type(self.m.main.value_type(v));
-                        match b.capture(&t.name) {
+                        match b.get(t) {
                             Some(old) if *old != tv => return Ok(false),
                             Some(_) => {}
-                            None => b.set_capture(&t.name, tv),
+                            None => b.set(t, tv),
                         }
                     }
                 }

@@ -27,9 +27,13 @@
 //! - **Bounded.** The number of applications per phase is capped (`Options::max_applications`);
 //!   hitting the cap is an error naming the rules that fired most.
 //!
-//! Equational rules (`rewrite a: lhs => rhs;`) are compiled by [`equational`] and saturated in
-//! the e-graph at the start of their phase, before the phase's structural rules run; [`Stats`]
-//! keeps the e-graph's report per phase and program.
+//! The engine runs rules in their lowered form, computed once when the rule files were loaded
+//! (`rules::lower`): structural rules as `rules::compiled::CompiledRule`s (a match's bindings
+//! are a vector indexed by the rule's slots; selectors, stages and builtins already resolved;
+//! only op names are interned here, once per run), never the syntax tree. Equational rules
+//! (`rewrite a: lhs => rhs;`), lowered to the e-graph's rules, are run by [`equational`] and
+//! saturated in the e-graph at the start of their phase, before the phase's structural rules
+//! run; [`Stats`] keeps the e-graph's report per phase and program.
 //!
 //! How a caller runs it (the CLI does exactly this):
 //!

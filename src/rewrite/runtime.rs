@@ -2,55 +2,46 @@
 //! (`name`, `dtype`, `uses`, ...), and the [`Env`] the shared expression evaluator uses.
 //!
 //! Matching runs once per candidate op of a 10^5-op program, so what it touches on every attempt
-//! is kept allocation-free: bindings are a short vector keyed by the names in the rule's syntax
-//! tree (borrowed, never copied), and an op's stage and effect class come from [`Caches`]
-//! indexed by interned ids instead of a string-keyed lookup in the op's attribute dictionary.
+//! is kept allocation-free: bindings are a vector indexed by the slots the rule was lowered with
+//! (`rules::compiled`), and an op's stage and effect class come from [`Caches`] indexed by
+//! interned ids instead of a string-keyed lookup in the op's attribute dictionary.
 
-use super::matcher::{Compiled, Memo, Searcher};
-use crate::dialect::{stage_role, ROLE_ATTR};
+use super::matcher::{Compiled, Memo, Searcher, Selectors};
+use crate::dialect::ROLE_ATTR;
 use crate::dialect::{Dialect, Effect};
 use crate::ir::{Attr, AttrId, Module, OpId, Type, ValueDef, ValueId};
-use crate::rules::ast::{OpPattern, Span};
+use crate::rules::builtins::Builtin;
+use crate::rules::compiled::Exists;
 use crate::rules::eval::{err, Env, EvalResult};
-use crate::rules::{RuleSet, Val};
+use crate::rules::expr::{Slot, ValueRef};
+use crate::rules::{RuleSet, Span, Val};
 
-/// Names a match bound: `%x` to values or ops, `$x` to constants. A rule binds a handful of
-/// names, so a vector searched linearly beats a hash map, and cloning it (once per candidate
-/// while backtracking) is one allocation. Keys borrow the rule's syntax tree.
-#[derive(Debug, Clone, Default)]
-pub struct Bindings<'r> {
-    values: Vec<(&'r str, Val)>,
-    captures: Vec<(&'r str, Val)>,
+/// What a match bound, by slot: `%x` to values or ops, `$x` to constants. Cloning it (once
+/// per candidate while backtracking) is one allocation.
+#[derive(Debug, Clone)]
+pub struct Bindings {
+    slots: Vec<Option<Val>>,
 }
 
-fn slot<'a>(v: &'a [(&str, Val)], name: &str) -> Option<&'a Val> {
-    v.iter().find(|(k, _)| *k == name).map(|(_, x)| x)
-}
-
-fn put<'r>(v: &mut Vec<(&'r str, Val)>, name: &'r str, x: Val) {
-    match v.iter_mut().find(|(k, _)| *k == name) {
-        Some(e) => e.1 = x,
-        None => v.push((name, x)),
-    }
-}
-
-impl<'r> Bindings<'r> {
-    /// What `%name` is bound to.
-    pub fn value(&self, name: &str) -> Option<&Val> {
-        slot(&self.values, name)
+impl Bindings {
+    /// Nothing bound, room for a rule's `slots`.
+    pub fn new(slots: usize) -> Self {
+        Bindings {
+            slots: vec![None; slots],
+        }
     }
 
-    pub fn set_value(&mut self, name: &'r str, v: Val) {
-        put(&mut self.values, name, v)
+    /// What slot `s` is bound to.
+    pub fn get(&self, s: Slot) -> Option<&Val> {
+        self.slots.get(s as usize).and_then(Option::as_ref)
     }
 
-    /// What `$name` is bound to.
-    pub fn capture(&self, name: &str) -> Option<&Val> {
-        slot(&self.captures, name)
-    }
-
-    pub fn set_capture(&mut self, name: &'r str, v: Val) {
-        put(&mut self.captures, name, v)
+    pub fn set(&mut self, s: Slot, v: Val) {
+        let i = s as usize;
+        if i >= self.slots.len() {
+            self.slots.resize(i + 1, None);
+        }
+        self.slots[i] = Some(v);
     }
 }
 
@@ -75,6 +66,9 @@ pub struct Caches {
     /// Set when the matcher stopped at the deadline; the engine reports it.
     pub timed_out: bool,
     steps: u32,
+    /// The selectors of each `exists(...)` evaluated so far, interned in this run's module
+    /// ([`Selectors`]): a guard evaluated once per match would intern them again every time.
+    pub exists: rustc_hash::FxHashMap<*const Exists, Selectors>,
 }
 
 impl Caches {
@@ -156,35 +150,29 @@ pub fn as_op(m: &Module, v: &Val) -> Option<OpId> {
 }
 
 /// The evaluator's view of one match.
-pub struct RtEnv<'a, 'r> {
+pub struct RtEnv<'a> {
     pub m: &'a mut Module,
     pub rules: &'a RuleSet,
-    pub b: &'a mut Bindings<'r>,
+    pub b: &'a mut Bindings,
     pub cache: &'a mut Caches,
 }
 
-impl Env for RtEnv<'_, '_> {
-    fn param(&self, name: &str) -> Option<Val> {
-        self.rules.params.get(name).map(|p| p.value.clone())
-    }
-
-    fn stage(&self, name: &str) -> Option<i64> {
-        stage_role(name)
-    }
-
-    fn value(&mut self, name: &str, field: Option<&str>, span: Span) -> EvalResult {
-        let Some(v) = self.b.value(name) else {
+impl Env for RtEnv<'_> {
+    fn value(&mut self, r: &ValueRef) -> EvalResult {
+        let (name, span) = (&r.name, r.span);
+        let Some(v) = self.b.get(r.slot) else {
             return err(span, format!("`{name}` is not bound"));
         };
-        match (v, field) {
+        match (v, &r.field) {
             (v, None) => Ok(v.clone()),
-            (Val::Op(o), Some(f)) => {
+            (Val::Op(o), Some(field)) => {
                 let o = *o;
-                let idx = match f.parse::<usize>() {
-                    Ok(i) => Some(i),
-                    Err(_) => {
-                        let n = self.m.ctx.str(self.m.main.op_name(o)).to_string();
-                        Dialect::get().spec(&n).and_then(|s| s.result_index(f))
+                let f = &field.text;
+                let idx = match field.index {
+                    Some(i) => Some(i),
+                    None => {
+                        let n = self.m.ctx.str(self.m.main.op_name(o));
+                        Dialect::get().spec(n).and_then(|s| s.result_index(f))
                     }
                 };
                 match idx {
@@ -197,20 +185,29 @@ impl Env for RtEnv<'_, '_> {
                     ),
                 }
             }
-            (_, Some(f)) => err(span, format!("`{name}` is a value; it has no result `{f}`")),
+            (_, Some(f)) => err(
+                span,
+                format!("`{name}` is a value; it has no result `{}`", f.text),
+            ),
         }
     }
 
-    fn capture(&self, name: &str) -> Option<Val> {
-        self.b.capture(name).cloned()
+    fn capture(&self, slot: Slot) -> Option<Val> {
+        self.b.get(slot).cloned()
     }
 
-    fn query(&mut self, func: &str, args: &[Val], span: Span) -> Option<EvalResult> {
+    fn query(&mut self, func: Builtin, args: &[Val], span: Span) -> Option<EvalResult> {
         query(self.m, self.cache, func, args, span)
     }
 
-    fn exists(&mut self, pats: &[OpPattern], _span: Span) -> EvalResult {
-        let c = Compiled::from_patterns(self.m, pats.iter().collect());
+    fn exists(&mut self, x: &Exists) -> EvalResult {
+        let key: *const Exists = x;
+        // Taken out while searching: an `exists` nested in the patterns' own tests interns its
+        // selectors afresh.
+        let c = match self.cache.exists.remove(&key) {
+            Some(sel) => Compiled::with_selectors(&x.patterns, sel),
+            None => Compiled::from_patterns(self.m, &x.patterns),
+        };
         let memo = Memo::default();
         let mut s = Searcher {
             m: self.m,
@@ -222,23 +219,29 @@ impl Env for RtEnv<'_, '_> {
             matches: 0,
         };
         // The match's bindings seed the search; what the patterns bind stays local to it.
-        let b: Bindings<'_> = self.b.clone();
-        Ok(Val::Bool(s.exists(b)?))
+        let b = self.b.clone();
+        let found = s.exists(b);
+        self.cache.exists.insert(key, c.into_selectors());
+        Ok(Val::Bool(found?))
     }
 }
 
+/// A program query ([`crate::rules::builtins::Kind::Query`]) over evaluated arguments; `None`
+/// for one the structural engine does not answer (`const`, an e-graph query).
 fn query(
     m: &mut Module,
     cache: &mut Caches,
-    func: &str,
+    func: Builtin,
     args: &[Val],
     span: Span,
 ) -> Option<EvalResult> {
+    use Builtin as B;
+    let name = func.name();
     let value_arg = |m: &Module| -> Result<ValueId, crate::rules::eval::EvalError> {
         match args.first().and_then(|a| as_value(m, a)) {
             Some(Some(v)) => Ok(v),
-            Some(None) => err(span, format!("`{func}` of an absent operand")),
-            None => err(span, format!("`{func}` needs a value")),
+            Some(None) => err(span, format!("`{name}` of an absent operand")),
+            None => err(span, format!("`{name}` needs a value")),
         }
     };
     let op_arg = |m: &Module| -> Result<OpId, crate::rules::eval::EvalError> {
@@ -246,43 +249,40 @@ fn query(
             Some(o) => Ok(o),
             None => err(
                 span,
-                format!("`{func}` needs an op (or a value an op defines)"),
+                format!("`{name}` needs an op (or a value an op defines)"),
             ),
         }
     };
-    let r: EvalResult = (|| match func {
-        "name" => {
-            let v = value_arg(m)?;
-            Ok(Val::Str(value_name(m, v)))
-        }
-        "dtype" | "shape" | "rank" => {
+    Some(match func {
+        B::Name => value_arg(m).map(|v| Val::Str(value_name(m, v))),
+        B::DType | B::Shape | B::Rank => (|| {
             let v = value_arg(m)?;
             let ty = m.ctx.ty(m.main.value_type(v)).clone();
             let Some((shape, dtype)) = ty.tensor() else {
                 return err(
                     span,
                     format!(
-                        "`{func}`: the value's type `{}` is not a tensor",
+                        "`{name}`: the value's type `{}` is not a tensor",
                         m.ctx.type_text(m.main.value_type(v))
                     ),
                 );
             };
             Ok(match func {
-                "dtype" => Val::DType(dtype),
-                "shape" => Val::List(shape.iter().map(|d| Val::Int(*d)).collect()),
+                B::DType => Val::DType(dtype),
+                B::Shape => Val::List(shape.iter().map(|d| Val::Int(*d)).collect()),
                 _ => Val::Int(shape.len() as i64),
             })
-        }
-        "process_ids" | "mesh_shape" | "dims_mapping" | "placements" => {
+        })(),
+        B::ProcessIds | B::MeshShape | B::DimsMapping | B::Placements => (|| {
             let v = value_arg(m)?;
             let ints = |xs: &[i64]| Val::List(xs.iter().map(|&i| Val::Int(i)).collect());
             let Some(d) = m.ctx.ty(m.main.value_type(v)).dist() else {
                 return Ok(Val::List(Vec::new()));
             };
             Ok(match func {
-                "process_ids" => ints(&d.process_ids),
-                "mesh_shape" => ints(&d.mesh_shape),
-                "dims_mapping" => ints(&d.dims_mapping),
+                B::ProcessIds => ints(&d.process_ids),
+                B::MeshShape => ints(&d.mesh_shape),
+                B::DimsMapping => ints(&d.dims_mapping),
                 _ => Val::List(
                     d.placements
                         .iter()
@@ -295,11 +295,10 @@ fn query(
                         .collect(),
                 ),
             })
-        }
-        "type" => Ok(Val::Type(m.main.value_type(value_arg(m)?))),
-        "uses" => {
-            let v = value_arg(m)?;
-            Ok(Val::Int(match args.get(1) {
+        })(),
+        B::Type => value_arg(m).map(|v| Val::Type(m.main.value_type(v))),
+        B::Uses => value_arg(m).map(|v| {
+            Val::Int(match args.get(1) {
                 // `uses(%v in STAGE)`: only the uses by ops of that stage (an op using `%v`
                 // twice counts twice, as in `uses(%v)`).
                 Some(Val::Stage(s)) => {
@@ -310,9 +309,9 @@ fn query(
                         .count() as i64
                 }
                 _ => m.main.num_uses(v) as i64,
-            }))
-        }
-        "role" => Ok(Val::Int(match args.first() {
+            })
+        }),
+        B::Role => Ok(Val::Int(match args.first() {
             Some(Val::Op(o)) => cache.role(m, *o).unwrap_or(-1),
             Some(Val::Value(v)) => m
                 .main
@@ -321,29 +320,23 @@ fn query(
                 .unwrap_or(-1),
             _ => -1,
         })),
-        "unused" => {
-            let o = op_arg(m)?;
-            Ok(Val::Bool(!m.main.results(o).any(|r| m.main.has_uses(r))))
-        }
-        "op_name" => {
-            let o = op_arg(m)?;
-            Ok(Val::Str(m.ctx.str(m.main.op_name(o)).to_string()))
-        }
-        "has_attr" | "attr" => {
+        B::Unused => op_arg(m).map(|o| Val::Bool(!m.main.results(o).any(|r| m.main.has_uses(r)))),
+        B::OpName => op_arg(m).map(|o| Val::Str(m.ctx.str(m.main.op_name(o)).to_string())),
+        B::HasAttr | B::Attr => (|| {
             let o = op_arg(m)?;
             let Some(Val::Str(key)) = args.get(1) else {
-                return err(span, format!("`{func}` needs an attribute name"));
+                return err(span, format!("`{name}` needs an attribute name"));
             };
             let a = m.ctx.attrs(m.main.op_attrs(o)).get(key).cloned();
-            if func == "has_attr" {
+            if func == B::HasAttr {
                 return Ok(Val::Bool(a.is_some()));
             }
             match a {
                 Some(a) => Ok(Val::from_attr(&a)),
                 None => err(span, format!("the op has no attribute `{key}`")),
             }
-        }
-        "tensor" => {
+        })(),
+        B::Tensor => (|| {
             let (Some(Val::List(dims)), Some(Val::DType(d))) = (args.first(), args.get(1)) else {
                 return err(span, "`tensor` takes a shape list and a dtype");
             };
@@ -357,15 +350,11 @@ fn query(
             Ok(Val::Type(
                 m.ctx.intern_type(Type::Tensor { shape, dtype: *d }),
             ))
-        }
-        _ => err(span, "not a query"),
-    })();
-    match func {
-        "name" | "dtype" | "shape" | "rank" | "type" | "uses" | "role" | "op_name" | "has_attr"
-        | "attr" | "tensor" | "unused" | "process_ids" | "mesh_shape" | "dims_mapping"
-        | "placements" => Some(r),
-        _ => None,
-    }
+        })(),
+        // `const(%x)` is an e-graph query (the checker refuses it in structural rules); the
+        // pure functions never reach here.
+        B::Const | B::Len | B::Int | B::Float | B::Str | B::Min | B::Max => return None,
+    })
 }
 
 /// The name a value is known by: a keyword argument's name, or the name attribute of the op

@@ -33,8 +33,8 @@
 //! (`float32`), or an error. `%x` is a value (or the op a pattern bound to `%x`), `$x` a captured
 //! attribute or computed constant.
 
-/// Byte offsets `[start, end)` into the file a node came from.
-pub type Span = (usize, usize);
+/// Spans and operators are shared with the lowered form ([`super::expr`]).
+pub use super::expr::{BinOp, Span, UnOp};
 
 /// A name with its place in the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -359,56 +359,6 @@ pub struct ValueRef {
     pub name: Ident,
     pub field: Option<Ident>,
     pub span: Span,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnOp {
-    Neg,
-    Not,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    And,
-    Or,
-    /// `%v in backward` (stage test) or `x in [a, b]` (membership).
-    In,
-    Contains,
-    StartsWith,
-    EndsWith,
-}
-
-impl BinOp {
-    pub fn symbol(self) -> &'static str {
-        match self {
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-            BinOp::And => "and",
-            BinOp::Or => "or",
-            BinOp::In => "in",
-            BinOp::Contains => "contains",
-            BinOp::StartsWith => "starts_with",
-            BinOp::EndsWith => "ends_with",
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

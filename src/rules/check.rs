@@ -19,7 +19,8 @@
 //! and in what order is the loader's business ([`super::load`]).
 
 use super::ast::*;
-use super::eval::{dtype_name, uses_in_stage, PURE_FUNCTIONS, QUERY_FUNCTIONS};
+use super::builtins::{Builtin, Kind};
+use super::eval::dtype_name;
 use super::parse::comment_above;
 use super::require::loaded_require;
 use super::suggest::{closest, did_you_mean};
@@ -29,9 +30,10 @@ use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, OpSpec};
 use indexmap::{IndexMap, IndexSet};
 
-/// A rough static type, enough to catch `1.0 / avg` and `where 3;`.
+/// A rough static type, enough to catch `1.0 / avg` and `where 3;` (also what the builtins
+/// table says each function returns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ty {
+pub enum Ty {
     Int,
     Float,
     Bool,
@@ -977,81 +979,25 @@ impl<'a> Checker<'a> {
                 }
             }
             Expr::Call { func, args, span } => {
-                if let Some((v, stage)) = uses_in_stage(&func.name, args) {
-                    return self.uses_in_stage(v, stage);
+                let builtin = Builtin::from_name(&func.name);
+                if let (
+                    Some(Builtin::Uses),
+                    [Expr::Binary {
+                        op: BinOp::In,
+                        l,
+                        r,
+                        ..
+                    }],
+                ) = (builtin, &args[..])
+                {
+                    return self.uses_in_stage(l, r);
                 }
                 let tys: Vec<Ty> = args
                     .iter()
                     .map(|a| self.expr(a))
                     .collect::<Result<_, _>>()?;
-                if PURE_FUNCTIONS.contains(&func.name.as_str()) {
-                    match func.name.as_str() {
-                        "len" | "int" => Ty::Int,
-                        "float" => Ty::Float,
-                        "str" => Ty::Str,
-                        _ => Ty::Any,
-                    }
-                } else if func.name == "const" && !self.equational {
-                    return Err(self.at(func.span.0, "`const(%x)` (the scalar a value is known to equal) is only available in equational rules"));
-                } else if let Some((_, arity)) =
-                    QUERY_FUNCTIONS.iter().find(|(f, _)| *f == func.name)
-                {
-                    if tys.len() != *arity {
-                        return Err(self.at(
-                            span.0,
-                            format!(
-                                "`{}` takes {arity} argument(s), {} given",
-                                func.name,
-                                tys.len()
-                            ),
-                        ));
-                    }
-                    let first_ok = match func.name.as_str() {
-                        "tensor" => tys[0].is(Ty::List),
-                        "role" => tys[0].valueish(),
-                        "has_attr" | "attr" | "op_name" => tys[0].valueish(),
-                        _ => tys[0].valueish(),
-                    };
-                    if !first_ok {
-                        return Err(self
-                            .at(
-                                args[0].span().0,
-                                format!(
-                                    "`{}` needs a value or op, found {}",
-                                    func.name,
-                                    tys[0].a_name()
-                                ),
-                            )
-                            .with_hint("program queries take %values: name(%p), dtype(%g)"));
-                    }
-                    if matches!(func.name.as_str(), "has_attr" | "attr") && !tys[1].is(Ty::Str) {
-                        return Err(self.at(
-                            args[1].span().0,
-                            format!(
-                                "`{}` needs an attribute name string, found {}",
-                                func.name,
-                                tys[1].a_name()
-                            ),
-                        ));
-                    }
-                    match func.name.as_str() {
-                        "name" | "op_name" => Ty::Str,
-                        "dtype" => Ty::DType,
-                        "shape" | "process_ids" | "mesh_shape" | "dims_mapping" | "placements" => {
-                            Ty::List
-                        }
-                        "rank" | "uses" => Ty::Int,
-                        "type" | "tensor" => Ty::Type,
-                        "role" => Ty::Int,
-                        "has_attr" | "unused" => Ty::Bool,
-                        _ => Ty::Any,
-                    }
-                } else {
-                    let all: Vec<&str> = PURE_FUNCTIONS
-                        .iter()
-                        .copied()
-                        .chain(QUERY_FUNCTIONS.iter().map(|(f, _)| *f))
-                        .collect();
+                let Some(f) = builtin else {
+                    let all: Vec<&str> = Builtin::names().collect();
                     let mut d = self.at(func.span.0, format!("unknown function `{}`", func.name));
                     if let Some(h) = did_you_mean(&closest(&func.name, all.iter().copied(), 2)) {
                         d = d.with_hint(h);
@@ -1059,7 +1005,53 @@ impl<'a> Checker<'a> {
                         d = d.with_hint(format!("functions: {}", all.join(", ")));
                     }
                     return Err(d);
+                };
+                let info = f.info();
+                if info.kind == Kind::Pure {
+                    // Pure functions report bad arguments when they are evaluated.
+                    return Ok(info.result);
                 }
+                if f == Builtin::Const && !self.equational {
+                    return Err(self.at(func.span.0, "`const(%x)` (the scalar a value is known to equal) is only available in equational rules"));
+                }
+                let arity = info.arity;
+                if tys.len() != arity {
+                    return Err(self.at(
+                        span.0,
+                        format!(
+                            "`{}` takes {arity} argument(s), {} given",
+                            func.name,
+                            tys.len()
+                        ),
+                    ));
+                }
+                let first_ok = match f {
+                    Builtin::Tensor => tys[0].is(Ty::List),
+                    _ => tys[0].valueish(),
+                };
+                if !first_ok {
+                    return Err(self
+                        .at(
+                            args[0].span().0,
+                            format!(
+                                "`{}` needs a value or op, found {}",
+                                func.name,
+                                tys[0].a_name()
+                            ),
+                        )
+                        .with_hint("program queries take %values: name(%p), dtype(%g)"));
+                }
+                if matches!(f, Builtin::HasAttr | Builtin::Attr) && !tys[1].is(Ty::Str) {
+                    return Err(self.at(
+                        args[1].span().0,
+                        format!(
+                            "`{}` needs an attribute name string, found {}",
+                            func.name,
+                            tys[1].a_name()
+                        ),
+                    ));
+                }
+                info.result
             }
             Expr::Build(b) => self.build(b)?,
             Expr::Exists(pats, span) => self.exists(pats, *span)?,

@@ -1,10 +1,12 @@
 //! The one evaluator of rule expressions, for constants (parameter defaults and constraints,
 //! import conditions) and for guards and computed attributes during matching.
 //!
-//! What a name means and what the program says about a value come from an [`Env`]: the
-//! constant environment knows only parameters; the engine's environment also knows the match's
-//! bindings and the module. Keeping one evaluator means a guard and a parameter constraint can
-//! never disagree about what `1 / k_steps` or `x in [a, b]` means.
+//! It walks lowered expressions ([`super::expr::Expr`]): parameters, stages and dtypes are
+//! already constants, variables are slots, calls name a [`Builtin`]. What the match and the
+//! program say comes from an [`Env`]: the constant environment ([`ConstEnv`]) has neither; the
+//! engine's environment knows the match's bindings and the module. Keeping one evaluator means
+//! a guard and a parameter constraint can never disagree about what `1 / k_steps` or
+//! `x in [a, b]` means.
 //!
 //! The operators themselves ([`unary`], [`binary_values`], [`logic`], [`pure_function`]) take
 //! values, not syntax, so the e-graph's compiled guards (`egraph::eval`) evaluate with exactly
@@ -12,7 +14,9 @@
 //! never a wrapped result), `/` is the real quotient, strings concatenate and compare the same way
 //! in both engines.
 
-use super::ast::{BinOp, Expr, Span, StrLit, StrPart, UnOp};
+use super::builtins::{Builtin, Kind};
+use super::compiled::{Build, Exists};
+use super::expr::{BinOp, Expr, Slot, Span, StrPart, UnOp, ValueRef};
 use super::value::Val;
 use crate::ir::DType;
 
@@ -32,27 +36,23 @@ pub fn err<T>(span: Span, message: impl Into<String>) -> Result<T, EvalError> {
     })
 }
 
-/// What an expression can ask about its surroundings.
+/// What an expression can ask about its surroundings. Parameters, stages and dtypes were
+/// resolved when the expression was lowered; what is left is the match and the program.
 pub trait Env {
-    /// A parameter's value.
-    fn param(&self, name: &str) -> Option<Val>;
-    /// A stage's op-role number (`backward` → 1).
-    fn stage(&self, name: &str) -> Option<i64>;
     /// `%x` or `%x.field`.
-    fn value(&mut self, name: &str, field: Option<&str>, span: Span) -> EvalResult;
+    fn value(&mut self, v: &ValueRef) -> EvalResult;
     /// `$x`.
-    fn capture(&self, name: &str) -> Option<Val>;
-    /// A built-in function over program values (`name`, `dtype`, `uses`, ...). `None` when the
-    /// function is not one of the program queries.
-    fn query(&mut self, func: &str, args: &[Val], span: Span) -> Option<EvalResult>;
+    fn capture(&self, slot: Slot) -> Option<Val>;
+    /// A program query ([`Kind::Query`]). `None` when this environment does not know it.
+    fn query(&mut self, func: Builtin, args: &[Val], span: Span) -> Option<EvalResult>;
     /// Builds an op inline; only the engine can.
-    fn build(&mut self, b: &super::ast::Build) -> EvalResult {
+    fn build(&mut self, b: &Build) -> EvalResult {
         err(b.span, "an op can only be built in an action")
     }
     /// `exists(patterns)`: whether ops matching the patterns exist; only the engine can say.
-    fn exists(&mut self, _pats: &[super::ast::OpPattern], span: Span) -> EvalResult {
+    fn exists(&mut self, x: &Exists) -> EvalResult {
         err(
-            span,
+            x.span,
             "`exists(...)` asks about the program: it is only available in a rule",
         )
     }
@@ -60,30 +60,13 @@ pub trait Env {
 
 pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
     match e {
-        Expr::Int(i, _) => Ok(Val::Int(*i)),
-        Expr::Float(f, _) => Ok(Val::Float(*f)),
-        Expr::Bool(b, _) => Ok(Val::Bool(*b)),
-        Expr::Str(s) => eval_str(env, s).map(Val::Str),
-        Expr::Place(p, _) => Ok(Val::Place(p.clone())),
-        Expr::Ident(i) => {
-            if let Some(v) = env.param(&i.name) {
-                Ok(v)
-            } else if let Some(r) = env.stage(&i.name) {
-                Ok(Val::Stage(r))
-            } else if let Some(d) = dtype_name(&i.name) {
-                Ok(Val::DType(d))
-            } else {
-                err(i.span, format!("unknown name `{}`", i.name))
-            }
-        }
-        Expr::Value(v) => env.value(
-            &v.name.name,
-            v.field.as_ref().map(|f| f.name.as_str()),
-            v.span,
-        ),
-        Expr::Capture(c) => env
-            .capture(&c.name)
-            .map_or_else(|| err(c.span, format!("`{}` is not bound", c.name)), Ok),
+        Expr::Lit(v, _) => Ok(v.clone()),
+        Expr::Str(parts, _) => eval_str(env, parts).map(Val::Str),
+        Expr::UnknownName(name, span) => err(*span, format!("unknown name `{name}`")),
+        Expr::Value(v) => env.value(v),
+        Expr::Capture { slot, name, span } => env
+            .capture(*slot)
+            .map_or_else(|| err(*span, format!("`{name}` is not bound")), Ok),
         Expr::List(items, _) => Ok(Val::List(
             items
                 .iter()
@@ -109,47 +92,72 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
                 eval(env, e)
             }
         }
-        Expr::Call { func, args, span } => {
-            if let Some((v, stage)) = uses_in_stage(&func.name, args) {
-                // `uses(%v in STAGE)`: the stage restricts the count; it is not a stage test.
-                let v = eval(env, v)?;
-                let s = match eval(env, stage)? {
-                    Val::Stage(s) => Val::Stage(s),
-                    other => {
-                        return err(
-                            stage.span(),
-                            format!(
-                                "`uses(%v in STAGE)` needs a stage, found {}",
-                                other.a_kind()
-                            ),
-                        )
-                    }
-                };
-                return match env.query(&func.name, &[v, s], *span) {
-                    Some(r) => r,
-                    None => err(func.span, format!("unknown function `{}`", func.name)),
-                };
+        Expr::UsesIn {
+            value,
+            stage,
+            func_span,
+            span,
+        } => {
+            // `uses(%v in STAGE)`: the stage restricts the count; it is not a stage test.
+            let v = eval(env, value)?;
+            let s = match eval(env, stage)? {
+                Val::Stage(s) => Val::Stage(s),
+                other => {
+                    return err(
+                        stage.span(),
+                        format!(
+                            "`uses(%v in STAGE)` needs a stage, found {}",
+                            other.a_kind()
+                        ),
+                    )
+                }
+            };
+            match env.query(Builtin::Uses, &[v, s], *span) {
+                Some(r) => r,
+                None => unknown_function(Builtin::Uses.name(), *func_span),
             }
+        }
+        Expr::Call {
+            func,
+            args,
+            func_span,
+            span,
+        } => {
             let vals: Vec<Val> = args
                 .iter()
                 .map(|a| eval(env, a))
                 .collect::<Result<_, _>>()?;
-            if let Some(r) = pure_function(&func.name, &vals, *span) {
-                return r;
-            }
-            match env.query(&func.name, &vals, *span) {
-                Some(r) => r,
-                None => err(func.span, format!("unknown function `{}`", func.name)),
+            match func.kind() {
+                Kind::Pure => pure_function(*func, &vals, *span),
+                Kind::Query => match env.query(*func, &vals, *span) {
+                    Some(r) => r,
+                    None => unknown_function(func.name(), *func_span),
+                },
             }
         }
+        Expr::UnknownCall {
+            name,
+            args,
+            func_span,
+        } => {
+            for a in args {
+                eval(env, a)?;
+            }
+            unknown_function(name, *func_span)
+        }
         Expr::Build(b) => env.build(b),
-        Expr::Exists(p, span) => env.exists(p, *span),
+        Expr::Exists(x) => env.exists(x),
     }
 }
 
-pub fn eval_str(env: &mut dyn Env, s: &StrLit) -> Result<String, EvalError> {
+fn unknown_function(name: &str, func_span: Span) -> EvalResult {
+    err(func_span, format!("unknown function `{name}`"))
+}
+
+/// An interpolated string's pieces, evaluated and joined.
+pub fn eval_str(env: &mut dyn Env, parts: &[StrPart]) -> Result<String, EvalError> {
     let mut out = String::new();
-    for p in &s.parts {
+    for p in parts {
         match p {
             StrPart::Lit(l) => out.push_str(l),
             StrPart::Expr(e) => out.push_str(&eval(env, e)?.display()),
@@ -200,80 +208,33 @@ pub fn dtype_name(s: &str) -> Option<DType> {
     DType::parse(s)
 }
 
-/// `uses(%v in STAGE)`: the one call whose argument is not evaluated as an expression. `%v in
-/// STAGE` alone tests `%v`'s own stage; inside `uses` it restricts the count to the uses by ops
-/// of that stage. Returns the value and stage expressions.
-pub fn uses_in_stage<'e>(func: &str, args: &'e [Expr]) -> Option<(&'e Expr, &'e Expr)> {
-    match (func, args) {
-        (
-            "uses",
-            [Expr::Binary {
-                op: BinOp::In,
-                l,
-                r,
-                ..
-            }],
-        ) => Some((l, r)),
-        _ => None,
-    }
-}
-
-/// The functions that need nothing but their arguments.
-pub const PURE_FUNCTIONS: &[&str] = &["len", "int", "float", "str", "min", "max"];
-
-/// The functions that ask the program (implemented by the engine's environment), with arity.
-pub const QUERY_FUNCTIONS: &[(&str, usize)] = &[
-    ("name", 1),
-    ("dtype", 1),
-    ("shape", 1),
-    ("rank", 1),
-    ("type", 1),
-    // `uses(%v)`: every use; `uses(%v in STAGE)`: the uses by ops of that stage.
-    ("uses", 1),
-    ("role", 1),
-    ("op_name", 1),
-    ("has_attr", 2),
-    ("attr", 2),
-    ("tensor", 2),
-    // Whether no result of an op (or the op defining a value) has a use.
-    ("unused", 1),
-    // The scalar a value is known to equal (a `pd_op.full`); equational rules only.
-    ("const", 1),
-    // A `pd_dist.tensor` value's distribution (empty lists for a dense value):
-    // `process_ids(%g)`, `mesh_shape(%g)`, `dims_mapping(%g)`, and `placements(%g)` as written
-    // (`["Replicate()"]`, `["Shard(dim=0)"]`, `["Partial(reduce_type=SUM)"]`).
-    ("process_ids", 1),
-    ("mesh_shape", 1),
-    ("dims_mapping", 1),
-    ("placements", 1),
-];
-
-/// A function of [`PURE_FUNCTIONS`] applied to evaluated arguments; `None` when `f` is not one.
-pub fn pure_function(f: &str, a: &[Val], span: Span) -> Option<EvalResult> {
-    Some(match (f, a) {
-        ("len", [Val::List(v)]) => Ok(Val::Int(v.len() as i64)),
-        ("len", [Val::Str(s)]) => Ok(Val::Int(s.chars().count() as i64)),
-        ("int", [Val::Float(x)]) => Ok(Val::Int(*x as i64)),
-        ("int", [Val::Int(x)]) => Ok(Val::Int(*x)),
-        ("float", [Val::Int(x)]) => Ok(Val::Float(*x as f64)),
-        ("float", [Val::Float(x)]) => Ok(Val::Float(*x)),
-        ("str", [v]) => Ok(Val::Str(v.display())),
-        ("min" | "max", [x, y]) => {
+/// A pure builtin ([`Kind::Pure`]) applied to evaluated arguments.
+pub fn pure_function(f: Builtin, a: &[Val], span: Span) -> EvalResult {
+    use Builtin as B;
+    match (f, a) {
+        (B::Len, [Val::List(v)]) => Ok(Val::Int(v.len() as i64)),
+        (B::Len, [Val::Str(s)]) => Ok(Val::Int(s.chars().count() as i64)),
+        (B::Int, [Val::Float(x)]) => Ok(Val::Int(*x as i64)),
+        (B::Int, [Val::Int(x)]) => Ok(Val::Int(*x)),
+        (B::Float, [Val::Int(x)]) => Ok(Val::Float(*x as f64)),
+        (B::Float, [Val::Float(x)]) => Ok(Val::Float(*x)),
+        (B::Str, [v]) => Ok(Val::Str(v.display())),
+        (B::Min | B::Max, [x, y]) => {
             let (Some(p), Some(q)) = (num(x), num(y)) else {
-                return Some(err(span, format!("`{f}` needs numbers")));
+                return err(span, format!("`{}` needs numbers", f.name()));
             };
-            let pick_first = if f == "min" { p <= q } else { p >= q };
+            let pick_first = if f == B::Min { p <= q } else { p >= q };
             Ok(if pick_first { x.clone() } else { y.clone() })
         }
-        ("len" | "int" | "float" | "str" | "min" | "max", _) => err(
+        _ => err(
             span,
             format!(
-                "bad arguments to `{f}`: {}",
+                "bad arguments to `{}`: {}",
+                f.name(),
                 a.iter().map(|v| v.kind()).collect::<Vec<_>>().join(", ")
             ),
         ),
-        _ => return None,
-    })
+    }
 }
 
 fn num(v: &Val) -> Option<f64> {
@@ -287,7 +248,7 @@ fn num(v: &Val) -> Option<f64> {
 fn binary(env: &mut dyn Env, op: BinOp, a: Val, b: Val, span: Span) -> EvalResult {
     // `%v in STAGE` asks the program for `%v`'s stage; every other operator needs only values.
     if let (BinOp::In, Val::Stage(s), Val::Value(_) | Val::Op(_) | Val::NullValue) = (op, &b, &a) {
-        let r = match env.query("role", std::slice::from_ref(&a), span) {
+        let r = match env.query(Builtin::Role, std::slice::from_ref(&a), span) {
             Some(r) => r?,
             None => return err(span, "stages are only known while matching a program"),
         };
@@ -390,37 +351,47 @@ fn unreachable_logic(span: Span) -> EvalResult {
     err(span, "internal: logical operator evaluated eagerly")
 }
 
-/// An environment with parameters only (defaults, constraints, import conditions).
-pub struct ConstEnv<'a> {
-    pub params: &'a dyn Fn(&str) -> Option<Val>,
-    pub stages: &'a [(&'a str, i64)],
-}
+/// The environment of constants (parameter defaults and constraints, import conditions,
+/// `require` counts): nothing is bound and there is no program.
+pub struct ConstEnv;
 
-impl Env for ConstEnv<'_> {
-    fn param(&self, name: &str) -> Option<Val> {
-        (self.params)(name)
-    }
-    fn stage(&self, name: &str) -> Option<i64> {
-        self.stages
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, r)| *r)
-    }
-    fn value(&mut self, name: &str, _field: Option<&str>, span: Span) -> EvalResult {
+impl Env for ConstEnv {
+    fn value(&mut self, v: &ValueRef) -> EvalResult {
         err(
-            span,
-            format!("`{name}` is a program value; it has no value here"),
+            v.span,
+            format!("`{}` is a program value; it has no value here", v.name),
         )
     }
-    fn capture(&self, _name: &str) -> Option<Val> {
+    fn capture(&self, _slot: Slot) -> Option<Val> {
         None
     }
-    fn query(&mut self, func: &str, _args: &[Val], span: Span) -> Option<EvalResult> {
-        QUERY_FUNCTIONS.iter().any(|(f, _)| *f == func).then(|| {
-            err(
-                span,
-                format!("`{func}` asks the program; it cannot be used here"),
-            )
-        })
+    fn query(&mut self, func: Builtin, _args: &[Val], span: Span) -> Option<EvalResult> {
+        Some(err(
+            span,
+            format!("`{}` asks the program; it cannot be used here", func.name()),
+        ))
+    }
+}
+
+/// Evaluates a constant expression of the syntax tree: lowered with the parameters' values
+/// (`params`), then evaluated in the [`ConstEnv`].
+pub fn eval_const(e: &super::ast::Expr, params: &dyn Fn(&str) -> Option<Val>) -> EvalResult {
+    let x = super::lower::constant(e, params).map_err(lowering)?;
+    eval(&mut ConstEnv, &x)
+}
+
+/// [`eval_const`] for an interpolated string.
+pub fn eval_const_str(
+    s: &super::ast::StrLit,
+    params: &dyn Fn(&str) -> Option<Val>,
+) -> Result<String, EvalError> {
+    let parts = super::lower::constant_str(s, params).map_err(lowering)?;
+    eval_str(&mut ConstEnv, &parts)
+}
+
+fn lowering((offset, message): super::lower::Error) -> EvalError {
+    EvalError {
+        span: (offset, offset),
+        message,
     }
 }

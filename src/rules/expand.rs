@@ -32,7 +32,7 @@
 //! `super::connected`, on the desugared rules.
 
 use super::ast::*;
-use super::eval::{PURE_FUNCTIONS, QUERY_FUNCTIONS};
+use super::builtins::Builtin;
 use super::suggest::{closest, did_you_mean};
 use super::value::Val;
 use crate::diag::{Diagnostic, SourceFile};
@@ -115,9 +115,7 @@ const CLASS_NAMES: &[&str] = &[
 ];
 
 fn is_function(name: &str) -> bool {
-    name == "exists"
-        || PURE_FUNCTIONS.contains(&name)
-        || QUERY_FUNCTIONS.iter().any(|(f, _)| *f == name)
+    name == "exists" || Builtin::from_name(name).is_some()
 }
 
 impl Desugar<'_> {
@@ -629,12 +627,10 @@ impl Desugar<'_> {
     }
 
     fn unknown_function(&self, scope: &Scope, func: &Ident) -> Diagnostic {
-        let all = scope
-            .preds
-            .keys()
-            .map(String::as_str)
-            .chain(PURE_FUNCTIONS.iter().copied())
-            .chain(QUERY_FUNCTIONS.iter().map(|(f, _)| *f));
+        let mut all: Vec<&str> = scope.preds.keys().map(String::as_str).collect();
+        for n in Builtin::names() {
+            all.push(n);
+        }
         let mut d = self.at(
             func.span.0,
             format!("unknown function or predicate `{}`", func.name),

@@ -19,13 +19,13 @@
 
 use super::ast::*;
 use super::check::Checker;
-use super::eval::{eval, eval_str, ConstEnv};
+use super::eval::{eval_const, eval_const_str};
 use super::parse::comment_above;
 use super::parse::parse_file;
 use super::require::loaded_require;
 use super::suggest::{closest, did_you_mean};
 use super::value::Val;
-use super::{LoadedRule, Param, ParamType, Phase, RuleSet, STAGES};
+use super::{LoadedRule, Param, ParamType, Phase, RuleSet};
 use crate::diag::{Diagnostic, SourceFile};
 use indexmap::{IndexMap, IndexSet};
 use std::path::{Path, PathBuf};
@@ -238,13 +238,24 @@ impl Loader {
         }
         // Lower once: the engines run these forms, never the syntax trees again.
         for ph in &mut phases {
-            for lr in &ph.rules {
-                if let Rule::Equational(r) = &lr.rule {
-                    let src = &self.sources[lr.file];
-                    let origin = format!("{}:{}", src.name, lr.line);
-                    let lowered = super::lower::translate(r, &params, &origin)
-                        .map_err(|(off, msg)| Diagnostic::at(src, off, msg))?;
-                    ph.equational.extend(lowered);
+            for (index, lr) in ph.rules.iter().enumerate() {
+                let src = &self.sources[lr.file];
+                let at = |(off, msg)| Diagnostic::at(src, off, msg);
+                match &lr.rule {
+                    Rule::Equational(r) => {
+                        let origin = format!("{}:{}", src.name, lr.line);
+                        let lowered = super::lower::translate(r, &params, &origin).map_err(at)?;
+                        ph.equational.extend(lowered);
+                    }
+                    Rule::Structural(r) => {
+                        let origin = super::lower::structural::Origin {
+                            file: lr.file,
+                            line: lr.line,
+                            index,
+                        };
+                        let c = super::lower::structural(r, &lookup, origin).map_err(at)?;
+                        ph.structural.push(c);
+                    }
                 }
             }
         }
@@ -299,6 +310,7 @@ impl Loader {
                             .iter()
                             .map(|r| self.loaded(f, &line_starts, r))
                             .collect(),
+                        structural: Vec::new(),
                         equational: Vec::new(),
                         requires: p
                             .requires
@@ -316,6 +328,7 @@ impl Loader {
                             phases.push(Phase {
                                 name: stem.clone(),
                                 rules: Vec::new(),
+                                structural: Vec::new(),
                                 equational: Vec::new(),
                                 requires: Vec::new(),
                                 root: 0,
@@ -392,11 +405,7 @@ impl Loader {
                 let default = match &p.default {
                     None => None,
                     Some(e) => {
-                        let mut env = ConstEnv {
-                            params: &|_| None,
-                            stages: STAGES,
-                        };
-                        let v = eval(&mut env, e)
+                        let v = eval_const(e, &|_| None)
                             .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?;
                         Some(ty.coerce(v).map_err(|v| {
                             Diagnostic::at(
@@ -471,12 +480,8 @@ impl Loader {
             let Some(c) = &d.constraint else { continue };
             let src = &self.sources[*fi];
             if !const_bool(src, &lookup, c, &format!("the constraint of `{name}`"))? {
-                let mut env = ConstEnv {
-                    params: &lookup,
-                    stages: STAGES,
-                };
                 let msg = match &d.message {
-                    Some(m) => eval_str(&mut env, m).unwrap_or_else(|e| e.message),
+                    Some(m) => eval_const_str(m, &lookup).unwrap_or_else(|e| e.message),
                     None => format!(
                         "constraint `{}` does not hold",
                         &src.text[c.span().0..c.span().1]
@@ -507,11 +512,7 @@ fn const_bool(
     c: &Expr,
     what: &str,
 ) -> Result<bool, Diagnostic> {
-    let mut env = ConstEnv {
-        params,
-        stages: STAGES,
-    };
-    match eval(&mut env, c) {
+    match eval_const(c, params) {
         Ok(Val::Bool(b)) => Ok(b),
         Ok(v) => Err(Diagnostic::at(
             src,

@@ -2,8 +2,9 @@
 //! checked against the dialect table before anything runs.
 //!
 //! ```text
-//! rules/grad_merge.rw ──parse──▶ ast::File ──expand (ops, pred, let)──▶ ast::File ──load (imports, --set)──▶ RuleSet
-//!                                                                            └─check (dialect)─┘
+//! rules/grad_merge.rw ──parse──▶ ast::File ──expand (ops, pred, let)──▶ ast::File ──load (imports, --set)──▶ phases ──lower──▶ RuleSet
+//!                                                                            └─check (dialect)─┘                  (compiled::CompiledRule,
+//!                                                                                                                  egraph::EqRule)
 //! ```
 //!
 //! [`load`] decides which files and phases run with which parameter values; [`check`] decides
@@ -11,10 +12,14 @@
 //! mean" hints both give.
 //!
 //! A [`RuleSet`] is an ordered list of [`Phase`]s; the structural engine (`rewrite/`) runs each
-//! phase's structural rules to a fixpoint, in order. Equational rules are lowered once, at load,
-//! to the e-graph's rule type ([`lower`], [`Phase::equational`]); structural rules still run as
-//! their syntax tree ([`ast`]), interpreted by the engine, every runtime error pointing back at
-//! the rule text. Nothing here depends on the engines.
+//! phase's structural rules to a fixpoint, in order. Every rule is lowered once, at load
+//! ([`lower`]): equational rules to the e-graph's rule type ([`Phase::equational`]), structural
+//! rules to [`compiled::CompiledRule`]s ([`Phase::structural`]: variables numbered into slots,
+//! selectors and stages resolved, expressions as [`expr::Expr`] trees whose calls name a
+//! [`builtins::Builtin`]). The engines run only these lowered forms, never the syntax tree
+//! ([`ast`]); every node keeps its span, so a runtime error still points at the rule text.
+//! [`builtins`] is the one table of built-in functions; [`eval`] the one evaluator. Nothing
+//! here depends on the engines.
 //!
 //! ```
 //! use irw::rules::{load_str, Val};
@@ -35,10 +40,13 @@
 //! operand names come from the dialect table; stages from [`STAGES`].
 
 pub mod ast;
+pub mod builtins;
 pub mod check;
+pub mod compiled;
 mod connected;
 pub mod eval;
 pub mod expand;
+pub mod expr;
 mod let_build;
 pub mod limits;
 pub mod load;
@@ -48,6 +56,7 @@ mod require;
 pub mod suggest;
 pub mod value;
 
+pub use expr::Span;
 pub use load::{load, load_str, parse_set};
 pub use value::Val;
 
@@ -111,7 +120,7 @@ pub struct Param {
     pub set: bool,
     /// Where it is declared (file index, span of the name).
     pub file: usize,
-    pub span: ast::Span,
+    pub span: Span,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,6 +187,9 @@ impl ParamType {
 pub struct Phase {
     pub name: String,
     pub rules: Vec<LoadedRule>,
+    /// The phase's structural rules lowered once, at load ([`lower::structural`]), in order:
+    /// what the engine runs.
+    pub structural: Vec<compiled::CompiledRule>,
     /// The phase's equational rules lowered to the e-graph's form ([`lower`]), once, at load:
     /// several per written rule when it uses op classes, sets or `<=>`.
     pub equational: Vec<crate::egraph::EqRule>,
@@ -195,9 +207,9 @@ pub struct LoadedRequire {
     /// The required rule's name.
     pub rule: String,
     /// The `require` clause.
-    pub span: ast::Span,
+    pub span: Span,
     /// The applications must compare to `count` with `op` (`>= 1` when none was written).
-    pub op: ast::BinOp,
+    pub op: expr::BinOp,
     pub count: i64,
     /// The `else "message"`, interpolated with the parameters.
     pub message: Option<String>,
@@ -209,11 +221,11 @@ impl LoadedRequire {
         let a = i128::from(applied);
         let c = i128::from(self.count);
         match self.op {
-            ast::BinOp::Eq => a == c,
-            ast::BinOp::Ne => a != c,
-            ast::BinOp::Lt => a < c,
-            ast::BinOp::Le => a <= c,
-            ast::BinOp::Gt => a > c,
+            expr::BinOp::Eq => a == c,
+            expr::BinOp::Ne => a != c,
+            expr::BinOp::Lt => a < c,
+            expr::BinOp::Le => a <= c,
+            expr::BinOp::Gt => a > c,
             _ => a >= c,
         }
     }
@@ -222,17 +234,19 @@ impl LoadedRequire {
     pub fn wanted(&self) -> String {
         let c = self.count;
         match self.op {
-            ast::BinOp::Eq => format!("exactly {c}"),
-            ast::BinOp::Ne => format!("any number but {c}"),
-            ast::BinOp::Lt => format!("fewer than {c}"),
-            ast::BinOp::Le => format!("at most {c}"),
-            ast::BinOp::Gt => format!("more than {c}"),
+            expr::BinOp::Eq => format!("exactly {c}"),
+            expr::BinOp::Ne => format!("any number but {c}"),
+            expr::BinOp::Lt => format!("fewer than {c}"),
+            expr::BinOp::Le => format!("at most {c}"),
+            expr::BinOp::Gt => format!("more than {c}"),
             _ => format!("at least {c}"),
         }
     }
 }
 
-/// A rule with where it came from.
+/// A rule as written, with where it came from: what the loader checks (unique names, what a
+/// `require` names) and lowers. The engines run the lowered forms ([`Phase::structural`],
+/// [`Phase::equational`]), never this syntax tree.
 #[derive(Debug, Clone)]
 pub struct LoadedRule {
     /// Index into [`RuleSet::sources`].

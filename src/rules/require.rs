@@ -3,9 +3,9 @@
 //! is reported for a file whatever `--set` says.
 
 use super::ast::{BinOp, Require};
-use super::eval::{eval, ConstEnv};
+use super::eval::{eval_const, eval_const_str};
 use super::value::Val;
-use super::{LoadedRequire, STAGES};
+use super::LoadedRequire;
 use crate::diag::{Diagnostic, SourceFile};
 
 /// A `require` with its count and message evaluated with the parameters.
@@ -15,10 +15,6 @@ pub(super) fn loaded_require(
     params: &dyn Fn(&str) -> Option<Val>,
     q: &Require,
 ) -> Result<LoadedRequire, Diagnostic> {
-    let mut env = ConstEnv {
-        params,
-        stages: STAGES,
-    };
     let (op, count) = match &q.count {
         None => (BinOp::Ge, 1),
         Some((op, e)) => {
@@ -33,7 +29,7 @@ pub(super) fn loaded_require(
                 )
                 .with_hint("write `require RULE;` (at least once) or `require RULE == N;` (also !=, <, <=, >, >=)"));
             }
-            match eval(&mut env, e) {
+            match eval_const(e, params) {
                 Ok(Val::Int(n)) => (*op, n),
                 Ok(v) => {
                     return Err(Diagnostic::at(
@@ -52,8 +48,7 @@ pub(super) fn loaded_require(
     let message = match &q.message {
         None => None,
         Some(m) => Some(
-            crate::rules::eval::eval_str(&mut env, m)
-                .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?,
+            eval_const_str(m, params).map_err(|er| Diagnostic::at(src, er.span.0, er.message))?,
         ),
     };
     Ok(LoadedRequire {

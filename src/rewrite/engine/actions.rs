@@ -8,19 +8,17 @@ use super::*;
 impl<'a> Engine<'a> {
     pub(super) fn action(
         &mut self,
-        lr: &'a LoadedRule,
+        lr: &'a CompiledRule,
         a: &'a Action,
-        b: &mut Bindings<'a>,
+        b: &mut Bindings,
         fx: &mut Effects,
     ) -> Result<(), Diagnostic> {
         match a {
-            Action::Let { name, value, .. } => {
+            Action::Let { slot, value } => {
                 let v = self.eval(lr, b, value)?;
-                b.set_capture(&name.name, v);
+                b.set(*slot, v);
             }
-            Action::If {
-                cond, then, els, ..
-            } => {
+            Action::If { cond, then, els } => {
                 let branch = match self.eval(lr, b, cond)? {
                     Val::Bool(true) => then,
                     Val::Bool(false) => els,
@@ -58,7 +56,7 @@ impl<'a> Engine<'a> {
                 };
                 return Err(self
                     .err(lr, *span, msg)
-                    .with_note(format!("raised by rule `{}`{on}", lr.rule.name().name)));
+                    .with_note(format!("raised by rule `{}`{on}", lr.name)));
             }
             Action::State {
                 bind,
@@ -116,11 +114,11 @@ impl<'a> Engine<'a> {
                         v
                     }
                 };
-                b.set_value(&bind.name, Val::Value(v));
+                b.set(*bind, Val::Value(v));
             }
-            Action::Insert { at, build, .. } => {
+            Action::Insert { at, build } => {
                 let stage = match at {
-                    InsertPoint::StageEnd(s) => Some(self.stage_of(lr, s)?),
+                    InsertPoint::StageEnd(s) => Some(*s),
                     _ => None,
                 };
                 let mut cur = self.cursor(lr, b, at)?;
@@ -158,10 +156,7 @@ impl<'a> Engine<'a> {
                     })?,
                 };
                 let created = &fx.touched[before..];
-                let stage = match only_in_stage {
-                    Some(s) => Some(self.stage_of(lr, s)?),
-                    None => None,
-                };
+                let stage = *only_in_stage;
                 let users: Vec<OpId> = self.m.main.uses(old).map(|u| u.op).collect();
                 let mut keep: FxHashSet<OpId> = FxHashSet::default();
                 for u in users {
@@ -186,7 +181,7 @@ impl<'a> Engine<'a> {
                 value,
                 span,
             } => {
-                let o = self.op_of(lr, b, &op.name)?;
+                let o = self.op_of(lr, b, op)?;
                 let new = match value {
                     Expr::Build(bd) => {
                         let mut cur = Cursor::Before(o);
@@ -196,18 +191,15 @@ impl<'a> Engine<'a> {
                     e => self.value_of(lr, b, e)?,
                 };
                 let idxs: Vec<usize> = match target {
-                    OperandSel::Name(n) => {
+                    OperandSel::Name(n, n_span) => {
                         let name = self.m.ctx.str(self.m.main.op_name(o)).to_string();
-                        match Dialect::get()
-                            .spec(&name)
-                            .and_then(|s| s.operand_index(&n.name))
-                        {
+                        match Dialect::get().spec(&name).and_then(|s| s.operand_index(n)) {
                             Some(i) if i < self.m.main.num_operands(o) => vec![i],
                             _ => {
                                 return Err(self.err(
                                     lr,
-                                    n.span,
-                                    format!("`{name}` has no operand `{}` here", n.name),
+                                    *n_span,
+                                    format!("`{name}` has no operand `{n}` here"),
                                 ))
                             }
                         }
@@ -244,13 +236,13 @@ impl<'a> Engine<'a> {
                 fx.touched.push(o);
             }
             Action::Erase { op, span } => {
-                let o = self.op_of(lr, b, &op.name)?;
+                let o = self.op_of(lr, b, op)?;
                 if self.m.main.results(o).any(|r| self.m.main.has_uses(r)) {
                     return Err(self
                         .err(
                             lr,
                             *span,
-                            format!("cannot erase `{}`: its result is still used", op.name.name),
+                            format!("cannot erase `{}`: its result is still used", op.name),
                         )
                         .with_hint("replace its uses first: `replace %c with %x;`"));
                 }
@@ -267,11 +259,9 @@ impl<'a> Engine<'a> {
                 fx.edits += 1;
             }
             Action::Move { op, to, span } => {
-                let o = self.op_of(lr, b, &op.name)?;
+                let o = self.op_of(lr, b, op)?;
                 let stage = match to {
-                    InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => {
-                        Some(self.stage_of(lr, s)?)
-                    }
+                    InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => Some(*s),
                     _ => None,
                 };
                 self.forget_marker(o);
@@ -298,8 +288,8 @@ impl<'a> Engine<'a> {
                 fx.edits += 1;
                 fx.touched.push(o);
             }
-            Action::SetAttrs { op, attrs, .. } => {
-                let o = self.op_of(lr, b, &op.name)?;
+            Action::SetAttrs { op, attrs } => {
+                let o = self.op_of(lr, b, op)?;
                 let old = self.m.main.op_attrs(o);
                 let mut d = self.m.ctx.attrs(old).to_dict();
                 for (k, e) in attrs {
@@ -311,7 +301,7 @@ impl<'a> Engine<'a> {
                             format!("an attribute cannot hold {}", v.a_kind()),
                         )
                     })?;
-                    d.set(&k.name, a);
+                    d.set(k, a);
                 }
                 let new = self.m.ctx.intern_attrs(d);
                 if new != old {
@@ -327,7 +317,7 @@ impl<'a> Engine<'a> {
 
     pub(super) fn first_result(
         &self,
-        lr: &'a LoadedRule,
+        lr: &'a CompiledRule,
         op: OpId,
         span: Span,
     ) -> Result<ValueId, Diagnostic> {

@@ -6,6 +6,7 @@
 
 use super::*;
 
+/// What a build is in this run: its name interned, and its fixed attributes evaluated.
 pub(super) struct BuildInfo {
     pub(super) sym: Sym,
     pub(super) spec: Option<&'static OpSpec>,
@@ -13,33 +14,12 @@ pub(super) struct BuildInfo {
     pub(super) fixed: Vec<Option<Attr>>,
 }
 
-/// Whether an expression's value is the same for every match: no program values, captures,
-/// queries or builds in it (parameters are fixed for a run).
-pub(super) fn is_fixed(e: &Expr) -> bool {
-    match e {
-        Expr::Int(..) | Expr::Float(..) | Expr::Bool(..) | Expr::Place(..) | Expr::Ident(_) => true,
-        Expr::Str(s) => s.parts.iter().all(|p| match p {
-            StrPart::Lit(_) => true,
-            StrPart::Expr(e) => is_fixed(e),
-        }),
-        Expr::List(v, _) => v.iter().all(is_fixed),
-        Expr::Unary { e, .. } => is_fixed(e),
-        Expr::Binary { l, r, .. } => is_fixed(l) && is_fixed(r),
-        Expr::If { c, t, e, .. } => is_fixed(c) && is_fixed(t) && is_fixed(e),
-        Expr::Value(_)
-        | Expr::Capture(_)
-        | Expr::Call { .. }
-        | Expr::Build(_)
-        | Expr::Exists(..) => false,
-    }
-}
-
 impl<'a> Engine<'a> {
     /// Builds an op (and, first, the ops nested in its operands) at `cur`, in main.
     pub(super) fn build(
         &mut self,
-        lr: &'a LoadedRule,
-        b: &mut Bindings<'a>,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
         bd: &'a Build,
         cur: &mut Cursor,
         fx: &mut Effects,
@@ -60,38 +40,34 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        if let Some(bind) = &bd.bind {
-            b.set_value(&bind.name, Val::Op(op));
+        if let Some(bind) = bd.bind {
+            b.set(bind, Val::Op(op));
         }
         fx.edits += 1;
         fx.touched.push(op);
         Ok(op)
     }
 
-    /// The name, dialect entry and match-independent attributes of a build, computed on its
-    /// first use.
+    /// The interned name, dialect entry and match-independent attributes of a build, computed
+    /// on its first use in this run.
     pub(super) fn build_info(
         &mut self,
-        lr: &'a LoadedRule,
-        b: &mut Bindings<'a>,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
         bd: &'a Build,
     ) -> Result<&BuildInfo, Diagnostic> {
         let key: *const Build = bd;
         if !self.builds.contains_key(&key) {
-            let sym = self.m.ctx.sym(&bd.op.name.name);
-            let spec = if bd.op.quoted {
-                None
-            } else {
-                Dialect::get().spec(&bd.op.name.name)
-            };
+            let sym = self.m.ctx.sym(&bd.op);
             let mut fixed = Vec::with_capacity(bd.attrs.len());
-            for (_, e) in &bd.attrs {
-                fixed.push(if is_fixed(e) {
-                    Some(self.attr_value(lr, b, e)?)
+            for a in &bd.attrs {
+                fixed.push(if a.fixed {
+                    Some(self.attr_value(lr, b, &a.value)?)
                 } else {
                     None
                 });
             }
+            let spec = bd.spec;
             self.builds.insert(key, BuildInfo { sym, spec, fixed });
         }
         Ok(&self.builds[&key])
@@ -99,8 +75,8 @@ impl<'a> Engine<'a> {
 
     pub(super) fn attr_value(
         &mut self,
-        lr: &'a LoadedRule,
-        b: &mut Bindings<'a>,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
         e: &'a Expr,
     ) -> Result<Attr, Diagnostic> {
         let v = self.eval(lr, b, e)?;
@@ -115,8 +91,8 @@ impl<'a> Engine<'a> {
 
     pub(super) fn build_parts(
         &mut self,
-        lr: &'a LoadedRule,
-        b: &mut Bindings<'a>,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
         bd: &'a Build,
         which: Which,
         cur: &mut Cursor,
@@ -124,7 +100,7 @@ impl<'a> Engine<'a> {
     ) -> Result<(Sym, Vec<Option<ValueId>>, AttrId), Diagnostic> {
         let info = self.build_info(lr, b, bd)?;
         let (sym, spec) = (info.sym, info.spec);
-        let name = &bd.op.name.name;
+        let name = &bd.op;
         let mut operands: Vec<Option<ValueId>> = Vec::with_capacity(bd.args.len());
         // Operands the match gives first: nested builds take their distribution.
         let mut given = Vec::with_capacity(bd.args.len());
@@ -146,13 +122,17 @@ impl<'a> Engine<'a> {
             self.dist_ctx.pop();
         }
         built?;
-        for (i, (a, v)) in bd.args.iter().zip(given).enumerate() {
+        for (a, v) in bd.args.iter().zip(given) {
             let v = v.flatten();
-            let idx = match (&a.operand, spec) {
-                (Some(n), Some(s)) => s.operand_index(&n.name).ok_or_else(|| {
-                    self.err(lr, n.span, format!("`{name}` has no operand `{}`", n.name))
-                })?,
-                _ => i,
+            let idx = match &a.index {
+                Ok(i) => *i,
+                Err(n) => {
+                    return Err(self.err(
+                        lr,
+                        n.span,
+                        format!("`{name}` has no operand `{}`", n.name),
+                    ))
+                }
             };
             if operands.len() <= idx {
                 operands.resize(idx + 1, None);
@@ -161,16 +141,16 @@ impl<'a> Engine<'a> {
         }
         if let Some(s) = spec {
             let declared = s.operands.iter().filter(|o| !o.starts_with('*')).count();
-            if bd.args.iter().any(|a| a.operand.is_some()) && operands.len() < declared {
+            if bd.named_args && operands.len() < declared {
                 operands.resize(declared, None);
             }
         }
         // The attributes that depend on the match, then the dictionary (made and interned
         // only the first time these values occur for this build).
         let mut varying = Vec::new();
-        for (k, (_, e)) in bd.attrs.iter().enumerate() {
+        for (k, a) in bd.attrs.iter().enumerate() {
             if self.builds[&(bd as *const Build)].fixed[k].is_none() {
-                varying.push(self.attr_value(lr, b, e)?);
+                varying.push(self.attr_value(lr, b, &a.value)?);
             }
         }
         let key = (bd as *const Build, varying);
@@ -180,12 +160,12 @@ impl<'a> Engine<'a> {
         let info = &self.builds[&key.0];
         let mut d = AttrDict::default();
         let mut var = key.1.iter();
-        for ((k, _), fixed) in bd.attrs.iter().zip(&info.fixed) {
+        for (attr, fixed) in bd.attrs.iter().zip(&info.fixed) {
             let a = match fixed {
                 Some(a) => a.clone(),
                 None => var.next().cloned().unwrap_or(Attr::Bool(false)),
             };
-            d.set(&k.name, a);
+            d.set(&attr.key, a);
         }
         let id = self.m.ctx.intern_attrs(d);
         // A string among the values is most often a name, which no other build repeats:
@@ -200,8 +180,8 @@ impl<'a> Engine<'a> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn build_operands(
         &mut self,
-        lr: &'a LoadedRule,
-        b: &mut Bindings<'a>,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
         bd: &'a Build,
         which: Which,
         cur: &mut Cursor,
@@ -224,13 +204,13 @@ impl<'a> Engine<'a> {
 
     pub(super) fn result_types(
         &mut self,
-        lr: &'a LoadedRule,
+        lr: &'a CompiledRule,
         bd: &'a Build,
         operands: &[Option<ValueId>],
         attrs: AttrId,
         which: Which,
     ) -> Result<Vec<TypeId>, Diagnostic> {
-        let name = &bd.op.name.name;
+        let name = &bd.op;
         let spec = self.builds.get(&(bd as *const Build)).and_then(|i| i.spec);
         let Some(spec) = spec else {
             return Err(self.err(

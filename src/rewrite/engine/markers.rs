@@ -15,13 +15,6 @@ pub(super) enum Cursor {
 }
 
 impl<'a> Engine<'a> {
-    /// The role value of a stage an action names. The checker admits stage names only; a name
-    /// that is not one is an error at it, never a role no op has.
-    pub(super) fn stage_of(&self, lr: &'a LoadedRule, s: &Ident) -> Result<i64, Diagnostic> {
-        crate::rules::stage_role(&s.name)
-            .ok_or_else(|| self.err(lr, s.span, format!("unknown stage `{}`", s.name)))
-    }
-
     /// Finds the first and last op of each stage (once per phase: one pass over the block).
     pub(super) fn find_markers(&mut self) {
         self.stage_first.clear();
@@ -52,8 +45,8 @@ impl<'a> Engine<'a> {
 
     pub(super) fn cursor(
         &mut self,
-        lr: &'a LoadedRule,
-        b: &mut Bindings<'a>,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
         at: &InsertPoint,
     ) -> Result<Cursor, Diagnostic> {
         let top = self.m.main.top_block();
@@ -89,7 +82,7 @@ impl<'a> Engine<'a> {
                 }
             },
             InsertPoint::StageEnd(s) => {
-                let st = self.stage_of(lr, s)?;
+                let st = *s;
                 let mut mk = self.stage_last.get(&st).copied();
                 if mk.is_none_or(|o| !self.marker_ok(o, st)) {
                     // Rare: the marker moved away. Find the last op of the stage again.
@@ -112,7 +105,7 @@ impl<'a> Engine<'a> {
                 }
             }
             InsertPoint::StageStart(s) => {
-                let st = self.stage_of(lr, s)?;
+                let st = *s;
                 let mut mk = self.stage_first.get(&st).copied();
                 if mk.is_none_or(|o| !self.marker_ok(o, st)) {
                     mk = None;

@@ -14,8 +14,8 @@ impl<'a> Engine<'a> {
     /// Builds an op at the end of the startup program (for state initializers).
     pub(super) fn build_startup(
         &mut self,
-        lr: &'a LoadedRule,
-        b: &mut Bindings<'a>,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
         bd: &'a Build,
     ) -> Result<ValueId, Diagnostic> {
         self.m.startup_mut();
@@ -59,8 +59,8 @@ impl<'a> Engine<'a> {
 
     pub(super) fn create_state(
         &mut self,
-        lr: &'a LoadedRule,
-        b: &mut Bindings<'a>,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
         name: &str,
         ty: TypeId,
         init: &'a Build,

@@ -1,11 +1,5 @@
-//! Lowering: rules as the engines run them, computed once when the rule files are loaded.
-//!
-//! The rule language is written for people; the engines want closed, numbered forms. Lowering
-//! happens here, in `rules/`, so that the engines consume its output and never re-derive it from
-//! the syntax tree at run time (and so that `rules/` needs nothing from `rewrite/`).
-//!
-//! Lowered so far: equational rules (`rewrite name: lhs => rhs where guard subsume;`), to the
-//! e-graph's rule type ([`egraph::EqRule`]), stored in [`super::Phase::equational`].
+//! Equational rules (`rewrite name: lhs => rhs where guard subsume;`) lowered to the e-graph's
+//! rule type ([`egraph::EqRule`]), stored in [`crate::rules::Phase::equational`].
 //!
 //! # Why a translation step
 //! The rule language is written for people (op classes, `(a | b)` sets, `_`, `<=>`, named
@@ -38,8 +32,9 @@ use crate::rules::ast::{
     AttrPatVal, BinOp, Direction, EqRule, Expr, Ident, OpPattern as LhsOp, OpSel, Term, UnOp,
     ValPat, SPREAD_KEY,
 };
-use crate::rules::eval::{dtype_name, eval, ConstEnv};
-use crate::rules::{stage_role, Param, Val, STAGES};
+use crate::rules::builtins::{Builtin, Kind};
+use crate::rules::eval::{dtype_name, eval_const};
+use crate::rules::{stage_role, Param, Val};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 
@@ -420,11 +415,7 @@ impl<'a> Tr<'a> {
 
     fn const_val(&self, e: &Expr) -> Result<Value, Error> {
         let params = |n: &str| self.params.get(n).map(|p| p.value.clone());
-        let mut env = ConstEnv {
-            params: &params,
-            stages: STAGES,
-        };
-        let v = eval(&mut env, e).map_err(|er| (er.span.0, er.message))?;
+        let v = eval_const(e, &params).map_err(|er| (er.span.0, er.message))?;
         val_to_value(&v).ok_or((
             e.span().0,
             format!("{} cannot be used in an equational rule", v.a_kind()),
@@ -464,11 +455,11 @@ impl<'a> Tr<'a> {
                 // Constant names are handled by `is_const`; anything left is unknown.
                 return Err((i.span.0, format!("unknown name `{}`", i.name)));
             }
-            Expr::Call { func, args, .. } => match func.name.as_str() {
-                "dtype" => GExpr::DType(self.value_var(args, func)?),
-                "type" => GExpr::Type(self.value_var(args, func)?),
-                "const" => GExpr::Const(self.value_var(args, func)?),
-                "attr" => match args.as_slice() {
+            Expr::Call { func, args, .. } => match Builtin::from_name(&func.name) {
+                Some(Builtin::DType) => GExpr::DType(self.value_var(args, func)?),
+                Some(Builtin::Type) => GExpr::Type(self.value_var(args, func)?),
+                Some(Builtin::Const) => GExpr::Const(self.value_var(args, func)?),
+                Some(Builtin::Attr) => match args.as_slice() {
                     [Expr::Value(v), k] if v.field.is_none() => {
                         let l = self.labels.get(&v.name.name).copied().ok_or((
                             v.span.0,
@@ -489,11 +480,12 @@ impl<'a> Tr<'a> {
                         ))
                     }
                 },
-                other => {
+                _ => {
                     return Err((
                         func.span.0,
                         format!(
-                            "`{other}` is not available in equational rules (dtype, type, const, attr are)"
+                            "`{}` is not available in equational rules (dtype, type, const, attr are)",
+                            func.name
                         ),
                     ))
                 }
@@ -544,7 +536,7 @@ fn is_const(e: &Expr) -> bool {
         Expr::Binary { l, r, .. } => is_const(l) && is_const(r),
         Expr::If { c, t, e, .. } => is_const(c) && is_const(t) && is_const(e),
         Expr::Call { func, args, .. } => {
-            crate::rules::eval::PURE_FUNCTIONS.contains(&func.name.as_str())
+            Builtin::from_name(&func.name).is_some_and(|b| b.kind() == Kind::Pure)
                 && args.iter().all(is_const)
         }
         Expr::Value(_) | Expr::Capture(_) | Expr::Build(_) | Expr::Exists(..) => false,

@@ -1,0 +1,204 @@
+//! Lowering expressions: names resolved, variables numbered, calls bound to builtins.
+//!
+//! A [`Scope`] is one rule's numbering: each `%x` and each `$x` gets the next [`Slot`] the
+//! first time the rule names it, so the engine's bindings are a vector. Parameters are looked up
+//! once, here, and become literals (their values are final when rules are lowered), as do stage
+//! and dtype names. A constant expression of the loader is lowered in a scope of its own whose
+//! `exists(...)` keeps no patterns: evaluating it is an error anyway ([`crate::rules::eval::Env`]).
+
+use super::Error;
+use crate::rules::ast;
+use crate::rules::builtins::Builtin;
+use crate::rules::compiled::Exists;
+use crate::rules::eval::dtype_name;
+use crate::rules::expr::{BinOp, Expr, Field, Slot, StrPart, ValueRef};
+use crate::rules::{stage_role, Val};
+use std::collections::HashMap;
+
+/// One rule's slots and the parameters' values.
+pub(super) struct Scope<'a> {
+    params: &'a dyn Fn(&str) -> Option<Val>,
+    /// Whether patterns (of `exists`) are lowered: false for the loader's constants.
+    program: bool,
+    values: HashMap<String, Slot>,
+    captures: HashMap<String, Slot>,
+}
+
+impl<'a> Scope<'a> {
+    pub(super) fn new(params: &'a dyn Fn(&str) -> Option<Val>, program: bool) -> Self {
+        Scope {
+            params,
+            program,
+            values: HashMap::new(),
+            captures: HashMap::new(),
+        }
+    }
+
+    /// Slots numbered so far (values and captures share one numbering).
+    pub(super) fn slots(&self) -> usize {
+        self.values.len() + self.captures.len()
+    }
+
+    fn next(&self) -> Slot {
+        self.slots() as Slot
+    }
+
+    /// The slot of `%name`.
+    pub(super) fn value_slot(&mut self, name: &str) -> Slot {
+        if let Some(&s) = self.values.get(name) {
+            return s;
+        }
+        let s = self.next();
+        self.values.insert(name.to_string(), s);
+        s
+    }
+
+    /// The slot of `$name`.
+    pub(super) fn capture_slot(&mut self, name: &str) -> Slot {
+        if let Some(&s) = self.captures.get(name) {
+            return s;
+        }
+        let s = self.next();
+        self.captures.insert(name.to_string(), s);
+        s
+    }
+
+    pub(super) fn value_ref(&mut self, v: &ast::ValueRef) -> ValueRef {
+        ValueRef {
+            slot: self.value_slot(&v.name.name),
+            name: v.name.name.clone(),
+            name_span: v.name.span,
+            field: v.field.as_ref().map(|f| Field {
+                text: f.name.clone(),
+                index: f.name.parse().ok(),
+            }),
+            span: v.span,
+        }
+    }
+
+    pub(super) fn str_parts(&mut self, s: &ast::StrLit) -> Result<Vec<StrPart>, Error> {
+        s.parts
+            .iter()
+            .map(|p| {
+                Ok(match p {
+                    ast::StrPart::Lit(l) => StrPart::Lit(l.clone()),
+                    ast::StrPart::Expr(e) => StrPart::Expr(self.expr(e)?),
+                })
+            })
+            .collect()
+    }
+
+    fn boxed(&mut self, e: &ast::Expr) -> Result<Box<Expr>, Error> {
+        Ok(Box::new(self.expr(e)?))
+    }
+
+    fn exprs(&mut self, es: &[ast::Expr]) -> Result<Vec<Expr>, Error> {
+        es.iter().map(|e| self.expr(e)).collect()
+    }
+
+    pub(super) fn expr(&mut self, e: &ast::Expr) -> Result<Expr, Error> {
+        use ast::Expr as A;
+        Ok(match e {
+            A::Int(i, s) => Expr::Lit(Val::Int(*i), *s),
+            A::Float(f, s) => Expr::Lit(Val::Float(*f), *s),
+            A::Bool(b, s) => Expr::Lit(Val::Bool(*b), *s),
+            A::Place(p, s) => Expr::Lit(Val::Place(p.clone()), *s),
+            A::Str(l) => Expr::Str(self.str_parts(l)?, l.span),
+            // A parameter first, then a stage, then a dtype: as the checker resolves them.
+            A::Ident(i) => match (self.params)(&i.name) {
+                Some(v) => Expr::Lit(v, i.span),
+                None => match stage_role(&i.name) {
+                    Some(r) => Expr::Lit(Val::Stage(r), i.span),
+                    None => match dtype_name(&i.name) {
+                        Some(d) => Expr::Lit(Val::DType(d), i.span),
+                        None => Expr::UnknownName(i.name.clone(), i.span),
+                    },
+                },
+            },
+            A::Value(v) => Expr::Value(self.value_ref(v)),
+            A::Capture(c) => Expr::Capture {
+                slot: self.capture_slot(&c.name),
+                name: c.name.clone(),
+                span: c.span,
+            },
+            A::List(items, s) => Expr::List(self.exprs(items)?, *s),
+            A::Call { func, args, span } => match (Builtin::from_name(&func.name), &args[..]) {
+                // `uses(%v in STAGE)`: the one call whose argument is not evaluated as an
+                // expression: the stage restricts the count, it is not a stage test.
+                (
+                    Some(Builtin::Uses),
+                    [A::Binary {
+                        op: BinOp::In,
+                        l,
+                        r,
+                        ..
+                    }],
+                ) => Expr::UsesIn {
+                    value: self.boxed(l)?,
+                    stage: self.boxed(r)?,
+                    func_span: func.span,
+                    span: *span,
+                },
+                (Some(b), _) => Expr::Call {
+                    func: b,
+                    args: self.exprs(args)?,
+                    func_span: func.span,
+                    span: *span,
+                },
+                (None, _) => Expr::UnknownCall {
+                    name: func.name.clone(),
+                    args: self.exprs(args)?,
+                    func_span: func.span,
+                },
+            },
+            A::Unary { op, e, span } => Expr::Unary {
+                op: *op,
+                e: self.boxed(e)?,
+                span: *span,
+            },
+            A::Binary { op, l, r, span } => Expr::Binary {
+                op: *op,
+                l: self.boxed(l)?,
+                r: self.boxed(r)?,
+                span: *span,
+            },
+            A::If { c, t, e, span } => Expr::If {
+                c: self.boxed(c)?,
+                t: self.boxed(t)?,
+                e: self.boxed(e)?,
+                span: *span,
+            },
+            A::Build(b) => Expr::Build(Box::new(self.build(b)?)),
+            A::Exists(pats, span) => {
+                let patterns = if self.program {
+                    pats.iter()
+                        .map(|p| self.pattern(p))
+                        .collect::<Result<_, _>>()?
+                } else {
+                    Vec::new()
+                };
+                Expr::Exists(Box::new(Exists {
+                    patterns,
+                    span: *span,
+                }))
+            }
+        })
+    }
+}
+
+/// A constant expression of the loader (a parameter's default or constraint, an import
+/// condition, a `require` count) lowered with the parameters `params` knows so far. What a
+/// constant cannot be (a program value, a query, a build, `exists`) fails when evaluated, in
+/// evaluation order, as it always has; lowering itself fails only on patterns, which a
+/// constant scope does not lower.
+pub fn constant(e: &ast::Expr, params: &dyn Fn(&str) -> Option<Val>) -> Result<Expr, Error> {
+    Scope::new(params, false).expr(e)
+}
+
+/// [`constant`] for an interpolated string.
+pub fn constant_str(
+    s: &ast::StrLit,
+    params: &dyn Fn(&str) -> Option<Val>,
+) -> Result<Vec<StrPart>, Error> {
+    Scope::new(params, false).str_parts(s)
+}
