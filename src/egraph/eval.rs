@@ -15,7 +15,7 @@
 use super::pattern::{BinOp, Expr, Value};
 use crate::ir::{Attr, Context, TypeId};
 use crate::rules::eval::{binary_values, logic, unary};
-use crate::rules::expr::UnOp;
+use crate::rules::operators::UnOp;
 
 /// The span given to the shared operators: compiled e-graph expressions have none, and their
 /// errors are never shown (see the module docs).

@@ -106,7 +106,7 @@ pub use crate::rules::Val as Value;
 
 /// Binary operators of guard and attribute expressions: the rule language's, evaluated by
 /// `rules::eval::binary_values` in both engines.
-pub use crate::rules::expr::BinOp;
+pub use crate::rules::operators::BinOp;
 
 /// A guard or computed-attribute expression.
 #[derive(Clone, Debug, PartialEq)]

@@ -23,8 +23,8 @@ use crate::ir::{
     TensorDist, Type, TypeId, ValueDef, ValueId, Which,
 };
 use crate::rules::compiled::{Action, Build, CompiledRule, InsertPoint, OperandSel};
+use crate::rules::compiled::{Expr, ValueRef};
 use crate::rules::eval::{eval, eval_str, EvalError};
-use crate::rules::expr::{Expr, ValueRef};
 use crate::rules::{RuleSet, Span, Val, ROLE_ATTR};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;

@@ -12,9 +12,9 @@
 use super::runtime::{as_value, Bindings, Caches, RtEnv};
 use crate::dialect::{Dialect, Effect};
 use crate::ir::{Module, OpId, Sym};
+use crate::rules::compiled::Expr;
 use crate::rules::compiled::{AltTest, AttrTest, CompiledRule, OpSel, Pattern, ValPat};
 use crate::rules::eval::{eval, EvalError};
-use crate::rules::expr::Expr;
 use crate::rules::{OpClass, RuleSet, Val};
 use rustc_hash::FxHashSet;
 

@@ -12,8 +12,8 @@ use crate::dialect::{Dialect, Effect};
 use crate::ir::{Attr, AttrId, Module, OpId, Type, ValueDef, ValueId};
 use crate::rules::builtins::Builtin;
 use crate::rules::compiled::Exists;
+use crate::rules::compiled::{Slot, ValueRef};
 use crate::rules::eval::{err, Env, EvalResult};
-use crate::rules::expr::{Slot, ValueRef};
 use crate::rules::{RuleSet, Span, Val};
 
 /// What a match bound, by slot: `%x` to values or ops, `$x` to constants. Cloning it (once

@@ -33,8 +33,8 @@
 //! (`float32`), or an error. `%x` is a value (or the op a pattern bound to `%x`), `$x` a captured
 //! attribute or computed constant.
 
-/// Spans and operators are shared with the lowered form ([`super::expr`]).
-pub use super::expr::{BinOp, Span, UnOp};
+/// Spans and operators are shared with the lowered form ([`super::operators`]).
+pub use super::operators::{BinOp, Span, UnOp};
 
 /// A name with its place in the file.
 #[derive(Debug, Clone, PartialEq)]

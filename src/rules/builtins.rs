@@ -10,7 +10,7 @@
 //! evaluated by the rule language itself, constants included; **program queries** (`name`,
 //! `dtype`, `uses`, ...) ask the program and are answered by the engine that runs the rule.
 
-use super::check::Ty;
+use super::ty::Ty;
 
 /// A built-in function of the rule language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -24,60 +24,12 @@ use super::eval::dtype_name;
 use super::parse::comment_above;
 use super::require::loaded_require;
 use super::suggest::{closest, did_you_mean};
+use super::ty::Ty;
 use super::value::Val;
 use super::{stage_role, OpClass, Param, ParamType, STAGES};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, OpSpec};
 use indexmap::{IndexMap, IndexSet};
-
-/// A rough static type, enough to catch `1.0 / avg` and `where 3;` (also what the builtins
-/// table says each function returns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ty {
-    Int,
-    Float,
-    Bool,
-    Str,
-    DType,
-    Stage,
-    Place,
-    List,
-    Value,
-    Op,
-    Type,
-    Any,
-}
-
-impl Ty {
-    fn name(self) -> &'static str {
-        match self {
-            Ty::Int => "int",
-            Ty::Float => "float",
-            Ty::Bool => "bool",
-            Ty::Str => "string",
-            Ty::DType => "dtype",
-            Ty::Stage => "stage",
-            Ty::Place => "place",
-            Ty::List => "list",
-            Ty::Value => "value",
-            Ty::Op => "op",
-            Ty::Type => "type",
-            Ty::Any => "anything",
-        }
-    }
-    fn a_name(self) -> String {
-        crate::rules::value::with_article(self.name())
-    }
-    fn numeric(self) -> bool {
-        matches!(self, Ty::Int | Ty::Float | Ty::Any)
-    }
-    fn is(self, t: Ty) -> bool {
-        self == t || self == Ty::Any
-    }
-    fn valueish(self) -> bool {
-        matches!(self, Ty::Value | Ty::Op | Ty::Any)
-    }
-}
 
 /// What a `%name` is bound to in a rule.
 #[derive(Debug, Clone)]

@@ -1,7 +1,7 @@
 //! The one evaluator of rule expressions, for constants (parameter defaults and constraints,
 //! import conditions) and for guards and computed attributes during matching.
 //!
-//! It walks lowered expressions ([`super::expr::Expr`]): parameters, stages and dtypes are
+//! It walks lowered expressions ([`super::compiled::Expr`]): parameters, stages and dtypes are
 //! already constants, variables are slots, calls name a [`Builtin`]. What the match and the
 //! program say comes from an [`Env`]: the constant environment ([`ConstEnv`]) has neither; the
 //! engine's environment knows the match's bindings and the module. Keeping one evaluator means
@@ -15,8 +15,8 @@
 //! in both engines.
 
 use super::builtins::{Builtin, Kind};
-use super::compiled::{Build, Exists};
-use super::expr::{BinOp, Expr, Slot, Span, StrPart, UnOp, ValueRef};
+use super::compiled::{Build, Exists, Expr, Slot, StrPart, ValueRef};
+use super::operators::{BinOp, Span, UnOp};
 use super::value::Val;
 use crate::ir::DType;
 

@@ -46,18 +46,19 @@ pub mod compiled;
 mod connected;
 pub mod eval;
 pub mod expand;
-pub mod expr;
 mod let_build;
 pub mod limits;
 pub mod load;
 pub mod lower;
+pub mod operators;
 pub mod parse;
 mod require;
 pub mod suggest;
+pub mod ty;
 pub mod value;
 
-pub use expr::Span;
 pub use load::{load, load_str, parse_set};
+pub use operators::Span;
 pub use value::Val;
 
 use crate::diag::SourceFile;
@@ -209,7 +210,7 @@ pub struct LoadedRequire {
     /// The `require` clause.
     pub span: Span,
     /// The applications must compare to `count` with `op` (`>= 1` when none was written).
-    pub op: expr::BinOp,
+    pub op: operators::BinOp,
     pub count: i64,
     /// The `else "message"`, interpolated with the parameters.
     pub message: Option<String>,
@@ -221,11 +222,11 @@ impl LoadedRequire {
         let a = i128::from(applied);
         let c = i128::from(self.count);
         match self.op {
-            expr::BinOp::Eq => a == c,
-            expr::BinOp::Ne => a != c,
-            expr::BinOp::Lt => a < c,
-            expr::BinOp::Le => a <= c,
-            expr::BinOp::Gt => a > c,
+            operators::BinOp::Eq => a == c,
+            operators::BinOp::Ne => a != c,
+            operators::BinOp::Lt => a < c,
+            operators::BinOp::Le => a <= c,
+            operators::BinOp::Gt => a > c,
             _ => a >= c,
         }
     }
@@ -234,11 +235,11 @@ impl LoadedRequire {
     pub fn wanted(&self) -> String {
         let c = self.count;
         match self.op {
-            expr::BinOp::Eq => format!("exactly {c}"),
-            expr::BinOp::Ne => format!("any number but {c}"),
-            expr::BinOp::Lt => format!("fewer than {c}"),
-            expr::BinOp::Le => format!("at most {c}"),
-            expr::BinOp::Gt => format!("more than {c}"),
+            operators::BinOp::Eq => format!("exactly {c}"),
+            operators::BinOp::Ne => format!("any number but {c}"),
+            operators::BinOp::Lt => format!("fewer than {c}"),
+            operators::BinOp::Le => format!("at most {c}"),
+            operators::BinOp::Gt => format!("more than {c}"),
             _ => format!("at least {c}"),
         }
     }

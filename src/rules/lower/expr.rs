@@ -10,8 +10,9 @@ use super::Error;
 use crate::rules::ast;
 use crate::rules::builtins::Builtin;
 use crate::rules::compiled::Exists;
+use crate::rules::compiled::{Expr, Field, Slot, StrPart, ValueRef};
 use crate::rules::eval::dtype_name;
-use crate::rules::expr::{BinOp, Expr, Field, Slot, StrPart, ValueRef};
+use crate::rules::operators::BinOp;
 use crate::rules::{stage_role, Val};
 use std::collections::HashMap;
 

@@ -8,7 +8,7 @@
 //! - [`structural`]: structural rules to [`super::compiled::CompiledRule`], stored in
 //!   [`super::Phase::structural`]: variables and captures numbered into slots, selectors and
 //!   stages resolved, builtins named by [`super::builtins::Builtin`];
-//! - [`expr`]: expressions ([`super::expr::Expr`]), for both of the above's structural half and
+//! - [`expr`]: expressions ([`super::compiled::Expr`]), for both of the above's structural half and
 //!   for the constants the loader evaluates (parameter defaults and constraints, import
 //!   conditions, `require` counts; see [`constant`]).
 //!

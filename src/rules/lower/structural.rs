@@ -276,8 +276,8 @@ impl Scope<'_> {
 #[cfg(test)]
 mod tests {
     use crate::rules::builtins::Builtin;
+    use crate::rules::compiled::Expr;
     use crate::rules::compiled::{Action, AttrTest, OpSel, ValPat};
-    use crate::rules::expr::Expr;
     use crate::rules::{load_str, stage_role, OpClass, Val};
 
     #[test]
