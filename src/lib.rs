@@ -15,5 +15,6 @@ pub mod lint;
 pub mod rewrite;
 pub mod rules;
 pub mod source_text;
+pub mod value;
 
 pub use diag::{Diagnostic, SourceFile};

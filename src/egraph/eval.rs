@@ -2,7 +2,7 @@
 //!
 //! This is glue, not a second evaluator: the leaves (captures, `dtype(%x)`, `type(%x)`,
 //! `const(%x)`, attributes of labelled ops) are read from the match, and every operator is the
-//! rule language's own (`rules::eval`: [`unary`], [`binary_values`], [`logic`]), so a guard means
+//! rule language's own (`value::operators`: [`unary`], [`binary_values`], [`logic`]), so a guard means
 //! the same in an equational rule as in a structural one: checked integer arithmetic, `/` as the
 //! real quotient, the same string operators and the same equality.
 //!
@@ -14,8 +14,8 @@
 
 use super::pattern::{BinOp, Expr, Value};
 use crate::ir::{Attr, Context, TypeId};
-use crate::rules::eval::{binary_values, logic, unary};
-use crate::rules::operators::UnOp;
+use crate::value::operators::UnOp;
+use crate::value::operators::{binary_values, logic, unary};
 
 /// The span given to the shared operators: compiled e-graph expressions have none, and their
 /// errors are never shown (see the module docs).
@@ -59,8 +59,8 @@ pub(crate) fn eval(e: &Expr, env: &dyn Env) -> Option<Value> {
 }
 
 /// The error standing for an undefined operand of `and`/`or` (never shown).
-fn undefined() -> crate::rules::eval::EvalError {
-    crate::rules::eval::EvalError {
+fn undefined() -> crate::value::operators::EvalError {
+    crate::value::operators::EvalError {
         span: NO_SPAN,
         message: String::new(),
     }

@@ -102,11 +102,11 @@ pub enum AttrTest {
 
 /// A value a guard or a computed attribute evaluates to: the rule language's one value type,
 /// so both engines' guards compute with the same values (see `rules::eval`).
-pub use crate::rules::Val as Value;
+pub use crate::value::Val as Value;
 
 /// Binary operators of guard and attribute expressions: the rule language's, evaluated by
 /// `rules::eval::binary_values` in both engines.
-pub use crate::rules::operators::BinOp;
+pub use crate::value::operators::BinOp;
 
 /// A guard or computed-attribute expression.
 #[derive(Clone, Debug, PartialEq)]

@@ -2,7 +2,7 @@
 //!
 //! A pass walks the top block in program order. Each rank has its own [`Scope`] (a replica) and
 //! its own value slots; the ranks advance in lock step, one op at a time, so a collective sees
-//! every rank's operand and combines them in rank order ([`kernels::collective`]).
+//! every rank's operand and combines them in rank order ([`super::kernels::collective`]).
 //!
 //! Values live in slots: a local tensor, a reference to a scope entry (parameters, persistable
 //! `pd_op.data`, keyword arguments), a `builtin.combine` list, or an alias of another value. An

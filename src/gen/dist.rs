@@ -46,7 +46,7 @@ enum Layout {
     Partial,
 }
 
-/// Turns `m` (a dense MLP from [`super::mlp`]) into a data-parallel program on a mesh of
+/// Turns `m` (a dense MLP from [`mod@super::mlp`]) into a data-parallel program on a mesh of
 /// `processes` processes.
 pub fn distribute(m: &mut Module, processes: usize) -> Result<(), String> {
     if processes == 0 {

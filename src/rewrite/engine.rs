@@ -24,8 +24,9 @@ use crate::ir::{
 };
 use crate::rules::compiled::{Action, Build, CompiledRule, InsertPoint, OperandSel};
 use crate::rules::compiled::{Expr, ValueRef};
-use crate::rules::eval::{eval, eval_str, EvalError};
+use crate::rules::eval::{eval, eval_str};
 use crate::rules::{RuleSet, Span, Val, ROLE_ATTR};
+use crate::value::operators::EvalError;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 use std::time::Instant;

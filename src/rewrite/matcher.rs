@@ -14,8 +14,9 @@ use crate::dialect::{Dialect, Effect};
 use crate::ir::{Module, OpId, Sym};
 use crate::rules::compiled::Expr;
 use crate::rules::compiled::{AltTest, AttrTest, CompiledRule, OpSel, Pattern, ValPat};
-use crate::rules::eval::{eval, EvalError};
+use crate::rules::eval::eval;
 use crate::rules::{OpClass, RuleSet, Val};
+use crate::value::operators::EvalError;
 use rustc_hash::FxHashSet;
 
 /// Which ops a selector accepts, with its op names interned in this run's module.

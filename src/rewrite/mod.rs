@@ -1,4 +1,4 @@
-//! The structural rewrite engine: runs the structural rules of a [`RuleSet`] on a [`Module`],
+//! The structural rewrite engine: runs the structural rules of a [`RuleSet`](crate::rules::RuleSet) on a [`Module`](crate::ir::Module),
 //! phase by phase, each phase to a fixpoint.
 //!
 //! ```text

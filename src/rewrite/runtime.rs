@@ -13,8 +13,9 @@ use crate::ir::{Attr, AttrId, Module, OpId, Type, ValueDef, ValueId};
 use crate::rules::builtins::Builtin;
 use crate::rules::compiled::Exists;
 use crate::rules::compiled::{Slot, ValueRef};
-use crate::rules::eval::{err, Env, EvalResult};
+use crate::rules::eval::Env;
 use crate::rules::{RuleSet, Span, Val};
+use crate::value::operators::{err, EvalResult};
 
 /// What a match bound, by slot: `%x` to values or ops, `$x` to constants. Cloning it (once
 /// per candidate while backtracking) is one allocation.
@@ -237,14 +238,14 @@ fn query(
 ) -> Option<EvalResult> {
     use Builtin as B;
     let name = func.name();
-    let value_arg = |m: &Module| -> Result<ValueId, crate::rules::eval::EvalError> {
+    let value_arg = |m: &Module| -> Result<ValueId, crate::value::operators::EvalError> {
         match args.first().and_then(|a| as_value(m, a)) {
             Some(Some(v)) => Ok(v),
             Some(None) => err(span, format!("`{name}` of an absent operand")),
             None => err(span, format!("`{name}` needs a value")),
         }
     };
-    let op_arg = |m: &Module| -> Result<OpId, crate::rules::eval::EvalError> {
+    let op_arg = |m: &Module| -> Result<OpId, crate::value::operators::EvalError> {
         match args.first().and_then(|a| as_op(m, a)) {
             Some(o) => Ok(o),
             None => err(

@@ -33,8 +33,9 @@
 //! (`float32`), or an error. `%x` is a value (or the op a pattern bound to `%x`), `$x` a captured
 //! attribute or computed constant.
 
-/// Spans and operators are shared with the lowered form ([`super::operators`]).
-pub use super::operators::{BinOp, Span, UnOp};
+/// Spans and operators are shared with the lowered form ([`crate::value::operators`]).
+pub use crate::value::operators::{BinOp, Span, UnOp};
+use crate::value::Val;
 
 /// A name with its place in the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -408,6 +409,26 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// The value of a literal expression (a number, possibly negated, a bool, a string without
+    /// interpolation, or a list of literals); `None` for anything else.
+    pub fn literal(&self) -> Option<Val> {
+        Some(match self {
+            Expr::Int(i, _) => Val::Int(*i),
+            Expr::Float(f, _) => Val::Float(*f),
+            Expr::Bool(b, _) => Val::Bool(*b),
+            Expr::Str(s) => Val::Str(s.as_plain()?),
+            Expr::List(v, _) => Val::List(v.iter().map(Expr::literal).collect::<Option<_>>()?),
+            Expr::Unary {
+                op: UnOp::Neg, e, ..
+            } => match e.literal()? {
+                Val::Int(i) => Val::Int(i.checked_neg()?),
+                Val::Float(f) => Val::Float(-f),
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
+
     pub fn span(&self) -> Span {
         match self {
             Expr::Int(_, s) | Expr::Float(_, s) | Expr::Bool(_, s) | Expr::Place(_, s) => *s,

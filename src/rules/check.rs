@@ -25,7 +25,6 @@ use super::parse::comment_above;
 use super::require::loaded_require;
 use super::suggest::{closest, did_you_mean};
 use super::ty::Ty;
-use super::value::Val;
 use super::{stage_role, OpClass, Param, ParamType, STAGES};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, OpSpec};
@@ -263,7 +262,7 @@ impl<'a> Checker<'a> {
                     match &a.val {
                         AttrPatVal::Present(_) | AttrPatVal::Absent(_) => {}
                         AttrPatVal::Equals(e) => {
-                            if Val::literal(e).is_none() {
+                            if e.literal().is_none() {
                                 return Err(self
                                     .at(e.span().0, format!("the test of `{}` in an alternative must be a literal", a.key.name))
                                     .with_hint("an alternative's attribute tests are constants (`{reduce_type: 0}`), `_` or `not key`; compute in a `where` guard instead"));

@@ -27,10 +27,10 @@
 //! `exists` patterns and actions hold expressions, so the two live in this one file.
 
 use super::builtins::Builtin;
-use super::operators::{BinOp, Span, UnOp};
-use super::value::Val;
 use super::OpClass;
 use crate::dialect::OpSpec;
+use crate::value::operators::{BinOp, Span, UnOp};
+use crate::value::Val;
 
 /// A structural rule ready to run.
 #[derive(Debug, Clone)]

@@ -8,33 +8,16 @@
 //! a guard and a parameter constraint can never disagree about what `1 / k_steps` or
 //! `x in [a, b]` means.
 //!
-//! The operators themselves ([`unary`], [`binary_values`], [`logic`], [`pure_function`]) take
-//! values, not syntax, so the e-graph's compiled guards (`egraph::eval`) evaluate with exactly
-//! these semantics too: integer arithmetic is checked (an overflow is an error at the operator,
-//! never a wrapped result), `/` is the real quotient, strings concatenate and compare the same way
-//! in both engines.
+//! The operators themselves are [`crate::value::operators`]'s: they take values, not syntax, so
+//! the e-graph's compiled guards (`egraph::eval`) evaluate with exactly the same semantics.
 
 use super::builtins::{Builtin, Kind};
 use super::compiled::{Build, Exists, Expr, Slot, StrPart, ValueRef};
-use super::operators::{BinOp, Span, UnOp};
-use super::value::Val;
 use crate::ir::DType;
-
-/// An evaluation error: where in the rule file, and what.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EvalError {
-    pub span: Span,
-    pub message: String,
-}
-
-pub type EvalResult = Result<Val, EvalError>;
-
-pub fn err<T>(span: Span, message: impl Into<String>) -> Result<T, EvalError> {
-    Err(EvalError {
-        span,
-        message: message.into(),
-    })
-}
+use crate::value::operators::{
+    as_bool, binary_values, err, logic, num, unary, BinOp, EvalError, EvalResult, Span,
+};
+use crate::value::Val;
 
 /// What an expression can ask about its surroundings. Parameters, stages and dtypes were
 /// resolved when the expression was lowered; what is left is the match and the program.
@@ -166,42 +149,6 @@ pub fn eval_str(env: &mut dyn Env, parts: &[StrPart]) -> Result<String, EvalErro
     Ok(out)
 }
 
-/// `-x` and `not x`. Negating the smallest int overflows: an error, not a wrap.
-pub fn unary(op: UnOp, v: Val, span: Span) -> EvalResult {
-    match (op, v) {
-        (UnOp::Neg, Val::Int(i)) => match i.checked_neg() {
-            Some(n) => Ok(Val::Int(n)),
-            None => err(span, format!("integer overflow: -({i}) is not an int")),
-        },
-        (UnOp::Neg, Val::Float(f)) => Ok(Val::Float(-f)),
-        (UnOp::Not, Val::Bool(b)) => Ok(Val::Bool(!b)),
-        (UnOp::Neg, v) => err(span, format!("cannot negate {}", v.a_kind())),
-        (UnOp::Not, v) => err(span, format!("`not` needs a bool, found {}", v.a_kind())),
-    }
-}
-
-/// `l and r` / `l or r` given the left operand (value and span) and a way to evaluate the right
-/// one, which is only called when the left does not decide the result.
-pub fn logic(
-    op: BinOp,
-    (l, l_span): (Val, Span),
-    r: impl FnOnce() -> Result<(Val, Span), EvalError>,
-) -> EvalResult {
-    let a = as_bool(l, l_span, op.symbol())?;
-    if (op == BinOp::And && !a) || (op == BinOp::Or && a) {
-        return Ok(Val::Bool(a));
-    }
-    let (r, r_span) = r()?;
-    Ok(Val::Bool(as_bool(r, r_span, op.symbol())?))
-}
-
-fn as_bool(v: Val, span: Span, what: &str) -> Result<bool, EvalError> {
-    match v {
-        Val::Bool(b) => Ok(b),
-        v => err(span, format!("`{what}` needs a bool, found {}", v.a_kind())),
-    }
-}
-
 /// Dtype names a rule may write: the long attribute forms (`float32`) and the short type forms
 /// (`f32`).
 pub fn dtype_name(s: &str) -> Option<DType> {
@@ -237,14 +184,6 @@ pub fn pure_function(f: Builtin, a: &[Val], span: Span) -> EvalResult {
     }
 }
 
-fn num(v: &Val) -> Option<f64> {
-    match v {
-        Val::Int(i) => Some(*i as f64),
-        Val::Float(f) => Some(*f),
-        _ => None,
-    }
-}
-
 fn binary(env: &mut dyn Env, op: BinOp, a: Val, b: Val, span: Span) -> EvalResult {
     // `%v in STAGE` asks the program for `%v`'s stage; every other operator needs only values.
     if let (BinOp::In, Val::Stage(s), Val::Value(_) | Val::Op(_) | Val::NullValue) = (op, &b, &a) {
@@ -255,100 +194,6 @@ fn binary(env: &mut dyn Env, op: BinOp, a: Val, b: Val, span: Span) -> EvalResul
         return Ok(Val::Bool(r.loose_eq(&Val::Int(*s))));
     }
     binary_values(op, a, b, span)
-}
-
-/// A binary operator other than `and`/`or` (see [`logic`]) applied to two values. Integer `+`,
-/// `-` and `*` are checked: an overflow is an error at `span`.
-pub fn binary_values(op: BinOp, a: Val, b: Val, span: Span) -> EvalResult {
-    use BinOp::*;
-    let mismatch = |a: &Val, b: &Val| {
-        err(
-            span,
-            format!(
-                "cannot apply `{}` to {} and {}",
-                op.symbol(),
-                a.a_kind(),
-                b.a_kind()
-            ),
-        )
-    };
-    match op {
-        Add | Sub | Mul | Div => match (&a, &b) {
-            (Val::Int(x), Val::Int(y)) => match op {
-                Add | Sub | Mul => {
-                    let r = match op {
-                        Add => x.checked_add(*y),
-                        Sub => x.checked_sub(*y),
-                        _ => x.checked_mul(*y),
-                    };
-                    match r {
-                        Some(r) => Ok(Val::Int(r)),
-                        None => err(
-                            span,
-                            format!("integer overflow: {x} {} {y} is not an int", op.symbol()),
-                        ),
-                    }
-                }
-                _ if *y == 0 => err(span, "division by zero"),
-                // Integer division would make `1 / k_steps` zero; rules mean the real quotient.
-                _ => Ok(Val::Float(*x as f64 / *y as f64)),
-            },
-            (Val::Str(x), Val::Str(y)) if op == Add => Ok(Val::Str(format!("{x}{y}"))),
-            _ => match (num(&a), num(&b)) {
-                (Some(x), Some(y)) => Ok(Val::Float(match op {
-                    Add => x + y,
-                    Sub => x - y,
-                    Mul => x * y,
-                    _ if y == 0.0 => return err(span, "division by zero"),
-                    _ => x / y,
-                })),
-                _ => mismatch(&a, &b),
-            },
-        },
-        Eq => Ok(Val::Bool(a.loose_eq(&b))),
-        Ne => Ok(Val::Bool(!a.loose_eq(&b))),
-        Lt | Le | Gt | Ge => {
-            let ord = match (num(&a), num(&b)) {
-                (Some(x), Some(y)) => x.partial_cmp(&y),
-                _ => match (&a, &b) {
-                    (Val::Str(x), Val::Str(y)) => Some(x.cmp(y)),
-                    _ => return mismatch(&a, &b),
-                },
-            };
-            let Some(o) = ord else {
-                return Ok(Val::Bool(false));
-            };
-            Ok(Val::Bool(match op {
-                Lt => o.is_lt(),
-                Le => o.is_le(),
-                Gt => o.is_gt(),
-                _ => o.is_ge(),
-            }))
-        }
-        In => match &b {
-            Val::List(items) => Ok(Val::Bool(items.iter().any(|x| x.loose_eq(&a)))),
-            Val::Str(s) => match &a {
-                Val::Str(x) => Ok(Val::Bool(s.contains(x.as_str()))),
-                _ => mismatch(&a, &b),
-            },
-            _ => mismatch(&a, &b),
-        },
-        Contains | StartsWith | EndsWith => match (&a, &b) {
-            (Val::Str(x), Val::Str(y)) => Ok(Val::Bool(match op {
-                Contains => x.contains(y.as_str()),
-                StartsWith => x.starts_with(y.as_str()),
-                _ => x.ends_with(y.as_str()),
-            })),
-            (Val::List(x), y) if op == Contains => Ok(Val::Bool(x.iter().any(|i| i.loose_eq(y)))),
-            _ => mismatch(&a, &b),
-        },
-        And | Or => unreachable_logic(span),
-    }
-}
-
-fn unreachable_logic(span: Span) -> EvalResult {
-    // `and`/`or` are evaluated (short-circuit) before `binary` is called.
-    err(span, "internal: logical operator evaluated eagerly")
 }
 
 /// The environment of constants (parameter defaults and constraints, import conditions,

@@ -34,7 +34,6 @@
 use super::ast::*;
 use super::builtins::Builtin;
 use super::suggest::{closest, did_you_mean};
-use super::value::Val;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, Effect};
 use indexmap::{IndexMap, IndexSet};
@@ -383,7 +382,7 @@ impl Desugar<'_> {
                         match &t.val {
                             AttrPatVal::Present(_) | AttrPatVal::Absent(_) => {}
                             AttrPatVal::Equals(e) => {
-                                if Val::literal(e).is_none() {
+                                if e.literal().is_none() {
                                     return Err(self
                                         .at(e.span().0, format!("the test of `{}` in an alternative must be a literal", t.key.name))
                                         .with_hint("an alternative's attribute tests are constants (`{reduce_type: 0}`), `_` or `not key`; compute in a `where` guard instead"));

@@ -24,9 +24,9 @@ use super::parse::comment_above;
 use super::parse::parse_file;
 use super::require::loaded_require;
 use super::suggest::{closest, did_you_mean};
-use super::value::Val;
 use super::{LoadedRule, Param, ParamType, Phase, RuleSet};
 use crate::diag::{Diagnostic, SourceFile};
+use crate::value::Val;
 use indexmap::{IndexMap, IndexSet};
 use std::path::{Path, PathBuf};
 

@@ -15,7 +15,7 @@
 //! phase's structural rules to a fixpoint, in order. Every rule is lowered once, at load
 //! ([`lower`]): equational rules to the e-graph's rule type ([`Phase::equational`]), structural
 //! rules to [`compiled::CompiledRule`]s ([`Phase::structural`]: variables numbered into slots,
-//! selectors and stages resolved, expressions as [`expr::Expr`] trees whose calls name a
+//! selectors and stages resolved, expressions as [`compiled::Expr`] trees whose calls name a
 //! [`builtins::Builtin`]). The engines run only these lowered forms, never the syntax tree
 //! ([`ast`]); every node keeps its span, so a runtime error still points at the rule text.
 //! [`builtins`] is the one table of built-in functions; [`eval`] the one evaluator. Nothing
@@ -50,16 +50,14 @@ mod let_build;
 pub mod limits;
 pub mod load;
 pub mod lower;
-pub mod operators;
 pub mod parse;
 mod require;
 pub mod suggest;
 pub mod ty;
-pub mod value;
 
+pub use crate::value::operators::Span;
+pub use crate::value::Val;
 pub use load::{load, load_str, parse_set};
-pub use operators::Span;
-pub use value::Val;
 
 use crate::diag::SourceFile;
 use indexmap::IndexMap;
@@ -210,7 +208,7 @@ pub struct LoadedRequire {
     /// The `require` clause.
     pub span: Span,
     /// The applications must compare to `count` with `op` (`>= 1` when none was written).
-    pub op: operators::BinOp,
+    pub op: crate::value::operators::BinOp,
     pub count: i64,
     /// The `else "message"`, interpolated with the parameters.
     pub message: Option<String>,
@@ -222,11 +220,11 @@ impl LoadedRequire {
         let a = i128::from(applied);
         let c = i128::from(self.count);
         match self.op {
-            operators::BinOp::Eq => a == c,
-            operators::BinOp::Ne => a != c,
-            operators::BinOp::Lt => a < c,
-            operators::BinOp::Le => a <= c,
-            operators::BinOp::Gt => a > c,
+            crate::value::operators::BinOp::Eq => a == c,
+            crate::value::operators::BinOp::Ne => a != c,
+            crate::value::operators::BinOp::Lt => a < c,
+            crate::value::operators::BinOp::Le => a <= c,
+            crate::value::operators::BinOp::Gt => a > c,
             _ => a >= c,
         }
     }
@@ -235,11 +233,11 @@ impl LoadedRequire {
     pub fn wanted(&self) -> String {
         let c = self.count;
         match self.op {
-            operators::BinOp::Eq => format!("exactly {c}"),
-            operators::BinOp::Ne => format!("any number but {c}"),
-            operators::BinOp::Lt => format!("fewer than {c}"),
-            operators::BinOp::Le => format!("at most {c}"),
-            operators::BinOp::Gt => format!("more than {c}"),
+            crate::value::operators::BinOp::Eq => format!("exactly {c}"),
+            crate::value::operators::BinOp::Ne => format!("any number but {c}"),
+            crate::value::operators::BinOp::Lt => format!("fewer than {c}"),
+            crate::value::operators::BinOp::Le => format!("at most {c}"),
+            crate::value::operators::BinOp::Gt => format!("more than {c}"),
             _ => format!("at least {c}"),
         }
     }

@@ -4,9 +4,9 @@
 
 use super::ast::{BinOp, Require};
 use super::eval::{eval_const, eval_const_str};
-use super::value::Val;
 use super::LoadedRequire;
 use crate::diag::{Diagnostic, SourceFile};
+use crate::value::Val;
 
 /// A `require` with its count and message evaluated with the parameters.
 pub(super) fn loaded_require(

@@ -38,7 +38,7 @@ impl Ty {
         }
     }
     pub fn a_name(self) -> String {
-        crate::rules::value::with_article(self.name())
+        crate::value::with_article(self.name())
     }
     pub fn numeric(self) -> bool {
         matches!(self, Ty::Int | Ty::Float | Ty::Any)

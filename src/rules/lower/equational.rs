@@ -15,7 +15,7 @@
 //! | `{k: expr}` / `{k: $c}` / `{k: _}` / `{not k}` | [`AttrTest::Eq`] of the evaluated constant / `Capture` / `Capture` of an unused capture / `Absent` |
 //! | `%s = op(..)` on the left | a [`Label`]: `{..%s}` on the right copies `%s`'s attributes, `attr(%s, "k")` reads one |
 //! | parameters, stages, dtypes, `1.0 / k_steps` | evaluated once, here, to literals |
-//! | `dtype(%x)`, `type(%x)`, `const(%x)` | [`Expr::DType`], [`Expr::Type`], [`Expr::Const`] |
+//! | `dtype(%x)`, `type(%x)`, `const(%x)` | [`GExpr::DType`], [`GExpr::Type`], [`GExpr::Const`] |
 //! | `lhs <=> rhs` | two rules, `name` and `name<=` (the right side read as a pattern) |
 //!
 //! Everything here is checked when the rule file is loaded ([`check`], called by the checker),

@@ -12,8 +12,8 @@ use crate::rules::builtins::Builtin;
 use crate::rules::compiled::Exists;
 use crate::rules::compiled::{Expr, Field, Slot, StrPart, ValueRef};
 use crate::rules::eval::dtype_name;
-use crate::rules::operators::BinOp;
 use crate::rules::{stage_role, Val};
+use crate::value::operators::BinOp;
 use std::collections::HashMap;
 
 /// One rule's slots and the parameters' values.

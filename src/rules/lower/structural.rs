@@ -71,7 +71,7 @@ fn op_sel(sel: &ast::OpSel) -> Result<OpSel, Error> {
                     ast::AttrPatVal::Present(_) => AltTest::Present,
                     ast::AttrPatVal::Absent(_) => AltTest::Absent,
                     ast::AttrPatVal::Equals(e) => {
-                        AltTest::Equals(Val::literal(e).ok_or_else(|| {
+                        AltTest::Equals(e.literal().ok_or_else(|| {
                             (
                                 e.span().0,
                                 format!(

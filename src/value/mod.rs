@@ -1,8 +1,15 @@
-//! Values a rule expression evaluates to, and the conversions between them and IR attributes.
+//! Values a rule expression evaluates to, and the conversions between them and IR attributes;
+//! [`operators`] says what the operators do with them.
+//!
+//! Its own module, below the rule language and both engines, because all three compute with
+//! these values: the rule language (`rules/`) for constants, the structural engine (`rewrite/`)
+//! for guards and built attributes, the e-graph (`egraph/`) for its compiled guards.
 //!
 //! Parameters, captured attributes, computed attributes and guard results are all [`Val`]s. The
 //! IR-bound variants (`Value`, `Op`, `Type`) only appear while the engine evaluates a match;
 //! parameter defaults and import conditions are constant.
+
+pub mod operators;
 
 use crate::ir::{Attr, DType, OpId, TypeId, ValueId};
 
@@ -124,29 +131,6 @@ impl Val {
             Val::Type(t) => format!("type#{}", t.0),
             Val::Attr(a) => a.to_text(),
         }
-    }
-}
-
-impl Val {
-    /// The value of a literal expression (a number, possibly negated, a bool, a string without
-    /// interpolation, or a list of literals); `None` for anything else.
-    pub fn literal(e: &crate::rules::ast::Expr) -> Option<Val> {
-        use crate::rules::ast::{Expr, UnOp};
-        Some(match e {
-            Expr::Int(i, _) => Val::Int(*i),
-            Expr::Float(f, _) => Val::Float(*f),
-            Expr::Bool(b, _) => Val::Bool(*b),
-            Expr::Str(s) => Val::Str(s.as_plain()?),
-            Expr::List(v, _) => Val::List(v.iter().map(Val::literal).collect::<Option<_>>()?),
-            Expr::Unary {
-                op: UnOp::Neg, e, ..
-            } => match Val::literal(e)? {
-                Val::Int(i) => Val::Int(i.checked_neg()?),
-                Val::Float(f) => Val::Float(-f),
-                _ => return None,
-            },
-            _ => return None,
-        })
     }
 }
 
