@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use gemm::Parallelism;
-use irw::exec::kernels::cast::f32_to_bf16_slice;
+use irw::exec::data::f32_to_bf16_slice;
 use irw::exec::kernels::elementwise::{add_slices, axpy};
 use irw::exec::kernels::matmul::{gemm_into, MatRef};
 use irw::exec::rng::Rng;

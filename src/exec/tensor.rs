@@ -16,81 +16,13 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use half::{bf16, f16};
+use half::f16;
 
+use super::data::bf16_from_f32;
+pub use super::data::Data;
 use super::dtype::{self, DType};
 use super::error::{KResult, KernelError};
-use super::kernels::cast;
 use super::memory::{self, Budget};
-
-/// The typed element buffer of a [`Tensor`].
-#[derive(Clone, Debug, PartialEq)]
-pub enum Data {
-    F32(Vec<f32>),
-    BF16(Vec<bf16>),
-    F16(Vec<f16>),
-    F64(Vec<f64>),
-    I64(Vec<i64>),
-    I32(Vec<i32>),
-    Bool(Vec<bool>),
-}
-
-impl Data {
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        match self {
-            Data::F32(v) => v.len(),
-            Data::BF16(v) => v.len(),
-            Data::F16(v) => v.len(),
-            Data::F64(v) => v.len(),
-            Data::I64(v) => v.len(),
-            Data::I32(v) => v.len(),
-            Data::Bool(v) => v.len(),
-        }
-    }
-
-    /// Elements `a..b`, as a new buffer of the same element type (`a <= b <= len`).
-    pub fn range(&self, a: usize, b: usize) -> Data {
-        match self {
-            Data::F32(v) => Data::F32(v[a..b].to_vec()),
-            Data::BF16(v) => Data::BF16(v[a..b].to_vec()),
-            Data::F16(v) => Data::F16(v[a..b].to_vec()),
-            Data::F64(v) => Data::F64(v[a..b].to_vec()),
-            Data::I64(v) => Data::I64(v[a..b].to_vec()),
-            Data::I32(v) => Data::I32(v[a..b].to_vec()),
-            Data::Bool(v) => Data::Bool(v[a..b].to_vec()),
-        }
-    }
-
-    /// True when there are no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Bytes of the buffer.
-    pub fn bytes(&self) -> u64 {
-        let elem = match self {
-            Data::F64(_) | Data::I64(_) => 8,
-            Data::F32(_) | Data::I32(_) => 4,
-            Data::BF16(_) | Data::F16(_) => 2,
-            Data::Bool(_) => 1,
-        };
-        self.len() as u64 * elem
-    }
-
-    /// The element type.
-    pub fn dtype(&self) -> DType {
-        match self {
-            Data::F32(_) => DType::F32,
-            Data::BF16(_) => DType::BF16,
-            Data::F16(_) => DType::F16,
-            Data::F64(_) => DType::F64,
-            Data::I64(_) => DType::I64,
-            Data::I32(_) => DType::I32,
-            Data::Bool(_) => DType::Bool,
-        }
-    }
-}
 
 /// A dense row-major tensor. A 0-d tensor (shape `[]`) holds one element.
 pub struct Tensor {
@@ -223,7 +155,7 @@ impl Tensor {
         let n = numel(shape);
         let data = match dtype {
             DType::F32 => Data::F32(vec![value as f32; n]),
-            DType::BF16 => Data::BF16(vec![cast::bf16_from_f32(value as f32); n]),
+            DType::BF16 => Data::BF16(vec![bf16_from_f32(value as f32); n]),
             DType::F16 => Data::F16(vec![f16::from_f64(value); n]),
             DType::F64 => Data::F64(vec![value; n]),
             DType::I64 => Data::I64(vec![value as i64; n]),
@@ -247,7 +179,7 @@ impl Tensor {
         Ok(if dtype == DType::F32 {
             t
         } else {
-            cast::cast(&t, dtype)
+            Tensor::new(shape.to_vec(), t.data.cast(dtype))?
         })
     }
 
@@ -302,7 +234,7 @@ impl Tensor {
     pub fn to_f32(&self) -> Cow<'_, [f32]> {
         match &self.data {
             Data::F32(v) => Cow::Borrowed(v),
-            _ => match cast::cast(self, DType::F32).into_data() {
+            _ => match self.data.cast(DType::F32) {
                 Data::F32(v) => Cow::Owned(v),
                 _ => unreachable!("cast to F32 yields F32 data"),
             },
