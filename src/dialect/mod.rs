@@ -9,12 +9,14 @@
 //! (never reordered across, never merged, never removed), and their operand/result counts are
 //! not checked.
 
+mod defaults;
 pub mod paddle_json;
 pub mod protocol;
 mod result_type;
 pub mod table;
 mod verify;
 
+pub use defaults::{default_attrs, DefaultAttr};
 pub use protocol::{stage_role, ROLE_ATTR, STAGES};
 pub use result_type::{dim0_scaled, reduced, result_type, ResultRule};
 pub use verify::{verify_module, verify_program};

@@ -89,6 +89,13 @@ impl Compiled {
                 }
             }
         }
+        // Then what Paddle's builder would set for what is still missing (an op built from
+        // `{..%s}` of another kind, or from `{}`); a key the rule removes stays removed.
+        for (key, a) in &op.defaults {
+            if !dict.contains_key(key) && !op.remove.iter().any(|k| &**k == *key) {
+                dict.set(key, a.clone());
+            }
+        }
         let types = match &op.types {
             CTypes::Infer => infer_types(eg, op.rule, &children, &dict)?,
             CTypes::SameAs(v) => eg[m.vars[*v as usize]].data.types.clone(),

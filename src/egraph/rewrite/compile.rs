@@ -47,6 +47,9 @@ pub(super) struct CBuildOp {
     pub(super) attrs_from: Option<u32>,
     pub(super) set: Vec<(Box<str>, Expr)>,
     pub(super) remove: Vec<Box<str>>,
+    /// The dialect's default attributes of the op (`dialect::default_attrs`), for the keys
+    /// nothing else gives.
+    pub(super) defaults: Vec<(&'static str, Attr)>,
     pub(super) types: CTypes,
 }
 
@@ -262,6 +265,10 @@ impl Numbering {
                 .map(|(k, e)| (k.as_str().into(), self.expr(e)))
                 .collect(),
             remove: op.remove.iter().map(|k| k.as_str().into()).collect(),
+            defaults: crate::dialect::default_attrs(&op.name)
+                .iter()
+                .filter_map(|(k, d)| Some((*k, d.to_val().to_attr()?)))
+                .collect(),
             types,
         })
     }

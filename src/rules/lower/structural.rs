@@ -7,7 +7,7 @@ use super::Error;
 use crate::dialect::Dialect;
 use crate::rules::ast;
 use crate::rules::compiled::{
-    Action, AltTest, ArgPat, AttrPat, AttrTest, Build, BuildArg, BuildAttr, CompiledRule,
+    Action, AltTest, ArgPat, AttrPat, AttrTest, Build, BuildArg, BuildAttr, CompiledRule, Expr,
     InsertPoint, OpSel, OperandSel, Pattern, UnknownOperand, ValPat,
 };
 use crate::rules::{stage_role, OpClass, Val};
@@ -168,6 +168,19 @@ impl Scope<'_> {
                 fixed: value.is_fixed(),
                 value,
             });
+        }
+        // What the rule leaves out, Paddle's builder would have set (`dialect::default_attrs`);
+        // the engine places every key where Paddle's sorted order puts it.
+        if spec.is_some() {
+            for (key, d) in crate::dialect::default_attrs(&b.op.name.name) {
+                if !attrs.iter().any(|a| a.key == *key) {
+                    attrs.push(BuildAttr {
+                        key: key.to_string(),
+                        value: Expr::Lit(d.to_val(), b.span),
+                        fixed: true,
+                    });
+                }
+            }
         }
         Ok(Build {
             bind: b.bind.as_ref().map(|i| self.value_slot(&i.name)),
