@@ -13,7 +13,8 @@
 # ones in ../shared/fixtures/paddle-dist/), programs from
 # `irw gen mlp` in several configurations, the bad-input corpus tests/bad/*.ir and the grad_merge
 # golden inputs tests/golden/grad_merge/*.ir for the IR
-# targets; rules/*.rw and the rule files under tests/golden/ for the rule target. libFuzzer adds
+# targets; rules/*.rw, the rule files under tests/golden/ and those embedded in its .test cases
+# for the rule target. libFuzzer adds
 # what it finds to fuzz/corpus/TARGET/ (kept between runs, not committed); crashes, timeouts and
 # out-of-memory inputs go to fuzz/artifacts/TARGET/. Every finding is fixed and kept as a
 # regression test (a golden case in tests/golden/bad/, tests/all/prop_*.rs or a unit test), not as an artifact.
@@ -63,6 +64,12 @@ irw gen mlp --layers 1 --no-roles -o seeds/ir/gen_noroles.ir || exit 1
 irw gen mlp --layers 1 --optimizer adam --dist 2 -o seeds/ir/gen_dist2_adam.ir || exit 1
 irw gen mlp --layers 1 --dist 2 --allreduce --collective all_reduce -o seeds/ir/gen_dist2_allreduce.ir || exit 1
 find ../rules ../tests/golden -name '*.rw' -exec cp {} seeds/rules/ \;
+# Rule files embedded in golden cases (`//--- NAME.rw` sections of a `.test`: the bad rule files).
+for t in $(find ../tests/golden -name '*.test'); do
+    awk -v out="seeds/rules/$(basename "$t" .test)_" '
+        /^\/\/--- / { f = ($2 ~ /\.rw$/) ? out $2 : ""; next }
+        f != "" { print > f }' "$t"
+done
 
 # ---- runs ----
 status=0
