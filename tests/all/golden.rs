@@ -215,7 +215,7 @@ fn filecheck(directives: &[String], text: &str, what: &str) -> Result<(), Failed
 }
 
 /// `ERROR-AT: at` against standard error (see the module doc).
-pub(crate) fn error_at(at: &str, stderr: &str) -> Result<(), Failed> {
+fn error_at(at: &str, stderr: &str) -> Result<(), Failed> {
     let mut lines = stderr.lines();
     let first = lines.next().unwrap_or("");
     if at == "-" {
