@@ -29,6 +29,22 @@ pub enum DType {
 }
 
 impl DType {
+    /// Every dtype, in declaration order.
+    pub const ALL: [DType; 12] = [
+        DType::F32,
+        DType::F64,
+        DType::F16,
+        DType::BF16,
+        DType::I64,
+        DType::I32,
+        DType::I16,
+        DType::I8,
+        DType::U8,
+        DType::Bool,
+        DType::C64,
+        DType::C128,
+    ];
+
     /// The short form used in tensor types (`f32`, `bf16`, `b`).
     pub fn short_name(self) -> &'static str {
         match self {
@@ -85,22 +101,9 @@ impl DType {
         }
     }
 
+    /// The dtype whose attribute form ([`DType::attr_name`]) is `s`.
     pub fn from_attr_name(s: &str) -> Option<DType> {
-        Some(match s {
-            "float32" => DType::F32,
-            "float64" => DType::F64,
-            "float16" => DType::F16,
-            "bfloat16" => DType::BF16,
-            "int64" => DType::I64,
-            "int32" => DType::I32,
-            "int16" => DType::I16,
-            "int8" => DType::I8,
-            "uint8" => DType::U8,
-            "bool" => DType::Bool,
-            "complex64" => DType::C64,
-            "complex128" => DType::C128,
-            _ => return None,
-        })
+        DType::ALL.into_iter().find(|d| d.attr_name() == s)
     }
 
     /// Parses either spelling: the attribute form (`float32`, `bfloat16`, `bool`) or the

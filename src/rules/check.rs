@@ -761,11 +761,13 @@ impl<'a> Checker<'a> {
                         d.with_hint(format!("captures are written with `$`: ${}", i.name))
                     } else {
                         let ps: Vec<&str> = self.params.keys().map(|s| s.as_str()).collect();
+                        // Dtypes by their long forms: the short ones are a few letters, close
+                        // to everything.
                         let names = ps
                             .iter()
                             .copied()
                             .chain(STAGES.iter().map(|(n, _)| *n))
-                            .chain(DTYPE_NAMES.iter().copied());
+                            .chain(crate::ir::DType::ALL.iter().map(|d| d.attr_name()));
                         if let Some(h) = did_you_mean(&closest(&i.name, names, 2)) {
                             d = d.with_hint(h);
                         }
@@ -1261,23 +1263,6 @@ impl ParamType {
         }
     }
 }
-
-/// The dtype names a rule may write, for "did you mean" hints (the long forms: the short ones
-/// are a few letters, close to everything).
-const DTYPE_NAMES: &[&str] = &[
-    "float32",
-    "float64",
-    "float16",
-    "bfloat16",
-    "int64",
-    "int32",
-    "int16",
-    "int8",
-    "uint8",
-    "bool",
-    "complex64",
-    "complex128",
-];
 
 /// `stages are forward, ...`: the hint after a word that is not a stage.
 fn stages_hint() -> String {
