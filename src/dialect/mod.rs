@@ -104,18 +104,28 @@ pub struct OpSpec {
 }
 
 impl OpSpec {
-    /// Index of the operand called `name`.
-    pub fn operand_index(&self, name: &str) -> Option<usize> {
+    /// The operand names, without their `*`/`?` marks.
+    pub fn operand_names(&self) -> impl Iterator<Item = &'static str> {
         self.operands
             .iter()
-            .position(|o| o.trim_start_matches(['*', '?']) == name)
+            .map(|o| o.trim_start_matches(['*', '?']))
+    }
+
+    /// The result names, without their `*`/`?` marks.
+    pub fn result_names(&self) -> impl Iterator<Item = &'static str> {
+        self.results
+            .iter()
+            .map(|o| o.trim_start_matches(['*', '?']))
+    }
+
+    /// Index of the operand called `name`.
+    pub fn operand_index(&self, name: &str) -> Option<usize> {
+        self.operand_names().position(|o| o == name)
     }
 
     /// Index of the result called `name`.
     pub fn result_index(&self, name: &str) -> Option<usize> {
-        self.results
-            .iter()
-            .position(|o| o.trim_start_matches(['*', '?']) == name)
+        self.result_names().position(|o| o == name)
     }
 
     /// The operand a result aliases, for in-place ops.

@@ -313,20 +313,14 @@ impl<'a> Checker<'a> {
         for a in &p.args {
             if let Some(o) = &a.operand {
                 if named_known && !specs.iter().any(|s| s.operand_index(&o.name).is_some()) {
-                    let names: Vec<&str> = specs[0]
-                        .operands
-                        .iter()
-                        .map(|n| n.trim_start_matches(['*', '?']))
-                        .collect();
                     return Err(self
                         .at(
                             o.span.0,
                             format!("`{}` has no operand `{}`", sel_text(&p.op), o.name),
                         )
-                        .with_hint(format!(
-                            "operands of {}: {}",
-                            specs[0].name,
-                            names.join(", ")
+                        .with_hint(names_hint(
+                            format!("operands of {}", specs[0].name),
+                            specs[0].operand_names(),
                         )));
                 }
                 if !named_known {
@@ -518,20 +512,14 @@ impl<'a> Checker<'a> {
                             ));
                         }
                         if !specs.iter().any(|s| s.operand_index(&n.name).is_some()) {
-                            let names: Vec<&str> = specs[0]
-                                .operands
-                                .iter()
-                                .map(|x| x.trim_start_matches(['*', '?']))
-                                .collect();
                             return Err(self
                                 .at(
                                     n.span.0,
                                     format!("`{}` has no operand `{}`", op.name.name, n.name),
                                 )
-                                .with_hint(format!(
-                                    "operands of {}: {}",
-                                    specs[0].name,
-                                    names.join(", ")
+                                .with_hint(names_hint(
+                                    format!("operands of {}", specs[0].name),
+                                    specs[0].operand_names(),
                                 )));
                         }
                     }
@@ -642,17 +630,12 @@ impl<'a> Checker<'a> {
                 match spec {
                     Some(s) if s.operand_index(&n.name).is_some() => {}
                     Some(s) => {
-                        let names: Vec<&str> = s
-                            .operands
-                            .iter()
-                            .map(|x| x.trim_start_matches(['*', '?']))
-                            .collect();
                         return Err(self
                             .at(
                                 n.span.0,
                                 format!("`{}` has no operand `{}`", s.name, n.name),
                             )
-                            .with_hint(format!("operands: {}", names.join(", "))));
+                            .with_hint(names_hint("operands", s.operand_names())));
                     }
                     None => {
                         return Err(self.at(
@@ -797,20 +780,14 @@ impl<'a> Checker<'a> {
                             && !specs.is_empty()
                             && !specs.iter().any(|s| s.result_index(&f.name).is_some())
                         {
-                            let names: Vec<&str> = specs[0]
-                                .results
-                                .iter()
-                                .map(|x| x.trim_start_matches(['*', '?']))
-                                .collect();
                             return Err(self
                                 .at(
                                     f.span.0,
                                     format!("`{}` has no result `{}`", v.name.name, f.name),
                                 )
-                                .with_hint(format!(
-                                    "results of {}: {}",
-                                    specs[0].name,
-                                    names.join(", ")
+                                .with_hint(names_hint(
+                                    format!("results of {}", specs[0].name),
+                                    specs[0].result_names(),
                                 )));
                         }
                         Ty::Value
@@ -1268,4 +1245,10 @@ impl ParamType {
 fn stages_hint() -> String {
     let names: Vec<&str> = STAGES.iter().map(|(n, _)| *n).collect();
     format!("stages are {}", names.join(", "))
+}
+
+/// The hint after "has no operand/result `x`": `label` (`operands of pd_op.sgd_`) and the names
+/// the op does have.
+fn names_hint<'a>(label: impl std::fmt::Display, names: impl Iterator<Item = &'a str>) -> String {
+    format!("{label}: {}", names.collect::<Vec<_>>().join(", "))
 }
