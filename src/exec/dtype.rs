@@ -6,7 +6,7 @@
 //! spelling (`float32`, also the `*.numerics.json` spelling) are the IR's.
 //!
 //! The executor computes with seven of the IR's twelve dtypes: f32, bf16, f16, f64, i64, i32 and
-//! bool, the element types of [`Data`](super::tensor::Data). i16, i8, u8, c64 and c128 have no
+//! bool, the element types of [`Data`](super::data::Data). i16, i8, u8, c64 and c128 have no
 //! buffer. Every dtype the executor reads from an attribute or a feed goes through [`parse`],
 //! which gives `None` for those five exactly as for an unknown name, so each reader refuses them
 //! (`dtype int8 is not supported by the executor` at the op) or falls back as it does for an

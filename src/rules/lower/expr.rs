@@ -40,28 +40,16 @@ impl<'a> Scope<'a> {
         self.values.len() + self.captures.len()
     }
 
-    fn next(&self) -> Slot {
-        self.slots() as Slot
-    }
-
     /// The slot of `%name`.
     pub(super) fn value_slot(&mut self, name: &str) -> Slot {
-        if let Some(&s) = self.values.get(name) {
-            return s;
-        }
-        let s = self.next();
-        self.values.insert(name.to_string(), s);
-        s
+        let next = self.slots() as Slot;
+        slot_of(&mut self.values, name, next)
     }
 
     /// The slot of `$name`.
     pub(super) fn capture_slot(&mut self, name: &str) -> Slot {
-        if let Some(&s) = self.captures.get(name) {
-            return s;
-        }
-        let s = self.next();
-        self.captures.insert(name.to_string(), s);
-        s
+        let next = self.slots() as Slot;
+        slot_of(&mut self.captures, name, next)
     }
 
     pub(super) fn value_ref(&mut self, v: &ast::ValueRef) -> ValueRef {
@@ -202,4 +190,13 @@ pub fn constant_str(
     params: &dyn Fn(&str) -> Option<Val>,
 ) -> Result<Vec<StrPart>, Error> {
     Scope::new(params, false).str_parts(s)
+}
+
+/// `name`'s slot in `names`, numbered `next` the first time it is asked for.
+fn slot_of(names: &mut HashMap<String, Slot>, name: &str, next: Slot) -> Slot {
+    if let Some(&s) = names.get(name) {
+        return s;
+    }
+    names.insert(name.to_string(), next);
+    next
 }
