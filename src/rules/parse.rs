@@ -35,7 +35,7 @@ fn user<T>(offset: usize, message: impl Into<String>) -> PErr<T> {
 /// Parses a whole rule file.
 pub fn parse_file(src: &SourceFile) -> Result<File, Diagnostic> {
     super::limits::check(src)?;
-    grammar::FileParser::new()
+    file_parser()
         .parse(&src.text)
         .map_err(|e| to_diagnostic(src, e))
 }
@@ -43,7 +43,7 @@ pub fn parse_file(src: &SourceFile) -> Result<File, Diagnostic> {
 /// Parses one expression (used by tests and by `--set` constraint messages).
 pub fn parse_expr(src: &SourceFile) -> Result<Expr, Diagnostic> {
     super::limits::check(src)?;
-    grammar::ExprParser::new()
+    expr_parser()
         .parse(&src.text)
         .map_err(|e| to_diagnostic(src, e))
 }
@@ -298,6 +298,14 @@ pub fn string_lit<T>(tok: &str, l: usize) -> Result<StrLit, PErr<T>> {
         parts,
         span: (l, l + tok.len()),
     })
+}
+
+/// The file parser, built once per process: building one compiles the lexer's regular
+/// expressions (about a millisecond), more than parsing a shipped rule file takes, and a run
+/// parses every imported file.
+fn file_parser() -> &'static grammar::FileParser {
+    static P: std::sync::OnceLock<grammar::FileParser> = std::sync::OnceLock::new();
+    P.get_or_init(grammar::FileParser::new)
 }
 
 /// The expression parser for interpolations, built once: building one compiles the lexer's
