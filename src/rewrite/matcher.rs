@@ -10,7 +10,7 @@
 //! applied before.
 
 use super::runtime::{as_value, Bindings, Caches, RtEnv};
-use crate::dialect::{Dialect, Effect};
+use crate::dialect::Effect;
 use crate::ir::{Module, OpId, Sym};
 use crate::rules::compiled::Expr;
 use crate::rules::compiled::{AltTest, AttrTest, CompiledRule, OpSel, Pattern, ValPat};
@@ -381,7 +381,7 @@ impl<'r> Searcher<'_, 'r> {
         let spec = {
             let m = &*self.m;
             if !pat.positional {
-                Dialect::get().spec(m.ctx.str(m.main.op_name(op)))
+                self.rules.ops.spec(m.ctx.str(m.main.op_name(op)))
             } else {
                 None
             }
