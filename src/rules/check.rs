@@ -1219,9 +1219,16 @@ impl<'a> Checker<'a> {
                 if reached[i] {
                     continue;
                 }
-                let connected = p.args.iter().any(
-                    |a| matches!(&a.pat, ValPat::Var { name, .. } if known.contains(&name.name)),
-                );
+                // Through a bound operand (its users), or as the op defining a value the
+                // match bound (`exists(%g = pd_op.scale_(..))`).
+                let by_def = p
+                    .bind
+                    .as_ref()
+                    .is_some_and(|b| matches!(self.values.get(&b.name), Some(Binding::Value)));
+                let connected = by_def
+                    || p.args.iter().any(
+                        |a| matches!(&a.pat, ValPat::Var { name, .. } if known.contains(&name.name)),
+                    );
                 if connected {
                     reached[i] = true;
                     progress = true;
@@ -1236,7 +1243,7 @@ impl<'a> Checker<'a> {
             return Err(self
                 .at(
                     pats[i].span.0,
-                    "this pattern of `exists(...)` shares no operand with what is already bound",
+                    "this pattern of `exists(...)` shares no operand with what is already bound, nor names a bound value's defining op",
                 )
                 .with_hint("give it an operand the rule's match (or an earlier pattern of the `exists`) binds, e.g. exists(pd_op.scale_(%m, _)) after `match pd_op.add_(%m, _)`"));
         }

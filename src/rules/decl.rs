@@ -263,13 +263,13 @@ pub fn collect(
                         "only the last operand takes the rest (`*name`)".into(),
                     ));
                 }
-                if o.arity == Arity::Optional && !rest_optional {
-                    return Err(at(
-                        o.name.span.0,
-                        "optional operands (`name?`) come last".into(),
-                    ));
-                }
-                operands.push(marked(&o.name.name, o.arity));
+                // An optional operand before a required one is a slot of its own that may hold
+                // `<<NULL VALUE>>`; only trailing ones may be left out.
+                let arity = match o.arity {
+                    Arity::Optional if !rest_optional => Arity::One,
+                    a => a,
+                };
+                operands.push(marked(&o.name.name, arity));
             }
             let plain = |n: &str| {
                 operands
