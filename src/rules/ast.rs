@@ -83,6 +83,8 @@ pub enum TopItem {
 }
 
 /// A top-level declaration.
+// A file holds tens of items: boxing variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
     Param(ParamDecl),

@@ -561,6 +561,9 @@ impl Loader {
     }
 }
 
+/// A parameter value an import gives, and where (file index, span of the name).
+type ImportedValue = (Val, (usize, Span));
+
 impl Loader {
     /// The parameter values imports give (`import "x.rw" with {avg: false};`): each names a
     /// parameter the imported file declares and is a constant of its type (evaluated with the
@@ -568,9 +571,9 @@ impl Loader {
     fn import_values(
         &self,
         params: &IndexMap<String, Param>,
-    ) -> Result<IndexMap<String, (Val, (usize, Span))>, Diagnostic> {
+    ) -> Result<IndexMap<String, ImportedValue>, Diagnostic> {
         let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
-        let mut out: IndexMap<String, (Val, (usize, Span))> = IndexMap::new();
+        let mut out: IndexMap<String, ImportedValue> = IndexMap::new();
         for (fi, file) in self.files.iter().enumerate() {
             let src = &self.sources[fi];
             let mut k = 0;

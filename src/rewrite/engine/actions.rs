@@ -264,8 +264,10 @@ impl<'a> Engine<'a> {
                     InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => Some(*s),
                     _ => None,
                 };
-                self.forget_marker(o);
+                // Where it goes is found first: an op that is its stage's edge and is sent to
+                // that edge is already there.
                 let cur = self.cursor(lr, b, to)?;
+                self.forget_marker(o);
                 // Next to itself, an op is already where it is asked to be: only a stage move
                 // still gives it the stage's role.
                 let in_place = matches!(cur, Cursor::After(a) | Cursor::Before(a) if a == o);
@@ -274,6 +276,12 @@ impl<'a> Engine<'a> {
                     let mut cur = cur;
                     self.place(&mut cur, o);
                     fx.edits += 1;
+                } else if let (InsertPoint::StageStart(s), Some(next)) =
+                    (to, self.m.main.next_op(o))
+                {
+                    // The stage's first op sent to its start has arrived there: later arrivals
+                    // go after it, before the op that follows it.
+                    self.stage_first.insert(*s, next);
                 }
                 if let Some(s) = stage {
                     let old = self.m.main.op_attrs(o);

@@ -257,7 +257,7 @@ impl<'a> Engine<'a> {
         which: Which,
     ) -> Result<Vec<TypeId>, Diagnostic> {
         let name = &bd.op;
-        fn prog<'p>(m: &'p Module, which: Which) -> &'p Program {
+        fn prog(m: &Module, which: Which) -> &Program {
             match which {
                 Which::Main => &m.main,
                 Which::Startup => m.startup.as_ref().unwrap_or(&m.main),
