@@ -177,6 +177,10 @@ pub struct RuleArgs {
     /// Set a rule parameter, e.g. `--set k_steps=4` (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// A directory where imports not found beside the importing rule file are looked for
+    /// (repeatable, searched in order, then the directories of IRW_RULES_PATH, `:`-separated).
+    #[arg(long = "rules-path", value_name = "DIR")]
+    pub rules_path: Vec<String>,
     /// Print statistics (rule firings, e-graph size and limits, time per phase) to standard
     /// error.
     #[arg(long)]
@@ -483,7 +487,15 @@ pub fn load_rules(args: &RuleArgs) -> Result<crate::rules::RuleSet, Diagnostic> 
         }
     }
     let paths: Vec<std::path::PathBuf> = args.rules.iter().map(std::path::PathBuf::from).collect();
-    crate::rules::load(&paths, &sets)
+    let mut search: Vec<std::path::PathBuf> = args
+        .rules_path
+        .iter()
+        .map(std::path::PathBuf::from)
+        .collect();
+    if let Some(env) = std::env::var_os("IRW_RULES_PATH") {
+        search.extend(std::env::split_paths(&env).filter(|p| !p.as_os_str().is_empty()));
+    }
+    crate::rules::load_with_path(&paths, &sets, &search)
 }
 
 /// Applies `rules` to `module` and verifies the result; prints `--stats`/`--trace` output.

@@ -18,7 +18,7 @@ mod verify;
 
 pub use defaults::{default_attrs, DefaultAttr};
 pub use protocol::{stage_role, ROLE_ATTR, STAGES};
-pub use result_type::{dim0_scaled, reduced, result_type, ResultRule};
+pub use result_type::{broadcast, dim0_scaled, reduced, result_type, ResultRule};
 pub use verify::{verify_module, verify_program};
 
 use crate::ir::{Context, OpId, Program};

@@ -19,6 +19,10 @@ pub enum ResultRule {
     Explicit,
     /// Same type as operand `n`.
     SameAs(u8),
+    /// Elementwise with broadcasting: operand `a`'s type (its dtype and distribution) with the
+    /// shape `a` and `b` broadcast to (`add`, `add_`, `multiply`); see [`broadcast`]. For an
+    /// in-place op this is how a write that would change its buffer's shape is caught.
+    Broadcast(u8, u8),
     /// `shape` and `dtype` attributes (`pd_op.full`).
     FromShapeDtypeAttrs,
     /// Shape of operand `n`, dtype from the `dtype` attribute (`pd_op.cast`).
@@ -108,6 +112,45 @@ pub fn dim0_scaled(ty: &Type, n: i64, times: bool) -> Option<Type> {
     })
 }
 
+/// The result type of a [`ResultRule::Broadcast`] rule: `a`'s type with the shape `a` and `b`
+/// broadcast to (dimensions aligned from the right; equal, or one of them 1; a dynamic `-1`
+/// against a size `n > 1` is `n`, against `1` stays `-1`). `None` when the shapes do not
+/// broadcast, or when the shape changes and `a` is a `pd_dist` type (irw does not derive the
+/// distribution of a broadcast).
+pub fn broadcast(a: &Type, b: &Type) -> Option<Type> {
+    let (sa, sb) = (a.shape()?, b.shape()?);
+    let n = sa.len().max(sb.len());
+    let mut out = vec![0i64; n];
+    for (k, o) in out.iter_mut().enumerate() {
+        let da = if k + sa.len() >= n {
+            sa[k + sa.len() - n]
+        } else {
+            1
+        };
+        let db = if k + sb.len() >= n {
+            sb[k + sb.len() - n]
+        } else {
+            1
+        };
+        *o = match (da, db) {
+            _ if da == db => da,
+            (1, d) | (d, 1) => d,
+            (-1, d) | (d, -1) => d,
+            _ => return None,
+        };
+    }
+    if out == sa {
+        return Some(a.clone());
+    }
+    match a {
+        Type::Tensor { dtype, .. } => Some(Type::Tensor {
+            shape: out,
+            dtype: *dtype,
+        }),
+        _ => None,
+    }
+}
+
 /// The result type `rule` derives for an op whose operand `i` has type `operand(i)` and whose
 /// attributes are `attrs`. `from_attrs(shape, dtype)` makes the tensor of an op made from
 /// attributes alone ([`ResultRule::FromShapeDtypeAttrs`], [`ResultRule::IntArray`]), dense or
@@ -130,6 +173,7 @@ pub fn result_type<'t>(
     };
     match rule {
         ResultRule::SameAs(i) => operand(i).cloned(),
+        ResultRule::Broadcast(i, j) => broadcast(operand(i)?, operand(j)?),
         ResultRule::ReducedOf(i) => operand(i).map(reduced),
         ResultRule::CastOf(i) => {
             let dtype = dtype_attr()?;

@@ -63,13 +63,13 @@ pub static OPS: &[OpSpec] = &[
     // ---- elementwise and linear algebra (pure) ----
     op("pd_op.matmul", XY, OUT, &[], Pure, Explicit),
     op("pd_op.matmul_grad", XY_GRAD, GRADS2, &[], Pure, Explicit),
-    op("pd_op.add", XY, OUT, &[], Pure, SameAs(0)),
+    op("pd_op.add", XY, OUT, &[], Pure, Broadcast(0, 1)),
     op("pd_op.add_grad", XY_GRAD, GRADS2, &[], Pure, Explicit),
-    op("pd_op.subtract", XY, OUT, &[], Pure, SameAs(0)),
+    op("pd_op.subtract", XY, OUT, &[], Pure, Broadcast(0, 1)),
     op("pd_op.subtract_grad", XY_GRAD, GRADS2, &[], Pure, Explicit),
-    op("pd_op.multiply", XY, OUT, &[], Pure, SameAs(0)),
+    op("pd_op.multiply", XY, OUT, &[], Pure, Broadcast(0, 1)),
     op("pd_op.multiply_grad", XY_GRAD, GRADS2, &[], Pure, Explicit),
-    op("pd_op.divide", XY, OUT, &[], Pure, SameAs(0)),
+    op("pd_op.divide", XY, OUT, &[], Pure, Broadcast(0, 1)),
     op(
         "pd_op.divide_grad",
         &["x", "y", "out", "out_grad"],
@@ -78,7 +78,7 @@ pub static OPS: &[OpSpec] = &[
         Pure,
         Explicit,
     ),
-    op("pd_op.elementwise_pow", XY, OUT, &[], Pure, SameAs(0)),
+    op("pd_op.elementwise_pow", XY, OUT, &[], Pure, Broadcast(0, 1)),
     op(
         "pd_op.elementwise_pow_grad",
         XY_GRAD,
@@ -87,8 +87,8 @@ pub static OPS: &[OpSpec] = &[
         Pure,
         Explicit,
     ),
-    op("pd_op.maximum", XY, OUT, &[], Pure, SameAs(0)),
-    op("pd_op.minimum", XY, OUT, &[], Pure, SameAs(0)),
+    op("pd_op.maximum", XY, OUT, &[], Pure, Broadcast(0, 1)),
+    op("pd_op.minimum", XY, OUT, &[], Pure, Broadcast(0, 1)),
     op("pd_op.scale", &["x", "scale"], OUT, &[], Pure, SameAs(0)),
     op("pd_op.relu", X, OUT, &[], Pure, SameAs(0)),
     op(
@@ -241,7 +241,7 @@ pub static OPS: &[OpSpec] = &[
         Explicit,
     ),
     // ---- in-place ----
-    op("pd_op.add_", XY, OUT, &[(0, 0)], InPlace, SameAs(0)),
+    op("pd_op.add_", XY, OUT, &[(0, 0)], InPlace, Broadcast(0, 1)),
     op(
         "pd_op.scale_",
         &["x", "scale"],

@@ -425,12 +425,22 @@ impl<'a> Engine<'a> {
             .get(r.slot)
             .cloned()
             .ok_or_else(|| self.err(lr, r.name_span, format!("`{}` is not bound", r.name)))?;
-        as_op(self.m, &v).ok_or_else(|| {
+        let o = as_op(self.m, &v).ok_or_else(|| {
             self.err(
                 lr,
                 r.name_span,
                 format!("`{}` is not defined by an op", r.name),
             )
-        })
+        })?;
+        if !self.m.main.is_live(o) {
+            return Err(self
+                .err(
+                    lr,
+                    r.name_span,
+                    format!("`{}` was erased by this rule", r.name),
+                )
+                .with_hint("an action on an op must come before its `erase`"));
+        }
+        Ok(o)
     }
 }

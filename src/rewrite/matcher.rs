@@ -10,7 +10,7 @@
 //! applied before.
 
 use super::runtime::{as_value, Bindings, Caches, RtEnv};
-use crate::dialect::{Dialect, Effect};
+use crate::dialect::Effect;
 use crate::ir::{Module, OpId, Sym};
 use crate::rules::compiled::Expr;
 use crate::rules::compiled::{AltTest, AttrTest, CompiledRule, OpSel, Pattern, ValPat};
@@ -348,14 +348,19 @@ impl<'r> Searcher<'_, 'r> {
         if let Some(bind) = pat.bind {
             match b.get(bind) {
                 Some(Val::Op(o)) if *o != op => return Ok(false),
-                Some(Val::Value(v))
-                    if m.main.num_results(op) == 0 || m.main.result(op, 0) != *v =>
-                {
-                    return Ok(false)
+                // A bound value's defining op: any of its results may be the value. The name
+                // keeps meaning that value (as an op, it still names this one).
+                Some(Val::Value(v)) => {
+                    let v = *v;
+                    if !m.main.results(op).any(|r| r == v) {
+                        return Ok(false);
+                    }
+                    if m.main.result(op, 0) == v {
+                        b.set(bind, Val::Op(op));
+                    }
                 }
-                _ => {}
+                _ => b.set(bind, Val::Op(op)),
             }
-            b.set(bind, Val::Op(op));
         }
         let n = m.main.num_operands(op);
         if pat.positional && !pat.rest && !pat.args.is_empty() && n != pat.args.len() {
@@ -410,7 +415,7 @@ impl<'r> Searcher<'_, 'r> {
         let spec = {
             let m = &*self.m;
             if !pat.positional {
-                Dialect::get().spec(m.ctx.str(m.main.op_name(op)))
+                self.rules.ops.spec(m.ctx.str(m.main.op_name(op)))
             } else {
                 None
             }

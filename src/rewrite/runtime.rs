@@ -210,7 +210,7 @@ impl Env for RtEnv<'_> {
                     Some(i) => Some(i),
                     None => {
                         let n = self.m.ctx.str(self.m.main.op_name(o));
-                        Dialect::get().spec(n).and_then(|s| s.result_index(f))
+                        self.rules.ops.spec(n).and_then(|s| s.result_index(f))
                     }
                 };
                 match idx {
@@ -390,7 +390,7 @@ fn query(
         })(),
         // `const(%x)` is an e-graph query (the checker refuses it in structural rules); the
         // pure functions never reach here.
-        B::Const | B::Len | B::Int | B::Float | B::Str | B::Min | B::Max => return None,
+        B::Const | B::Len | B::Index | B::Int | B::Float | B::Str | B::Min | B::Max => return None,
     })
 }
 

@@ -83,6 +83,8 @@ pub enum TopItem {
 }
 
 /// A top-level declaration.
+// A file holds tens of items: boxing variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
     Param(ParamDecl),
@@ -93,6 +95,53 @@ pub enum Item {
     Rule(Rule),
     /// A `require` outside any `phase { }`: it belongs to the file's implicit phase.
     Require(Require),
+    /// `op "pd_op.fused_gemm_epilogue"(x, y, bias) {..} -> (out: like(x), reserve_space?);`
+    Op(OpDecl),
+}
+
+/// `op NAME(operands) {attr: type = default, ..} -> (results);`: an op the dialect table does
+/// not know, declared by the rule file that builds or matches it (see [`super::decl`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpDecl {
+    pub name: OpName,
+    pub operands: Vec<OperandDecl>,
+    pub attrs: Vec<AttrDecl>,
+    pub results: Vec<ResultDecl>,
+    pub span: Span,
+}
+
+/// How many values an operand or result slot of a declared op takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arity {
+    One,
+    /// `name?`: may be absent (`<<NULL VALUE>>`, or a null result type).
+    Optional,
+    /// `*name`: all remaining operands.
+    Variadic,
+}
+
+/// `x`, `bias?` or `*inputs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OperandDecl {
+    pub name: Ident,
+    pub arity: Arity,
+}
+
+/// `trans_x: bool = false`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttrDecl {
+    pub key: Ident,
+    /// `int`, `float`, `bool`, `string`, `dtype`, `place`, `list`.
+    pub ty: Ident,
+    pub default: Option<Expr>,
+}
+
+/// `out: like(x)` (the type of operand `x`) or `reserve_space?` (the build gives the type).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultDecl {
+    pub name: Ident,
+    pub arity: Arity,
+    pub like: Option<Ident>,
 }
 
 /// `param k_steps: int = 4 where k_steps >= 1 else "message";`
@@ -114,6 +163,9 @@ pub struct Import {
     /// Path relative to the importing file.
     pub path: String,
     pub path_span: Span,
+    /// `with {avg: false}`: values the importing file gives the imported file's parameters
+    /// (constant expressions; `--set` still wins).
+    pub sets: Vec<(Ident, Expr)>,
     pub cond: Option<Expr>,
     pub span: Span,
 }
@@ -232,6 +284,8 @@ pub enum Term {
         op: OpName,
         attrs: Vec<(Ident, Expr)>,
         children: Vec<Term>,
+        /// `-> type(%x)`, `-> like(%s)` or a literal type: the result types, when given.
+        ty: Option<Expr>,
         span: Span,
     },
 }
@@ -454,6 +508,9 @@ pub struct Build {
     pub op: OpName,
     pub args: Vec<BuildArg>,
     pub attrs: Vec<(Ident, Expr)>,
+    /// `-> type(%x)`, `-> tensor<4xf32>`, `-> like(%o)`, `-> [t1, t2]`: the result types, when
+    /// the rule gives them (else the dialect's result rule derives them).
+    pub ty: Option<Expr>,
     pub span: Span,
 }
 

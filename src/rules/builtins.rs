@@ -21,6 +21,7 @@ pub enum Builtin {
     Str,
     Min,
     Max,
+    Index,
     Name,
     DType,
     Shape,
@@ -79,6 +80,7 @@ pub const ALL: &[Builtin] = &[
     Builtin::Str,
     Builtin::Min,
     Builtin::Max,
+    Builtin::Index,
     Builtin::Name,
     Builtin::DType,
     Builtin::Shape,
@@ -108,6 +110,9 @@ impl Builtin {
             Builtin::Str => info("str", 1, Pure, Ty::Str),
             Builtin::Min => info("min", 2, Pure, Ty::Any),
             Builtin::Max => info("max", 2, Pure, Ty::Any),
+            // `index($perm, 0)`, written `$perm[0]`: an element of a list (from the end when
+            // negative); out of range is an error.
+            Builtin::Index => info("index", 2, Pure, Ty::Any),
             Builtin::Name => info("name", 1, Query, Ty::Str),
             Builtin::DType => info("dtype", 1, Query, Ty::DType),
             Builtin::Shape => info("shape", 1, Query, Ty::List),

@@ -20,6 +20,7 @@
 
 use super::ast::*;
 use super::builtins::{Builtin, Kind};
+use super::decl::{rule_attrs, rule_operands, OpTable};
 use super::eval::dtype_name;
 use super::parse::comment_above;
 use super::require::loaded_require;
@@ -27,7 +28,7 @@ use super::suggest::{closest, did_you_mean};
 use super::ty::Ty;
 use super::{stage_role, OpClass, Param, ParamType, STAGES};
 use crate::diag::{Diagnostic, SourceFile};
-use crate::dialect::{Dialect, OpSpec};
+use crate::dialect::{Dialect, OpSpec, ResultRule};
 use indexmap::{IndexMap, IndexSet};
 
 /// What a `%name` is bound to in a rule.
@@ -44,6 +45,11 @@ pub(super) struct Checker<'a> {
     src: &'a SourceFile,
     params: &'a IndexMap<String, Param>,
     dialect: &'static Dialect,
+    /// Declared ops, then the dialect table.
+    ops: &'a OpTable,
+    /// Ops this rule's actions erased so far, in straight-line order (an `if` branch's
+    /// erasures are not carried past it): a later action on one is refused.
+    erased: IndexMap<String, Span>,
     values: IndexMap<String, Binding>,
     captures: IndexSet<String>,
     /// Checking an equational rule (`const(%x)` is an e-graph query).
@@ -51,11 +57,17 @@ pub(super) struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
-    pub(super) fn new(src: &'a SourceFile, params: &'a IndexMap<String, Param>) -> Self {
+    pub(super) fn new(
+        src: &'a SourceFile,
+        params: &'a IndexMap<String, Param>,
+        ops: &'a OpTable,
+    ) -> Self {
         Checker {
             src,
             params,
             dialect: Dialect::get(),
+            ops,
+            erased: IndexMap::new(),
             values: IndexMap::new(),
             captures: IndexSet::new(),
             equational: false,
@@ -112,6 +124,7 @@ impl<'a> Checker<'a> {
                 }
                 Item::Rule(r) => self.rule(r, &mut rule_names)?,
                 Item::Require(q) => self.require(q)?,
+                Item::Op(_) => {}
             }
         }
         Ok(())
@@ -144,6 +157,7 @@ impl<'a> Checker<'a> {
         }
         self.values.clear();
         self.captures.clear();
+        self.erased.clear();
         self.equational = matches!(r, Rule::Equational(_));
         match r {
             Rule::Structural(s) => self.structural(s),
@@ -225,7 +239,7 @@ impl<'a> Checker<'a> {
 
     fn op_sel(&self, sel: &OpSel) -> Result<Vec<&'static OpSpec>, Diagnostic> {
         match sel {
-            OpSel::Name(i) => match self.dialect.spec(&i.name) {
+            OpSel::Name(i) => match self.ops.spec(&i.name) {
                 Some(s) => Ok(vec![s]),
                 None => {
                     let mut d = self.at(i.span.0, format!("unknown op `{}`", i.name));
@@ -238,7 +252,7 @@ impl<'a> Checker<'a> {
                     )))
                 }
             },
-            OpSel::Quoted(_) => Ok(vec![]),
+            OpSel::Quoted(i) => Ok(self.ops.quoted_spec(&i.name).into_iter().collect()),
             OpSel::Class(c) => {
                 match OpClass::from_name(&c.name) {
                     Some(OpClass::Any) => Ok(vec![]),
@@ -386,6 +400,18 @@ impl<'a> Checker<'a> {
     }
 
     fn op_ref(&self, v: &ValueRef) -> Result<Vec<&'static OpSpec>, Diagnostic> {
+        if let Some(at) = self.erased.get(&v.name.name) {
+            let (line, col) = self.src.line_col(at.0);
+            return Err(self
+                .at(
+                    v.name.span.0,
+                    format!(
+                        "`{}` is erased above ({line}:{col}): nothing can be done to it after",
+                        v.name.name
+                    ),
+                )
+                .with_hint("put this action before the `erase`"));
+        }
         match self.values.get(&v.name.name) {
             Some(Binding::Op(s)) if v.field.is_none() => Ok(s.clone()),
             Some(_) => Err(self
@@ -535,8 +561,9 @@ impl<'a> Checker<'a> {
                     ));
                 }
             }
-            Action::Erase { op, .. } => {
+            Action::Erase { op, span } => {
                 self.op_ref(op)?;
+                self.erased.insert(op.name.name.clone(), *span);
             }
             Action::Move { op, to, .. } => {
                 self.op_ref(op)?;
@@ -557,10 +584,13 @@ impl<'a> Checker<'a> {
                 }
             }
             Action::SetAttrs { op, attrs, .. } => {
-                self.op_ref(op)?;
+                let specs = self.op_ref(op)?;
                 for (k, e) in attrs {
                     self.no_spread(k)?;
-                    self.attr_expr(e)?;
+                    let t = self.attr_expr(e)?;
+                    if let [spec] = specs[..] {
+                        self.attr_kind(spec, k, e, t)?;
+                    }
                 }
             }
             Action::If {
@@ -573,9 +603,17 @@ impl<'a> Checker<'a> {
                         format!("`if` needs a bool, found {}", t.a_name()),
                     ));
                 }
-                for a in then.iter().chain(els) {
+                // What a branch erases may still exist after the `if` (the engine refuses a
+                // later action on it when it was erased).
+                let before = self.erased.clone();
+                for a in then {
                     self.action(a)?;
                 }
+                self.erased = before.clone();
+                for a in els {
+                    self.action(a)?;
+                }
+                self.erased = before;
             }
             Action::Error { message, .. } => {
                 self.str_lit(message)?;
@@ -590,6 +628,7 @@ impl<'a> Checker<'a> {
         for a in &b.args {
             match &a.value {
                 Expr::Build(inner) => self.startup_operands(inner)?,
+                e if is_none(e) => {}
                 e => {
                     return Err(self
                         .at(
@@ -608,9 +647,9 @@ impl<'a> Checker<'a> {
 
     fn build(&mut self, b: &Build) -> Result<Ty, Diagnostic> {
         let spec = if b.op.quoted {
-            None
+            self.ops.quoted_spec(&b.op.name.name)
         } else {
-            match self.dialect.spec(&b.op.name.name) {
+            match self.ops.spec(&b.op.name.name) {
                 Some(s) => Some(s),
                 None => {
                     let mut d =
@@ -619,30 +658,35 @@ impl<'a> Checker<'a> {
                         d = d.with_hint(c);
                     }
                     return Err(d.with_hint(format!(
-                        "an op outside the dialect table is written quoted: \"{}\"",
-                        b.op.name.name
+                        "an op outside the dialect table is written quoted (\"{}\"), or declared: `op {}(x) -> (out);`",
+                        b.op.name.name, b.op.name.name
                     )));
                 }
             }
         };
-        for a in &b.args {
+        // The operand slots the build fills with a value (not `none`).
+        let mut given: Vec<usize> = Vec::new();
+        for (i, a) in b.args.iter().enumerate() {
+            let mut slot = i;
             if let Some(n) = &a.operand {
-                match spec {
-                    Some(s) if s.operand_index(&n.name).is_some() => {}
-                    Some(s) => {
-                        return Err(self
-                            .at(
+                match spec.and_then(|s| s.operand_index(&n.name).map(|k| (s, k))) {
+                    Some((_, k)) => slot = k,
+                    None => match spec {
+                        Some(s) => {
+                            return Err(self
+                                .at(
+                                    n.span.0,
+                                    format!("`{}` has no operand `{}`", s.name, n.name),
+                                )
+                                .with_hint(names_hint("operands", s.operand_names())));
+                        }
+                        None => {
+                            return Err(self.at(
                                 n.span.0,
-                                format!("`{}` has no operand `{}`", s.name, n.name),
-                            )
-                            .with_hint(names_hint("operands", s.operand_names())));
-                    }
-                    None => {
-                        return Err(self.at(
-                            n.span.0,
-                            "a quoted op has no operand names: use positional operands",
-                        ))
-                    }
+                                "a quoted op has no operand names: use positional operands",
+                            ))
+                        }
+                    },
                 }
             }
             let t = self.expr(&a.value)?;
@@ -651,6 +695,9 @@ impl<'a> Checker<'a> {
                     a.value.span().0,
                     format!("an operand must be a value, found {}", t.a_name()),
                 ));
+            }
+            if !is_none(&a.value) {
+                given.push(slot);
             }
         }
         if let Some(s) = spec {
@@ -670,13 +717,171 @@ impl<'a> Checker<'a> {
         }
         for (k, e) in &b.attrs {
             self.no_spread(k)?;
-            self.attr_expr(e)?;
+            let t = self.attr_expr(e)?;
+            if let Some(s) = spec {
+                self.attr_kind(s, k, e, t)?;
+            }
+        }
+        match &b.ty {
+            Some(t) => self.result_types(t, spec)?,
+            None => self.derivable(b, spec, &given)?,
         }
         if let Some(bind) = &b.bind {
             self.values
                 .insert(bind.name.clone(), Binding::Op(spec.into_iter().collect()));
         }
         Ok(Ty::Op)
+    }
+
+    /// An attribute value against the type the op's attribute has (declared, or what the
+    /// dialect says about the key): `value: "0.5"` on `pd_op.full` is refused.
+    fn attr_kind(&self, spec: &OpSpec, k: &Ident, e: &Expr, t: Ty) -> Result<(), Diagnostic> {
+        let Some(kind) = self.ops.attr_kind(spec, &k.name) else {
+            return Ok(());
+        };
+        if kind.accepts(t) {
+            return Ok(());
+        }
+        Err(self
+            .at(
+                e.span().0,
+                format!(
+                    "`{}` of `{}` is {}, found {}",
+                    k.name,
+                    spec.name,
+                    crate::value::with_article(kind.name()),
+                    t.a_name()
+                ),
+            )
+            .with_hint(match kind {
+                super::decl::AttrKind::List => "a list is written [1, 2]",
+                super::decl::AttrKind::Place => "a place is written Place(cpu)",
+                super::decl::AttrKind::DType => "a dtype is written float32 (or f32), or dtype(%x)",
+                _ => "write a literal of that type, or compute one: dtype(%x), shape(%x), 1.0 / k",
+            }))
+    }
+
+    /// `-> TYPE`: a type (`type(%x)`, `tensor<4xf32>`, `tensor(shape(%x), f32)`), `like(%o)`
+    /// (the result types of an op the rule bound), or a list of types and `none`s, one per
+    /// result.
+    fn result_types(&mut self, t: &Expr, spec: Option<&'static OpSpec>) -> Result<(), Diagnostic> {
+        if let Some(v) = like_arg(t) {
+            self.op_ref(v)?;
+            return Ok(());
+        }
+        let items: Vec<&Expr> = match t {
+            Expr::List(v, _) => v.iter().collect(),
+            e => vec![e],
+        };
+        for e in &items {
+            if is_none(e) {
+                continue;
+            }
+            let ty = self.expr_no_build(e)?;
+            if !ty.is(Ty::Type) {
+                return Err(self
+                    .at(e.span().0, format!("a result type must be a type, found {}", ty.a_name()))
+                    .with_hint("type(%x), tensor<4xf32>, tensor(shape(%x), float32), like(%o), or [t1, none] for several results"));
+            }
+        }
+        if let Some(s) = spec {
+            if !OpSpec::count_fits(s.results, items.len()) {
+                return Err(self
+                    .at(
+                        t.span().0,
+                        format!(
+                            "`{}` has {} result(s), {} type(s) given",
+                            s.name,
+                            s.results.len(),
+                            items.len()
+                        ),
+                    )
+                    .with_hint(names_hint("results", s.result_names())));
+            }
+        }
+        Ok(())
+    }
+
+    /// A build without `-> TYPE` must have a result type the dialect (or the op's declaration)
+    /// derives from what the build gives: refused here, before anything runs, otherwise.
+    fn derivable(
+        &self,
+        b: &Build,
+        spec: Option<&'static OpSpec>,
+        given: &[usize],
+    ) -> Result<(), Diagnostic> {
+        let name = &b.op.name.name;
+        let give = "give the result type after the attributes: `-> type(%x)`, `-> tensor<4xf32>` or `-> like(%o)`";
+        let Some(spec) = spec else {
+            return Err(self
+                .at(
+                    b.op.name.span.0,
+                    format!("irw cannot derive the result type of `{name}`: it is not in the dialect table"),
+                )
+                .with_hint(give)
+                .with_hint(format!("or declare the op in the rule file: `op \"{name}\"(x) -> (out: like(x));`")));
+        };
+        if !spec.results.iter().any(|r| !r.starts_with('?')) {
+            return Ok(());
+        }
+        let missing_operand = |i: usize| -> Diagnostic {
+            let o = spec.operand_names().nth(i).unwrap_or("?");
+            self.at(
+                b.span.0,
+                format!("`{name}` takes its result type from operand `{o}`, which this build does not give"),
+            )
+            .with_hint(give)
+        };
+        if let Some(d) = self.ops.declared(spec.name) {
+            for (r, like) in d.result_like.iter().enumerate() {
+                match like {
+                    Some(i) if !given.contains(i) => return Err(missing_operand(*i)),
+                    Some(_) => {}
+                    None if spec.results[r].starts_with(['?', '*']) => {}
+                    None => {
+                        let rn = spec.result_names().nth(r).unwrap_or("?");
+                        return Err(self
+                            .at(
+                                b.op.name.span.0,
+                                format!(
+                                    "the declaration of `{name}` gives no type for result `{rn}`"
+                                ),
+                            )
+                            .with_hint(give));
+                    }
+                }
+            }
+            return Ok(());
+        }
+        if spec.result_rule == ResultRule::Explicit {
+            return Err(self
+                .at(
+                    b.op.name.span.0,
+                    format!("irw cannot derive the result type of `{name}`"),
+                )
+                .with_hint(give));
+        }
+        for i in rule_operands(spec.result_rule) {
+            if !given.contains(&i) {
+                return Err(missing_operand(i));
+            }
+        }
+        let defaults = self.ops.defaults(spec.name);
+        for key in rule_attrs(spec.result_rule) {
+            let written = b.attrs.iter().any(|(k, _)| k.name == key);
+            if !written && !defaults.iter().any(|(k, _)| k == key) {
+                return Err(self
+                    .at(
+                        b.span.0,
+                        format!("`{name}` needs the attribute `{key}` to derive its result type"),
+                    )
+                    .with_hint(format!(
+                        "write `{key}: ...` in its attribute block, or {}",
+                        &give[5..]
+                    )));
+            }
+        }
+        Ok(())
     }
 
     /// `..%s` copies a matched op's attributes: only an equational right-hand side has one.
@@ -688,7 +893,7 @@ impl<'a> Checker<'a> {
         Ok(())
     }
 
-    fn attr_expr(&mut self, e: &Expr) -> Result<(), Diagnostic> {
+    fn attr_expr(&mut self, e: &Expr) -> Result<Ty, Diagnostic> {
         let t = self.expr_no_build(e)?;
         if matches!(t, Ty::Value | Ty::Op | Ty::Type) {
             return Err(self
@@ -700,7 +905,7 @@ impl<'a> Checker<'a> {
                     "use dtype(%x), shape(%x) or name(%x) to get an attribute from a value",
                 ));
         }
-        Ok(())
+        Ok(t)
     }
 
     fn expr_no_build(&mut self, e: &Expr) -> Result<Ty, Diagnostic> {
@@ -736,6 +941,8 @@ impl<'a> Checker<'a> {
                     Ty::Stage
                 } else if dtype_name(&i.name).is_some() {
                     Ty::DType
+                } else if i.name == NONE_NAME {
+                    Ty::Value
                 } else {
                     let mut d = self.at(i.span.0, format!("unknown name `{}`", i.name));
                     d = if self.values.contains_key(&format!("%{}", i.name)) {
@@ -1012,9 +1219,16 @@ impl<'a> Checker<'a> {
                 if reached[i] {
                     continue;
                 }
-                let connected = p.args.iter().any(
-                    |a| matches!(&a.pat, ValPat::Var { name, .. } if known.contains(&name.name)),
-                );
+                // Through a bound operand (its users), or as the op defining a value the
+                // match bound (`exists(%g = pd_op.scale_(..))`).
+                let by_def = p
+                    .bind
+                    .as_ref()
+                    .is_some_and(|b| matches!(self.values.get(&b.name), Some(Binding::Value)));
+                let connected = by_def
+                    || p.args.iter().any(
+                        |a| matches!(&a.pat, ValPat::Var { name, .. } if known.contains(&name.name)),
+                    );
                 if connected {
                     reached[i] = true;
                     progress = true;
@@ -1029,7 +1243,7 @@ impl<'a> Checker<'a> {
             return Err(self
                 .at(
                     pats[i].span.0,
-                    "this pattern of `exists(...)` shares no operand with what is already bound",
+                    "this pattern of `exists(...)` shares no operand with what is already bound, nor names a bound value's defining op",
                 )
                 .with_hint("give it an operand the rule's match (or an earlier pattern of the `exists`) binds, e.g. exists(pd_op.scale_(%m, _)) after `match pd_op.add_(%m, _)`"));
         }
@@ -1183,6 +1397,25 @@ fn clause_start(c: &Clause, default: usize) -> usize {
         Clause::Action(a) => a.span().0,
     }
 }
+
+/// Whether an operand of a build is `none` (an absent optional operand).
+fn is_none(e: &Expr) -> bool {
+    matches!(e, Expr::Ident(i) if i.name == NONE_NAME)
+}
+
+/// `like(%o)` in a result-type position: the op `%o`.
+pub(super) fn like_arg(e: &Expr) -> Option<&ValueRef> {
+    match e {
+        Expr::Call { func, args, .. } if func.name == "like" => match &args[..] {
+            [Expr::Value(v)] => Some(v),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The name of an absent optional operand in a build (`<<NULL VALUE>>`).
+pub const NONE_NAME: &str = "none";
 
 /// The value variables an op pattern binds (its own name and its operands, nested included).
 pub(super) fn pattern_vars(p: &OpPattern, out: &mut IndexSet<String>) {

@@ -145,7 +145,22 @@ pub struct Build {
     /// operand).
     pub named_args: bool,
     pub attrs: Vec<BuildAttr>,
+    /// How its result types are found.
+    pub types: ResultTypes,
     pub span: Span,
+}
+
+/// How a built op's result types are found.
+#[derive(Debug, Clone)]
+pub enum ResultTypes {
+    /// The dialect's result rule derives the first result's type; the others are null.
+    Derived,
+    /// A declared op: per result, the type of that operand (`like(x)`), or null.
+    Operands(Vec<Option<usize>>),
+    /// `-> EXPR`: a type, or a list of types and `none`s (null types), one per result.
+    Given(Expr),
+    /// `-> like(%o)`: the result types of the op bound to `%o`.
+    Like(ValueRef),
 }
 
 /// An operand of a build.

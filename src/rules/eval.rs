@@ -160,6 +160,19 @@ pub fn pure_function(f: Builtin, a: &[Val], span: Span) -> EvalResult {
     use Builtin as B;
     match (f, a) {
         (B::Len, [Val::List(v)]) => Ok(Val::Int(v.len() as i64)),
+        (B::Index, [Val::List(v), Val::Int(i)]) => {
+            let at = if *i < 0 { v.len() as i64 + i } else { *i };
+            match usize::try_from(at).ok().and_then(|k| v.get(k)) {
+                Some(x) => Ok(x.clone()),
+                None => crate::value::operators::err(
+                    span,
+                    format!(
+                        "index {i} is out of range for a list of {} element(s)",
+                        v.len()
+                    ),
+                ),
+            }
+        }
         (B::Len, [Val::Str(s)]) => Ok(Val::Int(s.chars().count() as i64)),
         (B::Int, [Val::Float(x)]) => Ok(Val::Int(*x as i64)),
         (B::Int, [Val::Int(x)]) => Ok(Val::Int(*x)),

@@ -793,6 +793,9 @@ fn walk_build(b: &mut Build, f: &mut dyn FnMut(Visit<'_>)) {
     for (_, e) in &mut b.attrs {
         walk_expr(e, f);
     }
+    if let Some(t) = &mut b.ty {
+        walk_expr(t, f);
+    }
 }
 
 fn walk_str(s: &mut StrLit, f: &mut dyn FnMut(Visit<'_>)) {
@@ -896,6 +899,9 @@ fn children_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
             }
             for (_, x) in &mut b.attrs {
                 f(x);
+            }
+            if let Some(t) = &mut b.ty {
+                f(t);
             }
         }
     }

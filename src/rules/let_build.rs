@@ -218,6 +218,7 @@ fn in_build(b: &mut Build, name: &str, build: &mut Option<Box<Build>>) -> bool {
 fn mentions_build(b: &Build, name: &str) -> bool {
     b.args.iter().any(|a| mentions(&a.value, name))
         || b.attrs.iter().any(|(_, e)| mentions(e, name))
+        || b.ty.as_ref().is_some_and(|t| mentions(t, name))
 }
 
 /// Whether an expression reads `%name` (a value, a result field, an interpolation, ...).

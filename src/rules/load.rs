@@ -32,7 +32,20 @@ use std::path::{Path, PathBuf};
 
 /// Loads `paths` (each with its imports) and applies the `--set name=value` pairs.
 pub fn load(paths: &[PathBuf], sets: &[(String, String)]) -> Result<RuleSet, Diagnostic> {
-    let mut l = Loader::default();
+    load_with_path(paths, sets, &[])
+}
+
+/// [`load`] with an import search path: an import not found relative to the importing file is
+/// looked for in each of `search` in order (`--rules-path DIR`, `IRW_RULES_PATH`).
+pub fn load_with_path(
+    paths: &[PathBuf],
+    sets: &[(String, String)],
+    search: &[PathBuf],
+) -> Result<RuleSet, Diagnostic> {
+    let mut l = Loader {
+        search: search.to_vec(),
+        ..Loader::default()
+    };
     let mut roots = Vec::new();
     for p in paths {
         roots.push(l.load_file(p, p, None)?);
@@ -97,6 +110,8 @@ struct Loader {
     stack: Vec<usize>,
     /// Per file: the file index each import resolves to, in item order.
     imports: Vec<Vec<usize>>,
+    /// Where imports not found beside the importing file are looked for, in order.
+    search: Vec<PathBuf>,
 }
 
 impl Loader {
@@ -134,8 +149,10 @@ impl Loader {
         let text = read_bounded(path).map_err(|e| {
             let msg = format!("cannot read rule file `{}`: {e}", path.display());
             match from {
-                Some((f, span)) => Diagnostic::at(&self.sources[f], span.0, msg)
-                    .with_hint("import paths are relative to the importing file"),
+                Some((f, span)) => Diagnostic::at(&self.sources[f], span.0, msg).with_hint(
+                    "import paths are relative to the importing file, then to each directory \
+                     of --rules-path and IRW_RULES_PATH",
+                ),
                 None => Diagnostic::error(msg),
             }
         })?;
@@ -164,7 +181,16 @@ impl Loader {
             })
             .collect();
         for (p, span) in imports {
-            let target = self.load_file(&dir.join(&p), &shown_dir.join(&p), Some((idx, span)))?;
+            // Beside the importing file first, then along the search path.
+            let (path, shown) = match self
+                .search
+                .iter()
+                .find(|d| !dir.join(&p).exists() && d.join(&p).is_file())
+            {
+                Some(d) => (d.join(&p), d.join(&p)),
+                None => (dir.join(&p), shown_dir.join(&p)),
+            };
+            let target = self.load_file(&path, &shown, Some((idx, span)))?;
             self.imports[idx].push(target);
         }
         // `ops` and `pred` definitions become plain rule syntax (imports first: they are loaded).
@@ -176,8 +202,28 @@ impl Loader {
     fn finish(self, roots: &[usize], sets: &[(String, String)]) -> Result<RuleSet, Diagnostic> {
         let params = self.params(sets)?;
         let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
+        let decls: Vec<Vec<OpDecl>> = self
+            .files
+            .iter()
+            .map(|f| {
+                f.items
+                    .iter()
+                    .filter_map(|it| match it {
+                        Item::Op(d) => Some(d.clone()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let pairs: Vec<(&SourceFile, &[OpDecl])> = self
+            .sources
+            .iter()
+            .zip(&decls)
+            .map(|(s, d)| (s, d.as_slice()))
+            .collect();
+        let ops = super::decl::collect(&pairs, &lookup)?;
         for (i, f) in self.files.iter().enumerate() {
-            Checker::new(&self.sources[i], &params).check_file(f)?;
+            Checker::new(&self.sources[i], &params, &ops).check_file(f)?;
             super::connected::check_file(&self.sources[i], f)?;
         }
         // Expand imports in place, in order; a file's phases are included once.
@@ -253,7 +299,7 @@ impl Loader {
                             line: lr.line,
                             index,
                         };
-                        let c = super::lower::structural(r, &lookup, origin).map_err(at)?;
+                        let c = super::lower::structural(r, &lookup, origin, &ops).map_err(at)?;
                         ph.structural.push(c);
                     }
                 }
@@ -264,6 +310,7 @@ impl Loader {
             params,
             phases,
             roots: roots.to_vec(),
+            ops,
         })
     }
 
@@ -345,7 +392,7 @@ impl Loader {
                     }
                     implicit = Some(i);
                 }
-                Item::Param(_) => {}
+                Item::Param(_) | Item::Op(_) => {}
             }
         }
         Ok(())
@@ -436,6 +483,8 @@ impl Loader {
                 }
             }
         }
+        // Values importing files give (`import "x.rw" with {name: value};`), below `--set`.
+        let imported = self.import_values(&params)?;
         // `--set` values.
         let mut given: IndexSet<&str> = IndexSet::new();
         for (name, raw) in sets {
@@ -461,6 +510,14 @@ impl Loader {
             })?;
             p.set = true;
             given.insert(name);
+        }
+        for (name, (v, _)) in imported {
+            if let Some(p) = params.get_mut(&name) {
+                if !p.set {
+                    p.value = v;
+                    p.set = true;
+                }
+            }
         }
         for (name, (fi, d)) in &decls {
             let p = &params[name];
@@ -501,6 +558,88 @@ impl Loader {
             }
         }
         Ok(params)
+    }
+}
+
+/// A parameter value an import gives, and where (file index, span of the name).
+type ImportedValue = (Val, (usize, Span));
+
+impl Loader {
+    /// The parameter values imports give (`import "x.rw" with {avg: false};`): each names a
+    /// parameter the imported file declares and is a constant of its type (evaluated with the
+    /// defaults); two imports giving one parameter different values are refused.
+    fn import_values(
+        &self,
+        params: &IndexMap<String, Param>,
+    ) -> Result<IndexMap<String, ImportedValue>, Diagnostic> {
+        let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
+        let mut out: IndexMap<String, ImportedValue> = IndexMap::new();
+        for (fi, file) in self.files.iter().enumerate() {
+            let src = &self.sources[fi];
+            let mut k = 0;
+            for item in &file.items {
+                let Item::Import(im) = item else { continue };
+                let target = self.imports[fi][k];
+                k += 1;
+                for (key, e) in &im.sets {
+                    let declares = self.files[target]
+                        .items
+                        .iter()
+                        .any(|it| matches!(it, Item::Param(p) if p.name.name == key.name));
+                    if !declares {
+                        let names = self.files[target].items.iter().filter_map(|it| match it {
+                            Item::Param(p) => Some(p.name.name.as_str()),
+                            _ => None,
+                        });
+                        let mut d = Diagnostic::at(
+                            src,
+                            key.span.0,
+                            format!(
+                                "`{}` declares no parameter `{}`",
+                                self.sources[target].name, key.name
+                            ),
+                        );
+                        if let Some(h) = did_you_mean(&closest(&key.name, names, 2)) {
+                            d = d.with_hint(h);
+                        }
+                        return Err(d);
+                    }
+                    let p = &params[&key.name];
+                    let v = eval_const(e, &lookup)
+                        .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?;
+                    let v = p.ty.coerce(v).map_err(|v| {
+                        Diagnostic::at(
+                            src,
+                            e.span().0,
+                            format!(
+                                "`{}` is {}, but the parameter is {}",
+                                key.name,
+                                v.a_kind(),
+                                p.ty.name()
+                            ),
+                        )
+                    })?;
+                    if let Some((prev, (pf, ps))) = out.get(&key.name) {
+                        if *prev != v {
+                            let (line, _) = self.sources[*pf].line_col(ps.0);
+                            return Err(Diagnostic::at(
+                                src,
+                                key.span.0,
+                                format!(
+                                    "parameter `{}` is given {} here and {} by another import",
+                                    key.name,
+                                    v.display(),
+                                    prev.display()
+                                ),
+                            )
+                            .with_note(format!("the other at {}:{line}", self.sources[*pf].name)));
+                        }
+                    }
+                    out.insert(key.name.clone(), (v, (fi, key.span)));
+                }
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -44,6 +44,7 @@ pub mod builtins;
 pub mod check;
 pub mod compiled;
 mod connected;
+pub mod decl;
 pub mod eval;
 pub mod expand;
 mod let_build;
@@ -57,7 +58,7 @@ pub mod ty;
 
 pub use crate::value::operators::Span;
 pub use crate::value::Val;
-pub use load::{load, load_str, parse_set};
+pub use load::{load, load_str, load_with_path, parse_set};
 
 use crate::diag::SourceFile;
 use indexmap::IndexMap;
@@ -102,6 +103,9 @@ pub struct RuleSet {
     /// The rule files given on the command line, as indices into [`RuleSet::sources`], in order
     /// ([`Phase::root`] says which of them brought a phase in).
     pub roots: Vec<usize>,
+    /// The ops the files declare, then the dialect table: what the engine asks for operand and
+    /// result names.
+    pub ops: decl::OpTable,
 }
 
 impl RuleSet {

@@ -93,6 +93,9 @@ fn to_diagnostic<T: std::fmt::Display>(src: &SourceFile, e: PErr<T>) -> Diagnost
             } else if expected.iter().any(|t| t == "\"rule\"") && tok.contains("match") {
                 d = d.with_hint("`match` goes inside `rule name { ... }`");
             }
+            if let Some(h) = misspelt_keyword(&shown, &expected) {
+                d = d.with_hint(h);
+            }
             d
         }
         ParseError::ExtraToken { token: (l, tok, _) } => Diagnostic::at(
@@ -108,6 +111,20 @@ fn to_diagnostic<T: std::fmt::Display>(src: &SourceFile, e: PErr<T>) -> Diagnost
             }
         }
     }
+}
+
+/// "did you mean `rule`?" when the unexpected token is a name close to a keyword the grammar
+/// expected there (`rul`, `mach`, `eras`).
+fn misspelt_keyword(shown: &str, expected: &[String]) -> Option<String> {
+    let word = shown.trim_matches('`');
+    if word.is_empty() || !word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let keywords = expected.iter().filter_map(|t| {
+        let k = t.strip_prefix('"')?.strip_suffix('"')?;
+        (k.chars().all(|c| c.is_ascii_lowercase() || c == '_') && k != word).then_some(k)
+    });
+    super::suggest::did_you_mean(&super::suggest::closest(word, keywords, 2))
 }
 
 /// LALRPOP prints a token as `Token(id, "text")`; show the text.
@@ -167,6 +184,46 @@ pub fn float_lit<T>(s: &str, l: usize, r: usize) -> Result<Expr, PErr<T>> {
     s.parse::<f64>()
         .map(|v| Expr::Float(v, (l, r)))
         .map_err(|_| user(l, format!("bad number `{s}`")))
+}
+
+/// A literal tensor type as Paddle prints it (`tensor<4x3xf32>`, `tensor<-1x4xbf16>`,
+/// `tensor<f32>`) as the call `tensor([4, 3], f32)`; the dtype is checked like any bare name.
+pub fn type_lit<T>(s: &str, l: usize, r: usize) -> Result<Expr, PErr<T>> {
+    let inner = &s["tensor<".len()..s.len() - 1];
+    // Dimensions are the leading `N x` pieces; the rest is the dtype (which may hold an `x`).
+    let mut rest = inner;
+    let mut dims = Vec::new();
+    while rest.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+        let Some((d, tail)) = rest.split_once('x') else {
+            break;
+        };
+        match d.parse::<i64>() {
+            Ok(n) if n >= -1 => dims.push(Expr::Int(n, (l, r))),
+            _ => {
+                return Err(user(
+                    l,
+                    format!("`{s}`: a dimension is a size or -1, not `{d}`"),
+                ))
+            }
+        }
+        rest = tail;
+    }
+    let dtype = rest;
+    let dtype_at = r - 1 - dtype.len();
+    Ok(Expr::Call {
+        func: Ident {
+            name: "tensor".into(),
+            span: (l, r),
+        },
+        args: vec![
+            Expr::List(dims, (l, r)),
+            Expr::Ident(Ident {
+                name: dtype.to_string(),
+                span: (dtype_at, r - 1),
+            }),
+        ],
+        span: (l, r),
+    })
 }
 
 /// `%x` or `%x.field`.
@@ -529,6 +586,7 @@ pub fn expr_to_term<T>(e: Expr) -> Result<Term, PErr<T>> {
                 op: b.op,
                 attrs: b.attrs,
                 children,
+                ty: b.ty,
                 span: b.span,
             })
         }

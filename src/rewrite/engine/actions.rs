@@ -193,7 +193,7 @@ impl<'a> Engine<'a> {
                 let idxs: Vec<usize> = match target {
                     OperandSel::Name(n, n_span) => {
                         let name = self.m.ctx.str(self.m.main.op_name(o)).to_string();
-                        match Dialect::get().spec(&name).and_then(|s| s.operand_index(n)) {
+                        match self.rules.ops.spec(&name).and_then(|s| s.operand_index(n)) {
                             Some(i) if i < self.m.main.num_operands(o) => vec![i],
                             _ => {
                                 return Err(self.err(
@@ -258,34 +258,42 @@ impl<'a> Engine<'a> {
                 fx.touched.extend(defs);
                 fx.edits += 1;
             }
-            Action::Move { op, to, span } => {
+            Action::Move { op, to, .. } => {
                 let o = self.op_of(lr, b, op)?;
                 let stage = match to {
                     InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => Some(*s),
                     _ => None,
                 };
-                self.forget_marker(o);
+                // Where it goes is found first: an op that is its stage's edge and is sent to
+                // that edge is already there.
                 let cur = self.cursor(lr, b, to)?;
-                match cur {
-                    Cursor::After(a) | Cursor::Before(a) if a == o => {
-                        return Err(self.err(lr, *span, "an op cannot move next to itself"));
-                    }
-                    _ => {}
+                self.forget_marker(o);
+                // Next to itself, an op is already where it is asked to be: only a stage move
+                // still gives it the stage's role.
+                let in_place = matches!(cur, Cursor::After(a) | Cursor::Before(a) if a == o);
+                if !in_place {
+                    self.m.main.detach(o);
+                    let mut cur = cur;
+                    self.place(&mut cur, o);
+                    fx.edits += 1;
+                } else if let (InsertPoint::StageStart(s), Some(next)) =
+                    (to, self.m.main.next_op(o))
+                {
+                    // The stage's first op sent to its start has arrived there: later arrivals
+                    // go after it, before the op that follows it.
+                    self.stage_first.insert(*s, next);
                 }
-                self.m.main.detach(o);
-                let mut cur = cur;
-                self.place(&mut cur, o);
                 if let Some(s) = stage {
-                    let id = self
-                        .m
-                        .ctx
-                        .with_attr(self.m.main.op_attrs(o), ROLE_ATTR, Attr::Int(s));
-                    self.m.main.set_op_attrs(o, id);
+                    let old = self.m.main.op_attrs(o);
+                    let id = self.m.ctx.with_attr(old, ROLE_ATTR, Attr::Int(s));
+                    if id != old {
+                        self.m.main.set_op_attrs(o, id);
+                        fx.edits += usize::from(in_place);
+                    }
                     if matches!(to, InsertPoint::StageEnd(_)) {
                         self.stage_last.insert(s, o);
                     }
                 }
-                fx.edits += 1;
                 fx.touched.push(o);
             }
             Action::SetAttrs { op, attrs } => {

@@ -5,6 +5,7 @@
 //! dialect table's result rule; a rewired operand re-derives the op's result types here too.
 
 use super::*;
+use crate::rules::compiled::ResultTypes;
 
 /// What a build is in this run: its name interned, and its fixed attributes evaluated.
 pub(super) struct BuildInfo {
@@ -25,7 +26,7 @@ impl<'a> Engine<'a> {
         fx: &mut Effects,
     ) -> Result<OpId, Diagnostic> {
         let (sym, operands, attrs) = self.build_parts(lr, b, bd, Which::Main, cur, fx)?;
-        let types = self.result_types(lr, bd, &operands, attrs, Which::Main)?;
+        let types = self.result_types(lr, b, bd, &operands, attrs, Which::Main)?;
         let attrs = self.dist_attrs(Which::Main, attrs, &operands, &types);
         let op = self
             .m
@@ -205,12 +206,111 @@ impl<'a> Engine<'a> {
     pub(super) fn result_types(
         &mut self,
         lr: &'a CompiledRule,
+        b: &mut Bindings,
+        bd: &'a Build,
+        operands: &[Option<ValueId>],
+        attrs: AttrId,
+        which: Which,
+    ) -> Result<Vec<TypeId>, Diagnostic> {
+        let types = self.result_types_unchecked(lr, b, bd, operands, attrs, which)?;
+        // An in-place result is its operand's buffer: it keeps that operand's type (a write
+        // that broadcast or cast it would change a persistable's shape or dtype).
+        if let Some(spec) = bd.spec {
+            let prog = match which {
+                Which::Main => &self.m.main,
+                Which::Startup => self.m.startup.as_ref().unwrap_or(&self.m.main),
+            };
+            for &(r, o) in spec.aliases {
+                let (Some(&t), Some(Some(v))) = (types.get(r as usize), operands.get(o as usize))
+                else {
+                    continue;
+                };
+                let want = prog.value_type(*v);
+                if t != want && t != Context::NULL_TYPE {
+                    let rn = spec.result_names().nth(r as usize).unwrap_or("?");
+                    let on = spec.operand_names().nth(o as usize).unwrap_or("?");
+                    return Err(self
+                        .err(
+                            lr,
+                            bd.span,
+                            format!(
+                                "`{}` writes its operand `{on}` in place, so its result `{rn}` has `{on}`'s type `{}`, not `{}`",
+                                bd.op,
+                                self.m.ctx.type_text(want),
+                                self.m.ctx.type_text(t)
+                            ),
+                        )
+                        .with_hint("an in-place op cannot change its buffer's shape or dtype: build the out-of-place op instead"));
+                }
+            }
+        }
+        Ok(types)
+    }
+
+    fn result_types_unchecked(
+        &mut self,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
         bd: &'a Build,
         operands: &[Option<ValueId>],
         attrs: AttrId,
         which: Which,
     ) -> Result<Vec<TypeId>, Diagnostic> {
         let name = &bd.op;
+        fn prog(m: &Module, which: Which) -> &Program {
+            match which {
+                Which::Main => &m.main,
+                Which::Startup => m.startup.as_ref().unwrap_or(&m.main),
+            }
+        }
+        match &bd.types {
+            ResultTypes::Derived => {}
+            ResultTypes::Operands(like) => {
+                let mut v = Vec::with_capacity(like.len());
+                for (r, l) in like.iter().enumerate() {
+                    v.push(match l.and_then(|i| operands.get(i).copied().flatten()) {
+                        Some(x) => prog(self.m, which).value_type(x),
+                        None if l.is_none() => Context::NULL_TYPE,
+                        None => {
+                            let rn = bd.spec.and_then(|s| s.result_names().nth(r)).unwrap_or("?");
+                            return Err(self.err(
+                                lr,
+                                bd.span,
+                                format!("`{name}`'s result `{rn}` takes the type of an operand that is absent"),
+                            ));
+                        }
+                    });
+                }
+                return Ok(v);
+            }
+            ResultTypes::Like(r) => {
+                let o = self.op_of(lr, b, r)?;
+                let p = &self.m.main;
+                return Ok(p.results(o).map(|v| p.value_type(v)).collect());
+            }
+            ResultTypes::Given(e) => {
+                let v = self.eval(lr, b, e)?;
+                let items = match v {
+                    Val::List(items) => items,
+                    v => vec![v],
+                };
+                let mut out = Vec::with_capacity(items.len());
+                for it in items {
+                    out.push(match it {
+                        Val::Type(t) => t,
+                        Val::NullValue => Context::NULL_TYPE,
+                        other => {
+                            return Err(self.err(
+                                lr,
+                                e.span(),
+                                format!("a result type must be a type, found {}", other.a_kind()),
+                            ))
+                        }
+                    });
+                }
+                return Ok(out);
+            }
+        }
         let spec = self.builds.get(&(bd as *const Build)).and_then(|i| i.spec);
         let Some(spec) = spec else {
             return Err(self.err(
@@ -225,10 +325,7 @@ impl<'a> Engine<'a> {
         if n_results == 0 {
             return Ok(vec![]);
         }
-        let prog = match which {
-            Which::Main => &self.m.main,
-            Which::Startup => self.m.startup.as_ref().unwrap_or(&self.m.main),
-        };
+        let prog = prog(self.m, which);
         let ctx = &self.m.ctx;
         let operand_ty = |i: u8| {
             operands
@@ -267,26 +364,38 @@ impl<'a> Engine<'a> {
         let Some(spec) = Dialect::get().spec(name) else {
             return Ok(());
         };
-        let (Some(v), Some(r)) = (self.m.main.operand(o, i), self.m.main.results(o).next()) else {
+        let (Some(_), Some(r)) = (self.m.main.operand(o, i), self.m.main.results(o).next()) else {
             return Ok(());
         };
-        // The rules that derive the result from operand `i` alone (and an attribute).
+        // The rules that derive the result from operand `i` (and an attribute, or the other
+        // operand of a broadcast).
         let key = match spec.result_rule {
             ResultRule::SameAs(j) | ResultRule::ReducedOf(j) if j as usize == i => "",
+            ResultRule::Broadcast(a, b) if a as usize == i || b as usize == i => "",
             ResultRule::Dim0Times(j, key) | ResultRule::Dim0Over(j, key) if j as usize == i => key,
             _ => return Ok(()),
         };
-        let from = self.m.ctx.ty(self.m.main.value_type(v));
+        let p = &self.m.main;
+        let operand_ty = |k: u8| {
+            p.operand(o, k as usize)
+                .map(|x| self.m.ctx.ty(p.value_type(x)))
+        };
         let derived = crate::dialect::result_type(
             spec.result_rule,
-            |_| Some(from),
+            operand_ty,
             self.m.ctx.attrs(self.m.main.op_attrs(o)),
             // Not called: these rules make no tensor from attributes alone.
             |shape, dtype| Type::Tensor { shape, dtype },
         );
-        // `SameAs` and `ReducedOf` always derive a type; `Dim0*` may not.
+        // `SameAs` and `ReducedOf` always derive a type; `Dim0*` and `Broadcast` may not.
         let ty = match derived {
             Some(t) => self.m.ctx.intern_type(t),
+            None if key.is_empty() => {
+                return Err(format!(
+                    "cannot derive the result type of `{}` from its new operands: their shapes do not broadcast",
+                    spec.name
+                ))
+            }
             None => {
                 return Err(format!(
                     "cannot derive the result type of `{}` from its new operand and `{key}`",
@@ -294,6 +403,17 @@ impl<'a> Engine<'a> {
                 ))
             }
         };
+        // An in-place result keeps its buffer's type.
+        if let Some(a) = spec.aliased_operand(0) {
+            let buf = self.m.main.operand(o, a).map(|x| self.m.main.value_type(x));
+            if buf.is_some_and(|b| b != ty) {
+                return Err(format!(
+                    "`{}` writes its operand in place: the new operand would change its type to `{}`",
+                    spec.name,
+                    self.m.ctx.type_text(ty)
+                ));
+            }
+        }
         self.m.main.set_value_type(r, ty);
         Ok(())
     }

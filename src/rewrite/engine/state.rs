@@ -23,7 +23,7 @@ impl<'a> Engine<'a> {
         let mut fx = Effects::default();
         let (sym, operands, attrs) =
             self.build_parts(lr, b, bd, Which::Startup, &mut dummy, &mut fx)?;
-        let types = self.result_types(lr, bd, &operands, attrs, Which::Startup)?;
+        let types = self.result_types(lr, b, bd, &operands, attrs, Which::Startup)?;
         let attrs = self.dist_attrs(Which::Startup, attrs, &operands, &types);
         let sp = self.m.startup_mut();
         let top = sp.top_block();

@@ -25,7 +25,7 @@
 use crate::dialect::{Dialect, Effect, OpSpec};
 use crate::egraph::{
     self, AttrTest, Build as GBuild, Cap, EqRule as GRule, Expr as GExpr, Label, OpBuild,
-    OpPattern, Pattern, Value, Var,
+    OpPattern, Pattern, TypesBuild, Value, Var,
 };
 use crate::ir::Attr;
 use crate::rules::ast::{
@@ -385,9 +385,13 @@ impl<'a> Tr<'a> {
                 op,
                 attrs,
                 children,
+                ty,
                 ..
             } => {
                 let mut b = OpBuild::new(&op.name.name, []);
+                if let Some(t) = ty {
+                    b = b.types(self.types(t)?);
+                }
                 for (k, e) in attrs {
                     if k.name == SPREAD_KEY {
                         let Expr::Value(v) = e else {
@@ -409,6 +413,70 @@ impl<'a> Tr<'a> {
                 GBuild::Op(Box::new(b))
             }
         })
+    }
+
+    /// `-> type(%x)`, `-> like(%s)` or constant types (`tensor<4xf32>`, `[t1, t2]`): how the
+    /// e-graph finds a built op's result types.
+    fn types(&self, t: &Expr) -> Result<TypesBuild, Error> {
+        if let Some(v) = crate::rules::check::like_arg(t) {
+            let l = self.labels.get(&v.name.name).copied().ok_or((
+                v.span.0,
+                format!(
+                    "`{}` is not an op bound by the left-hand side (`%s = op(..)`)",
+                    v.name.name
+                ),
+            ))?;
+            return Ok(TypesBuild::Of(l));
+        }
+        if let Expr::Call { func, args, .. } = t {
+            if Builtin::from_name(&func.name) == Some(Builtin::Type) {
+                return Ok(TypesBuild::SameAs(self.value_var(args, func)?));
+            }
+        }
+        let items: Vec<&Expr> = match t {
+            Expr::List(v, _) => v.iter().collect(),
+            e => vec![e],
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for e in items {
+            out.push(self.const_type(e)?);
+        }
+        Ok(TypesBuild::Explicit(out))
+    }
+
+    /// A constant tensor type: `tensor<4xf32>` (or `tensor([4], f32)` of constants).
+    fn const_type(&self, e: &Expr) -> Result<crate::ir::Type, Error> {
+        let bad = || {
+            (
+                e.span().0,
+                "an equational right-hand side's result type is type(%x), like(%s) or a constant \
+                 type such as tensor<4xf32>"
+                    .to_string(),
+            )
+        };
+        let Expr::Call { func, args, .. } = e else {
+            return Err(bad());
+        };
+        if Builtin::from_name(&func.name) != Some(Builtin::Tensor) || args.len() != 2 {
+            return Err(bad());
+        }
+        let params = |n: &str| self.params.get(n).map(|p| p.value.clone());
+        let shape = match eval_const(&args[0], &params) {
+            Ok(Val::List(v)) => v
+                .iter()
+                .map(|d| match d {
+                    Val::Int(i) => Some(*i),
+                    _ => None,
+                })
+                .collect::<Option<Vec<i64>>>()
+                .ok_or_else(bad)?,
+            _ => return Err(bad()),
+        };
+        let dtype = match eval_const(&args[1], &params) {
+            Ok(Val::DType(d)) => d,
+            _ => return Err(bad()),
+        };
+        Ok(crate::ir::Type::Tensor { shape, dtype })
     }
 
     // ---- expressions

@@ -19,6 +19,8 @@ use std::collections::HashMap;
 /// One rule's slots and the parameters' values.
 pub(super) struct Scope<'a> {
     params: &'a dyn Fn(&str) -> Option<Val>,
+    /// Declared ops, then the dialect table (builds look their op up here).
+    pub(super) ops: crate::rules::decl::OpTable,
     /// Whether patterns (of `exists`) are lowered: false for the loader's constants.
     program: bool,
     values: HashMap<String, Slot>,
@@ -29,6 +31,7 @@ impl<'a> Scope<'a> {
     pub(super) fn new(params: &'a dyn Fn(&str) -> Option<Val>, program: bool) -> Self {
         Scope {
             params,
+            ops: Default::default(),
             program,
             values: HashMap::new(),
             captures: HashMap::new(),
@@ -100,6 +103,9 @@ impl<'a> Scope<'a> {
                     Some(r) => Expr::Lit(Val::Stage(r), i.span),
                     None => match dtype_name(&i.name) {
                         Some(d) => Expr::Lit(Val::DType(d), i.span),
+                        None if i.name == crate::rules::check::NONE_NAME => {
+                            Expr::Lit(Val::NullValue, i.span)
+                        }
                         None => Expr::UnknownName(i.name.clone(), i.span),
                     },
                 },

@@ -4,12 +4,12 @@
 
 use super::expr::Scope;
 use super::Error;
-use crate::dialect::Dialect;
 use crate::rules::ast;
 use crate::rules::compiled::{
     Action, AltTest, ArgPat, AttrPat, AttrTest, Build, BuildArg, BuildAttr, CompiledRule, Expr,
-    InsertPoint, OpSel, OperandSel, Pattern, UnknownOperand, ValPat,
+    InsertPoint, OpSel, OperandSel, Pattern, ResultTypes, UnknownOperand, ValPat,
 };
+use crate::rules::decl::OpTable;
 use crate::rules::{stage_role, OpClass, Val};
 
 /// Where a rule is, for [`CompiledRule`]'s metadata.
@@ -25,8 +25,10 @@ pub fn structural(
     r: &ast::StructRule,
     params: &dyn Fn(&str) -> Option<Val>,
     at: Origin,
+    ops: &OpTable,
 ) -> Result<CompiledRule, Error> {
     let mut sc = Scope::new(params, true);
+    sc.ops = ops.clone();
     let (mut patterns, mut guards, mut actions) = (Vec::new(), Vec::new(), Vec::new());
     for c in &r.clauses {
         match c {
@@ -142,9 +144,9 @@ impl Scope<'_> {
 
     pub(super) fn build(&mut self, b: &ast::Build) -> Result<Build, Error> {
         let spec = if b.op.quoted {
-            None
+            self.ops.quoted_spec(&b.op.name.name)
         } else {
-            Dialect::get().spec(&b.op.name.name)
+            self.ops.spec(&b.op.name.name)
         };
         let mut args = Vec::with_capacity(b.args.len());
         for (i, a) in b.args.iter().enumerate() {
@@ -172,20 +174,31 @@ impl Scope<'_> {
         // What the rule leaves out, Paddle's builder would have set (`dialect::default_attrs`);
         // the engine places every key where Paddle's sorted order puts it.
         if spec.is_some() {
-            for (key, d) in crate::dialect::default_attrs(&b.op.name.name) {
-                if !attrs.iter().any(|a| a.key == *key) {
+            for (key, d) in self.ops.defaults(&b.op.name.name) {
+                if !attrs.iter().any(|a| a.key == key) {
                     attrs.push(BuildAttr {
-                        key: key.to_string(),
-                        value: Expr::Lit(d.to_val(), b.span),
+                        key,
+                        value: Expr::Lit(d, b.span),
                         fixed: true,
                     });
                 }
             }
         }
+        let types = match &b.ty {
+            Some(t) => match crate::rules::check::like_arg(t) {
+                Some(v) => ResultTypes::Like(self.value_ref(v)),
+                None => ResultTypes::Given(self.expr(t)?),
+            },
+            None => match self.ops.declared(&b.op.name.name) {
+                Some(d) => ResultTypes::Operands(d.result_like.clone()),
+                None => ResultTypes::Derived,
+            },
+        };
         Ok(Build {
             bind: b.bind.as_ref().map(|i| self.value_slot(&i.name)),
             op: b.op.name.name.clone(),
             spec,
+            types,
             named_args: b.args.iter().any(|a| a.operand.is_some()),
             args,
             attrs,

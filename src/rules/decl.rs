@@ -1,0 +1,428 @@
+//! Ops a rule file declares (`op NAME(operands) {attributes} -> (results);`) and the one lookup
+//! of what the rule language knows about an op: [`OpTable`], declared ops first, then the
+//! dialect table.
+//!
+//! Why: a rule that fuses ops into one Paddle has but irw's table lacks
+//! (`pd_op.fused_gemm_epilogue`) must be able to say what that op is — its operand and result
+//! names, which result has which operand's type, its attributes with their types and defaults —
+//! in the file that builds it, so the file is self-contained (MLIR's IRDL idea). The checker,
+//! the lowering and the engine then treat the op like one of the table: named operands,
+//! result fields, derived result types, attribute values checked at load, defaults filled in.
+//! For everything else (effects, verification, the executor) a declared op is an unknown op:
+//! kept in order, never merged or removed by the e-graph.
+//!
+//! Attribute values are checked at load against the types an op's attributes have: a declared
+//! op's own, else what the dialect says about the key (`dtype`, `place`, `op_role`, `shape`,
+//! the attributes its result rule reads, the kinds of its per-op defaults).
+
+use super::ast::{Arity, OpDecl};
+use super::ty::Ty;
+use super::Val;
+use crate::diag::{Diagnostic, SourceFile};
+use crate::dialect::{default_attrs, Dialect, Effect, OpSpec, ResultRule};
+use indexmap::IndexMap;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The type of an attribute value, as a declaration writes it (`bool`, `int`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttrKind {
+    Int,
+    Float,
+    Bool,
+    Str,
+    DType,
+    Place,
+    List,
+}
+
+impl AttrKind {
+    pub fn from_name(s: &str) -> Option<AttrKind> {
+        Some(match s {
+            "int" => AttrKind::Int,
+            "float" => AttrKind::Float,
+            "bool" => AttrKind::Bool,
+            "string" | "str" => AttrKind::Str,
+            "dtype" => AttrKind::DType,
+            "place" => AttrKind::Place,
+            "list" => AttrKind::List,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AttrKind::Int => "int",
+            AttrKind::Float => "float",
+            AttrKind::Bool => "bool",
+            AttrKind::Str => "string",
+            AttrKind::DType => "dtype",
+            AttrKind::Place => "place",
+            AttrKind::List => "list",
+        }
+    }
+
+    /// Whether an expression of static type `t` may be this attribute's value (an int is a
+    /// fine float; what the checker cannot tell, `Any`, is accepted).
+    pub fn accepts(self, t: Ty) -> bool {
+        t == Ty::Any
+            || matches!(
+                (self, t),
+                (AttrKind::Int, Ty::Int)
+                    | (AttrKind::Float, Ty::Float | Ty::Int)
+                    | (AttrKind::Bool, Ty::Bool)
+                    | (AttrKind::Str, Ty::Str)
+                    | (AttrKind::DType, Ty::DType)
+                    | (AttrKind::Place, Ty::Place)
+                    | (AttrKind::List, Ty::List)
+                    // A stage name is its role number.
+                    | (AttrKind::Int, Ty::Stage)
+            )
+    }
+
+    /// Whether a value is of this kind (a declared default).
+    fn holds(self, v: &Val) -> bool {
+        matches!(
+            (self, v),
+            (AttrKind::Int, Val::Int(_))
+                | (AttrKind::Float, Val::Float(_) | Val::Int(_))
+                | (AttrKind::Bool, Val::Bool(_))
+                | (AttrKind::Str, Val::Str(_))
+                | (AttrKind::DType, Val::DType(_))
+                | (AttrKind::Place, Val::Place(_))
+                | (AttrKind::List, Val::List(_))
+        )
+    }
+}
+
+/// One declared op.
+#[derive(Debug)]
+pub struct DeclaredOp {
+    /// Its entry, in the dialect table's form (interned for the process: see [`intern`]).
+    pub spec: &'static OpSpec,
+    /// Per result: the operand whose type it has (`like(x)`), or none (the build gives it).
+    pub result_like: Vec<Option<usize>>,
+    /// Declared attributes: key, type, default.
+    pub attrs: Vec<(String, AttrKind, Option<Val>)>,
+    /// Where it is declared: file index and span.
+    pub file: usize,
+    pub span: super::Span,
+}
+
+/// What the rule language knows about ops: the declared ones of a load, then the dialect.
+#[derive(Debug, Clone, Default)]
+pub struct OpTable {
+    declared: Arc<IndexMap<String, DeclaredOp>>,
+}
+
+impl OpTable {
+    /// The entry of `name`: a declared op, else the dialect table's.
+    pub fn spec(&self, name: &str) -> Option<&'static OpSpec> {
+        match self.declared.get(name) {
+            Some(d) => Some(d.spec),
+            None => Dialect::get().spec(name),
+        }
+    }
+
+    /// The entry of a quoted name: only a declared op has one.
+    pub fn quoted_spec(&self, name: &str) -> Option<&'static OpSpec> {
+        self.declared.get(name).map(|d| d.spec)
+    }
+
+    pub fn declared(&self, name: &str) -> Option<&DeclaredOp> {
+        self.declared.get(name)
+    }
+
+    /// The attributes a build of `name` gets when the rule leaves them out: a declared op's
+    /// defaults, else the dialect's per-op defaults.
+    pub fn defaults(&self, name: &str) -> Vec<(String, Val)> {
+        match self.declared.get(name) {
+            Some(d) => d
+                .attrs
+                .iter()
+                .filter_map(|(k, _, v)| Some((k.clone(), v.clone()?)))
+                .collect(),
+            None => default_attrs(name)
+                .iter()
+                .map(|(k, d)| (k.to_string(), d.to_val()))
+                .collect(),
+        }
+    }
+
+    /// The type attribute `key` of op `spec` has, when known.
+    pub fn attr_kind(&self, spec: &OpSpec, key: &str) -> Option<AttrKind> {
+        if let Some(d) = self.declared.get(spec.name) {
+            if let Some((_, k, _)) = d.attrs.iter().find(|(k, _, _)| k == key) {
+                return Some(*k);
+            }
+        }
+        known_attr_kind(spec, key)
+    }
+}
+
+/// What the dialect says about attribute `key` of `spec`: the keys every op reads the same way,
+/// the attributes its result rule reads, and the kinds of its per-op defaults.
+fn known_attr_kind(spec: &OpSpec, key: &str) -> Option<AttrKind> {
+    match key {
+        "dtype" => return Some(AttrKind::DType),
+        "place" => return Some(AttrKind::Place),
+        crate::dialect::ROLE_ATTR => return Some(AttrKind::Int),
+        "shape" => return Some(AttrKind::List),
+        _ => {}
+    }
+    match spec.result_rule {
+        ResultRule::FromShapeDtypeAttrs if key == "value" => return Some(AttrKind::Float),
+        ResultRule::IntArray if key == "value" => return Some(AttrKind::List),
+        ResultRule::Dim0Times(_, k) | ResultRule::Dim0Over(_, k) if k == key => {
+            return Some(AttrKind::Int)
+        }
+        _ => {}
+    }
+    default_attrs(spec.name)
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, d)| match d {
+            crate::dialect::DefaultAttr::Float(_) => AttrKind::Float,
+            crate::dialect::DefaultAttr::Bool(_) => AttrKind::Bool,
+            crate::dialect::DefaultAttr::DType(_) => AttrKind::DType,
+            crate::dialect::DefaultAttr::Place(_) => AttrKind::Place,
+        })
+}
+
+/// The attributes a result rule reads to derive a type (they must be given, or defaulted).
+pub fn rule_attrs(rule: ResultRule) -> Vec<&'static str> {
+    match rule {
+        ResultRule::CastOf(_) => vec!["dtype"],
+        ResultRule::FromShapeDtypeAttrs => vec!["shape", "dtype"],
+        ResultRule::IntArray => vec!["value"],
+        ResultRule::Dim0Times(_, k) | ResultRule::Dim0Over(_, k) => vec![k],
+        _ => vec![],
+    }
+}
+
+/// The operands a result rule takes the type from.
+pub fn rule_operands(rule: ResultRule) -> Vec<usize> {
+    match rule {
+        ResultRule::SameAs(i)
+        | ResultRule::CastOf(i)
+        | ResultRule::ReducedOf(i)
+        | ResultRule::Dim0Times(i, _)
+        | ResultRule::Dim0Over(i, _) => vec![i as usize],
+        ResultRule::Broadcast(i, j) => vec![i as usize, j as usize],
+        _ => vec![],
+    }
+}
+
+/// The declared ops of every loaded file (`files[i]` with its source), checked: a name not in
+/// the dialect table and declared once, operand and result names unique, `like(x)` naming an
+/// operand, known attribute types with defaults of that type.
+pub fn collect(
+    files: &[(&SourceFile, &[OpDecl])],
+    params: &dyn Fn(&str) -> Option<Val>,
+) -> Result<OpTable, Diagnostic> {
+    let mut declared: IndexMap<String, DeclaredOp> = IndexMap::new();
+    for (fi, (src, decls)) in files.iter().enumerate() {
+        for d in decls.iter() {
+            let name = &d.name.name;
+            let at = |off: usize, msg: String| Diagnostic::at(src, off, msg);
+            if Dialect::get().spec(&name.name).is_some() {
+                return Err(at(
+                    name.span.0,
+                    format!(
+                        "`{}` is in the dialect table: declare only ops it lacks",
+                        name.name
+                    ),
+                ));
+            }
+            if let Some(prev) = declared.get(&name.name) {
+                let (line, _) = files[prev.file].0.line_col(prev.span.0);
+                return Err(
+                    at(name.span.0, format!("op `{}` is declared twice", name.name)).with_note(
+                        format!("first declared at {}:{line}", files[prev.file].0.name),
+                    ),
+                );
+            }
+            let mut operands: Vec<String> = Vec::new();
+            for (k, o) in d.operands.iter().enumerate() {
+                if operands
+                    .iter()
+                    .any(|p| p.trim_start_matches(['*', '?']) == o.name.name)
+                {
+                    return Err(at(
+                        o.name.span.0,
+                        format!("operand `{}` is declared twice", o.name.name),
+                    ));
+                }
+                let last = k + 1 == d.operands.len();
+                let rest_optional = d.operands[k + 1..]
+                    .iter()
+                    .all(|n| n.arity == Arity::Optional);
+                if o.arity == Arity::Variadic && !last {
+                    return Err(at(
+                        o.name.span.0,
+                        "only the last operand takes the rest (`*name`)".into(),
+                    ));
+                }
+                // An optional operand before a required one is a slot of its own that may hold
+                // `<<NULL VALUE>>`; only trailing ones may be left out.
+                let arity = match o.arity {
+                    Arity::Optional if !rest_optional => Arity::One,
+                    a => a,
+                };
+                operands.push(marked(&o.name.name, arity));
+            }
+            let plain = |n: &str| {
+                operands
+                    .iter()
+                    .position(|p| p.trim_start_matches(['*', '?']) == n)
+            };
+            let mut results: Vec<String> = Vec::new();
+            let mut result_like = Vec::new();
+            for (k, r) in d.results.iter().enumerate() {
+                if results
+                    .iter()
+                    .any(|p| p.trim_start_matches(['*', '?']) == r.name.name)
+                {
+                    return Err(at(
+                        r.name.span.0,
+                        format!("result `{}` is declared twice", r.name.name),
+                    ));
+                }
+                if r.arity == Arity::Variadic && k + 1 != d.results.len() {
+                    return Err(at(
+                        r.name.span.0,
+                        "only the last result takes the rest (`*name`)".into(),
+                    ));
+                }
+                let like = match &r.like {
+                    None => None,
+                    Some(x) => Some(plain(&x.name).ok_or_else(|| {
+                        at(
+                            x.span.0,
+                            format!("`{}` is not an operand of `{}`", x.name, name.name),
+                        )
+                        .with_hint(format!(
+                            "operands: {}",
+                            d.operands
+                                .iter()
+                                .map(|o| o.name.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    })?),
+                };
+                results.push(marked(&r.name.name, r.arity));
+                result_like.push(like);
+            }
+            let mut attrs = Vec::new();
+            for a in &d.attrs {
+                if attrs
+                    .iter()
+                    .any(|(k, _, _): &(String, AttrKind, Option<Val>)| *k == a.key.name)
+                {
+                    return Err(at(
+                        a.key.span.0,
+                        format!("attribute `{}` is declared twice", a.key.name),
+                    ));
+                }
+                let kind = AttrKind::from_name(&a.ty.name).ok_or_else(|| {
+                    at(
+                        a.ty.span.0,
+                        format!("unknown attribute type `{}`", a.ty.name),
+                    )
+                    .with_hint(
+                        "attribute types are int, float, bool, string, dtype, place and list",
+                    )
+                })?;
+                let default = match &a.default {
+                    None => None,
+                    Some(e) => {
+                        let v = super::eval::eval_const(e, params)
+                            .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?;
+                        if !kind.holds(&v) {
+                            return Err(at(
+                                e.span().0,
+                                format!(
+                                    "the default of `{}` is {}, but it is declared {}",
+                                    a.key.name,
+                                    v.a_kind(),
+                                    crate::value::with_article(kind.name())
+                                ),
+                            ));
+                        }
+                        Some(v)
+                    }
+                };
+                attrs.push((a.key.name.clone(), kind, default));
+            }
+            let result_rule = match result_like.first() {
+                Some(Some(i)) => ResultRule::SameAs(*i as u8),
+                _ => ResultRule::Explicit,
+            };
+            let spec = intern(&name.name, operands, results, result_rule);
+            declared.insert(
+                name.name.clone(),
+                DeclaredOp {
+                    spec,
+                    result_like,
+                    attrs,
+                    file: fi,
+                    span: d.span,
+                },
+            );
+        }
+    }
+    Ok(OpTable {
+        declared: Arc::new(declared),
+    })
+}
+
+fn marked(name: &str, a: Arity) -> String {
+    match a {
+        Arity::One => name.to_string(),
+        Arity::Optional => format!("?{name}"),
+        Arity::Variadic => format!("*{name}"),
+    }
+}
+
+/// A declared op's entry with `'static` names, made once per distinct declaration for the
+/// process: the rest of irw holds `&'static OpSpec`s, and loading the same rule files again
+/// (tests, the fuzzer) finds the entry made the first time instead of allocating another.
+fn intern(
+    name: &str,
+    operands: Vec<String>,
+    results: Vec<String>,
+    rule: ResultRule,
+) -> &'static OpSpec {
+    type Key = (String, Vec<String>, Vec<String>, Option<u8>);
+    static SPECS: OnceLock<Mutex<HashMap<Key, &'static OpSpec>>> = OnceLock::new();
+    let like = match rule {
+        ResultRule::SameAs(i) => Some(i),
+        _ => None,
+    };
+    let key = (name.to_string(), operands, results, like);
+    let mut m = SPECS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = m.get(&key) {
+        return s;
+    }
+    let leak = |v: &[String]| -> &'static [&'static str] {
+        let names: Vec<&'static str> = v
+            .iter()
+            .map(|s| &*Box::leak(s.clone().into_boxed_str()))
+            .collect();
+        Box::leak(names.into_boxed_slice())
+    };
+    let spec: &'static OpSpec = Box::leak(Box::new(OpSpec {
+        name: Box::leak(key.0.clone().into_boxed_str()),
+        operands: leak(&key.1),
+        results: leak(&key.2),
+        aliases: &[],
+        effect: Effect::Unknown,
+        result_rule: rule,
+    }));
+    m.insert(key, spec);
+    spec
+}
