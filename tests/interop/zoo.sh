@@ -14,8 +14,8 @@
 #                     installed from PyPI when absent, unless ZOO_NO_INSTALL=1)
 #   IRW               irw binary (default: `cargo build --release`, target/release/irw)
 #   IRW_FIXTURES      fixtures directory (default ../shared/fixtures)
-#   ZOO_CONTROL=1     also train Paddle's own pass output (M_after.paddle.json) once,
-#                     sequentially: it is wrong on mlp_clip_adam and lenet_momentum
+#   ZOO_CONTROL=1     also train Paddle's own pass output (M_after.ir, written as JSON by irw)
+#                     once, sequentially: it is wrong on mlp_clip_adam and lenet_momentum
 #   PYTHON            interpreter that creates the venv (default python3)
 set -euo pipefail
 
@@ -97,8 +97,10 @@ for m in "${models[@]}"; do
         [ "$wrong" -eq 0 ] || status=1
     done
     if [ "${ZOO_CONTROL:-0}" = 1 ]; then
+        "$IRW" --startup "$zoo/${m}_startup_after.ir" "$zoo/${m}_after.ir" \
+            --emit paddle-json -o "$work/$m.pm.json" --startup-out "$work/$m.ps.json"
         train "Paddle's own pass (control), sequential executor" 1 \
-            "$zoo/${m}_after.paddle.json" "$zoo/${m}_startup_after.paddle.json" "$m" 4 || true
+            "$work/$m.pm.json" "$work/$m.ps.json" "$m" 4 || true
     fi
 done
 exit "$status"
