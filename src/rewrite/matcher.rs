@@ -63,6 +63,19 @@ impl Accept {
         }
     }
 
+    /// Whether some op named `name` may be accepted: everything but the attribute tests of
+    /// alternatives, which depend on the op (the rule index of the worklist asks this once per
+    /// op name, then [`Accept::accepts`] decides per op).
+    pub fn may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
+        match self {
+            Accept::Any => true,
+            Accept::Names(n) => n.contains(&name),
+            Accept::Class(e) => cache.effect_of_name(m, name) == *e,
+            Accept::Union(v) => v.iter().any(|a| a.may_accept_name(m, cache, name)),
+            Accept::With(inner, _) => inner.may_accept_name(m, cache, name),
+        }
+    }
+
     pub fn accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
         match self {
             Accept::Any => true,
@@ -139,6 +152,12 @@ impl<'r> Compiled<'r> {
         self.sel
     }
 
+    /// Whether ops named `name` may be the root of a match: [`Compiled::root_accepts`] without
+    /// what depends on the op (attribute tests, stage).
+    pub fn root_may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
+        self.sel.accepts[0].may_accept_name(m, cache, name)
+    }
+
     /// Whether `op` can be the root of a match (cheap pre-filter for the worklist).
     pub fn root_accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
         self.sel.accepts[0].accepts(m, cache, op)
@@ -196,42 +215,50 @@ impl<'r> Searcher<'_, 'r> {
     /// The first match rooted at `root` that passes the guards and was not applied before.
     pub fn find(&mut self, root: OpId) -> Result<Option<Match>, EvalError> {
         let n = self.c.patterns.len();
+        let mut b = Bindings::new(self.c.slots);
         for choice in choices(self.m, &self.c.patterns[0], root) {
-            let mut b = Bindings::new(self.c.slots);
             let mut ops = vec![None; n];
             let mut picked = vec![0u32; n];
+            let mark = b.mark();
             let mut acc = 0;
-            if !self.match_op(&self.c.patterns[0], &mut acc, root, choice, &mut b)? {
-                continue;
+            if self.match_op(&self.c.patterns[0], &mut acc, root, choice, &mut b)? {
+                ops[0] = Some(root);
+                picked[0] = choice as u32;
+                if let Some(found) = self.extend(&mut ops, &mut picked, &mut b, true)? {
+                    return Ok(Some(found));
+                }
             }
-            ops[0] = Some(root);
-            picked[0] = choice as u32;
-            if let Some(found) = self.extend(&mut ops, &mut picked, b)? {
-                return Ok(Some(found));
-            }
+            b.undo(mark);
         }
         Ok(None)
     }
 
     /// Whether the patterns match anywhere, given the bindings `b` already holds (an
-    /// `exists(...)`: no root, no guards, no memo).
-    pub fn exists(&mut self, b: Bindings) -> Result<bool, EvalError> {
+    /// `exists(...)`: no root, no guards, no memo). `b` is left as it was.
+    pub fn exists(&mut self, b: &mut Bindings) -> Result<bool, EvalError> {
         let mut ops = vec![None; self.c.patterns.len()];
         let mut picked = vec![0u32; self.c.patterns.len()];
-        Ok(self.extend(&mut ops, &mut picked, b)?.is_some())
+        let mark = b.mark();
+        let found = self.extend(&mut ops, &mut picked, b, false);
+        b.undo(mark);
+        Ok(found?.is_some())
     }
 
+    /// Extends a partial match (`ops`, `b`) to a complete one. `b` holds the complete match's
+    /// bindings when one is found; otherwise what this call bound is undone. The bindings are
+    /// copied into the [`Match`] only when `keep` (an `exists` needs only the answer).
     fn extend(
         &mut self,
         ops: &mut Vec<Option<OpId>>,
         picked: &mut Vec<u32>,
-        b: Bindings,
+        b: &mut Bindings,
+        keep: bool,
     ) -> Result<Option<Match>, EvalError> {
         let Some(next) = ops.iter().position(Option::is_none) else {
-            return self.complete(ops, picked, b);
+            return self.complete(ops, picked, b, keep);
         };
         // Prefer a pattern reachable from what is bound.
-        let (j, cands) = self.pick(ops, &b);
+        let (j, cands) = self.pick(ops, b);
         let j = j.unwrap_or(next);
         for op in cands {
             if !self.cache.tick() {
@@ -242,16 +269,17 @@ impl<'r> Searcher<'_, 'r> {
                 continue;
             }
             for choice in choices(self.m, &self.c.patterns[j], op) {
-                let mut b2 = b.clone();
+                let mark = b.mark();
                 let mut acc = self.c.sel.starts[j];
-                if self.match_op(&self.c.patterns[j], &mut acc, op, choice, &mut b2)? {
+                if self.match_op(&self.c.patterns[j], &mut acc, op, choice, b)? {
                     ops[j] = Some(op);
                     picked[j] = choice as u32;
-                    if let Some(found) = self.extend(ops, picked, b2)? {
+                    if let Some(found) = self.extend(ops, picked, b, keep)? {
                         return Ok(Some(found));
                     }
                     ops[j] = None;
                 }
+                b.undo(mark);
             }
         }
         Ok(None)
@@ -295,13 +323,14 @@ impl<'r> Searcher<'_, 'r> {
         &mut self,
         ops: &[Option<OpId>],
         picked: &[u32],
-        mut b: Bindings,
+        b: &mut Bindings,
+        keep: bool,
     ) -> Result<Option<Match>, EvalError> {
         for g in self.c.guards {
             let mut env = RtEnv {
                 m: self.m,
                 rules: self.rules,
-                b: &mut b,
+                b,
                 cache: self.cache,
             };
             match eval(&mut env, g)? {
@@ -326,8 +355,9 @@ impl<'r> Searcher<'_, 'r> {
         if self.memo.contains(&key) {
             return Ok(None);
         }
+        let bindings = if keep { b.snapshot() } else { Bindings::new(0) };
         Ok(Some(Match {
-            bindings: b,
+            bindings,
             ops,
             key,
         }))
