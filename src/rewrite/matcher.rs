@@ -356,11 +356,7 @@ impl<'r> Searcher<'_, 'r> {
             return Ok(None);
         }
         let bindings = if keep { b.snapshot() } else { Bindings::new(0) };
-        Ok(Some(Match {
-            bindings,
-            ops,
-            key,
-        }))
+        Ok(Some(Match { bindings, ops, key }))
     }
 
     /// Matches one pattern (and its nested patterns) at `op`, extending `b`.
