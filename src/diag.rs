@@ -84,6 +84,9 @@ pub struct Diagnostic {
     /// The error is about how irw was invoked (a flag, a `--set` value), not about an input
     /// file: the command line exits with code 2 instead of 1.
     pub usage: bool,
+    /// The error is about the program op at this byte of the input (a rule's `error` action):
+    /// the command line, which holds the input, reports it there ([`Diagnostic::at_input`]).
+    pub input_offset: Option<usize>,
 }
 
 impl Diagnostic {
@@ -95,6 +98,7 @@ impl Diagnostic {
             hints: vec![],
             notes: vec![],
             usage: false,
+            input_offset: None,
         }
     }
 
@@ -112,6 +116,7 @@ impl Diagnostic {
             hints: vec![],
             notes: vec![],
             usage: false,
+            input_offset: None,
         }
     }
 
@@ -128,6 +133,7 @@ impl Diagnostic {
             hints: vec![],
             notes: vec![],
             usage: false,
+            input_offset: None,
         }
     }
 
@@ -145,6 +151,27 @@ impl Diagnostic {
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self
+    }
+
+    /// An error about a program op (`input_offset`) moved to that op in `input`: the op's
+    /// `file:line:col`, line and caret; where it was located before (the rule that raised it)
+    /// becomes a note. Unchanged without an offset.
+    pub fn at_input(self, input: &SourceFile) -> Self {
+        let Some(off) = self.input_offset else {
+            return self;
+        };
+        if off > input.text.len() {
+            return self;
+        }
+        let mut d = Diagnostic::at(input, off, self.message);
+        if let Some(loc) = self.location {
+            d.notes
+                .push(format!("raised at {}:{}:{}", loc.file, loc.line, loc.col));
+        }
+        d.notes.extend(self.notes);
+        d.hints = self.hints;
+        d.usage = self.usage;
+        d
     }
 }
 

@@ -533,7 +533,10 @@ pub fn apply_rules_to(
             d.to_string().trim_end().replacen("error: ", "", 1)
         );
     }
-    let stats = crate::rewrite::apply(module, rules, &opts)?;
+    let stats = crate::rewrite::apply(module, rules, &opts).map_err(|d| match input {
+        Some(src) => d.at_input(src),
+        None => d,
+    })?;
     for l in stats.trace_lines(input) {
         eprintln!("{l}");
     }

@@ -12,7 +12,7 @@
 //! - [`dist`]: the distribution an op built in an auto-parallel program takes;
 //! - [`state`]: persistable state (a keyword argument of main plus its startup initializer).
 
-use super::matcher::{memo_key, Compiled, Match, Memo, Searcher};
+use super::matcher::{Compiled, Match, Memo, Searcher};
 use super::runtime::{as_op, as_value, Bindings, Caches, RtEnv};
 use super::{Options, PhaseStats, RuleStats, Stats, TraceEntry, TracedOp};
 use crate::diag::Diagnostic;
@@ -142,7 +142,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 if opts.trace {
                     stats.trace.push(trace_entry(eng.m, rules, lr, &mt.ops));
                 }
-                memo.insert(memo_key(ri, &mt.ops));
+                memo.insert(mt.key.clone());
                 let matched_ops = mt.ops.clone();
                 let touched = eng.run(lr, mt)?;
                 stats.rules[first_stat + k].applications += 1;

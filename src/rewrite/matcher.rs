@@ -171,6 +171,9 @@ impl<'r> Compiled<'r> {
 pub struct Match {
     pub bindings: Bindings,
     pub ops: Vec<OpId>,
+    /// What the engine remembers so that the rule fires once on it: the ops, and the operand
+    /// position each `(.., %v, ..)` pattern matched at.
+    pub key: MemoKey,
 }
 
 /// Applications already made: the rule index followed by the matched ops, so a rule fires at
@@ -198,25 +201,45 @@ pub struct Searcher<'a, 'r> {
     pub matches: u64,
 }
 
+/// The operand positions a pattern is tried at on `op`: each one for `(.., %v, ..)`, else one
+/// try (its operands are where the pattern names them).
+fn choices(m: &Module, pat: &Pattern, op: OpId) -> std::ops::Range<usize> {
+    if pat.some {
+        0..m.main.num_operands(op)
+    } else {
+        0..1
+    }
+}
+
 impl<'r> Searcher<'_, 'r> {
     /// The first match rooted at `root` that passes the guards and was not applied before.
     pub fn find(&mut self, root: OpId) -> Result<Option<Match>, EvalError> {
+        let n = self.c.patterns.len();
         let mut b = Bindings::new(self.c.slots);
-        let mut ops = vec![None; self.c.patterns.len()];
-        let mut acc = 0;
-        if !self.match_op(&self.c.patterns[0], &mut acc, root, &mut b)? {
-            return Ok(None);
+        for choice in choices(self.m, &self.c.patterns[0], root) {
+            let mut ops = vec![None; n];
+            let mut picked = vec![0u32; n];
+            let mark = b.mark();
+            let mut acc = 0;
+            if self.match_op(&self.c.patterns[0], &mut acc, root, choice, &mut b)? {
+                ops[0] = Some(root);
+                picked[0] = choice as u32;
+                if let Some(found) = self.extend(&mut ops, &mut picked, &mut b, true)? {
+                    return Ok(Some(found));
+                }
+            }
+            b.undo(mark);
         }
-        ops[0] = Some(root);
-        self.extend(&mut ops, &mut b, true)
+        Ok(None)
     }
 
     /// Whether the patterns match anywhere, given the bindings `b` already holds (an
     /// `exists(...)`: no root, no guards, no memo). `b` is left as it was.
     pub fn exists(&mut self, b: &mut Bindings) -> Result<bool, EvalError> {
         let mut ops = vec![None; self.c.patterns.len()];
+        let mut picked = vec![0u32; self.c.patterns.len()];
         let mark = b.mark();
-        let found = self.extend(&mut ops, b, false);
+        let found = self.extend(&mut ops, &mut picked, b, false);
         b.undo(mark);
         Ok(found?.is_some())
     }
@@ -227,11 +250,12 @@ impl<'r> Searcher<'_, 'r> {
     fn extend(
         &mut self,
         ops: &mut Vec<Option<OpId>>,
+        picked: &mut Vec<u32>,
         b: &mut Bindings,
         keep: bool,
     ) -> Result<Option<Match>, EvalError> {
         let Some(next) = ops.iter().position(Option::is_none) else {
-            return self.complete(ops, b, keep);
+            return self.complete(ops, picked, b, keep);
         };
         // Prefer a pattern reachable from what is bound.
         let (j, cands) = self.pick(ops, b);
@@ -244,16 +268,19 @@ impl<'r> Searcher<'_, 'r> {
             if ops.contains(&Some(op)) || !self.m.main.is_live(op) {
                 continue;
             }
-            let mark = b.mark();
-            let mut acc = self.c.sel.starts[j];
-            if self.match_op(&self.c.patterns[j], &mut acc, op, b)? {
-                ops[j] = Some(op);
-                if let Some(found) = self.extend(ops, b, keep)? {
-                    return Ok(Some(found));
+            for choice in choices(self.m, &self.c.patterns[j], op) {
+                let mark = b.mark();
+                let mut acc = self.c.sel.starts[j];
+                if self.match_op(&self.c.patterns[j], &mut acc, op, choice, b)? {
+                    ops[j] = Some(op);
+                    picked[j] = choice as u32;
+                    if let Some(found) = self.extend(ops, picked, b, keep)? {
+                        return Ok(Some(found));
+                    }
+                    ops[j] = None;
                 }
-                ops[j] = None;
+                b.undo(mark);
             }
-            b.undo(mark);
         }
         Ok(None)
     }
@@ -295,6 +322,7 @@ impl<'r> Searcher<'_, 'r> {
     fn complete(
         &mut self,
         ops: &[Option<OpId>],
+        picked: &[u32],
         b: &mut Bindings,
         keep: bool,
     ) -> Result<Option<Match>, EvalError> {
@@ -319,11 +347,16 @@ impl<'r> Searcher<'_, 'r> {
         self.matches += 1;
         let ops: Vec<OpId> = ops.iter().flatten().copied().collect();
         debug_assert_eq!(ops.len(), self.c.patterns.len());
-        if self.memo.contains(&memo_key(self.rule_index, &ops)) {
+        let positions: Vec<u32> = (self.c.patterns.iter().zip(picked))
+            .filter(|(p, _)| p.some)
+            .map(|(_, &k)| k)
+            .collect();
+        let key = memo_key(self.rule_index, &ops, &positions);
+        if self.memo.contains(&key) {
             return Ok(None);
         }
         let bindings = if keep { b.snapshot() } else { Bindings::new(0) };
-        Ok(Some(Match { bindings, ops }))
+        Ok(Some(Match { bindings, ops, key }))
     }
 
     /// Matches one pattern (and its nested patterns) at `op`, extending `b`.
@@ -332,6 +365,7 @@ impl<'r> Searcher<'_, 'r> {
         pat: &'r Pattern,
         acc: &mut usize,
         op: OpId,
+        choice: usize,
         b: &mut Bindings,
     ) -> Result<bool, EvalError> {
         let my_acc = *acc;
@@ -422,6 +456,7 @@ impl<'r> Searcher<'_, 'r> {
         };
         for (i, a) in pat.args.iter().enumerate() {
             let idx = match &a.operand {
+                None if pat.some => choice,
                 None => i,
                 Some(name) => match spec.and_then(|s| s.operand_index(name)) {
                     Some(k) => k,
@@ -458,7 +493,7 @@ impl<'r> Searcher<'_, 'r> {
                     let Some(d) = self.m.main.defining_op(v) else {
                         return Ok(false);
                     };
-                    if self.m.main.result(d, 0) != v || !self.match_op(inner, acc, d, b)? {
+                    if self.m.main.result(d, 0) != v || !self.match_op(inner, acc, d, 0, b)? {
                         return Ok(false);
                     }
                 }
@@ -468,19 +503,19 @@ impl<'r> Searcher<'_, 'r> {
     }
 }
 
-/// The memo key of an application: rule index, then the matched ops.
-pub fn memo_key(rule_index: usize, ops: &[OpId]) -> MemoKey {
-    if ops.len() <= 3 {
+/// The memo key of an application: rule index, the matched ops, then the operand position of
+/// each `(.., %v, ..)` pattern.
+pub fn memo_key(rule_index: usize, ops: &[OpId], positions: &[u32]) -> MemoKey {
+    let words = std::iter::once(rule_index as u32)
+        .chain(ops.iter().map(|o| o.0))
+        .chain(positions.iter().copied());
+    if ops.len() + positions.len() <= 3 {
         let mut k = [u32::MAX; 4];
-        k[0] = rule_index as u32;
-        for (slot, o) in k[1..].iter_mut().zip(ops) {
-            *slot = o.0;
+        for (slot, w) in k.iter_mut().zip(words) {
+            *slot = w;
         }
         MemoKey::Inline(k)
     } else {
-        let k: Vec<u32> = std::iter::once(rule_index as u32)
-            .chain(ops.iter().map(|o| o.0))
-            .collect();
-        MemoKey::Heap(k.into())
+        MemoKey::Heap(words.collect())
     }
 }

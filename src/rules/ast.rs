@@ -339,6 +339,9 @@ pub struct OpPattern {
     /// `..` at the end of the operand list: more operands may follow. Without it a positional
     /// list must cover every operand; named operands never need to.
     pub rest: bool,
+    /// `(.., %v, ..)`: `args` is the one variable `%v`, which may be any operand of the op (a
+    /// match per operand position that fits). Top-level patterns only.
+    pub some: bool,
     pub attrs: Vec<AttrPat>,
     /// `in backward`: the op's stage (op role).
     pub stage: Option<Ident>,

@@ -359,6 +359,11 @@ impl<'a> Checker<'a> {
                     }
                 }
                 ValPat::Wild(_) => {}
+                ValPat::Op(inner) if inner.some => {
+                    return Err(self
+                        .at(inner.span.0, "`(.., %v, ..)` is allowed in a top-level pattern only")
+                        .with_hint("write the nested op as a pattern of its own: `%x = any(.., %v, ..), %o = op(%x)`"));
+                }
                 ValPat::Op(inner) => self.bind_pattern(inner)?,
             }
         }

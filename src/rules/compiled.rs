@@ -65,6 +65,8 @@ pub struct Pattern {
     pub positional: bool,
     /// `..` at the end: more operands may follow.
     pub rest: bool,
+    /// `(.., %v, ..)`: the one argument may be any operand; the matcher tries each position.
+    pub some: bool,
     pub attrs: Vec<AttrPat>,
     pub span: Span,
 }

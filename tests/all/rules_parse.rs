@@ -32,7 +32,10 @@ fn shipped_rule_files_resolve() {
         [
             "check",
             "master_grad",
+            "trace",
             "accumulate",
+            "merged",
+            "merged_check",
             "hoist",
             "zero",
             "zero_check"
@@ -50,6 +53,15 @@ fn shipped_rule_files_resolve() {
     let names: Vec<&str> = rs.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
         names,
-        ["check", "master_grad", "accumulate", "zero", "zero_check"]
+        [
+            "check",
+            "master_grad",
+            "trace",
+            "accumulate",
+            "merged",
+            "merged_check",
+            "zero",
+            "zero_check"
+        ]
     );
 }

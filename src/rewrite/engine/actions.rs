@@ -54,9 +54,11 @@ impl<'a> Engine<'a> {
                     ),
                     None => String::new(),
                 };
-                return Err(self
+                let mut d = self
                     .err(lr, *span, msg)
-                    .with_note(format!("raised by rule `{}`{on}", lr.name)));
+                    .with_note(format!("raised by rule `{}`{on}", lr.name));
+                d.input_offset = self.matched.and_then(|o| self.m.main.position(o));
+                return Err(d);
             }
             Action::State {
                 bind,

@@ -137,6 +137,7 @@ impl Scope<'_> {
             positional: p.args.iter().all(|a| a.operand.is_none()),
             args,
             rest: p.rest,
+            some: p.some,
             attrs,
             span: p.span,
         })

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Paddle 3.3.1 trains irw's gradient merge of each paddle-zoo model (`--emit paddle-json`,
+# rules/grad_merge.rw, k_steps=4) the Engine way and must reach Paddle's own full-batch step of
+# the original (`state_after_full_batch_step`: parameters and optimizer state), once with the
+# sequential executor and N times (default 10) with the default multi-threaded one; `irw lint`
+# must be clean on each output. Each model is rewritten from Paddle's text dump (M_before.ir) and
+# from Paddle's own JSON of it (M_before.paddle.json, whose attribute tags irw keeps). tests/interop/zoo.py is the training harness. Prints per model
+# the worst tensor, the lint result and `wrong W/N`; exits 1 if anything is wrong.
+#
+#   tests/interop/zoo.sh [N]
+#
+# Environment:
+#   IRW_INTEROP_VENV  venv with paddlepaddle 3.3.1 (default target/interop-venv; created and
+#                     installed from PyPI when absent, unless ZOO_NO_INSTALL=1)
+#   IRW               irw binary (default: `cargo build --release`, target/release/irw)
+#   IRW_FIXTURES      fixtures directory (default ../shared/fixtures)
+#   ZOO_CONTROL=1     also train Paddle's own pass output (M_after.ir, written as JSON by irw)
+#                     once, sequentially: it is wrong on mlp_clip_adam and lenet_momentum
+#   PYTHON            interpreter that creates the venv (default python3)
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+venv="${IRW_INTEROP_VENV:-$repo/target/interop-venv}"
+fixtures="${IRW_FIXTURES:-$repo/../shared/fixtures}"
+python="${PYTHON:-python3}"
+n="${1:-10}"
+zoo="$fixtures/paddle-zoo"
+models=(mlp_clip_adam lenet_momentum transformer_adamw)
+
+if [ ! -f "$zoo/README.md" ]; then
+    echo "zoo.sh: fixtures not found in $fixtures (set IRW_FIXTURES)" >&2
+    exit 2
+fi
+
+# shellcheck source=tests/interop/venv.sh
+. "$repo/tests/interop/venv.sh"
+ensure_paddle_venv zoo.sh ZOO_NO_INSTALL
+
+if [ -z "${IRW:-}" ]; then
+    echo "== cargo build --release"
+    (cd "$repo" && cargo build --quiet --release --bin irw)
+    IRW="${CARGO_TARGET_DIR:-$repo/target}/release/irw"
+fi
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# train LABEL SEQUENTIAL MAIN START MODEL K: one run; prints the harness's summary line (and the
+# tensors when wrong); returns its exit code.
+train() {
+    local label=$1 seq=$2 main=$3 start=$4 m=$5 k=$6 rc=0
+    FLAGS_new_executor_sequential_run=$seq timeout 300 "$venv/bin/python" "$repo/tests/interop/zoo.py" \
+        "$main" "$start" "$zoo/$m.feed.json" "$zoo/$m.numerics.json" "$k" >"$work/out" 2>&1 || rc=$?
+    if [ "$rc" -eq 0 ]; then
+        echo "   $label: $(grep '^zoo:' "$work/out")"
+    else
+        echo "   $label: exit $rc"
+        grep -e '^  ' -e '^zoo' -e 'Error' "$work/out" | sed 's/^/     /' | tail -30
+    fi
+    return "$rc"
+}
+
+status=0
+for m in "${models[@]}"; do
+    echo "== $m"
+    s=(--startup "$zoo/${m}_startup_before.ir" "$zoo/${m}_before.ir")
+    "$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 "${s[@]}" -o "$work/$m.gm.ir"
+    if "$IRW" lint "$work/$m.gm.ir" >"$work/lint" 2>&1; then
+        echo "   irw lint: clean"
+    else
+        echo "   irw lint: hazards"; sed 's/^/     /' "$work/lint" | head -20
+        status=1
+    fi
+    # Two inputs: Paddle's text dump, and Paddle's own JSON of the same program (whose attribute
+    # tags irw keeps). Both are written as JSON and trained.
+    for from in text json; do
+        if [ "$from" = text ]; then
+            in=("${s[@]}")
+        else
+            in=(--startup "$zoo/${m}_startup_before.paddle.json" "$zoo/${m}_before.paddle.json")
+        fi
+        "$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 "${in[@]}" \
+            --emit paddle-json -o "$work/$m.am.json" --startup-out "$work/$m.as.json"
+        train "irw from $from, sequential executor" 1 "$work/$m.am.json" "$work/$m.as.json" "$m" 4 \
+            || status=1
+        wrong=0
+        for i in $(seq 1 "$n"); do
+            rc=0
+            train "irw from $from, default executor, run $i" 0 "$work/$m.am.json" \
+                "$work/$m.as.json" "$m" 4 >"$work/run" || rc=$?
+            if [ "$rc" -ne 0 ]; then
+                wrong=$((wrong + 1))
+                [ "$wrong" -gt 1 ] || cat "$work/run"
+            fi
+        done
+        echo "   irw from $from, default executor: wrong $wrong/$n"
+        [ "$wrong" -eq 0 ] || status=1
+    done
+    if [ "${ZOO_CONTROL:-0}" = 1 ]; then
+        "$IRW" --startup "$zoo/${m}_startup_after.ir" "$zoo/${m}_after.ir" \
+            --emit paddle-json -o "$work/$m.pm.json" --startup-out "$work/$m.ps.json"
+        train "Paddle's own pass (control), sequential executor" 1 \
+            "$work/$m.pm.json" "$work/$m.ps.json" "$m" 4 || true
+    fi
+done
+exit "$status"
