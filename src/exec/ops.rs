@@ -13,8 +13,8 @@ use std::sync::OnceLock;
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
-    activation as act, broadcast, cast, elementwise as ew, join, layer_norm as ln, matmul,
-    optimizer as opt, reduce, shape, softmax as sm,
+    activation as act, broadcast, cast, elementwise as ew, index, join, layer_norm as ln, matmul,
+    optimizer as opt, reduce, repeat, shape, softmax as sm,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -555,6 +555,167 @@ pub static KERNELS: &[(&str, KernelFn)] = &[
             &c.list(0)?,
             int_operand_or_attr(c, 1, "axis", 0)?,
         )?)
+    }),
+    ("pd_op.rms_norm", |c| {
+        two(ln::rms_norm(
+            c.t(0)?,
+            c.t(1)?,
+            &c.i64s("normalized_shape")?,
+            c.f64_or("epsilon", 1e-5)? as f32,
+        )?)
+    }),
+    ("pd_op.rms_norm_grad", |c| {
+        two(ln::rms_norm_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            &c.i64s("normalized_shape")?,
+        )?)
+    }),
+    ("pd_op.clip_by_norm", |c| {
+        one(reduce::clip_by_norm(
+            c.t(0)?,
+            c.f64_or("max_norm", 1.0)? as f32,
+        )?)
+    }),
+    ("pd_op.slice_grad", |c| {
+        one(shape::slice_grad(
+            c.t(0)?,
+            c.t(1)?,
+            &c.i64s("axes")?,
+            &ints_operand_or_attr(c, 2, "starts")?,
+            &ints_operand_or_attr(c, 3, "ends")?,
+            &c.i64s("decrease_axis")?,
+        )?)
+    }),
+    ("pd_op.gather", |c| {
+        one(index::gather(
+            c.t(0)?,
+            c.t(1)?,
+            int_operand_or_attr(c, 2, "axis", 0)?,
+        )?)
+    }),
+    ("pd_op.gather_grad", |c| {
+        one(index::gather_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            int_operand_or_attr(c, 3, "axis", 0)?,
+        )?)
+    }),
+    ("pd_op.embedding", |c| {
+        one(index::embedding(
+            c.t(0)?,
+            c.t(1)?,
+            c.i64_or("padding_idx", -1)?,
+        )?)
+    }),
+    ("pd_op.embedding_grad", |c| {
+        one(index::embedding_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.i64_or("padding_idx", -1)?,
+        )?)
+    }),
+    ("pd_op.where", |c| {
+        one(index::where_(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.where_grad", |c| {
+        two(index::where_grad(c.t(0)?, c.t(1)?, c.t(2)?, c.t(3)?)?)
+    }),
+    ("pd_op.triu", |c| {
+        one(index::triangle(c.t(0)?, c.i64_or("diagonal", 0)?, true)?)
+    }),
+    ("pd_op.tril", |c| {
+        one(index::triangle(c.t(0)?, c.i64_or("diagonal", 0)?, false)?)
+    }),
+    ("pd_op.triu_grad", |c| {
+        one(index::triangle(c.t(0)?, c.i64_or("diagonal", 0)?, true)?)
+    }),
+    ("pd_op.tril_grad", |c| {
+        one(index::triangle(c.t(0)?, c.i64_or("diagonal", 0)?, false)?)
+    }),
+    ("pd_op.assign", |c| one(c.t(0)?.clone())),
+    ("pd_op.expand", |c| {
+        one(repeat::expand(
+            c.t(0)?,
+            &ints_operand_or_attr(c, 1, "shape")?,
+        )?)
+    }),
+    ("pd_op.expand_grad", |c| {
+        one(repeat::expand_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.tile", |c| {
+        one(repeat::tile(
+            c.t(0)?,
+            &ints_operand_or_attr(c, 1, "repeat_times")?,
+        )?)
+    }),
+    ("pd_op.tile_grad", |c| {
+        one(repeat::tile_grad(
+            c.t(0)?,
+            c.t(1)?,
+            &ints_operand_or_attr(c, 2, "repeat_times")?,
+        )?)
+    }),
+    ("pd_op.squeeze", |c| {
+        let out = shape::squeeze(c.t(0)?, &ints_operand_or_attr(c, 1, "axis")?)?;
+        let mut r = vec![Some(out)];
+        r.resize_with(c.n_results.max(1), || None);
+        Ok(r)
+    }),
+    ("pd_op.unsqueeze", |c| {
+        let out = shape::unsqueeze(c.t(0)?, &ints_operand_or_attr(c, 1, "axis")?)?;
+        let mut r = vec![Some(out)];
+        r.resize_with(c.n_results.max(1), || None);
+        Ok(r)
+    }),
+    ("pd_op.squeeze_grad", |c| {
+        one(shape::reshape_like(c.t(1)?, c.t(0)?.shape())?)
+    }),
+    ("pd_op.unsqueeze_grad", |c| {
+        one(shape::reshape_like(c.t(1)?, c.t(0)?.shape())?)
+    }),
+    ("pd_op.arange", |c| {
+        let dt = c.dtype("dtype")?.unwrap_or(DType::F64);
+        one(shape::arange(c.t(0)?, c.t(1)?, c.t(2)?, dt)?)
+    }),
+    ("pd_op.full_with_tensor", |c| {
+        let dt = c.dtype("dtype")?.unwrap_or(DType::F32);
+        one(shape::full_with_tensor(
+            c.t(0)?,
+            &ints_operand_or_attr(c, 1, "shape")?,
+            dt,
+        )?)
+    }),
+    ("pd_op.shape", |c| one(shape::shape_of(c.t(0)?, DType::I32))),
+    ("pd_op.shape64", |c| {
+        one(shape::shape_of(c.t(0)?, DType::I64))
+    }),
+    ("pd_op.pow", |c| {
+        one(act::pow(c.t(0)?, c.f64_or("y", 1.0)? as f32)?)
+    }),
+    ("pd_op.pow_grad", |c| {
+        one(act::pow_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.f64_or("y", -1.0)? as f32,
+        )?)
+    }),
+    ("pd_op.rsqrt", |c| one(act::rsqrt(c.t(0)?)?)),
+    ("pd_op.rsqrt_grad", |c| {
+        one(act::rsqrt_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.silu", |c| one(act::silu(c.t(0)?)?)),
+    ("pd_op.silu_grad", |c| {
+        one(act::silu_grad(c.t(0)?, c.t(2)?)?)
+    }),
+    ("pd_op.swiglu", |c| one(act::swiglu(c.t(0)?, c.opt(1))?)),
+    ("pd_op.swiglu_grad", |c| {
+        let (dx, dy) = act::swiglu_grad(c.t(0)?, c.opt(1), c.t(2)?)?;
+        Ok(vec![Some(dx), dy])
     }),
 ];
 

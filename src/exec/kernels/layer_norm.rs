@@ -9,6 +9,11 @@
 //! (Paddle's parameter type for f16/bf16 is float), everything is computed in f32 and each output
 //! is rounded once.
 //!
+//! `rms_norm(x, scale) {normalized_shape, epsilon}` normalizes the trailing
+//! `normalized_shape` dimensions by `invvar = 1/√(mean(x²) + ε)` (no centring, no bias) and
+//! returns `invvar` (f32, shape of the leading dimensions) for its grad. Paddle 3.3.1 registers
+//! this op's kernel for GPUs only; the formulas are its CUDA kernel's.
+//!
 //! The rows are contiguous, so each row is a few slice loops: the sums use the fixed lane-wise
 //! order of [`sum_lanes`] and the element-wise parts are plain zips, all inside one
 //! [`dispatch`], so they vectorize and agree bit for bit with the scalar fallback.
@@ -285,6 +290,132 @@ pub fn layer_norm_grad(
     })
 }
 
+/// `(left, right)` of `x` for `rms_norm`'s `normalized_shape` (the trailing dimensions).
+fn rms_rows(shape: &[usize], normalized: &[i64], op: &str) -> KResult<(usize, usize, usize)> {
+    let k = normalized.len();
+    let tail_ok = k <= shape.len()
+        && shape[shape.len() - k..]
+            .iter()
+            .zip(normalized)
+            .all(|(&d, &n)| d as i64 == n);
+    if !tail_ok {
+        kbail!(
+            "{}: normalized_shape {:?} is not the trailing dimensions of {:?}",
+            op,
+            normalized,
+            shape
+        );
+    }
+    let a = shape.len() - k;
+    Ok((a, shape[..a].iter().product(), shape[a..].iter().product()))
+}
+
+#[inline(always)]
+fn rms_rows_fwd(x: &[f32], right: usize, scale: &[f32], eps: f32) -> (Vec<f32>, Vec<f32>) {
+    let left = x.len().checked_div(right).unwrap_or(0);
+    let mut out = vec![0.0f32; x.len()];
+    let mut invvar = vec![0.0f32; left];
+    if right == 0 {
+        return (out, invvar);
+    }
+    for (r, (xr, or)) in x
+        .chunks_exact(right)
+        .zip(out.chunks_exact_mut(right))
+        .enumerate()
+    {
+        let inv = 1.0 / (dot_lanes(xr, xr) / right as f32 + eps).sqrt();
+        invvar[r] = inv;
+        for ((o, &v), &g) in or.iter_mut().zip(xr).zip(scale) {
+            *o = v * inv * g;
+        }
+    }
+    (out, invvar)
+}
+
+/// `pd_op.rms_norm(x, scale) {normalized_shape, epsilon}` → `(y, invvar)`.
+pub fn rms_norm(
+    x: &Tensor,
+    scale: &Tensor,
+    normalized_shape: &[i64],
+    epsilon: f32,
+) -> KResult<(Tensor, Tensor)> {
+    let (a, _, right) = rms_rows(x.shape(), normalized_shape, "rms_norm")?;
+    let s = param(Some(scale), right, "scale", "rms_norm")?.unwrap_or_default();
+    let xs = x.to_f32();
+    let (y, inv) = dispatch(|| rms_rows_fwd(&xs, right, &s, epsilon));
+    Ok((
+        Tensor::from_f32_as(x.shape(), y, float_dtype(x.dtype()))?,
+        Tensor::from_f32_as(&x.shape()[..a], inv, DType::F32)?,
+    ))
+}
+
+#[inline(always)]
+fn rms_rows_bwd(
+    x: &[f32],
+    dy: &[f32],
+    invvar: &[f32],
+    scale: &[f32],
+    right: usize,
+    dscale: &mut [f32],
+) -> Vec<f32> {
+    let mut dx = vec![0.0f32; x.len()];
+    if right == 0 {
+        return dx;
+    }
+    let mut xhat = vec![0.0f32; right];
+    let mut dxhat = vec![0.0f32; right];
+    for (r, ((xr, gr), dr)) in x
+        .chunks_exact(right)
+        .zip(dy.chunks_exact(right))
+        .zip(dx.chunks_exact_mut(right))
+        .enumerate()
+    {
+        let inv = invvar[r];
+        for (h, &v) in xhat.iter_mut().zip(xr) {
+            *h = v * inv;
+        }
+        for ((ds, &g), &h) in dscale.iter_mut().zip(gr).zip(&xhat) {
+            *ds += g * h;
+        }
+        for ((d, &g), &w) in dxhat.iter_mut().zip(gr).zip(scale) {
+            *d = g * w;
+        }
+        let mean_dh = dot_lanes(&dxhat, &xhat) / right as f32;
+        for ((o, &d), &h) in dr.iter_mut().zip(&dxhat).zip(&xhat) {
+            *o = (d - h * mean_dh) * inv;
+        }
+    }
+    dx
+}
+
+/// `rms_norm_grad(x, scale, invvar, y_grad) {normalized_shape, epsilon}` → `(x_grad,
+/// scale_grad)`.
+pub fn rms_norm_grad(
+    x: &Tensor,
+    scale: &Tensor,
+    invvar: &Tensor,
+    dy: &Tensor,
+    normalized_shape: &[i64],
+) -> KResult<(Tensor, Tensor)> {
+    let (_, left, right) = rms_rows(x.shape(), normalized_shape, "rms_norm_grad")?;
+    if dy.shape() != x.shape() || invvar.numel() != left {
+        kbail!(
+            "rms_norm_grad: y_grad {:?} / invvar {:?} do not fit x {:?}",
+            dy.shape(),
+            invvar.shape(),
+            x.shape()
+        );
+    }
+    let s = param(Some(scale), right, "scale", "rms_norm_grad")?.unwrap_or_default();
+    let (xs, gs, is) = (x.to_f32(), dy.to_f32(), invvar.to_f32());
+    let mut dscale = vec![0.0f32; right];
+    let dx = dispatch(|| rms_rows_bwd(&xs, &gs, &is, &s, right, &mut dscale));
+    Ok((
+        Tensor::from_f32_as(x.shape(), dx, float_dtype(x.dtype()))?,
+        Tensor::from_f32_as(scale.shape(), dscale, float_dtype(scale.dtype()))?,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,5 +581,59 @@ mod tests {
         let s = Tensor::f32(&[2], vec![1.0; 2]);
         assert!(layer_norm(&x, Some(&s), None, 1e-5, 1).is_err());
         assert!(layer_norm(&x, None, None, 1e-5, 3).is_err());
+    }
+
+    #[test]
+    fn rms_norm_matches_reference_and_finite_differences() {
+        let mut rng = Rng::new(12);
+        let (rows, right) = (3usize, 21usize);
+        let x: Vec<f32> = rng.normal_vec(rows * right);
+        let s: Vec<f32> = rng.normal_vec(right);
+        let w: Vec<f32> = rng.normal_vec(rows * right);
+        let fwd = |x: &[f32], s: &[f32]| -> Vec<f64> {
+            let mut out = vec![];
+            for row in x.chunks(right) {
+                let ms = row.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / right as f64;
+                let inv = 1.0 / (ms + 1e-6).sqrt();
+                out.extend(row.iter().zip(s).map(|(&v, &g)| v as f64 * inv * g as f64));
+            }
+            out
+        };
+        let xt = Tensor::f32(&[rows, right], x.clone());
+        let st = Tensor::f32(&[right], s.clone());
+        let (y, inv) = rms_norm(&xt, &st, &[right as i64], 1e-6).unwrap();
+        assert_eq!(inv.shape(), &[rows]);
+        close(&y.to_f64_vec(), &fwd(&x, &s), 1e-5, "y");
+        let (dx, ds) = rms_norm_grad(
+            &xt,
+            &st,
+            &inv,
+            &Tensor::f32(&[rows, right], w.clone()),
+            &[right as i64],
+        )
+        .unwrap();
+        let loss = |x: &[f32], s: &[f32]| -> f64 {
+            fwd(x, s).iter().zip(&w).map(|(a, &b)| a * b as f64).sum()
+        };
+        let h = 1e-2f32;
+        let want_dx: Vec<f64> = (0..x.len())
+            .map(|i| {
+                let (mut p, mut m) = (x.clone(), x.clone());
+                p[i] += h;
+                m[i] -= h;
+                (loss(&p, &s) - loss(&m, &s)) / (2.0 * h as f64)
+            })
+            .collect();
+        close(&dx.to_f64_vec(), &want_dx, 2e-3, "x_grad");
+        let want_ds: Vec<f64> = (0..right)
+            .map(|j| {
+                let (mut p, mut m) = (s.clone(), s.clone());
+                p[j] += h;
+                m[j] -= h;
+                (loss(&x, &p) - loss(&x, &m)) / (2.0 * h as f64)
+            })
+            .collect();
+        close(&ds.to_f64_vec(), &want_ds, 2e-3, "scale_grad");
+        assert!(rms_norm(&xt, &st, &[4], 1e-6).is_err());
     }
 }

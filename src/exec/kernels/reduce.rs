@@ -1,6 +1,7 @@
 //! `sum` and `mean` over axes (an `int64` operand, usually from `full_int_array`), with
 //! `keepdim`, and their `_grad` ops; `squared_l2_norm` (Σx², the per-parameter term of global-norm
-//! gradient clipping) and its grad.
+//! gradient clipping) and its grad; `clip_by_norm` (`x` scaled down to L2 norm `max_norm` when
+//! it is longer).
 //!
 //! An empty axis list (or `reduce_all`) reduces every dimension, as in Paddle. The reduction is the
 //! broadcasting one from [`reduce_to_shape`] with the reduced axes set to 1, accumulated in f32
@@ -186,6 +187,20 @@ pub fn squared_l2_norm_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
     Tensor::from_f32_as(x.shape(), out, dt)
 }
 
+/// `pd_op.clip_by_norm(x) {max_norm}`: `x · max_norm / ‖x‖` when `‖x‖ > max_norm`, `x`
+/// otherwise. Paddle adds 1e-6 to the norm only when it is below 1e-30 (so an all-zero `x` stays
+/// zero).
+pub fn clip_by_norm(x: &Tensor, max_norm: f32) -> KResult<Tensor> {
+    let norm = squared_l2_norm(x)?.to_f64_vec()[0].sqrt() as f32;
+    let eps = if norm <= 1e-30 { 1e-6 } else { 0.0 };
+    let scale = if norm <= max_norm {
+        1.0
+    } else {
+        max_norm / (norm + eps)
+    };
+    crate::exec::kernels::elementwise::unary_f32(x, move |v| v * scale)
+}
+
 fn grad_impl(
     x: &Tensor,
     dout: &Tensor,
@@ -305,6 +320,16 @@ mod tests {
         );
         let g = squared_l2_norm_grad(&x, &Tensor::f32(&[1], vec![0.5])).unwrap();
         assert_eq!(g.to_f64_vec()[3], xs[3] as f64);
+    }
+
+    #[test]
+    fn clip_by_norm_scales_long_vectors_only() {
+        let x = Tensor::f32(&[2], vec![3.0, 4.0]);
+        assert_eq!(clip_by_norm(&x, 10.0).unwrap(), x);
+        let c = clip_by_norm(&x, 1.0).unwrap();
+        assert_eq!(c.to_f64_vec(), vec![0.6000000238418579, 0.800000011920929]);
+        let z = Tensor::f32(&[2], vec![0.0; 2]);
+        assert_eq!(clip_by_norm(&z, 1.0).unwrap(), z);
     }
 
     #[test]
