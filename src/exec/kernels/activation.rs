@@ -146,7 +146,7 @@ pub fn silu_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
 /// The halves of `x` along its last axis (`swiglu` without `y`): (first, second).
 fn halves(x: &Tensor) -> KResult<(Tensor, Tensor)> {
     let rank = x.shape().len();
-    if rank == 0 || x.shape()[rank - 1] % 2 != 0 {
+    if rank == 0 || !x.shape()[rank - 1].is_multiple_of(2) {
         crate::kbail!(
             "swiglu: without y, x's last dimension must be even, x is {:?}",
             x.shape()
