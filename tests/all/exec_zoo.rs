@@ -125,7 +125,7 @@ fn publish_backward_grads(m: &mut Module) {
         let grad = prog
             .operand(op, spec.operand_index("grad").expect("grad operand"))
             .expect("grad");
-        let def = prog.defining_op(param).expect("parameter op");
+        let def = prog.defining_op(param).expect("made by builtin.parameter");
         let pname = m
             .ctx
             .attrs(prog.op_attrs(def))
@@ -199,7 +199,7 @@ fn full_batch_case(model: &str) {
         let want = tensor_from_json(&state[&name]).expect("tensor");
         let got = rep.scopes[0]
             .get(&name)
-            .unwrap_or_else(|| panic!("{model}: {name} not in the scope"));
+            .unwrap_or_else(|| panic!("{model}: no {name} after the run"));
         assert_close(&format!("{model} state {name}"), got, &want);
     }
 }

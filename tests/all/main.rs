@@ -32,6 +32,7 @@ mod error_coverage;
 mod exec_check;
 mod exec_collectives;
 mod exec_declared;
+mod exec_kernel_errors;
 mod exec_kernels_paddle;
 mod exec_numerics;
 mod exec_zoo;
@@ -72,6 +73,7 @@ fn main() {
     tests.extend(exec_check::tests());
     tests.extend(exec_collectives::tests());
     tests.extend(exec_declared::tests());
+    tests.extend(exec_kernel_errors::tests());
     tests.extend(exec_kernels_paddle::tests());
     tests.extend(exec_numerics::tests());
     tests.extend(exec_zoo::tests());
