@@ -23,7 +23,7 @@ use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{cast::cast, collective};
 use crate::exec::memory;
-use crate::exec::ops::{kernel, Input, OpCall};
+use crate::exec::ops::{kernel, vector_kernel, Input, OpCall, Out};
 use crate::exec::rng::Rng;
 use crate::exec::scope::Scope;
 use crate::exec::tensor::{numel, Data, Tensor};
@@ -63,6 +63,8 @@ enum Slot {
     Local(Tensor),
     Persist(String),
     List(Vec<ValueId>),
+    /// A vector of tensors a kernel made (`split`'s `out`, `stack_grad`'s `x_grad`).
+    Tensors(Vec<Tensor>),
     Alias(ValueId),
 }
 
@@ -98,7 +100,9 @@ impl Rank {
                 Some(t) => Ok(t),
                 None => kbail!("persistable `{}` is not in the scope", name),
             },
-            Slot::List(_) => kbail!("value %{} is a vector, expected a tensor", v.0),
+            Slot::List(_) | Slot::Tensors(_) => {
+                kbail!("value %{} is a vector, expected a tensor", v.0)
+            }
             Slot::Skipped => kbail!(
                 "value %{} comes from an op that did not run in this micro-step",
                 v.0
@@ -119,6 +123,7 @@ impl Rank {
                     .map(|&i| self.tensor(i))
                     .collect::<KResult<_>>()?,
             )),
+            Slot::Tensors(ts) => Ok(Input::List(ts.iter().collect())),
             _ => Ok(Input::Tensor(self.tensor(v)?)),
         }
     }
@@ -505,8 +510,19 @@ impl<'p> Interp<'p> {
                     kbail!("has no operand")
                 };
                 for rank in ranks.iter_mut() {
-                    let Slot::List(items) = rank.slots[rank.root(v).index()].clone() else {
-                        kbail!("operand is not a vector");
+                    let items = match &rank.slots[rank.root(v).index()] {
+                        Slot::List(items) => items.clone(),
+                        Slot::Tensors(ts) => {
+                            if ts.len() != results.len() {
+                                kbail!("splits {} values into {} results", ts.len(), results.len());
+                            }
+                            let ts = ts.clone();
+                            for (&res, t) in results.iter().zip(ts) {
+                                rank.slots[res.index()] = Slot::Local(t);
+                            }
+                            continue;
+                        }
+                        _ => kbail!("operand is not a vector"),
                     };
                     if items.len() != results.len() {
                         kbail!(
@@ -535,13 +551,14 @@ impl<'p> Interp<'p> {
                     ranks.iter().map(|r| r.tensor(v)).collect::<KResult<_>>()?;
                 let outs = which.run(&inputs)?;
                 for (rank, t) in ranks.iter_mut().zip(outs) {
-                    self.store(rank, spec, &operands, &results, vec![Some(t)])?;
+                    self.store(rank, spec, &operands, &results, vec![Some(Out::Tensor(t))])?;
                 }
             }
             _ => {
-                let Some(kernel) = kernel(name) else {
+                let (tensor_kernel, vector_kernel) = (kernel(name), vector_kernel(name));
+                if tensor_kernel.is_none() && vector_kernel.is_none() {
                     kbail!("the executor has no kernel for this op");
-                };
+                }
                 let is_optimizer = spec.is_some_and(|s| s.effect == Effect::Optimizer);
                 let grad_index = spec.and_then(|s| s.operand_index("grad"));
                 for rank in ranks.iter_mut() {
@@ -565,7 +582,13 @@ impl<'p> Interp<'p> {
                             inputs,
                             n_results: results.len(),
                         };
-                        kernel(&call)?
+                        match (tensor_kernel, vector_kernel) {
+                            (Some(k), _) => {
+                                k(&call)?.into_iter().map(|o| o.map(Out::Tensor)).collect()
+                            }
+                            (None, Some(k)) => k(&call)?,
+                            (None, None) => unreachable!("checked above"),
+                        }
                     };
                     if let Some((p, g)) = grad_index
                         .filter(|_| is_optimizer)
@@ -601,11 +624,18 @@ impl<'p> Interp<'p> {
         spec: Option<&crate::dialect::OpSpec>,
         operands: &[Option<ValueId>],
         results: &[ValueId],
-        outs: Vec<Option<Tensor>>,
+        outs: Vec<Option<Out>>,
     ) -> KResult<()> {
         for (i, out) in outs.into_iter().enumerate() {
             let Some(&res) = results.get(i) else { break };
-            let Some(t) = out else { continue };
+            let t = match out {
+                None => continue,
+                Some(Out::Tensor(t)) => t,
+                Some(Out::List(ts)) => {
+                    rank.slots[res.index()] = Slot::Tensors(ts);
+                    continue;
+                }
+            };
             let aliased = spec
                 .and_then(|s| s.aliased_operand(i))
                 .and_then(|o| operands.get(o).copied().flatten());

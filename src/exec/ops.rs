@@ -13,8 +13,8 @@ use std::sync::OnceLock;
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
-    activation as act, broadcast, cast, elementwise as ew, matmul, optimizer as opt, reduce, shape,
-    softmax as sm,
+    activation as act, broadcast, cast, elementwise as ew, index, join, layer_norm as ln, matmul,
+    optimizer as opt, reduce, repeat, shape, softmax as sm,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -39,6 +39,15 @@ pub struct OpCall<'a> {
 
 /// A kernel entry: computes the op's results (`None` for a result it does not produce).
 pub type KernelFn = fn(&OpCall<'_>) -> KResult<Vec<Option<Tensor>>>;
+
+/// One result of an op some of whose results are vectors of tensors (`split`'s `out`).
+pub enum Out {
+    Tensor(Tensor),
+    List(Vec<Tensor>),
+}
+
+/// A kernel entry of [`VECTOR_KERNELS`]: like [`KernelFn`], for ops with vector results.
+pub type VectorKernelFn = fn(&OpCall<'_>) -> KResult<Vec<Option<Out>>>;
 
 impl<'a> OpCall<'a> {
     /// Operand `i`, which must be present and a tensor.
@@ -133,6 +142,34 @@ fn one(t: Tensor) -> KResult<Vec<Option<Tensor>>> {
 
 fn two((a, b): (Tensor, Tensor)) -> KResult<Vec<Option<Tensor>>> {
     Ok(vec![Some(a), Some(b)])
+}
+
+fn vector(ts: Vec<Tensor>) -> KResult<Vec<Option<Out>>> {
+    Ok(vec![Some(Out::List(ts))])
+}
+
+/// An integer given as operand `i` (a one-element tensor, e.g. `concat`'s `axis` from a
+/// `full`) or, when the operand is absent, as attribute `key`.
+fn int_operand_or_attr(c: &OpCall<'_>, i: usize, key: &str, default: i64) -> KResult<i64> {
+    match c.opt(i) {
+        Some(t) if t.numel() == 1 => Ok(t.to_i64_vec()[0]),
+        Some(t) => kbail!(
+            "operand {} ({}) must have one element, has shape {:?}",
+            i,
+            key,
+            t.shape()
+        ),
+        None => c.i64_or(key, default),
+    }
+}
+
+/// An integer list given as operand `i` (an int tensor, e.g. from `full_int_array`) or, when
+/// the operand is absent, as attribute `key`.
+fn ints_operand_or_attr(c: &OpCall<'_>, i: usize, key: &str) -> KResult<Vec<i64>> {
+    match c.opt(i) {
+        Some(t) => Ok(t.to_i64_vec()),
+        None => c.i64s(key),
+    }
 }
 
 fn binary(c: &OpCall<'_>, op: ew::BinaryOp) -> KResult<Vec<Option<Tensor>>> {
@@ -481,6 +518,237 @@ pub static KERNELS: &[(&str, KernelFn)] = &[
     }),
     ("pd_op.adam_", |c| adam_like(c, false)),
     ("pd_op.adamw_", |c| adam_like(c, true)),
+    ("pd_op.layer_norm", |c| {
+        let (o, m, v) = ln::layer_norm(
+            c.t(0)?,
+            c.opt(1),
+            c.opt(2),
+            c.f64_or("epsilon", 1e-5)? as f32,
+            c.i64_or("begin_norm_axis", 1)?,
+        )?;
+        Ok(vec![Some(o), Some(m), Some(v)])
+    }),
+    ("pd_op.layer_norm_grad", |c| {
+        let g = ln::layer_norm_grad(
+            c.t(0)?,
+            c.opt(1),
+            c.opt(2),
+            c.t(3)?,
+            c.t(4)?,
+            c.t(5)?,
+            c.f64_or("epsilon", 1e-5)? as f32,
+            c.i64_or("begin_norm_axis", 1)?,
+        )?;
+        Ok(vec![Some(g.x_grad), g.scale_grad, g.bias_grad])
+    }),
+    ("pd_op.squared_l2_norm", |c| {
+        one(reduce::squared_l2_norm(c.t(0)?)?)
+    }),
+    ("pd_op.squared_l2_norm_grad", |c| {
+        one(reduce::squared_l2_norm_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.stack", |c| {
+        one(join::stack(&c.list(0)?, c.i64_or("axis", 0)?)?)
+    }),
+    ("pd_op.concat", |c| {
+        one(join::concat(
+            &c.list(0)?,
+            int_operand_or_attr(c, 1, "axis", 0)?,
+        )?)
+    }),
+    ("pd_op.rms_norm", |c| {
+        two(ln::rms_norm(
+            c.t(0)?,
+            c.t(1)?,
+            &c.i64s("normalized_shape")?,
+            c.f64_or("epsilon", 1e-5)? as f32,
+        )?)
+    }),
+    ("pd_op.rms_norm_grad", |c| {
+        two(ln::rms_norm_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            &c.i64s("normalized_shape")?,
+        )?)
+    }),
+    ("pd_op.clip_by_norm", |c| {
+        one(reduce::clip_by_norm(
+            c.t(0)?,
+            c.f64_or("max_norm", 1.0)? as f32,
+        )?)
+    }),
+    ("pd_op.slice_grad", |c| {
+        one(shape::slice_grad(
+            c.t(0)?,
+            c.t(1)?,
+            &c.i64s("axes")?,
+            &ints_operand_or_attr(c, 2, "starts")?,
+            &ints_operand_or_attr(c, 3, "ends")?,
+            &c.i64s("decrease_axis")?,
+        )?)
+    }),
+    ("pd_op.gather", |c| {
+        one(index::gather(
+            c.t(0)?,
+            c.t(1)?,
+            int_operand_or_attr(c, 2, "axis", 0)?,
+        )?)
+    }),
+    ("pd_op.gather_grad", |c| {
+        one(index::gather_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            int_operand_or_attr(c, 3, "axis", 0)?,
+        )?)
+    }),
+    ("pd_op.embedding", |c| {
+        one(index::embedding(
+            c.t(0)?,
+            c.t(1)?,
+            c.i64_or("padding_idx", -1)?,
+        )?)
+    }),
+    ("pd_op.embedding_grad", |c| {
+        one(index::embedding_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.i64_or("padding_idx", -1)?,
+        )?)
+    }),
+    ("pd_op.where", |c| {
+        one(index::where_(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.where_grad", |c| {
+        two(index::where_grad(c.t(0)?, c.t(1)?, c.t(2)?, c.t(3)?)?)
+    }),
+    ("pd_op.triu", |c| {
+        one(index::triangle(c.t(0)?, c.i64_or("diagonal", 0)?, true)?)
+    }),
+    ("pd_op.tril", |c| {
+        one(index::triangle(c.t(0)?, c.i64_or("diagonal", 0)?, false)?)
+    }),
+    ("pd_op.triu_grad", |c| {
+        one(index::triangle(c.t(0)?, c.i64_or("diagonal", 0)?, true)?)
+    }),
+    ("pd_op.tril_grad", |c| {
+        one(index::triangle(c.t(0)?, c.i64_or("diagonal", 0)?, false)?)
+    }),
+    ("pd_op.assign", |c| one(c.t(0)?.clone())),
+    ("pd_op.expand", |c| {
+        one(repeat::expand(
+            c.t(0)?,
+            &ints_operand_or_attr(c, 1, "shape")?,
+        )?)
+    }),
+    ("pd_op.expand_grad", |c| {
+        one(repeat::expand_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.tile", |c| {
+        one(repeat::tile(
+            c.t(0)?,
+            &ints_operand_or_attr(c, 1, "repeat_times")?,
+        )?)
+    }),
+    ("pd_op.tile_grad", |c| {
+        one(repeat::tile_grad(
+            c.t(0)?,
+            c.t(1)?,
+            &ints_operand_or_attr(c, 2, "repeat_times")?,
+        )?)
+    }),
+    ("pd_op.squeeze", |c| {
+        let out = shape::squeeze(c.t(0)?, &ints_operand_or_attr(c, 1, "axis")?)?;
+        let mut r = vec![Some(out)];
+        r.resize_with(c.n_results.max(1), || None);
+        Ok(r)
+    }),
+    ("pd_op.unsqueeze", |c| {
+        let out = shape::unsqueeze(c.t(0)?, &ints_operand_or_attr(c, 1, "axis")?)?;
+        let mut r = vec![Some(out)];
+        r.resize_with(c.n_results.max(1), || None);
+        Ok(r)
+    }),
+    ("pd_op.squeeze_grad", |c| {
+        one(shape::reshape_like(c.t(1)?, c.t(0)?.shape())?)
+    }),
+    ("pd_op.unsqueeze_grad", |c| {
+        one(shape::reshape_like(c.t(1)?, c.t(0)?.shape())?)
+    }),
+    ("pd_op.arange", |c| {
+        let dt = c.dtype("dtype")?.unwrap_or(DType::F64);
+        one(shape::arange(c.t(0)?, c.t(1)?, c.t(2)?, dt)?)
+    }),
+    ("pd_op.full_with_tensor", |c| {
+        let dt = c.dtype("dtype")?.unwrap_or(DType::F32);
+        one(shape::full_with_tensor(
+            c.t(0)?,
+            &ints_operand_or_attr(c, 1, "shape")?,
+            dt,
+        )?)
+    }),
+    ("pd_op.shape", |c| one(shape::shape_of(c.t(0)?, DType::I32))),
+    ("pd_op.shape64", |c| {
+        one(shape::shape_of(c.t(0)?, DType::I64))
+    }),
+    ("pd_op.pow", |c| {
+        one(act::pow(c.t(0)?, c.f64_or("y", 1.0)? as f32)?)
+    }),
+    ("pd_op.pow_grad", |c| {
+        one(act::pow_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.f64_or("y", -1.0)? as f32,
+        )?)
+    }),
+    ("pd_op.rsqrt", |c| one(act::rsqrt(c.t(0)?)?)),
+    ("pd_op.rsqrt_grad", |c| {
+        one(act::rsqrt_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.silu", |c| one(act::silu(c.t(0)?)?)),
+    ("pd_op.silu_grad", |c| {
+        one(act::silu_grad(c.t(0)?, c.t(2)?)?)
+    }),
+    ("pd_op.swiglu", |c| one(act::swiglu(c.t(0)?, c.opt(1))?)),
+    ("pd_op.swiglu_grad", |c| {
+        let (dx, dy) = act::swiglu_grad(c.t(0)?, c.opt(1), c.t(2)?)?;
+        Ok(vec![Some(dx), dy])
+    }),
+];
+
+/// The table of ops with vector results: op name → kernel entry.
+pub static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
+    ("pd_op.stack_grad", |c| {
+        vector(join::stack_grad(
+            c.list(0)?.len(),
+            c.t(1)?,
+            c.i64_or("axis", 0)?,
+        )?)
+    }),
+    ("pd_op.concat_grad", |c| {
+        vector(join::concat_grad(
+            &c.list(0)?,
+            c.t(1)?,
+            int_operand_or_attr(c, 2, "axis", 0)?,
+        )?)
+    }),
+    ("pd_op.split", |c| {
+        vector(join::split(
+            c.t(0)?,
+            &ints_operand_or_attr(c, 1, "sections")?,
+            int_operand_or_attr(c, 2, "axis", 0)?,
+        )?)
+    }),
+    ("pd_op.split_with_num", |c| {
+        vector(join::split_with_num(
+            c.t(0)?,
+            c.i64_or("num", 1)?,
+            int_operand_or_attr(c, 1, "axis", 0)?,
+        )?)
+    }),
 ];
 
 fn scale(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
@@ -506,6 +774,14 @@ pub fn kernel(name: &str) -> Option<KernelFn> {
         .copied()
 }
 
+/// The kernel of an op with vector results, if the executor has one.
+pub fn vector_kernel(name: &str) -> Option<VectorKernelFn> {
+    static MAP: OnceLock<HashMap<&'static str, VectorKernelFn>> = OnceLock::new();
+    MAP.get_or_init(|| VECTOR_KERNELS.iter().copied().collect())
+        .get(name)
+        .copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -513,7 +789,8 @@ mod tests {
 
     #[test]
     fn every_kernel_names_an_op_in_the_dialect_table() {
-        for (name, _) in KERNELS {
+        let vector = VECTOR_KERNELS.iter().map(|(n, _)| n);
+        for name in KERNELS.iter().map(|(n, _)| n).chain(vector) {
             assert!(
                 Dialect::get().spec(name).is_some() || *name == "pd_op.log",
                 "{name} is not in the dialect table"

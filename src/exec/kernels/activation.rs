@@ -1,5 +1,5 @@
 //! Activations and their `_grad` ops: relu, tanh, sigmoid, gelu (exact and tanh-approximate),
-//! square, exp, log, sqrt.
+//! silu, swiglu, square, pow, exp, log, sqrt, rsqrt.
 //!
 //! Paddle's grad ops take the *forward output* where the derivative is cheaper from it
 //! (`relu_grad(out, out_grad)`, `tanh_grad(out, …)`, `sigmoid_grad(out, …)`) and the *input*
@@ -10,6 +10,7 @@
 
 use crate::exec::error::KResult;
 use crate::exec::kernels::elementwise::{unary_f32, zip_f32};
+use crate::exec::kernels::join::{concat, split_with_num};
 use crate::exec::tensor::Tensor;
 
 extern "C" {
@@ -106,6 +107,104 @@ pub fn sqrt(x: &Tensor) -> KResult<Tensor> {
     unary_f32(x, f32::sqrt)
 }
 
+/// `pow(x) {y}`: `x^y` (a float exponent attribute).
+pub fn pow(x: &Tensor, y: f32) -> KResult<Tensor> {
+    unary_f32(x, move |v| v.powf(y))
+}
+
+/// `pow_grad(x, out_grad) {y}`: `dout · y · x^(y−1)`.
+pub fn pow_grad(x: &Tensor, dout: &Tensor, y: f32) -> KResult<Tensor> {
+    zip_f32(x, dout, move |v, g| g * y * v.powf(y - 1.0))
+}
+
+pub fn rsqrt(x: &Tensor) -> KResult<Tensor> {
+    unary_f32(x, |v| 1.0 / v.sqrt())
+}
+
+/// `rsqrt_grad(out, out_grad)`: `−½ · dout · out³`.
+pub fn rsqrt_grad(out: &Tensor, dout: &Tensor) -> KResult<Tensor> {
+    zip_f32(out, dout, |o, g| -0.5 * g * o * o * o)
+}
+
+fn sigmoid_f32(v: f32) -> f32 {
+    1.0 / (1.0 + (-v).exp())
+}
+
+/// `silu(x)`: `x · sigmoid(x)`.
+pub fn silu(x: &Tensor) -> KResult<Tensor> {
+    unary_f32(x, |v| v * sigmoid_f32(v))
+}
+
+/// `silu_grad(x, out, out_grad)`: `dout · s · (1 + x·(1 − s))`, `s = sigmoid(x)`.
+pub fn silu_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
+    zip_f32(x, dout, |v, g| {
+        let s = sigmoid_f32(v);
+        g * s * (1.0 + v * (1.0 - s))
+    })
+}
+
+/// The halves of `x` along its last axis (`swiglu` without `y`): (first, second).
+fn halves(x: &Tensor) -> KResult<(Tensor, Tensor)> {
+    let rank = x.shape().len();
+    if rank == 0 || !x.shape()[rank - 1].is_multiple_of(2) {
+        crate::kbail!(
+            "swiglu: without y, x's last dimension must be even, x is {:?}",
+            x.shape()
+        );
+    }
+    let mut parts = split_with_num(x, 2, -1)?.into_iter();
+    match (parts.next(), parts.next()) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => unreachable!("split_with_num(2) gives two parts"),
+    }
+}
+
+/// `swiglu(x, y)`: `silu(x) · y`; with `y` absent, `x`'s last axis is cut in half and the
+/// halves play `x` and `y` (Paddle's fused form).
+pub fn swiglu(x: &Tensor, y: Option<&Tensor>) -> KResult<Tensor> {
+    let (a, b) = match y {
+        Some(y) => (x.clone(), y.clone()),
+        None => halves(x)?,
+    };
+    zip_f32(&a, &b, |u, w| u * sigmoid_f32(u) * w)
+}
+
+/// `swiglu_grad(x, y, out_grad)`: (dx, dy); without `y`, dx covers both halves of `x` and dy
+/// is absent.
+pub fn swiglu_grad(
+    x: &Tensor,
+    y: Option<&Tensor>,
+    dout: &Tensor,
+) -> KResult<(Tensor, Option<Tensor>)> {
+    let (a, b) = match y {
+        Some(y) => (x.clone(), y.clone()),
+        None => halves(x)?,
+    };
+    if dout.shape() != a.shape() {
+        crate::kbail!(
+            "swiglu_grad: out_grad {:?} does not match the output {:?}",
+            dout.shape(),
+            a.shape()
+        );
+    }
+    let (da, db) = {
+        let ab = zip_f32(&a, &b, |u, w| w * silu_derivative(u))?;
+        let da = zip_f32(&ab, dout, |d, g| d * g)?;
+        let sa = silu(&a)?;
+        let db = zip_f32(&sa, dout, |s, g| s * g)?;
+        (da, db)
+    };
+    match y {
+        Some(_) => Ok((da, Some(db))),
+        None => Ok((concat(&[&da, &db], -1)?, None)),
+    }
+}
+
+fn silu_derivative(v: f32) -> f32 {
+    let s = sigmoid_f32(v);
+    s * (1.0 + v * (1.0 - s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +256,18 @@ mod tests {
                 |v| v * v,
             ),
             (
+                "silu",
+                silu(&x).unwrap(),
+                silu_grad(&x, &ones).unwrap(),
+                |v| v / (1.0 + (-v).exp()),
+            ),
+            (
+                "pow3",
+                pow(&x, 3.0).unwrap(),
+                pow_grad(&x, &ones, 3.0).unwrap(),
+                |v| v * v * v,
+            ),
+            (
                 "gelu",
                 gelu(&x, false).unwrap(),
                 gelu_grad(&x, &ones, false).unwrap(),
@@ -188,6 +299,47 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn rsqrt_and_swiglu() {
+        let x = Tensor::f32(&[3], vec![0.25, 1.0, 4.0]);
+        let r = rsqrt(&x).unwrap();
+        assert_eq!(r.as_f32().unwrap(), &[2.0, 1.0, 0.5]);
+        let g = rsqrt_grad(&r, &Tensor::f32(&[3], vec![1.0; 3])).unwrap();
+        // d/dx x^-1/2 = -1/2 x^-3/2
+        assert_eq!(g.as_f32().unwrap(), &[-4.0, -0.5, -0.0625]);
+        let mut rng = Rng::new(6);
+        let xy = Tensor::f32(&[2, 6], rng.normal_vec(12));
+        let (a, b) = halves(&xy).unwrap();
+        let fused = swiglu(&xy, None).unwrap();
+        assert_eq!(fused, swiglu(&a, Some(&b)).unwrap());
+        let want: Vec<f64> = a
+            .to_f64_vec()
+            .iter()
+            .zip(b.to_f64_vec())
+            .map(|(&u, w)| u / (1.0 + (-u).exp()) * w)
+            .collect();
+        for (g, w) in fused.to_f64_vec().iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-6 * (1.0 + w.abs()));
+        }
+        let dout = Tensor::f32(&[2, 3], rng.normal_vec(6));
+        let (dxy, none) = swiglu_grad(&xy, None, &dout).unwrap();
+        assert!(none.is_none());
+        let (da, db) = swiglu_grad(&a, Some(&b), &dout).unwrap();
+        assert_eq!(dxy, concat(&[&da, &db.unwrap()], -1).unwrap());
+        // dy = silu(x)·dout; dx by finite differences of Σ swiglu·dout
+        let h = 1e-3f32;
+        let (av, bv, gv) = (a.to_f64_vec(), b.to_f64_vec(), dout.to_f64_vec());
+        for i in 0..6 {
+            let f = |d: f32| {
+                let u = av[i] as f32 + d;
+                (u / (1.0 + (-u).exp()) * bv[i] as f32 * gv[i] as f32) as f64
+            };
+            let fd = (f(h) - f(-h)) / (2.0 * h as f64);
+            assert!((da.to_f64_vec()[i] - fd).abs() <= 1e-2 * (1.0 + fd.abs()));
+        }
+        assert!(swiglu(&Tensor::f32(&[3], vec![0.0; 3]), None).is_err());
     }
 
     #[test]

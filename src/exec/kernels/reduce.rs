@@ -1,5 +1,7 @@
 //! `sum` and `mean` over axes (an `int64` operand, usually from `full_int_array`), with
-//! `keepdim`, and their `_grad` ops.
+//! `keepdim`, and their `_grad` ops; `squared_l2_norm` (Σx², the per-parameter term of global-norm
+//! gradient clipping) and its grad; `clip_by_norm` (`x` scaled down to L2 norm `max_norm` when
+//! it is longer).
 //!
 //! An empty axis list (or `reduce_all`) reduces every dimension, as in Paddle. The reduction is the
 //! broadcasting one from [`reduce_to_shape`] with the reduced axes set to 1, accumulated in f32
@@ -10,6 +12,7 @@ use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
 use crate::exec::kernels::broadcast::{expand, reduce_to_shape};
 use crate::exec::kernels::cast::cast;
+use crate::exec::simd::{combine_lanes, dispatch, LANES};
 use crate::exec::tensor::{numel, Data, Tensor};
 use crate::kbail;
 
@@ -139,6 +142,65 @@ pub fn mean_grad(x: &Tensor, dout: &Tensor, axes: &[i64], reduce_all: bool) -> K
     grad_impl(x, dout, axes, reduce_all, true)
 }
 
+/// `pd_op.squared_l2_norm(x)`: `Σ x²` as a one-element tensor of shape `[1]` (Paddle's shape),
+/// accumulated in f32 in the lane-wise order (f64 for f64).
+pub fn squared_l2_norm(x: &Tensor) -> KResult<Tensor> {
+    if x.dtype() == DType::F64 {
+        let s: f64 = x.to_f64_vec().iter().map(|v| v * v).sum();
+        return Tensor::new(vec![1], Data::F64(vec![s]));
+    }
+    let xs = x.to_f32();
+    let s = dispatch(|| sum_squares(&xs));
+    let dt = if x.dtype().is_float() {
+        x.dtype()
+    } else {
+        DType::F32
+    };
+    Tensor::from_f32_as(&[1], vec![s], dt)
+}
+
+#[inline(always)]
+fn sum_squares(xs: &[f32]) -> f32 {
+    let mut acc = [0.0f32; LANES];
+    let mut chunks = xs.chunks_exact(LANES);
+    for c in &mut chunks {
+        for j in 0..LANES {
+            acc[j] += c[j] * c[j];
+        }
+    }
+    for (j, &x) in chunks.remainder().iter().enumerate() {
+        acc[j] += x * x;
+    }
+    combine_lanes(acc)
+}
+
+/// `squared_l2_norm_grad(x, out_grad)`: `2·x·out_grad` (`out_grad` has one element).
+pub fn squared_l2_norm_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
+    let g = dout.scalar_f32()?;
+    let xs = x.to_f32();
+    let out: Vec<f32> = xs.iter().map(|&v| 2.0 * v * g).collect();
+    let dt = if x.dtype().is_float() {
+        x.dtype()
+    } else {
+        DType::F32
+    };
+    Tensor::from_f32_as(x.shape(), out, dt)
+}
+
+/// `pd_op.clip_by_norm(x) {max_norm}`: `x · max_norm / ‖x‖` when `‖x‖ > max_norm`, `x`
+/// otherwise. Paddle adds 1e-6 to the norm only when it is below 1e-30 (so an all-zero `x` stays
+/// zero).
+pub fn clip_by_norm(x: &Tensor, max_norm: f32) -> KResult<Tensor> {
+    let norm = squared_l2_norm(x)?.to_f64_vec()[0].sqrt() as f32;
+    let eps = if norm <= 1e-30 { 1e-6 } else { 0.0 };
+    let scale = if norm <= max_norm {
+        1.0
+    } else {
+        max_norm / (norm + eps)
+    };
+    crate::exec::kernels::elementwise::unary_f32(x, move |v| v * scale)
+}
+
 fn grad_impl(
     x: &Tensor,
     dout: &Tensor,
@@ -241,6 +303,33 @@ mod tests {
         let d = sum_grad(&x, &Tensor::f32(&[1, 3], vec![1.0, 2.0, 3.0]), &[0], false).unwrap();
         assert_eq!(d.as_f32().unwrap(), &[1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
         assert!(mean_grad(&x, &Tensor::f32(&[4], vec![0.0; 4]), &[1], false).is_err());
+    }
+
+    #[test]
+    fn squared_l2_norm_and_grad() {
+        let mut rng = Rng::new(4);
+        let xs = rng.normal_vec(203);
+        let x = Tensor::f32(&[7, 29], xs.clone());
+        let n = squared_l2_norm(&x).unwrap();
+        assert_eq!(n.shape(), &[1]);
+        let want: f64 = xs.iter().map(|&v| (v as f64).powi(2)).sum();
+        assert!((n.to_f64_vec()[0] - want).abs() <= 1e-5 * want);
+        assert_eq!(
+            with_level(Level::Scalar, || squared_l2_norm(&x).unwrap()),
+            n
+        );
+        let g = squared_l2_norm_grad(&x, &Tensor::f32(&[1], vec![0.5])).unwrap();
+        assert_eq!(g.to_f64_vec()[3], xs[3] as f64);
+    }
+
+    #[test]
+    fn clip_by_norm_scales_long_vectors_only() {
+        let x = Tensor::f32(&[2], vec![3.0, 4.0]);
+        assert_eq!(clip_by_norm(&x, 10.0).unwrap(), x);
+        let c = clip_by_norm(&x, 1.0).unwrap();
+        assert_eq!(c.to_f64_vec(), vec![0.6000000238418579, 0.800000011920929]);
+        let z = Tensor::f32(&[2], vec![0.0; 2]);
+        assert_eq!(clip_by_norm(&z, 1.0).unwrap(), z);
     }
 
     #[test]

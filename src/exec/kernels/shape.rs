@@ -1,5 +1,12 @@
-//! Shape and constant ops: `full`, `full_like`, `full_int_array`, `reshape`, `transpose`,
-//! `slice`, `set_value_with_tensor_`.
+//! Shape and constant ops: `full`, `full_like`, `full_int_array`, `full_with_tensor`,
+//! `arange`, `shape`/`shape64`, `reshape`, `squeeze`, `unsqueeze`, `transpose`, `slice`,
+//! `slice_grad`, `set_value_with_tensor_`.
+//!
+//! `squeeze` drops the listed axes that have size 1 (every size-1 axis when none are listed) and
+//! ignores listed axes of another size, as Paddle does; `unsqueeze` inserts its axes one after the
+//! other, each counted in the shape grown so far. Their grads are reshapes back to `x`'s shape.
+//! `slice_grad` is `out_grad` written into zeros at the slice, whose offsets come from slicing
+//! the input's element numbers with the same arguments.
 //!
 //! `reshape` follows Paddle: `0` copies the input's dimension at that position and one `-1` is
 //! inferred. `set_value_with_tensor_` writes `values` (broadcast) into the slice of `x` given by
@@ -367,6 +374,172 @@ mod slice_tests {
     }
 }
 
+/// `pd_op.full_with_tensor(value, shape) {dtype}`: `shape` filled with the one element of
+/// `value`.
+pub fn full_with_tensor(value: &Tensor, shape: &[i64], dtype: DType) -> KResult<Tensor> {
+    if value.numel() != 1 {
+        kbail!(
+            "full_with_tensor: value must have one element, has shape {:?}",
+            value.shape()
+        );
+    }
+    Tensor::try_full(&dims(shape)?, dtype, value.to_f64_vec()[0])
+}
+
+/// `pd_op.arange(start, end, step) {dtype}`: `start + i·step` for `i` in `0..ceil((end −
+/// start) / step)`, computed in the output dtype's domain (integers exactly).
+pub fn arange(start: &Tensor, end: &Tensor, step: &Tensor, dtype: DType) -> KResult<Tensor> {
+    let one = |t: &Tensor, what: &str| -> KResult<f64> {
+        if t.numel() != 1 {
+            kbail!(
+                "arange: {} must have one element, has shape {:?}",
+                what,
+                t.shape()
+            );
+        }
+        Ok(t.to_f64_vec()[0])
+    };
+    let (a, b, s) = (one(start, "start")?, one(end, "end")?, one(step, "step")?);
+    if s == 0.0 || !s.is_finite() || !a.is_finite() || !b.is_finite() {
+        kbail!(
+            "arange: start {}, end {}, step {} give no finite range",
+            a,
+            b,
+            s
+        );
+    }
+    let n = ((b - a) / s).ceil().max(0.0);
+    if n > 1e12 {
+        kbail!("arange: {} elements is too many", n);
+    }
+    let n = n as usize;
+    crate::exec::memory::reserve(&"the arange result", &[n], dtype.size())?;
+    let data = match dtype {
+        DType::I64 | DType::I32 => {
+            let (a, s) = (a as i64, s as i64);
+            cast(
+                &Tensor::i64(&[n], (0..n as i64).map(|i| a + i * s).collect()),
+                dtype,
+            )
+            .into_data()
+        }
+        DType::F64 => Data::F64((0..n).map(|i| a + i as f64 * s).collect()),
+        d if d.is_float() => {
+            let (a, s) = (a as f32, s as f32);
+            let t = Tensor::f32(&[n], (0..n).map(|i| a + i as f32 * s).collect());
+            cast(&t, d).into_data()
+        }
+        d => kbail!("arange: dtype {} is not supported", d.attr_name()),
+    };
+    Tensor::new(vec![n], data)
+}
+
+/// `pd_op.shape(input)` (int32) and `pd_op.shape64(input)` (int64): the dimensions.
+pub fn shape_of(x: &Tensor, dtype: DType) -> Tensor {
+    let dims: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+    cast(&Tensor::i64(&[dims.len()], dims), dtype)
+}
+
+/// The shape `squeeze(axes)` gives `shape`.
+pub fn squeeze_shape(shape: &[usize], axes: &[i64]) -> KResult<Vec<usize>> {
+    let r = shape.len() as i64;
+    let mut drop = vec![false; shape.len()];
+    if axes.is_empty() {
+        for (d, &n) in shape.iter().enumerate() {
+            drop[d] = n == 1;
+        }
+    }
+    for &a in axes {
+        if a < -r || a >= r.max(1) {
+            kbail!("squeeze: axis {} out of range for rank {}", a, r);
+        }
+        if r == 0 {
+            continue;
+        }
+        let d = a.rem_euclid(r) as usize;
+        drop[d] = shape[d] == 1;
+    }
+    Ok(shape
+        .iter()
+        .zip(&drop)
+        .filter(|(_, &dr)| !dr)
+        .map(|(&n, _)| n)
+        .collect())
+}
+
+/// `pd_op.squeeze(x, axis)`.
+pub fn squeeze(x: &Tensor, axes: &[i64]) -> KResult<Tensor> {
+    let s = squeeze_shape(x.shape(), axes)?;
+    x.clone().reshaped(s)
+}
+
+/// The shape `unsqueeze(axes)` gives `shape`.
+pub fn unsqueeze_shape(shape: &[usize], axes: &[i64]) -> KResult<Vec<usize>> {
+    let mut out = shape.to_vec();
+    for &a in axes {
+        let r = out.len() as i64;
+        let pos = if a < 0 { a + r + 1 } else { a };
+        if pos < 0 || pos > r {
+            kbail!("unsqueeze: axis {} out of range for rank {}", a, r);
+        }
+        out.insert(pos as usize, 1);
+    }
+    Ok(out)
+}
+
+/// `pd_op.unsqueeze(x, axis)`.
+pub fn unsqueeze(x: &Tensor, axes: &[i64]) -> KResult<Tensor> {
+    let s = unsqueeze_shape(x.shape(), axes)?;
+    x.clone().reshaped(s)
+}
+
+/// `squeeze_grad`/`unsqueeze_grad`/`reshape_grad`: `out_grad` in `x`'s shape.
+pub fn reshape_like(dout: &Tensor, x_shape: &[usize]) -> KResult<Tensor> {
+    if dout.numel() != numel(x_shape) {
+        kbail!(
+            "out_grad of shape {:?} cannot take x's shape {:?}",
+            dout.shape(),
+            x_shape
+        );
+    }
+    dout.clone().reshaped(x_shape.to_vec())
+}
+
+/// `pd_op.slice_grad(input, out_grad, starts, ends) {axes, decrease_axis}`: zeros shaped like
+/// `input`, with `out_grad` at the slice.
+pub fn slice_grad(
+    input: &Tensor,
+    dout: &Tensor,
+    axes: &[i64],
+    starts: &[i64],
+    ends: &[i64],
+    decrease: &[i64],
+) -> KResult<Tensor> {
+    let n = input.numel();
+    let ids = Tensor::i64(input.shape(), (0..n as i64).collect());
+    let offsets = slice(&ids, axes, starts, ends, decrease)?;
+    if offsets.numel() != dout.numel() {
+        kbail!(
+            "slice_grad: out_grad has shape {:?}, the slice {:?}",
+            dout.shape(),
+            offsets.shape()
+        );
+    }
+    let mut idx = vec![crate::exec::kernels::pick::ZERO; n];
+    for (k, &o) in offsets.to_i64_vec().iter().enumerate() {
+        idx[o as usize] = k;
+    }
+    let dt = if dout.dtype() == input.dtype() {
+        dout.clone()
+    } else {
+        cast(dout, input.dtype())
+    };
+    Tensor::new(
+        input.shape().to_vec(),
+        crate::exec::kernels::pick::pick(dt.data(), &idx),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,5 +619,51 @@ mod tests {
             full_int_array(&[8, 16], DType::I64).to_i64_vec(),
             vec![8, 16]
         );
+    }
+
+    #[test]
+    fn squeeze_unsqueeze_follow_paddle() {
+        assert_eq!(squeeze_shape(&[1, 3, 1, 2], &[]).unwrap(), vec![3, 2]);
+        assert_eq!(squeeze_shape(&[1, 3, 1, 2], &[-2]).unwrap(), vec![1, 3, 2]);
+        // a listed axis of another size stays
+        assert_eq!(squeeze_shape(&[1, 3], &[1]).unwrap(), vec![1, 3]);
+        assert!(squeeze_shape(&[1, 3], &[2]).is_err());
+        assert_eq!(
+            unsqueeze_shape(&[3, 2], &[0, -1]).unwrap(),
+            vec![1, 3, 2, 1]
+        );
+        assert_eq!(unsqueeze_shape(&[3], &[1, 1]).unwrap(), vec![3, 1, 1]);
+        assert!(unsqueeze_shape(&[3], &[3]).is_err());
+        let x = Tensor::f32(&[2, 1, 3], (0..6).map(|v| v as f32).collect());
+        let s = squeeze(&x, &[1]).unwrap();
+        assert_eq!(s.shape(), &[2, 3]);
+        assert_eq!(reshape_like(&s, x.shape()).unwrap(), x);
+    }
+
+    #[test]
+    fn slice_grad_scatters_into_zeros() {
+        let x = Tensor::f32(&[3, 4], vec![0.0; 12]);
+        let g = Tensor::f32(&[2], vec![5.0, 6.0]);
+        // rows 1..3 of column 2, the column axis decreased
+        let d = slice_grad(&x, &g, &[0, 1], &[1, 2], &[3, 3], &[1]).unwrap();
+        let mut want = vec![0.0f32; 12];
+        want[6] = 5.0;
+        want[10] = 6.0;
+        assert_eq!(d.as_f32().unwrap(), want.as_slice());
+        assert!(slice_grad(&x, &Tensor::f32(&[3], vec![0.0; 3]), &[0], &[1], &[3], &[]).is_err());
+    }
+
+    #[test]
+    fn arange_shape_and_full_with_tensor() {
+        let f = |v: f64| Tensor::full(&[1], DType::F64, v);
+        let a = arange(&f(0.0), &f(5.0), &f(2.0), DType::I64).unwrap();
+        assert_eq!(a.to_i64_vec(), vec![0, 2, 4]);
+        let a = arange(&f(1.0), &f(0.0), &f(-0.25), DType::F32).unwrap();
+        assert_eq!(a.to_f64_vec(), vec![1.0, 0.75, 0.5, 0.25]);
+        assert!(arange(&f(0.0), &f(1.0), &f(0.0), DType::F32).is_err());
+        let s = shape_of(&Tensor::f32(&[2, 3], vec![0.0; 6]), DType::I32);
+        assert_eq!((s.dtype(), s.to_i64_vec()), (DType::I32, vec![2, 3]));
+        let t = full_with_tensor(&Tensor::f32(&[1], vec![1.5]), &[2, 2], DType::BF16).unwrap();
+        assert_eq!(t.to_f64_vec(), vec![1.5; 4]);
     }
 }
