@@ -33,6 +33,7 @@ mod exec_check;
 mod exec_collectives;
 mod exec_declared;
 mod exec_numerics;
+mod exec_zoo_cnn;
 mod gen_ir;
 mod gen_mlp;
 mod golden;
@@ -71,6 +72,7 @@ fn main() {
     tests.extend(exec_collectives::tests());
     tests.extend(exec_declared::tests());
     tests.extend(exec_numerics::tests());
+    tests.extend(exec_zoo_cnn::tests());
     tests.extend(gen_ir::tests());
     tests.extend(gen_mlp::tests());
     tests.extend(golden::tests());
