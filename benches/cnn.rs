@@ -54,9 +54,15 @@ fn bench_conv(c: &mut Criterion) {
     summary(&format!("{label} forward"), "GFLOP/s", fwd, 3, || {
         black_box(conv2d(&x, &w, &at).expect("conv2d"));
     });
-    summary(&format!("{label} backward"), "GFLOP/s", 2.0 * fwd, 3, || {
-        black_box(conv2d_grad(&x, &w, &dy, &at, true).expect("conv2d_grad"));
-    });
+    summary(
+        &format!("{label} backward"),
+        "GFLOP/s",
+        2.0 * fwd,
+        3,
+        || {
+            black_box(conv2d_grad(&x, &w, &dy, &at, true).expect("conv2d_grad"));
+        },
+    );
     let mut g = c.benchmark_group("conv2d");
     g.sample_size(10);
     g.throughput(Throughput::Elements(fwd as u64));

@@ -125,7 +125,7 @@ fn lane_sum<T: Real>(xs: &[T], f: impl Fn(T) -> T) -> T {
     let mut width = LANES / 2;
     while width > 0 {
         for j in 0..width {
-            acc[j] = acc[j] + acc[j + width];
+            acc[j] += acc[j + width];
         }
         width /= 2;
     }
@@ -148,7 +148,7 @@ fn lane_sum2<T: Real>(xs: &[T], ys: &[T], f: impl Fn(T, T) -> T) -> T {
     let mut width = LANES / 2;
     while width > 0 {
         for j in 0..width {
-            acc[j] = acc[j] + acc[j + width];
+            acc[j] += acc[j + width];
         }
         width /= 2;
     }
