@@ -30,6 +30,7 @@ mod egraph_perf;
 mod egraph_rules;
 mod error_coverage;
 mod exec_check;
+mod exec_cnn_errors;
 mod exec_collectives;
 mod exec_declared;
 mod exec_numerics;
@@ -69,6 +70,7 @@ fn main() {
     tests.extend(egraph_rules::tests());
     tests.extend(error_coverage::tests());
     tests.extend(exec_check::tests());
+    tests.extend(exec_cnn_errors::tests());
     tests.extend(exec_collectives::tests());
     tests.extend(exec_declared::tests());
     tests.extend(exec_numerics::tests());
