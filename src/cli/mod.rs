@@ -256,6 +256,20 @@ pub enum Emit {
 enum GenCommand {
     /// An N-layer MLP training program (width 16, relu, MSE loss).
     Mlp(GenMlpArgs),
+    /// A small convolutional training program (conv2d, relu, max pool, flatten, linear,
+    /// cross-entropy, SGD).
+    Cnn(GenCnnArgs),
+}
+
+#[derive(Args, Debug)]
+struct GenCnnArgs {
+    /// A train-mode batch_norm_ after the convolution: the forward mixes the rows of the batch
+    /// (`irw check` gives its batch-coupled verdict).
+    #[arg(long)]
+    batch_norm: bool,
+    /// Write to FILE (atomically) instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -326,6 +340,12 @@ pub fn main() -> i32 {
         Some(Command::Check(a)) => check::check_command(a, &limits),
         Some(Command::Run(a)) => run::run_command(a, &limits),
         Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(a),
+        Some(Command::Gen(GenCommand::Cnn(a))) => {
+            let text = crate::gen::cnn::cnn(&crate::gen::cnn::CnnOptions {
+                batch_norm: a.batch_norm,
+            });
+            write_output(a.output.as_deref().unwrap_or("-"), &text).map_err(Failure::from)
+        }
         Some(Command::Diff(a)) => diff_command(a, &limits),
         Some(Command::Lint(a)) => lint_command(a, &limits),
     };
@@ -336,6 +356,7 @@ pub fn main() -> i32 {
             1
         }
         Err(Failure::Mismatch) => 1,
+        Err(Failure::BatchCoupled) => 3,
         Err(Failure::UsageDiag(d)) => {
             eprint!("{d}");
             2
@@ -356,6 +377,9 @@ pub enum Failure {
     Usage(String),
     /// A comparison or check found a difference (already reported): exit code 1.
     Mismatch,
+    /// `irw check` on a batch-coupled original (already reported): gradient merge cannot be
+    /// the full-batch step, and what holds instead did: exit code 3.
+    BatchCoupled,
     /// Bad usage found while loading rules (a `--set` value): exit code 2.
     UsageDiag(Diagnostic),
 }

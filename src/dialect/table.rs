@@ -716,6 +716,107 @@ pub static OPS: &[OpSpec] = &[
         Pure,
         Explicit,
     ),
+    // ---- convolutional models: what the executor's kernels need (operand and result names
+    // from Paddle's pd_op.h; batch_norm_ updates its running statistics in place) ----
+    op("pd_op.conv2d", CONV_IN, OUT, &[], Pure, Explicit),
+    op(
+        "pd_op.conv2d_grad",
+        CONV_GRAD_IN,
+        CONV_GRAD_OUT,
+        &[],
+        Pure,
+        Explicit,
+    ),
+    op("pd_op.depthwise_conv2d", CONV_IN, OUT, &[], Pure, Explicit),
+    op(
+        "pd_op.depthwise_conv2d_grad",
+        CONV_GRAD_IN,
+        CONV_GRAD_OUT,
+        &[],
+        Pure,
+        Explicit,
+    ),
+    op(
+        "pd_op.pool2d",
+        &["x", "kernel_size"],
+        OUT,
+        &[],
+        Pure,
+        Explicit,
+    ),
+    op(
+        "pd_op.pool2d_grad",
+        &["x", "out", "out_grad", "kernel_size"],
+        X_GRAD,
+        &[],
+        Pure,
+        Explicit,
+    ),
+    op("pd_op.flatten", X, &["out", "?xshape"], &[], Pure, Explicit),
+    op(
+        "pd_op.flatten_grad",
+        &["x", "out_grad"],
+        X_GRAD,
+        &[],
+        Pure,
+        SameAs(0),
+    ),
+    op("pd_op.batch_norm", BN_IN, BN_OUT, &[], Pure, Explicit),
+    op(
+        "pd_op.batch_norm_",
+        BN_IN,
+        BN_OUT,
+        &[(1, 1), (2, 2)],
+        InPlace,
+        Explicit,
+    ),
+    op(
+        "pd_op.batch_norm_grad",
+        &[
+            "x",
+            "scale",
+            "bias",
+            "mean_out",
+            "variance_out",
+            "saved_mean",
+            "saved_variance",
+            "reserve_space",
+            "out_grad",
+        ],
+        &["x_grad", "scale_grad", "bias_grad"],
+        &[],
+        Pure,
+        Explicit,
+    ),
+    op(
+        "pd_op.dropout",
+        &["x", "seed_tensor", "?p"],
+        &["out", "mask"],
+        &[],
+        Random,
+        Explicit,
+    ),
+    op(
+        "pd_op.dropout_grad",
+        &["mask", "out_grad", "?p"],
+        X_GRAD,
+        &[],
+        Pure,
+        SameAs(1),
+    ),
+];
+
+const CONV_IN: &[&str] = &["input", "filter"];
+const CONV_GRAD_IN: &[&str] = &["input", "filter", "out_grad"];
+const CONV_GRAD_OUT: &[&str] = &["input_grad", "filter_grad"];
+const BN_IN: &[&str] = &["x", "mean", "variance", "scale", "bias"];
+const BN_OUT: &[&str] = &[
+    "out",
+    "mean_out",
+    "variance_out",
+    "saved_mean",
+    "saved_variance",
+    "reserve_space",
 ];
 
 #[cfg(test)]

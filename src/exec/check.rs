@@ -39,12 +39,20 @@
 //! A wrong scale, a missing term or a skipped update still shows: its error is a fraction of the
 //! gradient or update itself. Programs with collectives run on 2 ranks by default, so moving a
 //! collective across the accumulation is really exercised.
+//!
+//! A batch-coupled original (train-mode `batch_norm`: a row's output depends on the other rows of
+//! its batch) has no full-batch step a gradient merge could equal ([`super::coupling`]). The report
+//! then says so, naming the ops, and the references are the original run micro-batch by
+//! micro-batch instead: gradients combined over the k micro-batches, parameters and state after
+//! k forward/backward passes and one optimize step, and on micro-steps 1..k−1 the persistables
+//! those passes leave (running statistics updated, nothing else changed).
 
 use std::fmt;
 
 use indexmap::IndexMap;
 
 use crate::diag::Diagnostic;
+use crate::exec::coupling::{self, BatchCoupling};
 use crate::exec::dtype::DType;
 use crate::exec::feed::Feed;
 use crate::exec::interp::{Interp, Rank, Sources, Stage};
@@ -114,11 +122,19 @@ pub struct CheckReport {
     pub k_steps: usize,
     pub ranks: usize,
     pub micro_batch: usize,
+    /// Set when the original is batch-coupled: then the rows compare with the original run
+    /// micro-batch by micro-batch, not with the full-batch step.
+    pub coupling: Option<BatchCoupling>,
 }
 
 impl CheckReport {
     pub fn passed(&self) -> bool {
         self.rows.iter().all(|r| r.ok)
+    }
+
+    /// Whether the original is batch-coupled (its own verdict, whether or not the rows passed).
+    pub fn batch_coupled(&self) -> bool {
+        self.coupling.is_some()
     }
 
     pub fn failures(&self) -> impl Iterator<Item = &Row> {
@@ -138,13 +154,20 @@ fn sci(v: f64) -> String {
 
 impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let original = match &self.coupling {
+            None => format!(
+                "1 step of {} rows per rank",
+                self.k_steps * self.micro_batch
+            ),
+            Some(_) => format!(
+                "{} micro-batches of {} rows per rank, one after another (batch-coupled)",
+                self.k_steps, self.micro_batch
+            ),
+        };
         writeln!(
             f,
-            "irw check: k_steps {}, micro-batch {}, ranks {}; original: 1 step of {} rows per rank",
-            self.k_steps,
-            self.micro_batch,
-            self.ranks,
-            self.k_steps * self.micro_batch
+            "irw check: k_steps {}, micro-batch {}, ranks {}; original: {original}",
+            self.k_steps, self.micro_batch, self.ranks,
         )?;
         let w = self
             .rows
@@ -170,8 +193,14 @@ impl fmt::Display for CheckReport {
             )?;
         }
         let fails: Vec<&Row> = self.failures().collect();
+        if let Some(c) = &self.coupling {
+            c.explain(f, self.k_steps, self.micro_batch)?;
+        }
         if fails.is_empty() {
-            writeln!(f, "result: PASS ({} tensors)", self.rows.len())
+            match &self.coupling {
+                None => writeln!(f, "result: PASS ({} tensors)", self.rows.len()),
+                Some(c) => c.verdict(f, self.k_steps, self.rows.len()),
+            }
         } else {
             for r in &fails {
                 writeln!(f, "FAIL {} ({}): {}", r.tensor, r.kind, r.note)?;
@@ -355,30 +384,59 @@ pub fn check_with_sources(
     let rew_init: Scope = rew[0].scope.clone();
     let batch = step_batch(original, opts.feed.as_ref(), rows_per_step, opts.seed)?;
 
-    // A step of the original on `feeds`; `grads` replace the gradients its optimizers consume
+    // A pass of the original on `feeds`; `grads` replace the gradients its optimizers consume
     // when not empty.
+    let pass =
+        |ranks: &mut Vec<Rank>, grads: IndexMap<String, Tensor>, feeds: &[Feeds], stage: Stage| {
+            let mut it = Interp::with_source(
+                &original.ctx,
+                &original.main,
+                original_src.main,
+                "original",
+                opts.seed,
+            )?;
+            it.override_optimizer_grads(grads);
+            it.run(ranks, feeds, stage)
+        };
     let step = |ranks: &mut Vec<Rank>, grads: IndexMap<String, Tensor>, feeds: &[Feeds]| {
-        let mut it = Interp::with_source(
-            &original.ctx,
-            &original.main,
-            original_src.main,
-            "original",
-            opts.seed,
-        )?;
-        it.override_optimizer_grads(grads);
-        it.run(ranks, feeds, Stage::Full)
+        pass(ranks, grads, feeds, Stage::Full)
     };
-    // Original: one full step, rank r on rows [r·k·B, (r+1)·k·B).
     let full_batch = micro_feeds(&batch, n, 1, k * b, 0)?;
-    step(&mut orig, IndexMap::new(), &full_batch)?;
-    let ref_grads = orig[0].observed.optimizer_grads.clone();
+    // A batch-coupled original: the references are its run micro-batch by micro-batch.
+    let coupled = coupling::find(&original.ctx, &original.main, original_src.main);
+    let combine = coupling::Combine::of(&original.ctx, &original.main);
+    let mut micro_ref = if coupled.is_empty() {
+        None
+    } else {
+        Some(coupling::micro_reference(
+            &applied,
+            k,
+            combine,
+            |ranks, i, stage| {
+                pass(
+                    ranks,
+                    IndexMap::new(),
+                    &micro_feeds(&batch, n, k, b, i)?,
+                    stage,
+                )
+            },
+        )?)
+    };
+    let ref_grads = match &micro_ref {
+        Some(m) => m.grads.clone(),
+        None => {
+            // Original: one full step, rank r on rows [r·k·B, (r+1)·k·B).
+            step(&mut orig, IndexMap::new(), &full_batch)?;
+            orig[0].observed.optimizer_grads.clone()
+        }
+    };
 
     // The original's gradient on each micro-batch alone: the merged gradient is a sum of k of
     // them, each rounded (to bf16 in a 16-bit program) before it is added, so its rounding
     // error scales with the largest of them, which cancellation across micro-batches can make
     // far larger than the full-batch gradient.
-    let mut micro_grad_scale = 0.0f64;
-    if k > 1 {
+    let mut micro_grad_scale = micro_ref.as_ref().map_or(0.0, |m| m.grad_scale);
+    if k > 1 && micro_ref.is_none() {
         for i in 0..k {
             let mut ranks = applied.clone();
             step(
@@ -411,7 +469,16 @@ pub fn check_with_sources(
         it.run(&mut rew, &micro_feeds(&batch, n, k, b, i)?, stage)?;
         if stage == Stage::NoOptimize {
             for (name, t0) in init.iter() {
-                if rew.iter().any(|r| r.scope.get(name) != Some(t0))
+                // What each rank's persistable must be now: as at the start, or, for a
+                // batch-coupled program, as the original's passes on micro-batches 1..=i left it.
+                let expected = |r: usize| match &micro_ref {
+                    Some(m) => m.after_micro_step[i].get(r).and_then(|s| s.get(name)),
+                    None => Some(t0),
+                };
+                if rew
+                    .iter()
+                    .enumerate()
+                    .any(|(r, rank)| rank.scope.get(name) != expected(r))
                     && !changed_early.contains_key(name)
                 {
                     changed_early.insert(name.to_string(), i + 1);
@@ -427,7 +494,14 @@ pub fn check_with_sources(
     // the full-batch ones above; comparing the update against the full-batch update instead
     // would charge the rewrite with the optimizer's conditioning (Adam's first step is about
     // lr·sign(g): a last-bit difference in a near-zero gradient moves the parameter by lr).
-    step(&mut applied, rew_grads.clone(), &full_batch)?;
+    match micro_ref.as_mut() {
+        Some(m) => {
+            applied = std::mem::take(&mut m.before_last);
+            let last = micro_feeds(&batch, n, k, b, k - 1)?;
+            pass(&mut applied, rew_grads.clone(), &last, Stage::Full)?;
+        }
+        None => step(&mut applied, rew_grads.clone(), &full_batch)?,
+    }
 
     // A tensor is only as precise as the arithmetic that produced it: in a program whose
     // persistables include 16-bit floats (bf16 parameters with f32 master weights, say), the f32
@@ -580,6 +654,9 @@ pub fn check_with_sources(
             if !rew_init.contains(name) {
                 continue; // a step output: each rank's own micro-batch
             }
+            if applied.get(r).and_then(|a| a.scope.get(name)) != applied[0].scope.get(name) {
+                continue; // the original's ranks differ too (running statistics of their rows)
+            }
             if rank.scope.get(name) != Some(t0) {
                 rows.push(Row {
                     tensor: name.to_string(),
@@ -602,5 +679,9 @@ pub fn check_with_sources(
         k_steps: k,
         ranks: n,
         micro_batch: b,
+        coupling: (!coupled.is_empty()).then_some(BatchCoupling {
+            ops: coupled,
+            combine,
+        }),
     })
 }

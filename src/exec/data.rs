@@ -8,7 +8,8 @@
 //! through `half`.
 //!
 //! Float → integer casts truncate toward zero (C++ `static_cast`); NaN becomes 0 and
-//! out-of-range values saturate (C++ leaves these undefined). Anything → bool is `x != 0`.
+//! out-of-range values saturate (C++ leaves these undefined); integer → `uint8` wraps modulo 256
+//! as C++'s conversion does. Anything → bool is `x != 0`.
 //!
 //! Below [`super::tensor`] (a tensor is a shape over a `Data`) and the kernels, which convert
 //! through it.
@@ -29,6 +30,8 @@ pub enum Data {
     I64(Vec<i64>),
     I32(Vec<i32>),
     Bool(Vec<bool>),
+    /// `uint8`: masks (dropout) and reserve spaces (batch_norm) Paddle's backward reads.
+    U8(Vec<u8>),
 }
 
 impl Data {
@@ -42,6 +45,7 @@ impl Data {
             Data::I64(v) => v.len(),
             Data::I32(v) => v.len(),
             Data::Bool(v) => v.len(),
+            Data::U8(v) => v.len(),
         }
     }
 
@@ -55,6 +59,7 @@ impl Data {
             Data::I64(v) => Data::I64(v[a..b].to_vec()),
             Data::I32(v) => Data::I32(v[a..b].to_vec()),
             Data::Bool(v) => Data::Bool(v[a..b].to_vec()),
+            Data::U8(v) => Data::U8(v[a..b].to_vec()),
         }
     }
 
@@ -69,7 +74,7 @@ impl Data {
             Data::F64(_) | Data::I64(_) => 8,
             Data::F32(_) | Data::I32(_) => 4,
             Data::BF16(_) | Data::F16(_) => 2,
-            Data::Bool(_) => 1,
+            Data::Bool(_) | Data::U8(_) => 1,
         };
         self.len() as u64 * elem
     }
@@ -84,6 +89,7 @@ impl Data {
             Data::I64(_) => DType::I64,
             Data::I32(_) => DType::I32,
             Data::Bool(_) => DType::Bool,
+            Data::U8(_) => DType::U8,
         }
     }
 }
@@ -186,6 +192,7 @@ fn widen_to_f32(data: &Data) -> Vec<f32> {
         Data::I64(v) => map(v, |x| x as f32),
         Data::I32(v) => map(v, |x| x as f32),
         Data::Bool(v) => map(v, |x| if x { 1.0 } else { 0.0 }),
+        Data::U8(v) => map(v, |x| x as f32),
     }
 }
 
@@ -196,6 +203,7 @@ fn widen_to_f64(data: &Data) -> Vec<f64> {
         Data::I64(v) => map(v, |x| x as f64),
         Data::I32(v) => map(v, |x| x as f64),
         Data::Bool(v) => map(v, |x| if x { 1.0 } else { 0.0 }),
+        Data::U8(v) => map(v, |x| x as f64),
         other => map(&widen_to_f32(other), |x| x as f64),
     }
 }
@@ -227,19 +235,28 @@ impl Data {
             DType::I64 => Data::I64(match d {
                 Data::I32(v) => map(v, |x| x as i64),
                 Data::Bool(v) => map(v, |x| x as i64),
+                Data::U8(v) => map(v, |x| x as i64),
                 _ => map(&widen_to_f64(d), |x| x as i64),
             }),
             DType::I32 => Data::I32(match d {
                 Data::I64(v) => map(v, |x| x as i32),
                 Data::Bool(v) => map(v, |x| x as i32),
+                Data::U8(v) => map(v, |x| x as i32),
                 _ => map(&widen_to_f64(d), |x| x as i32),
             }),
             DType::Bool => Data::Bool(match d {
                 Data::I64(v) => map(v, |x| x != 0),
                 Data::I32(v) => map(v, |x| x != 0),
+                Data::U8(v) => map(v, |x| x != 0),
                 _ => map(&widen_to_f64(d), |x| x != 0.0),
             }),
-            DType::I16 | DType::I8 | DType::U8 | DType::C64 | DType::C128 => {
+            DType::U8 => Data::U8(match d {
+                Data::I64(v) => map(v, |x| x as u8),
+                Data::I32(v) => map(v, |x| x as u8),
+                Data::Bool(v) => map(v, |x| x as u8),
+                _ => map(&widen_to_f64(d), |x| x as u8),
+            }),
+            DType::I16 | DType::I8 | DType::C64 | DType::C128 => {
                 unreachable!("{}", crate::exec::dtype::not_held(to))
             }
         }

@@ -5,10 +5,11 @@
 //! [`crate::ir::DType`] directly; its element size, its float-ness and Paddle's attribute
 //! spelling (`float32`, also the `*.numerics.json` spelling) are the IR's.
 //!
-//! The executor computes with seven of the IR's twelve dtypes: f32, bf16, f16, f64, i64, i32 and
-//! bool, the element types of [`Data`](super::data::Data). i16, i8, u8, c64 and c128 have no
-//! buffer. Every dtype the executor reads from an attribute or a feed goes through [`parse`],
-//! which gives `None` for those five exactly as for an unknown name, so each reader refuses them
+//! The executor computes with eight of the IR's twelve dtypes: f32, bf16, f16, f64, i64, i32,
+//! bool and u8 (dropout's mask, batch_norm's reserve space), the element types of
+//! [`Data`](super::data::Data). i16, i8, c64 and c128 have no buffer. Every dtype the executor
+//! reads from an attribute or a feed goes through [`parse`], which gives `None` for those four
+//! exactly as for an unknown name, so each reader refuses them
 //! (`dtype int8 is not supported by the executor` at the op) or falls back as it does for an
 //! unknown one; a declared type's dtype is only compared with a tensor's when it is
 //! [`computable`]. So every dtype that reaches a kernel is computable, which the kernels that
@@ -20,7 +21,14 @@ pub use crate::ir::DType;
 pub const fn computable(d: DType) -> bool {
     matches!(
         d,
-        DType::F32 | DType::BF16 | DType::F16 | DType::F64 | DType::I64 | DType::I32 | DType::Bool
+        DType::F32
+            | DType::BF16
+            | DType::F16
+            | DType::F64
+            | DType::I64
+            | DType::I32
+            | DType::Bool
+            | DType::U8
     )
 }
 
@@ -51,6 +59,7 @@ mod tests {
             DType::I64,
             DType::I32,
             DType::Bool,
+            DType::U8,
         ] {
             assert!(computable(d));
             assert_eq!(parse(d.attr_name()), Some(d));
@@ -63,7 +72,7 @@ mod tests {
 
     #[test]
     fn dtypes_without_a_buffer_do_not_parse() {
-        for d in [DType::I16, DType::I8, DType::U8, DType::C64, DType::C128] {
+        for d in [DType::I16, DType::I8, DType::C64, DType::C128] {
             assert!(!computable(d));
             assert_eq!(parse(d.attr_name()), None);
             assert_eq!(parse(d.short_name()), None);

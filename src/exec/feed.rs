@@ -123,7 +123,7 @@ pub fn tensor_from_json(v: &Value) -> Result<Tensor, String> {
 fn from_f64(shape: Vec<usize>, vals: Vec<f64>, dtype: DType) -> Tensor {
     let t = match dtype {
         DType::F64 => Tensor::new(shape, Data::F64(vals)),
-        DType::I64 | DType::I32 | DType::Bool => {
+        DType::I64 | DType::I32 | DType::Bool | DType::U8 => {
             Tensor::new(shape, Data::I64(vals.iter().map(|&v| v as i64).collect()))
         }
         // f32 and the 16-bit floats: the values are exactly representable in f32
@@ -304,6 +304,7 @@ pub fn tensor_to_json(t: &Tensor) -> Value {
         Data::I64(v) => v.iter().map(|&x| json!(x)).collect(),
         Data::I32(v) => v.iter().map(|&x| json!(x)).collect(),
         Data::Bool(v) => v.iter().map(|&x| json!(x)).collect(),
+        Data::U8(v) => v.iter().map(|&x| json!(x)).collect(),
         _ => t.to_f64_vec().into_iter().map(|x| json!(x)).collect(),
     };
     json!({ "shape": t.shape(), "dtype": t.dtype().attr_name(), "values": values })

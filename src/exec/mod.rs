@@ -13,6 +13,7 @@
 //! bounded by [`memory`] (`--max-memory`): a program cannot make the executor allocate more.
 
 pub mod check;
+pub mod coupling;
 pub mod data;
 pub mod dtype;
 pub mod error;

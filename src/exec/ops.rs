@@ -13,8 +13,9 @@ use std::sync::OnceLock;
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
-    activation as act, broadcast, cast, elementwise as ew, index, join, layer_norm as ln, matmul,
-    optimizer as opt, reduce, repeat, shape, softmax as sm,
+    activation as act, batch_norm as bn, broadcast, cast, conv, dropout, elementwise as ew,
+    flatten, index, join, layer_norm as ln, matmul, optimizer as opt, pool, reduce, repeat, shape,
+    softmax as sm,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -747,9 +748,184 @@ pub static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
             c.t(0)?,
             c.i64_or("num", 1)?,
             int_operand_or_attr(c, 1, "axis", 0)?,
+    // ---- convolutional models ----
+    ("pd_op.conv2d", conv2d),
+    ("pd_op.depthwise_conv2d", conv2d),
+    ("pd_op.conv2d_grad", conv2d_grad),
+    ("pd_op.depthwise_conv2d_grad", conv2d_grad),
+    ("pd_op.pool2d", |c| {
+        one(pool::pool2d(c.t(0)?, &pool_attrs(c, 1)?)?)
+    }),
+    ("pd_op.pool2d_grad", |c| {
+        one(pool::pool2d_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            &pool_attrs(c, 3)?,
+        )?)
+    }),
+    ("pd_op.flatten", |c| {
+        let x = c.t(0)?;
+        let shape = flatten::flatten_shape(
+            x.shape(),
+            c.i64_or("start_axis", 1)?,
+            c.i64_or("stop_axis", 1)?,
+        )?;
+        let mut r = vec![Some(x.clone().reshaped(shape)?)];
+        r.resize_with(c.n_results.max(1), || None);
+        Ok(r)
+    }),
+    ("pd_op.flatten_grad", |c| {
+        one(c.t(1)?.clone().reshaped(c.t(0)?.shape().to_vec())?)
+    }),
+    ("pd_op.batch_norm", batch_norm),
+    ("pd_op.batch_norm_", batch_norm),
+    ("pd_op.batch_norm_grad", |c| {
+        let at = bn_attrs(c)?;
+        let x = c.t(0)?;
+        let mean = c.t(3)?;
+        let ones;
+        let scale = match c.opt(1) {
+            Some(s) => s,
+            None => {
+                ones = Tensor::full(&[mean.numel()], mean.dtype(), 1.0);
+                &ones
+            }
+        };
+        let (dx, ds, db) =
+            bn::batch_norm_grad(x, scale, mean, c.t(4)?, c.t(5)?, c.t(6)?, c.t(8)?, &at)?;
+        Ok(vec![Some(dx), Some(ds), Some(db)])
+    }),
+    ("pd_op.dropout", |c| {
+        let is_test = c.bool_or("is_test", false)?;
+        let (out, mask) = dropout::dropout(
+            c.t(0)?,
+            scalar_operand_or_attr(c, 2, "p", 0.5)?,
+            is_test,
+            dropout::DropoutMode::parse(&str_attr(c, "mode", "downgrade_in_infer")?)?,
+        )?;
+        // With is_test Paddle makes no mask; an empty one keeps a reader of it runnable.
+        let mask = match mask {
+            Some(m) => m,
+            None => Tensor::new(vec![0], Data::U8(Vec::new()))?,
+        };
+        Ok(vec![Some(out), Some(mask)])
+    }),
+    ("pd_op.dropout_grad", |c| {
+        one(dropout::dropout_grad(
+            c.t(0)?,
+            c.t(1)?,
+            scalar_operand_or_attr(c, 2, "p", 0.5)?,
+            c.bool_or("is_test", false)?,
+            dropout::DropoutMode::parse(&str_attr(c, "mode", "downgrade_in_infer")?)?,
         )?)
     }),
 ];
+
+/// A string attribute, `default` when absent.
+fn str_attr(c: &OpCall<'_>, key: &str, default: &str) -> KResult<String> {
+    match c.attr(key) {
+        None => Ok(default.to_string()),
+        Some(a) => match a.as_str() {
+            Some(s) => Ok(s.into_owned()),
+            None => kbail!("attribute {} is not a string", key),
+        },
+    }
+}
+
+fn conv_attrs(c: &OpCall<'_>) -> KResult<conv::ConvAttrs> {
+    Ok(conv::ConvAttrs {
+        strides: c.i64s("strides")?,
+        paddings: c.i64s("paddings")?,
+        dilations: c.i64s("dilations")?,
+        groups: c.i64_or("groups", 1)?,
+        padding_algorithm: conv::PaddingAlgorithm::parse(&str_attr(
+            c,
+            "padding_algorithm",
+            "EXPLICIT",
+        )?)?,
+        channels_last: conv::channels_last(&str_attr(c, "data_format", "NCHW")?)?,
+    })
+}
+
+fn conv2d(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
+    one(conv::conv2d(c.t(0)?, c.t(1)?, &conv_attrs(c)?)?)
+}
+
+fn conv2d_grad(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
+    let (dx, dw) = conv::conv2d_grad(c.t(0)?, c.t(1)?, c.t(2)?, &conv_attrs(c)?, true)?;
+    Ok(vec![dx, Some(dw)])
+}
+
+/// `pool2d`'s attributes; its kernel size is operand `ks` (an int array) or the attribute.
+fn pool_attrs(c: &OpCall<'_>, ks: usize) -> KResult<pool::PoolAttrs> {
+    let (kind, channels_last) = pool::PoolAttrs::kind_and_layout(
+        &str_attr(c, "pooling_type", "max")?,
+        &str_attr(c, "data_format", "NCHW")?,
+    )?;
+    Ok(pool::PoolAttrs {
+        kind,
+        kernel_size: match c.opt(ks) {
+            Some(t) => t.to_i64_vec(),
+            None => c.i64s("kernel_size")?,
+        },
+        strides: c.i64s("strides")?,
+        paddings: c.i64s("paddings")?,
+        ceil_mode: c.bool_or("ceil_mode", false)?,
+        exclusive: c.bool_or("exclusive", true)?,
+        adaptive: c.bool_or("adaptive", false)?,
+        global_pooling: c.bool_or("global_pooling", false)?,
+        padding_algorithm: conv::PaddingAlgorithm::parse(&str_attr(
+            c,
+            "padding_algorithm",
+            "EXPLICIT",
+        )?)?,
+        channels_last,
+    })
+}
+
+fn bn_attrs(c: &OpCall<'_>) -> KResult<bn::BatchNormAttrs> {
+    Ok(bn::BatchNormAttrs {
+        is_test: c.bool_or("is_test", false)?,
+        momentum: c.f64_or("momentum", 0.9)?,
+        epsilon: c.f64_or("epsilon", 1e-5)?,
+        channels_last: bn::BatchNormAttrs::layout(&str_attr(c, "data_format", "NCHW")?)?,
+        use_global_stats: c.bool_or("use_global_stats", false)?,
+        trainable_statistics: c.bool_or("trainable_statistics", false)?,
+    })
+}
+
+/// `batch_norm(_)`: out, mean_out, variance_out, saved_mean, saved_variance, reserve_space. The
+/// running statistics come back unchanged when the op does not update them, so that
+/// `batch_norm_`'s aliased results always hold a value.
+fn batch_norm(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
+    let at = bn_attrs(c)?;
+    let (mean, variance) = (c.t(1)?, c.t(2)?);
+    let (ones, zeros);
+    let scale = match c.opt(3) {
+        Some(s) => s,
+        None => {
+            ones = Tensor::full(&[mean.numel()], mean.dtype(), 1.0);
+            &ones
+        }
+    };
+    let bias = match c.opt(4) {
+        Some(b) => b,
+        None => {
+            zeros = Tensor::full(&[mean.numel()], mean.dtype(), 0.0);
+            &zeros
+        }
+    };
+    let o = bn::batch_norm(c.t(0)?, mean, variance, scale, bias, &at)?;
+    Ok(vec![
+        Some(o.out),
+        Some(o.mean_out.unwrap_or_else(|| mean.clone())),
+        Some(o.variance_out.unwrap_or_else(|| variance.clone())),
+        Some(o.saved_mean),
+        Some(o.saved_variance),
+        Some(o.reserve_space),
+    ])
+}
 
 fn scale(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
     let s = scalar_operand_or_attr(c, 1, "scale", 1.0)?;

@@ -161,7 +161,8 @@ impl Tensor {
             DType::I64 => Data::I64(vec![value as i64; n]),
             DType::I32 => Data::I32(vec![value as i32; n]),
             DType::Bool => Data::Bool(vec![value != 0.0; n]),
-            DType::I16 | DType::I8 | DType::U8 | DType::C64 | DType::C128 => {
+            DType::U8 => Data::U8(vec![value as u8; n]),
+            DType::I16 | DType::I8 | DType::C64 | DType::C128 => {
                 unreachable!("{}", dtype::not_held(dtype))
             }
         };
@@ -251,6 +252,7 @@ impl Tensor {
             Data::I64(v) => v.iter().map(|&x| x as f64).collect(),
             Data::I32(v) => v.iter().map(|&x| x as f64).collect(),
             Data::Bool(v) => v.iter().map(|&x| if x { 1.0 } else { 0.0 }).collect(),
+            Data::U8(v) => v.iter().map(|&x| x as f64).collect(),
         }
     }
 
@@ -260,6 +262,7 @@ impl Tensor {
             Data::I64(v) => v.clone(),
             Data::I32(v) => v.iter().map(|&x| x as i64).collect(),
             Data::Bool(v) => v.iter().map(|&x| x as i64).collect(),
+            Data::U8(v) => v.iter().map(|&x| x as i64).collect(),
             _ => self.to_f64_vec().into_iter().map(|x| x as i64).collect(),
         }
     }

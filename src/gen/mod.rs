@@ -21,8 +21,10 @@
 //! cannot catch the printer's bugs), and lets benchmarks time parsing on input made elsewhere.
 //!
 //! `irw gen mlp --layers N [--optimizer sgd|momentum|adam|adamw] [--dtype f32|bf16]
-//! [--allreduce] [-o FILE]` is the command-line face of [`mlp::mlp`].
+//! [--allreduce] [-o FILE]` is the command-line face of [`mlp::mlp`]; `irw gen cnn
+//! [--batch-norm]` of [`cnn::cnn`] (a small convolutional network, optionally batch-coupled).
 
+pub mod cnn;
 pub mod dist;
 pub mod mlp;
 pub mod num;

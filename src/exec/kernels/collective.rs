@@ -291,6 +291,7 @@ pub fn concat_rows(xs: &[&Tensor]) -> KResult<Tensor> {
         Data::I64(_) => cat!(I64),
         Data::I32(_) => cat!(I32),
         Data::Bool(_) => cat!(Bool),
+        Data::U8(_) => cat!(U8),
     };
     Tensor::new(shape, data)
 }

@@ -45,6 +45,27 @@ pub fn gemm_into<T: GemmScalar>(
     b: MatRef<'_, T>,
     par: Parallelism,
 ) {
+    gemm_with(dst, a, b, par, false);
+}
+
+/// `dst += a · b`: [`gemm_into`] adding to what `dst` holds (a sum of products over a batch,
+/// such as a convolution's filter gradient, without a temporary per term).
+pub fn gemm_acc_into<T: GemmScalar>(
+    dst: &mut [T],
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    par: Parallelism,
+) {
+    gemm_with(dst, a, b, par, true);
+}
+
+fn gemm_with<T: GemmScalar>(
+    dst: &mut [T],
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    par: Parallelism,
+    accumulate: bool,
+) {
     let (m, k, n) = (a.rows, a.cols, b.cols);
     assert!(
         a.cols == b.rows && dst.len() == m * n && a.check() && b.check(),
@@ -54,7 +75,9 @@ pub fn gemm_into<T: GemmScalar>(
         return;
     }
     if k == 0 {
-        dst.iter_mut().for_each(|d| *d = T::default());
+        if !accumulate {
+            dst.iter_mut().for_each(|d| *d = T::default());
+        }
         return;
     }
     // SAFETY: the views were bounds-checked above; dst is m×n contiguous and does not alias.
@@ -66,14 +89,14 @@ pub fn gemm_into<T: GemmScalar>(
             dst.as_mut_ptr(),
             1,
             n as isize,
-            false,
+            accumulate,
             a.data.as_ptr().add(a.off),
             a.cs as isize,
             a.rs as isize,
             b.data.as_ptr().add(b.off),
             b.cs as isize,
             b.rs as isize,
-            T::default(),
+            if accumulate { T::ONE } else { T::default() },
             T::ONE,
             false,
             false,

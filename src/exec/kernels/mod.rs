@@ -3,17 +3,25 @@
 //! [`KernelError`](super::KernelError) instead of panicking on inputs a program controls.
 
 pub mod activation;
+pub mod batch_norm;
 pub mod broadcast;
 pub mod cast;
 pub mod collective;
+pub mod conv;
+pub mod dropout;
 pub mod elementwise;
 pub mod index;
 pub mod join;
 pub mod layer_norm;
 pub mod matmul;
 pub mod optimizer;
+pub mod flatten;
 pub mod pick;
+pub mod pool;
 pub mod reduce;
 pub mod repeat;
 pub mod shape;
 pub mod softmax;
+
+#[cfg(test)]
+pub(crate) mod testdata;

@@ -163,6 +163,7 @@ pub fn transpose(x: &Tensor, perm: &[i64]) -> KResult<Tensor> {
         Data::I64(v) => Data::I64(permute(v, s, &p)),
         Data::I32(v) => Data::I32(permute(v, s, &p)),
         Data::Bool(v) => Data::Bool(permute(v, s, &p)),
+        Data::U8(v) => Data::U8(permute(v, s, &p)),
     };
     Tensor::new(out_shape, data)
 }
@@ -245,6 +246,7 @@ pub fn slice(
         Data::I64(v) => Data::I64(pick(v, &offsets)),
         Data::I32(v) => Data::I32(pick(v, &offsets)),
         Data::Bool(v) => Data::Bool(pick(v, &offsets)),
+        Data::U8(v) => Data::U8(pick(v, &offsets)),
     };
     Tensor::new(out_shape, data)
 }
@@ -344,6 +346,7 @@ pub fn set_value_with_tensor(x: &Tensor, values: &Tensor, spec: &SliceSpec) -> K
             (Data::I64(d), Data::I64(s)) => go!(d, s),
             (Data::I32(d), Data::I32(s)) => go!(d, s),
             (Data::Bool(d), Data::Bool(s)) => go!(d, s),
+            (Data::U8(d), Data::U8(s)) => go!(d, s),
             _ => unreachable!("values were cast to x's dtype"),
         }
     };

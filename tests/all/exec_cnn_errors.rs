@@ -1,0 +1,221 @@
+//! The kernels of convolutional models refuse what does not fit their contract with a message
+//! (never a panic): each case calls the kernel as the op table would and asserts the words.
+
+use irw::exec::kernels::batch_norm::{batch_norm, BatchNormAttrs};
+use irw::exec::kernels::conv::{channels_last, conv2d, ConvAttrs, PaddingAlgorithm};
+use irw::exec::kernels::dropout::{dropout, dropout_grad, DropoutMode};
+use irw::exec::kernels::flatten::flatten_shape;
+use irw::exec::kernels::pool::{pool2d, pool2d_grad, PoolAttrs, PoolKind};
+use irw::exec::{Data, Tensor};
+
+tests![conv_errors, pool_errors, batch_norm_errors, dropout_errors];
+
+fn says<T>(r: Result<T, irw::exec::KernelError>, words: &str) {
+    match r {
+        Ok(_) => panic!("expected an error saying {words:?}"),
+        Err(e) => assert!(e.message.contains(words), "{:?} lacks {words:?}", e.message),
+    }
+}
+
+fn conv_attrs() -> ConvAttrs {
+    ConvAttrs {
+        strides: vec![1, 1],
+        paddings: vec![0, 0],
+        dilations: vec![1, 1],
+        groups: 1,
+        padding_algorithm: PaddingAlgorithm::Explicit,
+        channels_last: false,
+    }
+}
+
+fn conv_errors() {
+    let x = Tensor::f32(&[1, 2, 4, 4], vec![0.0; 32]);
+    let w = Tensor::f32(&[2, 2, 3, 3], vec![0.0; 36]);
+    says(
+        PaddingAlgorithm::parse("FULL"),
+        "padding_algorithm `FULL` is not EXPLICIT, SAME or VALID",
+    );
+    says(
+        channels_last("NDHWC"),
+        "data_format `NDHWC` is not NCHW or NHWC",
+    );
+    let at = ConvAttrs {
+        paddings: vec![1, 1, 1],
+        ..conv_attrs()
+    };
+    says(
+        conv2d(&x, &w, &at),
+        "conv2d: paddings has 3 elements, expected 2 or 4",
+    );
+    let at = ConvAttrs {
+        strides: vec![1, 1, 1],
+        ..conv_attrs()
+    };
+    says(conv2d(&x, &w, &at), "strides has 3 elements, expected 2");
+    let at = ConvAttrs {
+        dilations: vec![0, 1],
+        ..conv_attrs()
+    };
+    says(
+        conv2d(&x, &w, &at),
+        "dilations must be positive, got [0, 1]",
+    );
+    let flat = Tensor::f32(&[2, 16], vec![0.0; 32]);
+    says(
+        conv2d(&flat, &w, &conv_attrs()),
+        "conv2d needs a 4-D input and a 4-D filter",
+    );
+    let at = ConvAttrs {
+        groups: 0,
+        ..conv_attrs()
+    };
+    says(conv2d(&x, &w, &at), "groups must be positive, got 0");
+    let big = Tensor::f32(&[2, 2, 5, 5], vec![0.0; 100]);
+    says(
+        conv2d(&x, &big, &conv_attrs()),
+        "does not fit the padded input",
+    );
+    let xi = Tensor::i64(&[1, 2, 4, 4], vec![0; 32]);
+    says(
+        conv2d(&xi, &w, &conv_attrs()),
+        "conv2d computes float tensors, got int64",
+    );
+}
+
+fn pool_attrs() -> PoolAttrs {
+    PoolAttrs {
+        kind: PoolKind::Max,
+        kernel_size: vec![2, 2],
+        strides: vec![2, 2],
+        paddings: vec![0, 0],
+        ceil_mode: false,
+        exclusive: true,
+        adaptive: false,
+        global_pooling: false,
+        padding_algorithm: PaddingAlgorithm::Explicit,
+        channels_last: false,
+    }
+}
+
+fn pool_errors() {
+    let x = Tensor::f32(&[1, 1, 4, 4], vec![0.0; 16]);
+    says(
+        PoolAttrs::kind_and_layout("lp", "NCHW"),
+        "pooling_type `lp` is not max or avg",
+    );
+    says(
+        pool2d(&Tensor::f32(&[4, 4], vec![0.0; 16]), &pool_attrs()),
+        "pool2d needs a 4-D input",
+    );
+    let at = PoolAttrs {
+        kernel_size: vec![2, 2, 2],
+        ..pool_attrs()
+    };
+    says(pool2d(&x, &at), "kernel_size has 3 elements, expected 2");
+    let at = PoolAttrs {
+        kernel_size: vec![0, 2],
+        ..pool_attrs()
+    };
+    says(pool2d(&x, &at), "kernel_size must be positive, got [0, 2]");
+    let at = PoolAttrs {
+        strides: vec![1, 1, 1],
+        ..pool_attrs()
+    };
+    says(pool2d(&x, &at), "strides has 3 elements, expected 2");
+    let at = PoolAttrs {
+        strides: vec![0, 1],
+        ..pool_attrs()
+    };
+    says(pool2d(&x, &at), "strides must be positive, got [0, 1]");
+    let at = PoolAttrs {
+        kernel_size: vec![5, 5],
+        ..pool_attrs()
+    };
+    says(
+        pool2d(&x, &at),
+        "the pooling window [5, 5] does not fit the padded input",
+    );
+    let at = PoolAttrs {
+        kernel_size: vec![6, 6],
+        adaptive: true,
+        ..pool_attrs()
+    };
+    says(
+        pool2d(&x, &at),
+        "adaptive pooling to [6, 6] needs an input at least that large",
+    );
+    let xi = Tensor::i64(&[1, 1, 4, 4], vec![0; 16]);
+    says(
+        pool2d(&xi, &pool_attrs()),
+        "pool2d computes float tensors, got int64",
+    );
+    let out = pool2d(&x, &pool_attrs()).expect("pools");
+    says(
+        pool2d_grad(&x, &out, &x, &pool_attrs()),
+        "out and out_grad have shapes [1, 1, 2, 2] and [1, 1, 4, 4], the pooling's output is [1, 1, 2, 2]",
+    );
+    says(
+        flatten_shape(&[2, 3], 1, 0),
+        "flatten: start_axis 1 and stop_axis 0 do not name a range",
+    );
+}
+
+fn batch_norm_errors() {
+    let at = BatchNormAttrs {
+        is_test: false,
+        momentum: 0.9,
+        epsilon: 1e-5,
+        channels_last: false,
+        use_global_stats: false,
+        trainable_statistics: false,
+    };
+    let x = Tensor::f32(&[2, 3, 4], vec![0.0; 24]);
+    let p3 = Tensor::f32(&[3], vec![1.0; 3]);
+    let p2 = Tensor::f32(&[2], vec![1.0; 2]);
+    let xi = Tensor::i64(&[2, 3], vec![0; 6]);
+    says(
+        batch_norm(&xi, &p3, &p3, &p3, &p3, &at),
+        "batch_norm computes float tensors, got int64",
+    );
+    let one = Tensor::f32(&[6], vec![0.0; 6]);
+    says(
+        batch_norm(&one, &p3, &p3, &p3, &p3, &at),
+        "batch_norm needs at least 2 dimensions",
+    );
+    says(
+        batch_norm(&x, &p3, &p3, &p2, &p3, &at),
+        "scale has 2 elements, the input has 3 channels",
+    );
+    let pi = Tensor::i64(&[3], vec![1; 3]);
+    says(
+        batch_norm(&x, &p3, &p3, &pi, &p3, &at),
+        "scale is int64, expected a float tensor",
+    );
+}
+
+fn dropout_errors() {
+    let x = Tensor::f32(&[3], vec![1.0, 2.0, 3.0]);
+    says(
+        DropoutMode::parse("scale"),
+        "dropout mode `scale` is not upscale_in_train or downgrade_in_infer",
+    );
+    says(
+        dropout(&x, 1.5, true, DropoutMode::UpscaleInTrain),
+        "dropout probability p = 1.5 is not in [0, 1]",
+    );
+    says(dropout(&x, 0.5, false, DropoutMode::UpscaleInTrain), "in training draws a random mask: two runs (the original and the rewritten program) would drop different elements");
+    let xi = Tensor::i64(&[3], vec![1, 2, 3]);
+    says(
+        dropout(&xi, 0.0, true, DropoutMode::UpscaleInTrain),
+        "dropout computes float tensors, got int64",
+    );
+    let mask = Tensor::new(vec![2], Data::U8(vec![1, 1])).expect("mask");
+    says(
+        dropout_grad(&mask, &x, -0.5, false, DropoutMode::UpscaleInTrain),
+        "dropout probability p = -0.5 is not in [0, 1]",
+    );
+    says(
+        dropout_grad(&mask, &x, 0.0, false, DropoutMode::UpscaleInTrain),
+        "mask has shape [2], out_grad [3]",
+    );
+}

@@ -1,0 +1,83 @@
+//! The executor reproduces Paddle's own numbers on the convolutional model of
+//! `fixtures/paddle-zoo/` (LeNet: conv2d, max pool2d, relu, flatten, linear; Momentum): the
+//! full-batch loss, the gradients the optimizer consumed (`grads_full_batch`), and the
+//! parameters and velocities after the step, each within `|a − b| ≤ 1e-5·|b| + 1e-5·max|b|`.
+//! The fixtures' README: `irw check` of the shipped gradient merge passes on it.
+
+use std::path::PathBuf;
+
+use irw::exec::feed::{tensor_from_json, Feed};
+use irw::exec::run::{run, RunOptions};
+use irw::exec::Tensor;
+use irw::ir::{parse_module, parse_startup_into, Module};
+use irw::SourceFile;
+use serde_json::Value;
+
+tests![lenet_full_batch_step_matches_paddle];
+
+fn zoo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/paddle-zoo")
+}
+
+fn read(name: &str) -> String {
+    std::fs::read_to_string(zoo().join(name)).expect("fixture readable")
+}
+
+fn load(model: &str) -> Module {
+    let src = |f: String| SourceFile::new(f.clone(), read(&f));
+    let mut m = parse_module(&src(format!("{model}_before.ir"))).expect("parses");
+    parse_startup_into(&mut m, &src(format!("{model}_startup_before.ir"))).expect("startup");
+    m
+}
+
+fn assert_close(what: &str, got: &Tensor, want: &Tensor) {
+    let (g, w) = (got.to_f64_vec(), want.to_f64_vec());
+    assert_eq!(got.shape(), want.shape(), "{what}: shape");
+    let max = w.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-5 * b.abs() + 1e-5 * max,
+            "{what}[{i}]: irw {a}, Paddle {b}"
+        );
+    }
+}
+
+fn full_batch_case(model: &str) {
+    let numerics: Value =
+        serde_json::from_str(&read(&format!("{model}.numerics.json"))).expect("json");
+    let feed_name = format!("{model}.feed.json");
+    let feed = Feed::parse(&feed_name, &read(&feed_name)).expect("feed parses");
+    let rep = run(
+        &load(model),
+        &RunOptions {
+            feed: Some(feed),
+            ..Default::default()
+        },
+    )
+    .expect("runs");
+    let loss = rep.losses[0][0].expect("loss found") as f64;
+    let want = numerics["loss_full_batch"].as_f64().expect("loss");
+    assert!(
+        (loss - want).abs() <= 1e-5 * want.abs(),
+        "loss {loss} vs Paddle {want}"
+    );
+    let grads = numerics["grads_full_batch"].as_object().expect("grads");
+    assert!(!grads.is_empty());
+    for (name, want) in grads {
+        let want = tensor_from_json(want).expect("tensor");
+        let got = rep.grads.get(name).expect("gradient observed");
+        assert_close(&format!("{model} grad {name}"), got, &want);
+    }
+    for (name, want) in numerics["state_after_full_batch_step"]
+        .as_object()
+        .expect("state")
+    {
+        let want = tensor_from_json(want).expect("tensor");
+        let got = rep.scopes[0].get(name).expect("in scope");
+        assert_close(&format!("{model} state {name}"), got, &want);
+    }
+}
+
+fn lenet_full_batch_step_matches_paddle() {
+    full_batch_case("lenet_momentum");
+}
