@@ -138,7 +138,7 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         rewritten_src,
         &opts,
     )?;
-    print!("{report}");
+    super::streams::print(&report.to_string())?;
     if report.passed() {
         Ok(())
     } else {
@@ -146,7 +146,7 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
             .failures()
             .map(|r| format!("{} ({})", r.tensor, r.kind))
             .collect();
-        eprintln!(
+        err_println!(
             "error: the rewritten program does not compute the same step: {}",
             names.join(", ")
         );

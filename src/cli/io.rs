@@ -18,6 +18,7 @@
 //! file that is too large is refused before it is read, a pipe after reading one byte more than
 //! the bound, so an endless input (`/dev/zero`) cannot exhaust memory.
 
+use super::Failure;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::source_text::{SourceText, MAP_AT_LEAST};
 use std::io::{Read, Write};
@@ -199,7 +200,7 @@ fn vm_hwm_kb(status: &str) -> Option<u64> {
         .ok()
 }
 
-fn io_reason(e: &std::io::Error) -> String {
+pub(super) fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),
@@ -208,7 +209,7 @@ fn io_reason(e: &std::io::Error) -> String {
 }
 
 /// Writes `text` to `path` atomically (`-` for standard output).
-pub fn write_output(path: &str, text: &str) -> Result<(), Diagnostic> {
+pub fn write_output(path: &str, text: &str) -> Result<(), Failure> {
     write_outputs(&[(path, Content::Text(text))]).map(|_| ())
 }
 
@@ -222,7 +223,7 @@ pub enum Content<'a> {
 
 impl Content<'_> {
     /// Writes the content; returns the number of bytes written.
-    fn write_to(self, w: &mut dyn Write) -> std::io::Result<u64> {
+    pub(super) fn write_to(self, w: &mut dyn Write) -> std::io::Result<u64> {
         match self {
             Content::Text(t) => w.write_all(t.as_bytes()).map(|_| t.len() as u64),
             Content::Stream(f) => f(w),
@@ -236,7 +237,7 @@ impl Content<'_> {
 /// directory) leaves every target untouched. Only a failure of a rename itself, or a kill
 /// between two renames, can leave the first target replaced and a later one not: renames are
 /// the last step, and each is atomic. Returns the number of bytes of the first output.
-pub fn write_outputs(outputs: &[(&str, Content<'_>)]) -> Result<u64, Diagnostic> {
+pub fn write_outputs(outputs: &[(&str, Content<'_>)]) -> Result<u64, Failure> {
     let mut pending = Vec::with_capacity(outputs.len());
     let mut sizes = vec![0; outputs.len()];
     for (i, &(path, content)) in outputs.iter().enumerate() {
@@ -251,25 +252,10 @@ pub fn write_outputs(outputs: &[(&str, Content<'_>)]) -> Result<u64, Diagnostic>
     }
     for (i, &(path, content)) in outputs.iter().enumerate() {
         if path == "-" {
-            sizes[i] = write_stdout(content)?;
+            sizes[i] = super::streams::write_stdout(content)?;
         }
     }
     Ok(sizes.first().copied().unwrap_or(0))
-}
-
-fn write_stdout(content: Content<'_>) -> Result<u64, Diagnostic> {
-    let mut out = std::io::stdout().lock();
-    content
-        .write_to(&mut out)
-        .and_then(|n| out.flush().map(|_| n))
-        .or_else(|e| {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                Ok(0)
-            } else {
-                Err(e)
-            }
-        })
-        .map_err(|e| Diagnostic::error(format!("cannot write standard output: {e}")))
 }
 
 /// Temporary files not yet renamed or removed: what a signal must clean up.

@@ -6,16 +6,26 @@
 //!
 //! Exit codes: 0 success, 1 bad input (a diagnostic was printed) or a failed check, 2 bad usage.
 
+// Every line goes through `streams`, which never panics on a closed pipe or a full device.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+/// `eprintln!` through [`streams::eprint`]: dropped, never a panic, when standard error is gone.
+macro_rules! err_println {
+    ($($t:tt)*) => { $crate::cli::streams::eprintln(&format!($($t)*)) };
+}
+
 mod check;
 mod io;
 mod limits;
 mod run;
+mod streams;
 
 pub use io::{
     default_max_input_bytes, format_size, read_source, write_output, write_outputs, Content,
     UTF8_BOM,
 };
 pub use limits::{InputLimitArgs, Limits, MemoryArgs, TimeoutArgs};
+pub use streams::set_closed_at_start;
 
 use crate::diag::Diagnostic;
 use crate::exec::run::MAX_RANKS;
@@ -328,17 +338,19 @@ pub fn main() -> i32 {
     match result {
         Ok(()) => 0,
         Err(Failure::Input(d)) => {
-            eprint!("{d}");
+            streams::eprint(&d.to_string());
             1
         }
         Err(Failure::Mismatch) => 1,
+        Err(Failure::BrokenPipe) => streams::BROKEN_PIPE_EXIT,
         Err(Failure::UsageDiag(d)) => {
-            eprint!("{d}");
+            streams::eprint(&d.to_string());
             2
         }
         Err(Failure::Usage(msg)) => {
-            eprintln!("error: {msg}");
-            eprintln!("\nFor more information, try '--help'.");
+            streams::eprint(&format!(
+                "error: {msg}\n\nFor more information, try '--help'.\n"
+            ));
             2
         }
     }
@@ -354,6 +366,8 @@ pub enum Failure {
     Mismatch,
     /// Bad usage found while loading rules (a `--set` value): exit code 2.
     UsageDiag(Diagnostic),
+    /// Standard output's reader went away: exit quietly with [`streams::BROKEN_PIPE_EXIT`].
+    BrokenPipe,
 }
 
 impl From<Diagnostic> for Failure {
@@ -515,7 +529,7 @@ pub fn apply_rules_to(
     let dist_before = ir::verify_dist::mismatched_ops(&mismatches);
     if let Some(first) = mismatches.first() {
         let d = first.to_diagnostic(module, input);
-        eprintln!(
+        err_println!(
             "warning: {} op(s) of the input carry an op_dist_attr that disagrees with their types (kept as written; irw's own ops get correct ones); the first:\n{}",
             dist_before.len(),
             d.to_string().trim_end().replacen("error: ", "", 1)
@@ -523,10 +537,10 @@ pub fn apply_rules_to(
     }
     let stats = crate::rewrite::apply(module, rules, &opts)?;
     for l in stats.trace_lines(input) {
-        eprintln!("{l}");
+        err_println!("{l}");
     }
     if args.stats {
-        eprint!("{}", stats.render());
+        streams::eprint(&stats.render());
     }
     warn_unproductive(rules, &stats, args);
     crate::dialect::verify_module(module).map_err(|e| {
@@ -582,7 +596,7 @@ fn warn_unproductive(
             .map(|(_, s)| s.applications + s.egraph_changes)
             .sum();
         if changes == 0 {
-            eprintln!(
+            err_println!(
                 "warning: {}: no rule of this file (or of the files it imports) changed the program",
                 rules.sources[root].name
             );
@@ -590,7 +604,7 @@ fn warn_unproductive(
     }
     for e in &stats.egraph {
         if e.report.outcome.hit_limit() {
-            eprintln!(
+            err_println!(
                 "warning: e-graph saturation of phase `{}` ({} program) stopped: {}; the program is rewritten with what was proven so far{}",
                 e.phase,
                 e.program,
@@ -641,21 +655,21 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
     let t_print = t2.elapsed();
     if args.rule.stats {
         let (types, dicts) = module.ctx.interned_counts();
-        eprintln!(
+        err_println!(
             "irw: {} ops, {} bytes out; {} distinct types, {} distinct attribute dictionaries",
             module.num_ops(),
             bytes_out,
             types,
             dicts
         );
-        eprintln!(
+        err_println!(
             "irw: parse+verify {:.3} s, rewrite+verify {:.3} s, print {:.3} s",
             t_parse.as_secs_f64(),
             t_rewrite.as_secs_f64(),
             t_print.as_secs_f64()
         );
         if let Some(peak) = io::peak_memory_bytes() {
-            eprintln!(
+            err_println!(
                 "irw: peak memory {:.1} MiB ({:.2}x the {:.1} MiB input)",
                 peak as f64 / (1u64 << 20) as f64,
                 peak as f64 / bytes_in.max(1) as f64,
@@ -777,20 +791,23 @@ fn lint_command(a: &LintArgs, limits: &Limits) -> Result<(), Failure> {
     let loaded = load_module_files(&a.input, None, limits)?;
     let report = crate::lint::lint(&loaded.module);
     for d in crate::lint::diagnostics(&loaded.module, &loaded.main, &report) {
-        eprint!("{d}");
+        streams::eprint(&d.to_string());
     }
     // Auto-parallel programs: op_dist_attrs that disagree with their types (Paddle's own
     // gradient-merge pass writes such attributes; irw never does).
     let dist = ir::verify_dist::dist_mismatches(&loaded.module);
     for e in &dist {
-        eprint!("{}", e.to_diagnostic(&loaded.module, Some(&loaded.main)));
+        streams::eprint(
+            &e.to_diagnostic(&loaded.module, Some(&loaded.main))
+                .to_string(),
+        );
     }
     let dist_note = if dist.is_empty() {
         String::new()
     } else {
         format!(", {} op_dist_attr disagreement(s)", dist.len())
     };
-    eprintln!(
+    err_println!(
         "irw lint: {} hazard(s){dist_note}; {} instructions, {} buffers accessed by several ops, {} ops visited by ordering searches",
         report.hazards.len(),
         report.instructions,
@@ -808,7 +825,7 @@ fn diff_command(a: &DiffArgs, limits: &Limits) -> Result<(), Failure> {
     let ma = load_module(&a.a, a.startup_a.as_deref(), limits)?;
     let mb = load_module(&a.b, a.startup_b.as_deref(), limits)?;
     let (report, equal) = crate::diff::diff_modules(&ma, &mb, a.max_lines, &a.ignore_attr);
-    print!("{report}");
+    streams::print(&report)?;
     if equal {
         Ok(())
     } else {

@@ -48,6 +48,7 @@ mod robust_cli_errors;
 mod robust_findings;
 mod robust_limits;
 mod robust_memory;
+mod robust_pipes;
 mod roundtrip;
 mod rules_canonicalize;
 mod rules_errors;
@@ -86,6 +87,7 @@ fn main() {
     tests.extend(robust_findings::tests());
     tests.extend(robust_limits::tests());
     tests.extend(robust_memory::tests());
+    tests.extend(robust_pipes::tests());
     tests.extend(roundtrip::tests());
     tests.extend(rules_canonicalize::tests());
     tests.extend(rules_errors::tests());
