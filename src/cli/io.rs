@@ -232,11 +232,10 @@ impl Content<'_> {
 }
 
 /// Writes several outputs as one: every file is first written in full to its temporary file
-/// (and synced), and only then are they renamed over their targets, in order; standard output
-/// (`-`) is written last. A failure while writing any of them (a full disk, a missing
-/// directory) leaves every target untouched. Only a failure of a rename itself, or a kill
-/// between two renames, can leave the first target replaced and a later one not: renames are
-/// the last step, and each is atomic. Returns the number of bytes of the first output.
+/// (and synced), and only then are they renamed over their targets, together or not at all
+/// (the protocol of `pair.rs`: lock, journal, renames, a failed rename undone, a kill completed
+/// by the next run); standard output (`-`) is written last. Returns the number of bytes of the
+/// first output.
 pub fn write_outputs(outputs: &[(&str, Content<'_>)]) -> Result<u64, Failure> {
     let mut pending = Vec::with_capacity(outputs.len());
     let mut sizes = vec![0; outputs.len()];
@@ -247,9 +246,7 @@ pub fn write_outputs(outputs: &[(&str, Content<'_>)]) -> Result<u64, Failure> {
             sizes[i] = n;
         }
     }
-    for p in pending {
-        p.commit()?;
-    }
+    commit(pending)?;
     for (i, &(path, content)) in outputs.iter().enumerate() {
         if path == "-" {
             sizes[i] = super::streams::write_stdout(content)?;
@@ -310,6 +307,30 @@ fn follow_links(path: &Path) -> PathBuf {
         }
     }
     p
+}
+
+/// Whether `a` and `b` name the same file: the same inode if both exist, else the same path
+/// once symbolic links are followed and the directory is made canonical (`./s.ir`, an
+/// absolute path, `sub/../s.ir` and a link to `s.ir` all name `s.ir`).
+pub fn same_file(a: &str, b: &str) -> bool {
+    let (ra, rb) = (follow_links(Path::new(a)), follow_links(Path::new(b)));
+    #[cfg(unix)]
+    if let (Ok(ma), Ok(mb)) = (std::fs::metadata(&ra), std::fs::metadata(&rb)) {
+        use std::os::unix::fs::MetadataExt;
+        return ma.dev() == mb.dev() && ma.ino() == mb.ino();
+    }
+    let canonical = |p: &Path| -> PathBuf {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = p.file_name().map(PathBuf::from).unwrap_or_default();
+        match std::fs::canonicalize(dir) {
+            Ok(d) => d.join(name),
+            Err(_) => std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
+        }
+    };
+    canonical(&ra) == canonical(&rb)
 }
 
 /// A complete output in its temporary file beside the target, not yet renamed over it. Dropped
@@ -391,23 +412,52 @@ impl<'a> Pending<'a> {
             n,
         ))
     }
+}
 
-    fn commit(mut self) -> Result<(), Diagnostic> {
-        let path = self.path;
-        match self.tmp.take() {
-            Some(tmp) => {
-                let mut tmps = temporaries();
-                let tmp_path = tmp.path().to_path_buf();
-                let r = tmp
-                    .persist(&self.target)
-                    .map(|_| ())
-                    .map_err(|e| write_failure(path, &e.error));
-                tmps.retain(|p| *p != tmp_path);
-                r
-            }
-            None => Ok(()),
-        }
+/// Renames the temporary files of `pending` over their targets, together or not at all
+/// (`pair.rs`). The signal thread waits meanwhile: it must not remove a temporary file that a
+/// journal names.
+fn commit(mut pending: Vec<Pending<'_>>) -> Result<(), Failure> {
+    let mut tmps = temporaries();
+    let mut entries = Vec::new();
+    let mut paths = Vec::new();
+    for p in &mut pending {
+        let Some(tmp) = p.tmp.take() else { continue };
+        let temp = tmp.into_temp_path();
+        let temp_abs = std::path::absolute(&temp).unwrap_or_else(|_| temp.to_path_buf());
+        tmps.retain(|t| *t != temp.to_path_buf());
+        // Kept from here on: on failure `pair::commit` removes it, a kill leaves it to the
+        // journal.
+        let _ = temp.keep();
+        entries.push(super::pair::Entry {
+            target: std::path::absolute(&p.target).unwrap_or_else(|_| p.target.clone()),
+            temp: temp_abs,
+        });
+        paths.push(p.path);
     }
+    if entries.is_empty() {
+        return Ok(());
+    }
+    super::pair::commit(&entries).map_err(|e| {
+        let i = entries
+            .iter()
+            .position(|x| x.target == e.target)
+            .unwrap_or(0);
+        let mut d = write_failure(paths[i], &e.error);
+        if entries.len() > 1 {
+            d = match e
+                .left_replaced
+                .and_then(|r| entries.iter().position(|x| x.target == r))
+            {
+                Some(j) => d.with_note(format!(
+                    "{} was replaced and its old contents could not be restored",
+                    paths[j]
+                )),
+                None => d.with_note("none of the output files was replaced"),
+            };
+        }
+        Failure::Input(d)
+    })
 }
 
 impl Drop for Pending<'_> {

@@ -17,6 +17,7 @@ macro_rules! err_println {
 mod check;
 mod io;
 mod limits;
+mod pair;
 mod run;
 mod streams;
 
@@ -621,11 +622,24 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
             "no INPUT program given (use `-` for standard input)".into(),
         ));
     };
-    if let (Some(o), Some(s)) = (&args.output, &args.startup_out) {
-        if o != "-" && std::path::Path::new(o) == std::path::Path::new(s) {
+    if let Some(s) = args.startup_out.as_deref() {
+        let o = args.output.as_deref().unwrap_or("-");
+        if o != "-" && s != "-" && io::same_file(o, s) {
+            let both = if o == s {
+                format!("both name {o}")
+            } else {
+                format!("name the same file ({o} and {s})")
+            };
             return Err(Failure::Usage(format!(
-                "-o and --startup-out both name {o}: the startup program needs its own file"
+                "-o and --startup-out {both}: the startup program needs its own file"
             )));
+        }
+        if o == "-" && s == "-" && args.emit == Emit::PaddleJson {
+            return Err(Failure::Usage(
+                "-o - and --startup-out - would write two JSON documents to standard output: \
+                 give the startup program its own file"
+                    .into(),
+            ));
         }
     }
     if !args.rule.set.is_empty() && args.rule.rules.is_empty() {

@@ -40,6 +40,7 @@ mod interop_dp2;
 mod interop_race;
 mod json_read;
 mod json_write;
+mod output_pairs;
 mod parse_paths;
 mod prop_check;
 mod prop_rewrite;
@@ -79,6 +80,7 @@ fn main() {
     tests.extend(interop_race::tests());
     tests.extend(json_read::tests());
     tests.extend(json_write::tests());
+    tests.extend(output_pairs::tests());
     tests.extend(parse_paths::tests());
     tests.extend(prop_check::tests());
     tests.extend(prop_rewrite::tests());
