@@ -98,7 +98,7 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
             ));
         }
         None => {
-            let rules = load_rules(&a.rule)?;
+            let rules = load_rules(&a.rule, limits)?;
             k_from_rules = Some(match rules.params.get("k_steps").map(|p| &p.value) {
                 Some(crate::rules::Val::Int(k)) => usize::try_from(*k).unwrap_or(0),
                 _ => 1,

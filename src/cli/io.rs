@@ -68,6 +68,18 @@ pub use crate::source_text::UTF8_BOM;
 /// `limit` bytes (`--max-input-size`) without reading more than that. A leading UTF-8 byte
 /// order mark is dropped.
 pub fn read_source(path: &str, limit: u64) -> Result<SourceFile, Diagnostic> {
+    read_source_within(path, limit, None)
+}
+
+/// [`read_source`], ended by a [`Watchdog`] after `timeout` if the read blocks (a FIFO).
+pub fn read_source_within(
+    path: &str,
+    limit: u64,
+    timeout: Option<std::time::Duration>,
+) -> Result<SourceFile, Diagnostic> {
+    // Only what can block: standard input, a FIFO, a device (a regular file's read ends).
+    let blocking = path == "-" || std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+    let _watch = Watchdog::start(timeout.filter(|_| blocking), format!("reading {path}"));
     let name = if path == "-" {
         "<stdin>".to_string()
     } else {
@@ -333,6 +345,67 @@ pub fn same_file(a: &str, b: &str) -> bool {
     canonical(&ra) == canonical(&rb)
 }
 
+/// Opens a target that is not a regular file for writing. A FIFO is opened without waiting for
+/// a reader (which would block forever if none comes: the open fails with ENXIO instead), then
+/// written as usual.
+fn open_in_place(target: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        if std::fs::metadata(target).is_ok_and(|m| m.file_type().is_fifo()) {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(target)?;
+            use std::os::fd::AsRawFd;
+            // SAFETY: fcntl on a descriptor this function owns: clears O_NONBLOCK again.
+            unsafe {
+                let flags = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
+                libc::fcntl(f.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+            return Ok(f);
+        }
+    }
+    std::fs::OpenOptions::new().write(true).open(target)
+}
+
+/// Ends the process with an error if the I/O it guards (reading a FIFO nobody writes, an
+/// import of one) is still blocked when `--timeout` has passed; dropped, it stops watching.
+/// Without a timeout it does nothing: the read waits, as `cat` would.
+pub struct Watchdog {
+    /// Dropped with the watchdog: its thread then stops waiting.
+    _stop: Option<std::sync::mpsc::Sender<()>>,
+}
+
+impl Watchdog {
+    pub fn start(timeout: Option<std::time::Duration>, what: String) -> Watchdog {
+        let Some(t) = timeout else {
+            return Watchdog { _stop: None };
+        };
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let spawned = std::thread::Builder::new()
+            .name("irw-watchdog".into())
+            .spawn(move || {
+                if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(t) {
+                    // The temporary files go first, as on a signal; holding the lock, no
+                    // rename can start.
+                    let tmps = temporaries();
+                    for p in tmps.iter() {
+                        let _ = std::fs::remove_file(p);
+                    }
+                    super::streams::eprintln(&format!(
+                        "error: stopped by the time limit (--timeout, {} s) while {what}; nothing was written",
+                        t.as_secs_f64()
+                    ));
+                    std::process::exit(1);
+                }
+            });
+        Watchdog {
+            _stop: spawned.ok().map(|_| tx),
+        }
+    }
+}
+
 /// A complete output in its temporary file beside the target, not yet renamed over it. Dropped
 /// without [`Pending::commit`], the temporary file is removed. `tmp` is `None` for a target
 /// that is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO): it was written in place,
@@ -364,10 +437,16 @@ impl<'a> Pending<'a> {
             )));
         }
         if existing.as_ref().is_some_and(|m| !m.is_file()) {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(target)
-                .map_err(fail)?;
+            let mut f = open_in_place(target).map_err(|e| {
+                if e.raw_os_error() == Some(libc::ENXIO) {
+                    Diagnostic::error(format!(
+                        "cannot write {path}: it is a FIFO that no process is reading"
+                    ))
+                    .with_hint("start the reader first (opening it would wait for one forever)")
+                } else {
+                    fail(e)
+                }
+            })?;
             let n = content
                 .write_to(&mut f)
                 .and_then(|n| f.flush().map(|_| n))

@@ -196,6 +196,10 @@ pub struct RuleArgs {
     /// error.
     #[arg(long)]
     pub trace: bool,
+    /// Stop with an error when one structural rule applies more than N times in a phase (a rule
+    /// that may be looping) [default: 16 × the program's ops + 1000].
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    pub max_applications: Option<usize>,
     /// Stop each e-graph saturation (equational rules) after N iterations [default: 30].
     #[arg(long, value_name = "N", value_parser = parse_positive)]
     pub egraph_iters: Option<usize>,
@@ -436,7 +440,7 @@ pub fn load_module_files(
     startup: Option<&str>,
     limits: &Limits,
 ) -> Result<Loaded, Diagnostic> {
-    let src = read_source(input, limits.max_input_bytes)?;
+    let src = io::read_source_within(input, limits.max_input_bytes, limits.timeout)?;
     let mut hints = json::TagHints::default();
     let mut module = if json::looks_like_json(&src.text) {
         json::read_module_with_hints(&src, &mut hints)?
@@ -450,7 +454,7 @@ pub fn load_module_files(
                 "{input} already holds a startup program; --startup {s} would replace it"
             )));
         }
-        let ssrc = read_source(s, limits.max_input_bytes)?;
+        let ssrc = io::read_source_within(s, limits.max_input_bytes, limits.timeout)?;
         if json::looks_like_json(&ssrc.text) {
             json::read_startup_into(&mut module, &ssrc, &mut hints)?;
         } else {
@@ -475,13 +479,23 @@ pub fn load_module_files(
 
 /// Reads (with the input size limit, like every input) and parses a feed file (`--feed`).
 pub fn load_feed(path: &str, limits: &Limits) -> Result<crate::exec::feed::Feed, Diagnostic> {
-    let src = read_source(path, limits.max_input_bytes)?;
+    let src = io::read_source_within(path, limits.max_input_bytes, limits.timeout)?;
     crate::exec::feed::Feed::parse(&src.name, &src.text)
 }
 
 /// Loads the rule files named on the command line, with their `--set` values. All errors in
 /// the rule files are reported here, before anything runs.
-pub fn load_rules(args: &RuleArgs) -> Result<crate::rules::RuleSet, Diagnostic> {
+pub fn load_rules(args: &RuleArgs, limits: &Limits) -> Result<crate::rules::RuleSet, Diagnostic> {
+    // Imports are regular files (the loader refuses others); a `--rules` path may be a pipe
+    // (`--rules <(...)`), whose read can block.
+    let blocking = args
+        .rules
+        .iter()
+        .any(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_file()));
+    let _watch = io::Watchdog::start(
+        limits.timeout.filter(|_| blocking),
+        "reading the rule files".into(),
+    );
     let sets = args
         .set
         .iter()
@@ -524,7 +538,7 @@ pub fn apply_rules_to(
         trace: args.trace,
         deadline: limits.deadline(),
         egraph: args.egraph_limits(),
-        ..Default::default()
+        max_applications: args.max_applications.unwrap_or(0),
     };
     let mismatches = ir::verify_dist::dist_mismatches(module);
     let dist_before = ir::verify_dist::mismatched_ops(&mismatches);
@@ -651,7 +665,7 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
     let rules = if args.rule.rules.is_empty() {
         None
     } else {
-        Some(load_rules(&args.rule)?)
+        Some(load_rules(&args.rule, limits)?)
     };
     let t0 = Instant::now();
     let (mut module, hints, src) = load_module_full(input, args.startup.as_deref(), limits)?;
