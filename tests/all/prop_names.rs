@@ -28,27 +28,47 @@ fn doc(op: &str, key: &str, text: &str, kw: &str) -> Value {
     json!({"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[
         {"#":"region_0","blocks":[{"#":"block_0","args":[],
           "kwargs":[{"key":kw,"#":2,"TT":tt}],
-          "ops":[{"#":format!("1.{op}"),"I":[2],"O":[{"%":1,"TT":tt}],
+          "ops":[{"#":format!("1.{op}"),"I":[{"%":2}],"O":[{"%":1,"TT":tt}],
                   "A":[{"N":key,"AT":{"#":"0.a_str","D":text}}]}]}]}]}})
 }
 
-/// The names as the JSON holds them: op key, attribute name and string, kwarg key.
+/// The names as the JSON holds them: op key, attribute name and string, kwarg key (the JSON irw
+/// writes has a keyword argument as a `pd_op.data` op named after it, which Paddle loads).
 fn names_of(v: &Value) -> (String, String, String, String) {
     let b = &v["program"]["regions"][0]["blocks"][0];
-    let op = &b["ops"][0];
-    let attr = op["A"]
-        .as_array()
+    let ops: Vec<&Value> = b["ops"].as_array().into_iter().flatten().collect();
+    let op = ops
+        .iter()
+        .find(|o| o["#"] != "1.data")
+        .copied()
+        .unwrap_or(&Value::Null);
+    let attrs = |o: &Value| -> Vec<Value> {
+        o["A"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .chain(o["OA"].as_array().into_iter().flatten())
+            .cloned()
+            .collect()
+    };
+    let attr = attrs(op)
         .into_iter()
-        .flatten()
-        .chain(op["OA"].as_array().into_iter().flatten())
         .find(|a| a["AT"]["#"] == "0.a_str")
-        .cloned()
         .unwrap_or(Value::Null);
+    let kw = match b["kwargs"][0]["key"].as_str() {
+        Some(k) => k.to_string(),
+        None => ops
+            .iter()
+            .find(|o| o["#"] == "1.data")
+            .and_then(|d| attrs(d).into_iter().find(|a| a["N"] == "name"))
+            .and_then(|a| a["AT"]["D"].as_str().map(str::to_string))
+            .unwrap_or_default(),
+    };
     (
         op["#"].as_str().unwrap_or("").to_string(),
         attr["N"].as_str().unwrap_or("").to_string(),
         attr["AT"]["D"].as_str().unwrap_or("").to_string(),
-        b["kwargs"][0]["key"].as_str().unwrap_or("").to_string(),
+        kw,
     )
 }
 
