@@ -2,7 +2,48 @@
 
 fn main() {
     configure_allocator();
+    let (stdout, stderr) = closed_at_start::streams();
+    irw::cli::set_closed_at_start(stdout, stderr);
     std::process::exit(irw::cli::main());
+}
+
+/// Which of standard output and standard error were closed when the process started
+/// (`irw prog >&-`). The Rust runtime opens `/dev/null` on a closed standard descriptor before
+/// `main` runs (so that a file opened later cannot take its number), which would make output
+/// to a closed descriptor vanish with exit code 0; a function in `.init_array`, which the
+/// dynamic loader runs before the runtime starts, looks first.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod closed_at_start {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static STDOUT: AtomicBool = AtomicBool::new(false);
+    static STDERR: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn record() {
+        // SAFETY: `fcntl(F_GETFD)` only reads the descriptor's flags; -1 means it is not open.
+        let closed = |fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1;
+        STDOUT.store(closed(1), Ordering::Relaxed);
+        STDERR.store(closed(2), Ordering::Relaxed);
+    }
+
+    #[used]
+    #[link_section = ".init_array"]
+    static RECORD: extern "C" fn() = record;
+
+    pub fn streams() -> (bool, bool) {
+        (
+            STDOUT.load(Ordering::Relaxed),
+            STDERR.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Elsewhere the runtime's reopening cannot be seen past: a closed descriptor reads as open.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+mod closed_at_start {
+    pub fn streams() -> (bool, bool) {
+        (false, false)
+    }
 }
 
 /// glibc gives each thread its own heap and grows it one allocation at a time, with an

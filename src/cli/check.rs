@@ -99,7 +99,7 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
             ));
         }
         None => {
-            let rules = load_rules(&a.rule)?;
+            let rules = load_rules(&a.rule, limits)?;
             k_from_rules = Some(match rules.params.get("k_steps").map(|p| &p.value) {
                 Some(crate::rules::Val::Int(k)) => usize::try_from(*k).unwrap_or(0),
                 _ => 1,
@@ -139,7 +139,7 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         rewritten_src,
         &opts,
     )?;
-    print!("{report}");
+    super::streams::print(&report.to_string())?;
     if report.passed() && report.batch_coupled() {
         // Its own verdict: what a gradient merge can reproduce holds, but the full-batch step
         // the user asked about does not exist for this program.
@@ -151,7 +151,7 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
             .failures()
             .map(|r| format!("{} ({})", r.tensor, r.kind))
             .collect();
-        eprintln!(
+        err_println!(
             "error: the rewritten program does not compute the same step: {}",
             names.join(", ")
         );

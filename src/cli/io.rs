@@ -18,6 +18,7 @@
 //! file that is too large is refused before it is read, a pipe after reading one byte more than
 //! the bound, so an endless input (`/dev/zero`) cannot exhaust memory.
 
+use super::Failure;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::source_text::{SourceText, MAP_AT_LEAST};
 use std::io::{Read, Write};
@@ -67,6 +68,18 @@ pub use crate::source_text::UTF8_BOM;
 /// `limit` bytes (`--max-input-size`) without reading more than that. A leading UTF-8 byte
 /// order mark is dropped.
 pub fn read_source(path: &str, limit: u64) -> Result<SourceFile, Diagnostic> {
+    read_source_within(path, limit, None)
+}
+
+/// [`read_source`], ended by a [`Watchdog`] after `timeout` if the read blocks (a FIFO).
+pub fn read_source_within(
+    path: &str,
+    limit: u64,
+    timeout: Option<std::time::Duration>,
+) -> Result<SourceFile, Diagnostic> {
+    // Only what can block: standard input, a FIFO, a device (a regular file's read ends).
+    let blocking = path == "-" || std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+    let _watch = Watchdog::start(timeout.filter(|_| blocking), format!("reading {path}"));
     let name = if path == "-" {
         "<stdin>".to_string()
     } else {
@@ -199,7 +212,7 @@ fn vm_hwm_kb(status: &str) -> Option<u64> {
         .ok()
 }
 
-fn io_reason(e: &std::io::Error) -> String {
+pub(super) fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),
@@ -208,7 +221,7 @@ fn io_reason(e: &std::io::Error) -> String {
 }
 
 /// Writes `text` to `path` atomically (`-` for standard output).
-pub fn write_output(path: &str, text: &str) -> Result<(), Diagnostic> {
+pub fn write_output(path: &str, text: &str) -> Result<(), Failure> {
     write_outputs(&[(path, Content::Text(text))]).map(|_| ())
 }
 
@@ -222,7 +235,7 @@ pub enum Content<'a> {
 
 impl Content<'_> {
     /// Writes the content; returns the number of bytes written.
-    fn write_to(self, w: &mut dyn Write) -> std::io::Result<u64> {
+    pub(super) fn write_to(self, w: &mut dyn Write) -> std::io::Result<u64> {
         match self {
             Content::Text(t) => w.write_all(t.as_bytes()).map(|_| t.len() as u64),
             Content::Stream(f) => f(w),
@@ -231,12 +244,11 @@ impl Content<'_> {
 }
 
 /// Writes several outputs as one: every file is first written in full to its temporary file
-/// (and synced), and only then are they renamed over their targets, in order; standard output
-/// (`-`) is written last. A failure while writing any of them (a full disk, a missing
-/// directory) leaves every target untouched. Only a failure of a rename itself, or a kill
-/// between two renames, can leave the first target replaced and a later one not: renames are
-/// the last step, and each is atomic. Returns the number of bytes of the first output.
-pub fn write_outputs(outputs: &[(&str, Content<'_>)]) -> Result<u64, Diagnostic> {
+/// (and synced), and only then are they renamed over their targets, together or not at all
+/// (the protocol of `pair.rs`: lock, journal, renames, a failed rename undone, a kill completed
+/// by the next run); standard output (`-`) is written last. Returns the number of bytes of the
+/// first output.
+pub fn write_outputs(outputs: &[(&str, Content<'_>)]) -> Result<u64, Failure> {
     let mut pending = Vec::with_capacity(outputs.len());
     let mut sizes = vec![0; outputs.len()];
     for (i, &(path, content)) in outputs.iter().enumerate() {
@@ -246,30 +258,13 @@ pub fn write_outputs(outputs: &[(&str, Content<'_>)]) -> Result<u64, Diagnostic>
             sizes[i] = n;
         }
     }
-    for p in pending {
-        p.commit()?;
-    }
+    commit(pending)?;
     for (i, &(path, content)) in outputs.iter().enumerate() {
         if path == "-" {
-            sizes[i] = write_stdout(content)?;
+            sizes[i] = super::streams::write_stdout(content)?;
         }
     }
     Ok(sizes.first().copied().unwrap_or(0))
-}
-
-fn write_stdout(content: Content<'_>) -> Result<u64, Diagnostic> {
-    let mut out = std::io::stdout().lock();
-    content
-        .write_to(&mut out)
-        .and_then(|n| out.flush().map(|_| n))
-        .or_else(|e| {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                Ok(0)
-            } else {
-                Err(e)
-            }
-        })
-        .map_err(|e| Diagnostic::error(format!("cannot write standard output: {e}")))
 }
 
 /// Temporary files not yet renamed or removed: what a signal must clean up.
@@ -326,6 +321,91 @@ fn follow_links(path: &Path) -> PathBuf {
     p
 }
 
+/// Whether `a` and `b` name the same file: the same inode if both exist, else the same path
+/// once symbolic links are followed and the directory is made canonical (`./s.ir`, an
+/// absolute path, `sub/../s.ir` and a link to `s.ir` all name `s.ir`).
+pub fn same_file(a: &str, b: &str) -> bool {
+    let (ra, rb) = (follow_links(Path::new(a)), follow_links(Path::new(b)));
+    #[cfg(unix)]
+    if let (Ok(ma), Ok(mb)) = (std::fs::metadata(&ra), std::fs::metadata(&rb)) {
+        use std::os::unix::fs::MetadataExt;
+        return ma.dev() == mb.dev() && ma.ino() == mb.ino();
+    }
+    let canonical = |p: &Path| -> PathBuf {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = p.file_name().map(PathBuf::from).unwrap_or_default();
+        match std::fs::canonicalize(dir) {
+            Ok(d) => d.join(name),
+            Err(_) => std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
+        }
+    };
+    canonical(&ra) == canonical(&rb)
+}
+
+/// Opens a target that is not a regular file for writing. A FIFO is opened without waiting for
+/// a reader (which would block forever if none comes: the open fails with ENXIO instead), then
+/// written as usual.
+fn open_in_place(target: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        if std::fs::metadata(target).is_ok_and(|m| m.file_type().is_fifo()) {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(target)?;
+            use std::os::fd::AsRawFd;
+            // SAFETY: fcntl on a descriptor this function owns: clears O_NONBLOCK again.
+            unsafe {
+                let flags = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
+                libc::fcntl(f.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+            return Ok(f);
+        }
+    }
+    std::fs::OpenOptions::new().write(true).open(target)
+}
+
+/// Ends the process with an error if the I/O it guards (reading a FIFO nobody writes, an
+/// import of one) is still blocked when `--timeout` has passed; dropped, it stops watching.
+/// Without a timeout it does nothing: the read waits, as `cat` would.
+pub struct Watchdog {
+    /// Dropped with the watchdog: its thread then stops waiting.
+    _stop: Option<std::sync::mpsc::Sender<()>>,
+}
+
+impl Watchdog {
+    pub fn start(timeout: Option<std::time::Duration>, what: String) -> Watchdog {
+        let Some(t) = timeout else {
+            return Watchdog { _stop: None };
+        };
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let spawned = std::thread::Builder::new()
+            .name("irw-watchdog".into())
+            .spawn(move || {
+                if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(t) {
+                    // The temporary files go first, as on a signal; holding the lock, no
+                    // rename can start.
+                    let tmps = temporaries();
+                    for p in tmps.iter() {
+                        let _ = std::fs::remove_file(p);
+                    }
+                    super::streams::eprintln(&format!(
+                        "error: stopped by the time limit (--timeout, {} s) while {what}; nothing was written",
+                        t.as_secs_f64()
+                    ));
+                    std::process::exit(1);
+                }
+            });
+        Watchdog {
+            _stop: spawned.ok().map(|_| tx),
+        }
+    }
+}
+
 /// A complete output in its temporary file beside the target, not yet renamed over it. Dropped
 /// without [`Pending::commit`], the temporary file is removed. `tmp` is `None` for a target
 /// that is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO): it was written in place,
@@ -357,10 +437,16 @@ impl<'a> Pending<'a> {
             )));
         }
         if existing.as_ref().is_some_and(|m| !m.is_file()) {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(target)
-                .map_err(fail)?;
+            let mut f = open_in_place(target).map_err(|e| {
+                if e.raw_os_error() == Some(libc::ENXIO) {
+                    Diagnostic::error(format!(
+                        "cannot write {path}: it is a FIFO that no process is reading"
+                    ))
+                    .with_hint("start the reader first (opening it would wait for one forever)")
+                } else {
+                    fail(e)
+                }
+            })?;
             let n = content
                 .write_to(&mut f)
                 .and_then(|n| f.flush().map(|_| n))
@@ -405,23 +491,52 @@ impl<'a> Pending<'a> {
             n,
         ))
     }
+}
 
-    fn commit(mut self) -> Result<(), Diagnostic> {
-        let path = self.path;
-        match self.tmp.take() {
-            Some(tmp) => {
-                let mut tmps = temporaries();
-                let tmp_path = tmp.path().to_path_buf();
-                let r = tmp
-                    .persist(&self.target)
-                    .map(|_| ())
-                    .map_err(|e| write_failure(path, &e.error));
-                tmps.retain(|p| *p != tmp_path);
-                r
-            }
-            None => Ok(()),
-        }
+/// Renames the temporary files of `pending` over their targets, together or not at all
+/// (`pair.rs`). The signal thread waits meanwhile: it must not remove a temporary file that a
+/// journal names.
+fn commit(mut pending: Vec<Pending<'_>>) -> Result<(), Failure> {
+    let mut tmps = temporaries();
+    let mut entries = Vec::new();
+    let mut paths = Vec::new();
+    for p in &mut pending {
+        let Some(tmp) = p.tmp.take() else { continue };
+        let temp = tmp.into_temp_path();
+        let temp_abs = std::path::absolute(&temp).unwrap_or_else(|_| temp.to_path_buf());
+        tmps.retain(|t| *t != temp.to_path_buf());
+        // Kept from here on: on failure `pair::commit` removes it, a kill leaves it to the
+        // journal.
+        let _ = temp.keep();
+        entries.push(super::pair::Entry {
+            target: std::path::absolute(&p.target).unwrap_or_else(|_| p.target.clone()),
+            temp: temp_abs,
+        });
+        paths.push(p.path);
     }
+    if entries.is_empty() {
+        return Ok(());
+    }
+    super::pair::commit(&entries).map_err(|e| {
+        let i = entries
+            .iter()
+            .position(|x| x.target == e.target)
+            .unwrap_or(0);
+        let mut d = write_failure(paths[i], &e.error);
+        if entries.len() > 1 {
+            d = match e
+                .left_replaced
+                .and_then(|r| entries.iter().position(|x| x.target == r))
+            {
+                Some(j) => d.with_note(format!(
+                    "{} was replaced and its old contents could not be restored",
+                    paths[j]
+                )),
+                None => d.with_note("none of the output files was replaced"),
+            };
+        }
+        Failure::Input(d)
+    })
 }
 
 impl Drop for Pending<'_> {

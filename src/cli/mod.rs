@@ -6,16 +6,27 @@
 //!
 //! Exit codes: 0 success, 1 bad input (a diagnostic was printed) or a failed check, 2 bad usage.
 
+// Every line goes through `streams`, which never panics on a closed pipe or a full device.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+/// `eprintln!` through [`streams::eprint`]: dropped, never a panic, when standard error is gone.
+macro_rules! err_println {
+    ($($t:tt)*) => { $crate::cli::streams::eprintln(&format!($($t)*)) };
+}
+
 mod check;
 mod io;
 mod limits;
+mod pair;
 mod run;
+mod streams;
 
 pub use io::{
     default_max_input_bytes, format_size, read_source, write_output, write_outputs, Content,
     UTF8_BOM,
 };
 pub use limits::{InputLimitArgs, Limits, MemoryArgs, TimeoutArgs};
+pub use streams::set_closed_at_start;
 
 use crate::diag::Diagnostic;
 use crate::exec::run::MAX_RANKS;
@@ -189,6 +200,10 @@ pub struct RuleArgs {
     /// error.
     #[arg(long)]
     pub trace: bool,
+    /// Stop with an error when one structural rule applies more than N times in a phase (a rule
+    /// that may be looping) [default: 16 × the program's ops + 1000].
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    pub max_applications: Option<usize>,
     /// Stop each e-graph saturation (equational rules) after N iterations [default: 30].
     #[arg(long, value_name = "N", value_parser = parse_positive)]
     pub egraph_iters: Option<usize>,
@@ -352,18 +367,20 @@ pub fn main() -> i32 {
     match result {
         Ok(()) => 0,
         Err(Failure::Input(d)) => {
-            eprint!("{d}");
+            streams::eprint(&d.to_string());
             1
         }
         Err(Failure::Mismatch) => 1,
         Err(Failure::BatchCoupled) => 3,
+        Err(Failure::BrokenPipe) => streams::BROKEN_PIPE_EXIT,
         Err(Failure::UsageDiag(d)) => {
-            eprint!("{d}");
+            streams::eprint(&d.to_string());
             2
         }
         Err(Failure::Usage(msg)) => {
-            eprintln!("error: {msg}");
-            eprintln!("\nFor more information, try '--help'.");
+            streams::eprint(&format!(
+                "error: {msg}\n\nFor more information, try '--help'.\n"
+            ));
             2
         }
     }
@@ -382,6 +399,8 @@ pub enum Failure {
     BatchCoupled,
     /// Bad usage found while loading rules (a `--set` value): exit code 2.
     UsageDiag(Diagnostic),
+    /// Standard output's reader went away: exit quietly with [`streams::BROKEN_PIPE_EXIT`].
+    BrokenPipe,
 }
 
 impl From<Diagnostic> for Failure {
@@ -449,7 +468,7 @@ pub fn load_module_files(
     startup: Option<&str>,
     limits: &Limits,
 ) -> Result<Loaded, Diagnostic> {
-    let src = read_source(input, limits.max_input_bytes)?;
+    let src = io::read_source_within(input, limits.max_input_bytes, limits.timeout)?;
     let mut hints = json::TagHints::default();
     let mut module = if json::looks_like_json(&src.text) {
         json::read_module_with_hints(&src, &mut hints)?
@@ -463,7 +482,7 @@ pub fn load_module_files(
                 "{input} already holds a startup program; --startup {s} would replace it"
             )));
         }
-        let ssrc = read_source(s, limits.max_input_bytes)?;
+        let ssrc = io::read_source_within(s, limits.max_input_bytes, limits.timeout)?;
         if json::looks_like_json(&ssrc.text) {
             json::read_startup_into(&mut module, &ssrc, &mut hints)?;
         } else {
@@ -488,13 +507,23 @@ pub fn load_module_files(
 
 /// Reads (with the input size limit, like every input) and parses a feed file (`--feed`).
 pub fn load_feed(path: &str, limits: &Limits) -> Result<crate::exec::feed::Feed, Diagnostic> {
-    let src = read_source(path, limits.max_input_bytes)?;
+    let src = io::read_source_within(path, limits.max_input_bytes, limits.timeout)?;
     crate::exec::feed::Feed::parse(&src.name, &src.text)
 }
 
 /// Loads the rule files named on the command line, with their `--set` values. All errors in
 /// the rule files are reported here, before anything runs.
-pub fn load_rules(args: &RuleArgs) -> Result<crate::rules::RuleSet, Diagnostic> {
+pub fn load_rules(args: &RuleArgs, limits: &Limits) -> Result<crate::rules::RuleSet, Diagnostic> {
+    // Imports are regular files (the loader refuses others); a `--rules` path may be a pipe
+    // (`--rules <(...)`), whose read can block.
+    let blocking = args
+        .rules
+        .iter()
+        .any(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_file()));
+    let _watch = io::Watchdog::start(
+        limits.timeout.filter(|_| blocking),
+        "reading the rule files".into(),
+    );
     let sets = args
         .set
         .iter()
@@ -545,13 +574,13 @@ pub fn apply_rules_to(
         trace: args.trace,
         deadline: limits.deadline(),
         egraph: args.egraph_limits(),
-        ..Default::default()
+        max_applications: args.max_applications.unwrap_or(0),
     };
     let mismatches = ir::verify_dist::dist_mismatches(module);
     let dist_before = ir::verify_dist::mismatched_ops(&mismatches);
     if let Some(first) = mismatches.first() {
         let d = first.to_diagnostic(module, input);
-        eprintln!(
+        err_println!(
             "warning: {} op(s) of the input carry an op_dist_attr that disagrees with their types (kept as written; irw's own ops get correct ones); the first:\n{}",
             dist_before.len(),
             d.to_string().trim_end().replacen("error: ", "", 1)
@@ -562,10 +591,10 @@ pub fn apply_rules_to(
         None => d,
     })?;
     for l in stats.trace_lines(input) {
-        eprintln!("{l}");
+        err_println!("{l}");
     }
     if args.stats {
-        eprint!("{}", stats.render());
+        streams::eprint(&stats.render());
     }
     warn_unproductive(rules, &stats, args);
     crate::dialect::verify_module(module).map_err(|e| {
@@ -621,7 +650,7 @@ fn warn_unproductive(
             .map(|(_, s)| s.applications + s.egraph_changes)
             .sum();
         if changes == 0 {
-            eprintln!(
+            err_println!(
                 "warning: {}: no rule of this file (or of the files it imports) changed the program",
                 rules.sources[root].name
             );
@@ -629,7 +658,7 @@ fn warn_unproductive(
     }
     for e in &stats.egraph {
         if e.report.outcome.hit_limit() {
-            eprintln!(
+            err_println!(
                 "warning: e-graph saturation of phase `{}` ({} program) stopped: {}; the program is rewritten with what was proven so far{}",
                 e.phase,
                 e.program,
@@ -646,11 +675,24 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
             "no INPUT program given (use `-` for standard input)".into(),
         ));
     };
-    if let (Some(o), Some(s)) = (&args.output, &args.startup_out) {
-        if o != "-" && std::path::Path::new(o) == std::path::Path::new(s) {
+    if let Some(s) = args.startup_out.as_deref() {
+        let o = args.output.as_deref().unwrap_or("-");
+        if o != "-" && s != "-" && io::same_file(o, s) {
+            let both = if o == s {
+                format!("both name {o}")
+            } else {
+                format!("name the same file ({o} and {s})")
+            };
             return Err(Failure::Usage(format!(
-                "-o and --startup-out both name {o}: the startup program needs its own file"
+                "-o and --startup-out {both}: the startup program needs its own file"
             )));
+        }
+        if o == "-" && s == "-" && args.emit == Emit::PaddleJson {
+            return Err(Failure::Usage(
+                "-o - and --startup-out - would write two JSON documents to standard output: \
+                 give the startup program its own file"
+                    .into(),
+            ));
         }
     }
     if !args.rule.set.is_empty() && args.rule.rules.is_empty() {
@@ -662,7 +704,7 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
     let rules = if args.rule.rules.is_empty() {
         None
     } else {
-        Some(load_rules(&args.rule)?)
+        Some(load_rules(&args.rule, limits)?)
     };
     let t0 = Instant::now();
     let (mut module, hints, src) = load_module_full(input, args.startup.as_deref(), limits)?;
@@ -680,21 +722,21 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
     let t_print = t2.elapsed();
     if args.rule.stats {
         let (types, dicts) = module.ctx.interned_counts();
-        eprintln!(
+        err_println!(
             "irw: {} ops, {} bytes out; {} distinct types, {} distinct attribute dictionaries",
             module.num_ops(),
             bytes_out,
             types,
             dicts
         );
-        eprintln!(
+        err_println!(
             "irw: parse+verify {:.3} s, rewrite+verify {:.3} s, print {:.3} s",
             t_parse.as_secs_f64(),
             t_rewrite.as_secs_f64(),
             t_print.as_secs_f64()
         );
         if let Some(peak) = io::peak_memory_bytes() {
-            eprintln!(
+            err_println!(
                 "irw: peak memory {:.1} MiB ({:.2}x the {:.1} MiB input)",
                 peak as f64 / (1u64 << 20) as f64,
                 peak as f64 / bytes_in.max(1) as f64,
@@ -816,20 +858,23 @@ fn lint_command(a: &LintArgs, limits: &Limits) -> Result<(), Failure> {
     let loaded = load_module_files(&a.input, None, limits)?;
     let report = crate::lint::lint(&loaded.module);
     for d in crate::lint::diagnostics(&loaded.module, &loaded.main, &report) {
-        eprint!("{d}");
+        streams::eprint(&d.to_string());
     }
     // Auto-parallel programs: op_dist_attrs that disagree with their types (Paddle's own
     // gradient-merge pass writes such attributes; irw never does).
     let dist = ir::verify_dist::dist_mismatches(&loaded.module);
     for e in &dist {
-        eprint!("{}", e.to_diagnostic(&loaded.module, Some(&loaded.main)));
+        streams::eprint(
+            &e.to_diagnostic(&loaded.module, Some(&loaded.main))
+                .to_string(),
+        );
     }
     let dist_note = if dist.is_empty() {
         String::new()
     } else {
         format!(", {} op_dist_attr disagreement(s)", dist.len())
     };
-    eprintln!(
+    err_println!(
         "irw lint: {} hazard(s){dist_note}; {} instructions, {} buffers accessed by several ops, {} ops visited by ordering searches",
         report.hazards.len(),
         report.instructions,
@@ -847,7 +892,7 @@ fn diff_command(a: &DiffArgs, limits: &Limits) -> Result<(), Failure> {
     let ma = load_module(&a.a, a.startup_a.as_deref(), limits)?;
     let mb = load_module(&a.b, a.startup_b.as_deref(), limits)?;
     let (report, equal) = crate::diff::diff_modules(&ma, &mb, a.max_lines, &a.ignore_attr);
-    print!("{report}");
+    streams::print(&report)?;
     if equal {
         Ok(())
     } else {

@@ -70,7 +70,7 @@ pub fn run_command(a: &RunArgs, limits: &Limits) -> Result<(), Failure> {
         max_memory: a.memory.bytes(),
     };
     let report = run_with_sources(&loaded.module, loaded.sources(), &opts)?;
-    print!("{report}");
+    super::streams::print(&report.to_string())?;
     if let Some(path) = &a.dump {
         let mut out = serde_json::Map::new();
         out.insert("state".into(), scope_to_json(&report.scopes[0]));

@@ -132,7 +132,8 @@ pub fn describe(t: AttrTag) -> String {
 /// Paddle prints an integer (`value:2`), else the value with Paddle's 6-digit text.
 pub fn float_attr(v: f64) -> Attr {
     let text = format_float_like_paddle(v);
-    if v.fract() == 0.0 && v.abs() < 1e15 {
+    // -0.0 stays a float: the integer 0 would lose its sign.
+    if v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative()) {
         if let Ok(i) = text.parse::<i64>() {
             return Attr::Int(i);
         }
@@ -267,6 +268,13 @@ pub fn attr_to_json(a: &Attr, t: AttrTag) -> Result<Value, String> {
 }
 
 fn one_to_json(a: &Attr, t: Tag) -> Result<Value, String> {
+    // An integer beyond 2^53, which an f64 may not hold exactly, is written as Paddle's int64
+    // attribute (a scalar attribute such as `full`'s `value` takes one), not rounded.
+    if let (Tag::F64, Attr::Int(i)) = (t, a) {
+        if i.unsigned_abs() > 1 << 53 {
+            return Ok(json!({"#": tag_name(Tag::I64), "D": i}));
+        }
+    }
     let name = tag_name(t);
     let misfit = || format!("`{}` is not a {name} value", a.to_text());
     let d = match t {

@@ -17,6 +17,7 @@ use super::locate::{offset_of, op_offsets, JsonPath, Seg};
 use super::types::type_from_json;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::paddle_json::{DIALECT_IDS, MAGIC, OP_DIST_TAG, PARAMETER, WHILE_SYNTAX_OPS};
+use crate::ir::parse::MAX_REGION_DEPTH;
 use crate::ir::{Attr, AttrDict, AttrId, BlockId, Context, Module, OpSyntax, Program, ValueId};
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
@@ -122,10 +123,40 @@ pub fn read_program(
     src: &SourceFile,
     hints: &mut TagHints,
 ) -> Result<Program, Diagnostic> {
-    let doc: Value = serde_json::from_str(&src.text).map_err(|e| {
+    if let Some(off) = too_deep(src.text.as_bytes()) {
+        return Err(Diagnostic::at(
+            src,
+            off,
+            format!("JSON nested deeper than {MAX_JSON_DEPTH} levels"),
+        )
+        .with_hint(format!(
+            "irw reads regions nested up to {MAX_REGION_DEPTH} deep, as in its text form"
+        )));
+    }
+    // The depth is bounded above, so serde_json's own limit (128, less than the JSON irw
+    // writes for 20 nested regions) is not needed.
+    let mut de = serde_json::Deserializer::from_str(&src.text);
+    de.disable_recursion_limit();
+    let mut docs = de.into_iter::<Value>();
+    let malformed = |e: serde_json::Error| {
         let off = offset_of_line_col(&src.text, e.line(), e.column());
         Diagnostic::at(src, off, format!("malformed JSON: {e}"))
-    })?;
+    };
+    let doc = match docs.next() {
+        Some(r) => r.map_err(malformed)?,
+        None => return Err(Diagnostic::at(src, 0, "malformed JSON: the file is empty")),
+    };
+    match docs.next() {
+        None => {}
+        Some(Err(e)) => return Err(malformed(e)),
+        Some(Ok(_)) => {
+            return Err(Diagnostic::at(
+                src,
+                docs.byte_offset(),
+                "malformed JSON: a second document follows the program",
+            ))
+        }
+    }
     let mut r = Reader {
         ctx,
         hints,
@@ -136,6 +167,39 @@ pub fn read_program(
     };
     r.document(&doc).map_err(|e| e.into_diagnostic(src))?;
     Ok(r.prog)
+}
+
+/// The deepest JSON irw reads: what it writes for [`MAX_REGION_DEPTH`] nested regions (six
+/// levels each: op, `regions`, region, `blocks`, block, `ops`), with room for attributes.
+pub const MAX_JSON_DEPTH: usize = 8 * MAX_REGION_DEPTH + 64;
+
+/// The offset of the first bracket nested deeper than [`MAX_JSON_DEPTH`], if any: a linear scan
+/// (strings skipped) before anything recurses.
+fn too_deep(text: &[u8]) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, &b) in text.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_JSON_DEPTH {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 fn offset_of_line_col(text: &str, line: usize, col: usize) -> usize {
@@ -176,11 +240,20 @@ impl Reader<'_> {
             .hint("irw reads files written by paddle.base.core.serialize_pir_program")
             .at_key("base_code"));
         }
-        if !base.get("version").is_some_and(Value::is_u64) {
-            return Err(
-                JErr::new("base_code.version (the PIR version, an integer) is missing")
-                    .at_key("base_code"),
-            );
+        match base.get("version") {
+            None => {
+                return Err(
+                    JErr::new("base_code.version (the PIR version, an integer) is missing")
+                        .at_key("base_code"),
+                )
+            }
+            Some(v) if !v.is_u64() => {
+                return Err(JErr::new(format!(
+                    "base_code.version is {v}: the PIR version is a non-negative integer"
+                ))
+                .at_path(&[Seg::Key("base_code"), Seg::Key("version")]))
+            }
+            Some(_) => {}
         }
         let program = within(
             object(field(root, "program")?, "program"),
@@ -261,6 +334,11 @@ impl Reader<'_> {
                     .get("key")
                     .and_then(Value::as_str)
                     .ok_or_else(|| JErr::new("a keyword argument needs a string \"key\""))
+                    .and_then(|k| {
+                        printable_name("a keyword argument name", k, kwarg_name_char)
+                            .map_err(|e| e.at_key("key"))
+                            .map(|_| k)
+                    })
                     .map_err(|e| e.at_path(&[Seg::Key("kwargs"), Seg::Index(i)]))?;
                 within(
                     self.block_arg(a, block, Some(key)),
@@ -308,6 +386,8 @@ impl Reader<'_> {
                 .get("N")
                 .and_then(Value::as_str)
                 .ok_or_else(|| at(JErr::new("an attribute needs a string \"N\" (its name)")))?;
+            printable_name("an attribute name", name, attr_key_char)
+                .map_err(|e| at(e.at_key("N")))?;
             let at_v = field(
                 e.as_object()
                     .ok_or_else(|| at(JErr::new("an attribute entry must be an object")))?,
@@ -357,6 +437,7 @@ impl Reader<'_> {
             return self.parameter(o, block);
         }
         let name = op_name(key).map_err(|e| e.at_key("#"))?;
+        printable_name("an op name", &name, op_name_char).map_err(|e| e.at_key("#"))?;
         let mut operands = Vec::new();
         let ins = within(array(field(o, "I")?, "\"I\""), &[Seg::Key("I")])?;
         for (i, x) in ins.iter().enumerate() {
@@ -531,6 +612,42 @@ impl JErr {
         self.rev_path.extend(segs.iter().rev().cloned());
         self
     }
+}
+
+/// Names are printed bare in Paddle's text (attribute keys, `%kwarg_NAME`) or between quotes
+/// with no escapes (op names), so a name the text grammar (`grammar/pir.pest`) cannot hold is
+/// refused where the JSON has it: printed, it would read back as another program
+/// (`op_role:2,zz` as `op_role:2`).
+fn printable_name(what: &str, name: &str, ok: fn(char) -> bool) -> Result<(), JErr> {
+    match name.chars().find(|&c| !ok(c)) {
+        _ if name.is_empty() => Err(JErr::new(format!("{what} is empty"))),
+        None => Ok(()),
+        Some(c) => Err(JErr::new(format!(
+            "{what} `{}` holds {c:?}, which Paddle's program text cannot print in it",
+            name.escape_debug()
+        ))
+        .hint(match what {
+            "an op name" => {
+                "an op name may hold any character but a quote, a backslash or a control character"
+            }
+            _ => "letters, digits and `_ . @ - /` (and `( )` in attribute names)",
+        })),
+    }
+}
+
+/// `grammar/pir.pest`'s `op_name`: between quotes, no quote, backslash or control character.
+fn op_name_char(c: char) -> bool {
+    !c.is_control() && c != '"' && c != '\\'
+}
+
+/// `grammar/pir.pest`'s `attr_key`.
+fn attr_key_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "_.@()-/".contains(c)
+}
+
+/// `grammar/pir.pest`'s `kwarg_name`.
+fn kwarg_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "_.@-/".contains(c)
 }
 
 /// `"1.matmul"` → `pd_op.matmul` (split at the first dot, as Paddle does).

@@ -82,10 +82,14 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 applications: 0,
             });
         }
-        let cap = if opts.max_applications == 0 {
-            16 * eng.m.main.num_ops() + 1000
+        let ops_at_start = eng.m.main.num_ops();
+        let (cap, why_cap) = if opts.max_applications == 0 {
+            (
+                16 * ops_at_start + 1000,
+                format!("16 × {ops_at_start} ops + 1000"),
+            )
         } else {
-            opts.max_applications
+            (opts.max_applications, "--max-applications".to_string())
         };
         // The worklist starts with every op some rule of the phase can be rooted at, in program
         // order; `queued` (indexed by op) keeps an op on it at most once.
@@ -150,35 +154,36 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 for t in &touched {
                     stats.edited_by.insert(t.0, first_stat + k);
                 }
-                if applied as usize > cap {
-                    // Point at the rule that fired most: the likeliest to loop.
+                // The cap is per rule: independent rules that each apply once per op never
+                // reach it together, a rule that applies more than 16 times per op does.
+                if stats.rules[first_stat + k].applications as usize > cap {
                     let mut top: Vec<usize> = (0..compiled.len()).collect();
                     top.sort_by_key(|&j| {
                         std::cmp::Reverse(stats.rules[first_stat + j].applications)
                     });
-                    let list: Vec<String> = top
+                    const SHOWN: usize = 10;
+                    let mut list: Vec<String> = top
                         .iter()
-                        .take(3)
+                        .take(SHOWN)
                         .map(|&j| {
                             let r = &stats.rules[first_stat + j];
-                            format!(
-                                "{} ({} applications, {})",
-                                r.name, r.applications, r.location
-                            )
+                            format!("{} {} ({})", r.name, r.applications, r.location)
                         })
                         .collect();
-                    let worst = compiled[top[0]].0;
+                    if top.len() > SHOWN {
+                        list.push(format!("{} more", top.len() - SHOWN));
+                    }
                     return Err(Diagnostic::at(
-                        &rules.sources[worst.file],
-                        worst.name_span.0,
+                        &rules.sources[lr.file],
+                        lr.name_span.0,
                         format!(
-                            "phase `{}` stopped after {cap} rule applications: rule `{}` may be looping",
+                            "phase `{}` stopped: rule `{}` applied more than {cap} times ({why_cap}): it may be looping",
                             phase.name,
-                            worst.name
+                            lr.name,
                         ),
                     )
-                    .with_note(format!("most applied: {}", list.join("; ")))
-                    .with_hint("a rule should remove what it matches, or add something its pattern then excludes"));
+                    .with_note(format!("applications per rule so far: {}", list.join("; ")))
+                    .with_hint("a rule should remove what it matches, or add something its pattern then excludes; --max-applications N raises the cap"));
                 }
                 if queued.len() < eng.m.main.op_capacity() {
                     queued.resize(eng.m.main.op_capacity(), false);

@@ -60,7 +60,8 @@ use std::time::Duration;
 pub struct Options {
     /// Record one line per application in [`Stats::trace`].
     pub trace: bool,
-    /// Cap on applications per phase; 0 means `16 × ops + 1000`.
+    /// Cap on the applications of one rule in a phase (`--max-applications`); 0 means
+    /// `16 × ops + 1000`, ops counted when the phase starts.
     pub max_applications: usize,
     /// Wall-clock deadline (`--timeout`): checked before each worklist item; passing it is an
     /// error, so a runaway rule set cannot keep a CI job busy forever. An e-graph saturation

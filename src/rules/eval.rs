@@ -143,7 +143,16 @@ pub fn eval_str(env: &mut dyn Env, parts: &[StrPart]) -> Result<String, EvalErro
     for p in parts {
         match p {
             StrPart::Lit(l) => out.push_str(l),
-            StrPart::Expr(e) => out.push_str(&eval(env, e)?.display()),
+            StrPart::Expr(e) => {
+                let piece = eval(env, e)?.display();
+                if out.len() + piece.len() > crate::value::operators::MAX_STRING_BYTES {
+                    return err(
+                        e.span(),
+                        crate::value::operators::string_too_long(out.len() + piece.len()),
+                    );
+                }
+                out.push_str(&piece);
+            }
         }
     }
     Ok(out)
@@ -174,7 +183,19 @@ pub fn pure_function(f: Builtin, a: &[Val], span: Span) -> EvalResult {
             }
         }
         (B::Len, [Val::Str(s)]) => Ok(Val::Int(s.chars().count() as i64)),
-        (B::Int, [Val::Float(x)]) => Ok(Val::Int(*x as i64)),
+        // -2^63 ≤ x < 2^63: the floats that truncate to an int (a cast would saturate).
+        (B::Int, [Val::Float(x)])
+            if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(x) =>
+        {
+            Ok(Val::Int(*x as i64))
+        }
+        (B::Int, [Val::Float(x)]) => err(
+            span,
+            format!(
+                "int({}): out of the range of an int",
+                Val::Float(*x).display()
+            ),
+        ),
         (B::Int, [Val::Int(x)]) => Ok(Val::Int(*x)),
         (B::Float, [Val::Int(x)]) => Ok(Val::Float(*x as f64)),
         (B::Float, [Val::Float(x)]) => Ok(Val::Float(*x)),

@@ -81,16 +81,29 @@ pub fn parse_set(arg: &str) -> Result<(String, String), Diagnostic> {
 /// `import "/dev/zero"` from exhausting memory.
 pub const MAX_RULE_FILE_BYTES: u64 = 4 << 20;
 
-fn read_bounded(path: &Path) -> std::io::Result<String> {
+/// Largest total of all rule files one run reads, imports included: 24 imports of
+/// [`MAX_RULE_FILE_BYTES`] each must end in this error, not in an allocation failure.
+pub const MAX_RULE_BYTES_TOTAL: u64 = 16 << 20;
+
+/// Reads `path`, at most [`MAX_RULE_FILE_BYTES`] and at most `budget` bytes (what is left of
+/// [`MAX_RULE_BYTES_TOTAL`]).
+fn read_bounded(path: &Path, budget: u64) -> std::io::Result<String> {
     use std::io::Read;
+    let limit = MAX_RULE_FILE_BYTES.min(budget);
     let mut bytes = Vec::new();
     std::fs::File::open(path)?
-        .take(MAX_RULE_FILE_BYTES + 1)
+        .take(limit + 1)
         .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_RULE_FILE_BYTES {
         return Err(std::io::Error::other(format!(
             "it is larger than {} MiB",
             MAX_RULE_FILE_BYTES >> 20
+        )));
+    }
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "the rule files of this run would be larger than {} MiB together",
+            MAX_RULE_BYTES_TOTAL >> 20
         )));
     }
     // A UTF-8 byte order mark (some editors write one) is not part of the rules.
@@ -112,6 +125,8 @@ struct Loader {
     imports: Vec<Vec<usize>>,
     /// Where imports not found beside the importing file are looked for, in order.
     search: Vec<PathBuf>,
+    /// Bytes of rule text read so far (bounded by [`MAX_RULE_BYTES_TOTAL`]).
+    bytes_read: u64,
 }
 
 impl Loader {
@@ -146,16 +161,31 @@ impl Loader {
             }
             return Ok(i);
         }
-        let text = read_bounded(path).map_err(|e| {
-            let msg = format!("cannot read rule file `{}`: {e}", path.display());
-            match from {
-                Some((f, span)) => Diagnostic::at(&self.sources[f], span.0, msg).with_hint(
-                    "import paths are relative to the importing file, then to each directory \
-                     of --rules-path and IRW_RULES_PATH",
-                ),
-                None => Diagnostic::error(msg),
+        // An import that is a FIFO or a device could block forever (or never end): refused.
+        if let (Some((f, span)), Ok(m)) = (from, std::fs::metadata(path)) {
+            if !m.is_file() && !m.is_dir() {
+                return Err(Diagnostic::at(
+                    &self.sources[f],
+                    span.0,
+                    format!(
+                        "cannot read rule file `{}`: an import must be a regular file, this is a FIFO or a device",
+                        path.display()
+                    ),
+                ));
             }
-        })?;
+        }
+        let text = read_bounded(path, MAX_RULE_BYTES_TOTAL.saturating_sub(self.bytes_read))
+            .map_err(|e| {
+                let msg = format!("cannot read rule file `{}`: {e}", path.display());
+                match from {
+                    Some((f, span)) => Diagnostic::at(&self.sources[f], span.0, msg).with_hint(
+                        "import paths are relative to the importing file, then to each \
+                         directory of --rules-path and IRW_RULES_PATH",
+                    ),
+                    None => Diagnostic::error(msg),
+                }
+            })?;
+        self.bytes_read += text.len() as u64;
         self.add_source(key, SourceFile::new(shown.display().to_string(), text))
     }
 

@@ -158,10 +158,16 @@ impl ParamType {
     pub fn parse(self, raw: &str) -> Option<Val> {
         match self {
             ParamType::Int => raw.parse().ok().map(Val::Int),
+            // Refused: what is not finite (`1e400`), and what rounds to zero though it is not
+            // zero (`1e-400`: a nonzero digit before the exponent).
             ParamType::Float => raw
                 .parse::<f64>()
                 .ok()
                 .filter(|f| f.is_finite())
+                .filter(|&f| {
+                    let mantissa = raw.split(['e', 'E']).next().unwrap_or("");
+                    f != 0.0 || !mantissa.contains(|c: char| ('1'..='9').contains(&c))
+                })
                 .map(Val::Float),
             ParamType::Bool => match raw {
                 "true" => Some(Val::Bool(true)),

@@ -62,6 +62,19 @@ impl BinOp {
     }
 }
 
+/// The longest string a rule computes (by `+` or an interpolation `"{...}"`): 64 KiB. Op and
+/// attribute names are short; a bound keeps a large string parameter, interpolated in every
+/// match, from building gigabytes.
+pub const MAX_STRING_BYTES: usize = 64 << 10;
+
+/// The error for a computed string of `len` bytes, longer than [`MAX_STRING_BYTES`].
+pub fn string_too_long(len: usize) -> String {
+    format!(
+        "the string would be {len} bytes long, more than the {} KiB a rule may compute",
+        MAX_STRING_BYTES >> 10
+    )
+}
+
 /// An evaluation error: where in the rule file, and what.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalError {
@@ -160,15 +173,36 @@ pub fn binary_values(op: BinOp, a: Val, b: Val, span: Span) -> EvalResult {
                 // Integer division would make `1 / k_steps` zero; rules mean the real quotient.
                 _ => Ok(Val::Float(*x as f64 / *y as f64)),
             },
-            (Val::Str(x), Val::Str(y)) if op == Add => Ok(Val::Str(format!("{x}{y}"))),
+            (Val::Str(x), Val::Str(y)) if op == Add => {
+                if x.len() + y.len() > MAX_STRING_BYTES {
+                    return err(span, string_too_long(x.len() + y.len()));
+                }
+                Ok(Val::Str(format!("{x}{y}")))
+            }
             _ => match (num(&a), num(&b)) {
-                (Some(x), Some(y)) => Ok(Val::Float(match op {
-                    Add => x + y,
-                    Sub => x - y,
-                    Mul => x * y,
-                    _ if y == 0.0 => return err(span, "division by zero"),
-                    _ => x / y,
-                })),
+                (Some(x), Some(y)) => {
+                    let r = match op {
+                        Add => x + y,
+                        Sub => x - y,
+                        Mul => x * y,
+                        _ if y == 0.0 => return err(span, "division by zero"),
+                        _ => x / y,
+                    };
+                    // Like integer overflow: a finite computation that leaves the floats is an
+                    // error, never an `inf` or `NaN` that a guard or an attribute would carry on.
+                    if !r.is_finite() && x.is_finite() && y.is_finite() {
+                        return err(
+                            span,
+                            format!(
+                                "float overflow: {} {} {} is not a finite float",
+                                a.display(),
+                                op.symbol(),
+                                b.display()
+                            ),
+                        );
+                    }
+                    Ok(Val::Float(r))
+                }
                 _ => mismatch(&a, &b),
             },
         },

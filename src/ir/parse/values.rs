@@ -60,8 +60,10 @@ pub(super) fn attr_value(src: &SourceFile, p: Pair<'_, Rule>) -> Result<Attr, Di
             if is_int {
                 match s.parse::<i64>() {
                     Ok(i) if i.to_string() == s => Attr::Int(i),
+                    // `-0` (Paddle prints a float -0.0 so) keeps its sign; `+5`, `007`: their
+                    // value.
                     Ok(i) => Attr::Float {
-                        value: i as f64,
+                        value: s.parse::<f64>().unwrap_or(i as f64),
                         text: s.into(),
                     },
                     Err(_) => {
