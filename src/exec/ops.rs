@@ -718,36 +718,6 @@ pub static KERNELS: &[(&str, KernelFn)] = &[
         let (dx, dy) = act::swiglu_grad(c.t(0)?, c.opt(1), c.t(2)?)?;
         Ok(vec![Some(dx), dy])
     }),
-];
-
-/// The table of ops with vector results: op name → kernel entry.
-pub static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
-    ("pd_op.stack_grad", |c| {
-        vector(join::stack_grad(
-            c.list(0)?.len(),
-            c.t(1)?,
-            c.i64_or("axis", 0)?,
-        )?)
-    }),
-    ("pd_op.concat_grad", |c| {
-        vector(join::concat_grad(
-            &c.list(0)?,
-            c.t(1)?,
-            int_operand_or_attr(c, 2, "axis", 0)?,
-        )?)
-    }),
-    ("pd_op.split", |c| {
-        vector(join::split(
-            c.t(0)?,
-            &ints_operand_or_attr(c, 1, "sections")?,
-            int_operand_or_attr(c, 2, "axis", 0)?,
-        )?)
-    }),
-    ("pd_op.split_with_num", |c| {
-        vector(join::split_with_num(
-            c.t(0)?,
-            c.i64_or("num", 1)?,
-            int_operand_or_attr(c, 1, "axis", 0)?,
     // ---- convolutional models ----
     ("pd_op.conv2d", conv2d),
     ("pd_op.depthwise_conv2d", conv2d),
@@ -818,6 +788,38 @@ pub static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
             scalar_operand_or_attr(c, 2, "p", 0.5)?,
             c.bool_or("is_test", false)?,
             dropout::DropoutMode::parse(&str_attr(c, "mode", "downgrade_in_infer")?)?,
+        )?)
+    }),
+];
+
+/// The table of ops with vector results: op name → kernel entry.
+pub static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
+    ("pd_op.stack_grad", |c| {
+        vector(join::stack_grad(
+            c.list(0)?.len(),
+            c.t(1)?,
+            c.i64_or("axis", 0)?,
+        )?)
+    }),
+    ("pd_op.concat_grad", |c| {
+        vector(join::concat_grad(
+            &c.list(0)?,
+            c.t(1)?,
+            int_operand_or_attr(c, 2, "axis", 0)?,
+        )?)
+    }),
+    ("pd_op.split", |c| {
+        vector(join::split(
+            c.t(0)?,
+            &ints_operand_or_attr(c, 1, "sections")?,
+            int_operand_or_attr(c, 2, "axis", 0)?,
+        )?)
+    }),
+    ("pd_op.split_with_num", |c| {
+        vector(join::split_with_num(
+            c.t(0)?,
+            c.i64_or("num", 1)?,
+            int_operand_or_attr(c, 1, "axis", 0)?,
         )?)
     }),
 ];

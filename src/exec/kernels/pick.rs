@@ -31,6 +31,7 @@ pub fn pick(src: &Data, idx: &[usize]) -> Data {
         Data::I64(v) => Data::I64(pick_t(v, idx)),
         Data::I32(v) => Data::I32(pick_t(v, idx)),
         Data::Bool(v) => Data::Bool(pick_t(v, idx)),
+        Data::U8(v) => Data::U8(pick_t(v, idx)),
     }
 }
 
@@ -63,6 +64,7 @@ pub fn concat(parts: &[&Data]) -> KResult<Data> {
         Data::I64(_) => join!(I64),
         Data::I32(_) => join!(I32),
         Data::Bool(_) => join!(Bool),
+        Data::U8(_) => join!(U8),
     })
 }
 
