@@ -450,12 +450,48 @@ pub fn load_module_files(
         };
         return Err(e.to_diagnostic(&module, src));
     }
+    warn_dialect_findings(&module, &src, startup_src.as_ref());
     Ok(Loaded {
         module,
         hints,
         main: src,
         startup: startup_src,
     })
+}
+
+/// Warns about the input's disagreements with the dialect ([`crate::dialect::findings`]):
+/// attribute values that do not fit Paddle's definition, and unknown ops named like known ones.
+fn warn_dialect_findings(
+    module: &Module,
+    main: &crate::SourceFile,
+    startup: Option<&crate::SourceFile>,
+) {
+    use crate::dialect::FindingKind;
+    for f in crate::dialect::findings(module) {
+        if f.kind == FindingKind::Missing {
+            continue;
+        }
+        let e = dialect_error(module, &f);
+        let src = match f.which {
+            ir::Which::Startup if startup.is_some() => startup,
+            _ => Some(main),
+        };
+        let d = e.to_diagnostic(module, src).to_string();
+        eprintln!("{}", d.trim_end().replacen("error: ", "warning: ", 1));
+    }
+}
+
+/// A dialect finding as the verifier's error, to render with a position.
+fn dialect_error(module: &Module, f: &crate::dialect::Finding) -> ir::VerifyError {
+    let p = match f.which {
+        ir::Which::Startup => module.startup.as_ref().unwrap_or(&module.main),
+        ir::Which::Main => &module.main,
+    };
+    ir::VerifyError {
+        which: f.which,
+        op: Some(f.op),
+        message: format!("`{}` {}", module.ctx.str(p.op_name(f.op)), f.message),
+    }
 }
 
 /// Reads (with the input size limit, like every input) and parses a feed file (`--feed`).
@@ -521,6 +557,7 @@ pub fn apply_rules_to(
             d.to_string().trim_end().replacen("error: ", "", 1)
         );
     }
+    let misfits_before = crate::dialect::misfit_ops(&crate::dialect::findings(module));
     let stats = crate::rewrite::apply(module, rules, &opts)?;
     for l in stats.trace_lines(input) {
         eprintln!("{l}");
@@ -557,6 +594,14 @@ pub fn apply_rules_to(
         }
         d.with_note("the rewritten program is invalid: this is a bug in a rule or in irw")
     })?;
+    let misfit = crate::dialect::findings(module).into_iter().find(|f| {
+        f.kind == crate::dialect::FindingKind::Misfit && !misfits_before.contains(&(f.which, f.op))
+    });
+    if let Some(f) = misfit {
+        return Err(dialect_error(module, &f).to_diagnostic(module, None).with_note(
+            "the rewritten program gives an attribute a value Paddle's definition does not allow: this is a bug in a rule or in irw",
+        ));
+    }
     match ir::verify_dist::new_dist_mismatches(&dist_before, module).first() {
         Some(e) => Err(e.to_diagnostic(module, None).with_note(
             "the rewritten program's distribution attributes are wrong: this is a bug in a rule or in irw",
