@@ -9,6 +9,7 @@
 mod check;
 mod io;
 mod limits;
+mod ops;
 mod run;
 
 pub use io::{
@@ -136,6 +137,10 @@ enum Command {
     /// that Paddle's multi-threaded executor leaves unordered, and, in auto-parallel programs,
     /// op_dist_attrs that disagree with their types (exit code 1 when there are any).
     Lint(LintArgs),
+    /// The dialect reference: an op's operands, attributes (Paddle types and defaults), results,
+    /// result-type rule, effect, in-place pairs and whether the executor runs it; a pattern
+    /// with `*` lists signatures.
+    Ops(ops::OpsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -314,7 +319,7 @@ pub fn main() -> i32 {
         Some(Command::Run(a)) => (&a.input_limit, None),
         Some(Command::Diff(a)) => (&a.input_limit, None),
         Some(Command::Lint(a)) => (&a.input_limit, None),
-        Some(Command::Gen(_)) => (&InputLimitArgs::default(), None),
+        Some(Command::Gen(_)) | Some(Command::Ops(_)) => (&InputLimitArgs::default(), None),
     };
     let limits = Limits::new(input_limit, timeout);
     let result = match &cli.command {
@@ -324,6 +329,7 @@ pub fn main() -> i32 {
         Some(Command::Gen(GenCommand::Mlp(a))) => gen_mlp_command(a),
         Some(Command::Diff(a)) => diff_command(a, &limits),
         Some(Command::Lint(a)) => lint_command(a, &limits),
+        Some(Command::Ops(a)) => ops::ops_command(a),
     };
     match result {
         Ok(()) => 0,

@@ -238,9 +238,9 @@ pub fn load(sources: &[(&'static str, &'static str)]) -> Result<Vec<OpSpec>, Str
 }
 
 /// A `_grad` op without a family of its own: each result `N_grad` has operand `N`'s type
-/// (`grad`, Paddle's `GeneralUnaryGradInferMeta`/`GeneralBinaryGradInferMeta`), or, when its
-/// forward op keeps its input's type (`unchanged`) and it has one result, `out_grad`'s
-/// (`relu_grad(out, out_grad)`).
+/// (`grad`, Paddle's `GeneralUnaryGradInferMeta`/`GeneralBinaryGradInferMeta`), or, when no
+/// result is named after an operand, its forward op keeps its input's type (`unchanged`) and it
+/// has one result, `out_grad`'s (`relu_grad(out, out_grad)`).
 fn default_grad_shapes(entries: &mut [Entry], index: &FxHashMap<&'static str, usize>) {
     for i in 0..entries.len() {
         let e = &entries[i];
@@ -254,7 +254,18 @@ fn default_grad_shapes(entries: &mut [Entry], index: &FxHashMap<&'static str, us
             .get(fwd)
             .and_then(|&f| entries[f].shape)
             .is_some_and(|s| s == "unchanged");
-        let shape = if fwd_unchanged && e.results.len() == 1 && e.operands.contains(&"out_grad") {
+        let named = e.results.iter().any(|r| {
+            r.strip_suffix("_grad").is_some_and(|f| {
+                e.operands
+                    .iter()
+                    .any(|o| o.trim_start_matches(['*', '?']) == f)
+            })
+        });
+        let shape = if !named
+            && fwd_unchanged
+            && e.results.len() == 1
+            && e.operands.contains(&"out_grad")
+        {
             "unchanged(out_grad)"
         } else {
             "grad"

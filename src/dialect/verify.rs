@@ -215,7 +215,7 @@ mod tests {
 
     #[test]
     fn typos_and_misfits_are_found() {
-        let text = "{\n    (%0) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[1],value:1} : () -> tensor<1xf32>\n    (%1) = \"pd_op.sdg_\" (%0) {} : (tensor<1xf32>) -> tensor<1xf32>\n    (%2) = \"pd_op.layer_norm\" (%0, <<NULL VALUE>>, <<NULL VALUE>>) {begin_norm_axis:1,epsilon:\"x\"} : (tensor<1xf32>, <<NULL TYPE>>, <<NULL TYPE>>) -> tensor<1xf32>, tensor<1xf32>, tensor<1xf32>\n}\n";
+        let text = "{\n    (%0) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[1],value:1} : () -> tensor<1xf32>\n    (%1) = \"pd_op.sdg_\" (%0) {} : (tensor<1xf32>) -> tensor<1xf32>\n    (%2, %3, %4) = \"pd_op.layer_norm\" (%0, <<NULL VALUE>>, <<NULL VALUE>>) {begin_norm_axis:1,epsilon:\"x\"} : (tensor<1xf32>, <<NULL TYPE>>, <<NULL TYPE>>) -> tensor<1xf32>, tensor<1xf32>, tensor<1xf32>\n}\n";
         let m = parse_module(&SourceFile::new("t.ir", text)).expect("parses");
         let f = super::findings(&m);
         let msgs: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
