@@ -205,7 +205,7 @@ fn shape_text(s: &OpSpec) -> String {
             "unchanged: result 0 is operand `{}`'s type (UnchangedInferMeta)",
             names(i)
         ),
-        Shape::Grad(g) => {
+        Shape::Grad(g) | Shape::Outs(g) => {
             let per: Vec<String> = s
                 .results
                 .iter()
@@ -215,7 +215,12 @@ fn shape_text(s: &OpSpec) -> String {
                     _ => format!("{r} not derived"),
                 })
                 .collect();
-            format!("grad: {} ({})", per.join(", "), s.shape.infer_meta())
+            format!(
+                "{}: {} ({})",
+                s.shape.name(),
+                per.join(", "),
+                s.shape.infer_meta()
+            )
         }
         Shape::Reduced(i) | Shape::Dim0Times(i) | Shape::Dim0Over(i) => {
             format!(

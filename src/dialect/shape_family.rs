@@ -74,7 +74,8 @@ pub enum Shape {
     Pool,
     /// `BatchNormInferMeta`: out is `x`, the statistics are `[C]` as `mean`.
     BatchNorm,
-    /// `LayerNormInferMeta`: out is `x`, mean and variance `[prod(x[..begin_norm_axis])]`.
+    /// `LayerNormInferMeta`: out is `x`, mean and variance `x[..begin_norm_axis]` (Paddle 3.x
+    /// keeps the leading dimensions; float32 for half-precision `x`).
     LayerNorm,
     /// `RmsNormInferMeta`: y is `x`, invvar `x` without its normalized dimensions.
     RmsNorm,
@@ -90,9 +91,18 @@ pub enum Shape {
     CrossEntropy,
     /// `DropoutInferMeta`: out is `x`, mask `x`'s shape in uint8.
     Dropout,
-    /// `GeneralUnaryGradInferMeta` and kin: result `N_grad` is operand `N` (up to 4 results;
+    /// `GeneralUnaryGradInferMeta` and kin: result `N_grad` is operand `N` (up to 8 results;
     /// `u8::MAX` where a result has no such operand).
-    Grad([u8; 4]),
+    Grad([u8; 8]),
+    /// An optimizer's or in-place op's outputs: result `N_out` is operand `N` (up to 8).
+    Outs([u8; 8]),
+    /// `TransposeGradInferMeta`: `out_grad` under the inverse of `perm`.
+    TransposeGrad,
+    /// `RnnInferMeta`: out is `x` with `hidden_size` (twice, bidirectional) last; the state
+    /// is `pre_state`; the dropout state and reserve are left unset (`[0]`).
+    Rnn,
+    /// `CoalesceTensorInferMeta`: the inputs, and a fused buffer left unset (`[0]`).
+    CoalesceTensor,
     /// A collective's reduction: operand `n` without its pending partial sum.
     Reduced(u8),
     /// `all_gather`: dimension 0 times `nranks`.
@@ -160,21 +170,29 @@ impl Shape {
             "reduced" => Shape::Reduced(operand()?),
             "dim0_times" => Shape::Dim0Times(operand()?),
             "dim0_over" => Shape::Dim0Over(operand()?),
-            "grad" => {
-                let mut g = [NONE; 4];
-                if results.len() > 4 {
+            "grad" | "outs" => {
+                let suffix = if head == "grad" { "_grad" } else { "_out" };
+                let mut g = [NONE; 8];
+                if results.len() > 8 {
                     return Some(Shape::Unknown);
                 }
                 for (k, r) in results.iter().enumerate() {
-                    if let Some(fwd) = bare(r).strip_suffix("_grad") {
+                    if let Some(fwd) = bare(r).strip_suffix(suffix) {
                         g[k] = index(fwd).unwrap_or(NONE);
                     }
                 }
                 if g.iter().all(|&x| x == NONE) {
                     return Some(Shape::Unknown);
                 }
-                Shape::Grad(g)
+                if head == "grad" {
+                    Shape::Grad(g)
+                } else {
+                    Shape::Outs(g)
+                }
             }
+            "transpose_grad" => Shape::TransposeGrad,
+            "rnn" => Shape::Rnn,
+            "coalesce_tensor" => Shape::CoalesceTensor,
             _ => return None,
         })
     }
@@ -218,6 +236,10 @@ impl Shape {
             Shape::CrossEntropy => "cross_entropy",
             Shape::Dropout => "dropout",
             Shape::Grad(_) => "grad",
+            Shape::Outs(_) => "outs",
+            Shape::TransposeGrad => "transpose_grad",
+            Shape::Rnn => "rnn",
+            Shape::CoalesceTensor => "coalesce_tensor",
             Shape::Reduced(_) => "reduced",
             Shape::Dim0Times(_) => "dim0_times",
             Shape::Dim0Over(_) => "dim0_over",
@@ -262,6 +284,10 @@ impl Shape {
             Shape::CrossEntropy => "CrossEntropyWithSoftmaxInferMeta",
             Shape::Dropout => "DropoutInferMeta",
             Shape::Grad(_) => "GeneralUnaryGradInferMeta / GeneralBinaryGradInferMeta",
+            Shape::Outs(_) => "the optimizer's InferMeta (each output is its input)",
+            Shape::TransposeGrad => "TransposeGradInferMeta",
+            Shape::Rnn => "RnnInferMeta",
+            Shape::CoalesceTensor => "CoalesceTensorInferMeta",
             Shape::Reduced(_) => "AllReduceInferMeta",
             Shape::Dim0Times(_) => "AllGatherInferMeta",
             Shape::Dim0Over(_) => "ReduceScatterInferMeta",
@@ -280,7 +306,9 @@ impl Shape {
             Shape::Reduced(i) => ResultRule::ReducedOf(i),
             Shape::Dim0Times(i) => ResultRule::Dim0Times(i, "nranks"),
             Shape::Dim0Over(i) => ResultRule::Dim0Over(i, "nranks"),
-            Shape::Grad([i, NONE, NONE, NONE]) if i != NONE => ResultRule::SameAs(i),
+            Shape::Grad([i, NONE, NONE, NONE, NONE, NONE, NONE, NONE]) if i != NONE => {
+                ResultRule::SameAs(i)
+            }
             _ => ResultRule::Explicit,
         }
     }
@@ -429,7 +457,40 @@ pub fn infer(shape: Shape, op: &dyn OpView, n_results: usize) -> Option<Vec<Opti
     match shape {
         Shape::Unknown => None,
         Shape::Unchanged(i) => one(op.ty(i as usize)?.clone()),
-        Shape::Grad(g) => {
+        Shape::TransposeGrad => {
+            let (s, d) = x()?;
+            let perm = ints_attr(&attrs, "perm")?;
+            if perm.len() != s.len() {
+                return None;
+            }
+            let mut out = vec![0; s.len()];
+            for (k, &p) in perm.iter().enumerate() {
+                out[axis(p, s.len())?] = s[k];
+            }
+            one(tensor(out, d))
+        }
+        Shape::Rnn => {
+            let (s, d) = x()?;
+            let h = int_attr(&attrs, "hidden_size")?;
+            let dirs = if bool_attr(&attrs, "is_bidirec") == Some(true) {
+                2
+            } else {
+                1
+            };
+            let mut out = s.get(..s.len().checked_sub(1)?)?.to_vec();
+            out.push(h * dirs);
+            Some(vec![
+                Some(tensor(out, d)),
+                Some(tensor(vec![0], d)),
+                op.ty(1).cloned(),
+                Some(tensor(vec![0], d)),
+            ])
+        }
+        Shape::CoalesceTensor => Some(vec![
+            op.ty(0).cloned(),
+            Some(tensor(vec![0], dtype_attr(&attrs)?)),
+        ]),
+        Shape::Grad(g) | Shape::Outs(g) => {
             let mut out = Vec::with_capacity(n_results);
             for k in 0..n_results {
                 let src = g.get(k).copied().unwrap_or(NONE);
@@ -714,7 +775,7 @@ pub fn infer(shape: Shape, op: &dyn OpView, n_results: usize) -> Option<Vec<Opti
             let b = int_attr(&attrs, "begin_norm_axis")?;
             let b = if b < 0 { b + s.len() as i64 } else { b };
             let lead = s.get(..usize::try_from(b).ok()?)?;
-            let stat = tensor(vec![product(lead)], stat_dtype(d));
+            let stat = tensor(lead.to_vec(), stat_dtype(d));
             Some(vec![
                 Some(tensor(s.to_vec(), d)),
                 Some(stat.clone()),
