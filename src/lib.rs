@@ -15,6 +15,7 @@ pub mod lint;
 pub mod rewrite;
 pub mod rules;
 pub mod source_text;
+pub mod suggest;
 pub mod value;
 
 pub use diag::{Diagnostic, SourceFile};

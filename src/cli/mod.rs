@@ -17,6 +17,7 @@ macro_rules! err_println {
 mod check;
 mod io;
 mod limits;
+mod ops;
 mod pair;
 mod run;
 mod streams;
@@ -147,6 +148,10 @@ enum Command {
     /// that Paddle's multi-threaded executor leaves unordered, and, in auto-parallel programs,
     /// op_dist_attrs that disagree with their types (exit code 1 when there are any).
     Lint(LintArgs),
+    /// The dialect reference: an op's operands, attributes (Paddle types and defaults), results,
+    /// result-type rule, effect, in-place pairs and whether the executor runs it; a pattern
+    /// with `*` lists signatures.
+    Ops(ops::OpsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -347,7 +352,7 @@ pub fn main() -> i32 {
         Some(Command::Run(a)) => (&a.input_limit, None),
         Some(Command::Diff(a)) => (&a.input_limit, None),
         Some(Command::Lint(a)) => (&a.input_limit, None),
-        Some(Command::Gen(_)) => (&InputLimitArgs::default(), None),
+        Some(Command::Gen(_)) | Some(Command::Ops(_)) => (&InputLimitArgs::default(), None),
     };
     let limits = Limits::new(input_limit, timeout);
     let result = match &cli.command {
@@ -363,6 +368,7 @@ pub fn main() -> i32 {
         }
         Some(Command::Diff(a)) => diff_command(a, &limits),
         Some(Command::Lint(a)) => lint_command(a, &limits),
+        Some(Command::Ops(a)) => ops::ops_command(a),
     };
     match result {
         Ok(()) => 0,
@@ -497,12 +503,48 @@ pub fn load_module_files(
         };
         return Err(e.to_diagnostic(&module, src));
     }
+    warn_dialect_findings(&module, &src, startup_src.as_ref());
     Ok(Loaded {
         module,
         hints,
         main: src,
         startup: startup_src,
     })
+}
+
+/// Warns about the input's disagreements with the dialect ([`crate::dialect::findings`]):
+/// attribute values that do not fit Paddle's definition, and unknown ops named like known ones.
+fn warn_dialect_findings(
+    module: &Module,
+    main: &crate::SourceFile,
+    startup: Option<&crate::SourceFile>,
+) {
+    use crate::dialect::FindingKind;
+    for f in crate::dialect::findings(module) {
+        if f.kind == FindingKind::Missing {
+            continue;
+        }
+        let e = dialect_error(module, &f);
+        let src = match f.which {
+            ir::Which::Startup if startup.is_some() => startup,
+            _ => Some(main),
+        };
+        let d = e.to_diagnostic(module, src).to_string();
+        eprintln!("{}", d.trim_end().replacen("error: ", "warning: ", 1));
+    }
+}
+
+/// A dialect finding as the verifier's error, to render with a position.
+fn dialect_error(module: &Module, f: &crate::dialect::Finding) -> ir::VerifyError {
+    let p = match f.which {
+        ir::Which::Startup => module.startup.as_ref().unwrap_or(&module.main),
+        ir::Which::Main => &module.main,
+    };
+    ir::VerifyError {
+        which: f.which,
+        op: Some(f.op),
+        message: format!("`{}` {}", module.ctx.str(p.op_name(f.op)), f.message),
+    }
 }
 
 /// Reads (with the input size limit, like every input) and parses a feed file (`--feed`).
@@ -586,6 +628,7 @@ pub fn apply_rules_to(
             d.to_string().trim_end().replacen("error: ", "", 1)
         );
     }
+    let misfits_before = crate::dialect::misfit_ops(&crate::dialect::findings(module));
     let stats = crate::rewrite::apply(module, rules, &opts).map_err(|d| match input {
         Some(src) => d.at_input(src),
         None => d,
@@ -625,6 +668,14 @@ pub fn apply_rules_to(
         }
         d.with_note("the rewritten program is invalid: this is a bug in a rule or in irw")
     })?;
+    let misfit = crate::dialect::findings(module).into_iter().find(|f| {
+        f.kind == crate::dialect::FindingKind::Misfit && !misfits_before.contains(&(f.which, f.op))
+    });
+    if let Some(f) = misfit {
+        return Err(dialect_error(module, &f).to_diagnostic(module, None).with_note(
+            "the rewritten program gives an attribute a value Paddle's definition does not allow: this is a bug in a rule or in irw",
+        ));
+    }
     match ir::verify_dist::new_dist_mismatches(&dist_before, module).first() {
         Some(e) => Err(e.to_diagnostic(module, None).with_note(
             "the rewritten program's distribution attributes are wrong: this is a bug in a rule or in irw",

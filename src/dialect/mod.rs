@@ -1,25 +1,34 @@
 //! The dialect: what irw knows about each op, as data.
 //!
-//! One table ([`table::OPS`]) says, per op name: operand and result names, which results alias
-//! which operands (in-place ops), the effect class, and how a rule that creates the op derives
-//! its result type ([`ResultRule`], derived by [`result_type`] for both engines). Everything
-//! else in irw asks this table; no other module matches on op names.
+//! One table ([`table::ops`], loaded from the data files of [`data`]: Paddle's own op
+//! definitions, derived by `tools/dialect/derive.py`, and irw's hand-written facts) says, per
+//! op name: operand and result names (and which Paddle lets be null), attributes with their
+//! Paddle types and defaults, which results alias which operands (in-place ops), the effect
+//! class, the result-type family ([`Shape`], named after Paddle's `infer_meta` functions) and
+//! how a rule that creates the op derives its result type ([`ResultRule`], derived by
+//! [`result_type`] for both engines). Everything else in irw asks this table; no other module
+//! matches on op names.
 //!
 //! Ops missing from the table are *unknown*: they are kept verbatim, treated as having effects
 //! (never reordered across, never merged, never removed), and their operand/result counts are
 //! not checked.
 
+pub mod data;
 mod defaults;
 pub mod paddle_json;
 pub mod protocol;
 mod result_type;
+pub mod shape_family;
 pub mod table;
 mod verify;
+
+pub use data::{AttrSpec, AttrType};
+pub use shape_family::{infer, OpView, ProgramOp, Shape};
 
 pub use defaults::{default_attrs, DefaultAttr};
 pub use protocol::{stage_role, ROLE_ATTR, STAGES};
 pub use result_type::{broadcast, dim0_scaled, reduced, result_type, ResultRule};
-pub use verify::{verify_module, verify_program};
+pub use verify::{findings, fits, misfit_ops, verify_module, verify_program, Finding, FindingKind};
 
 use crate::ir::{Context, OpId, Program};
 use rustc_hash::FxHashMap;
@@ -44,7 +53,8 @@ pub enum Effect {
     Random,
     /// Holds regions or terminates them (`pd_op.if`, `pd_op.while`, `cf.yield`).
     Control,
-    /// Not in the table.
+    /// Not in the table, or an effect Paddle declares (`SideEffectTrait`) that irw does not
+    /// model (`pd_op.print`).
     Unknown,
 }
 
@@ -101,6 +111,16 @@ pub struct OpSpec {
     pub aliases: &'static [(u8, u8)],
     pub effect: Effect,
     pub result_rule: ResultRule,
+    /// Bit `i`: operand `i` is optional in Paddle's definition (a `<<NULL VALUE>>` when absent).
+    pub optional_operands: u64,
+    /// Bit `i`: result `i` may be null.
+    pub optional_results: u64,
+    /// Bit `i`: result `i`'s dimensions are left unset by Paddle (printed `0x..`, stored `[]`).
+    pub unset_results: u64,
+    /// The attributes of Paddle's definition, in its order.
+    pub attrs: &'static [AttrSpec],
+    /// The result-type family.
+    pub shape: Shape,
 }
 
 impl OpSpec {
@@ -136,6 +156,26 @@ impl OpSpec {
             .map(|(_, o)| *o as usize)
     }
 
+    /// The attribute of Paddle's definition called `name`.
+    pub fn attr(&self, name: &str) -> Option<&'static AttrSpec> {
+        self.attrs.iter().find(|a| a.name == name)
+    }
+
+    /// Whether operand `i` may be null in Paddle's definition.
+    pub fn operand_optional(&self, i: usize) -> bool {
+        i < 64 && self.optional_operands & (1 << i) != 0
+    }
+
+    /// Whether result `i` may be null.
+    pub fn result_optional(&self, i: usize) -> bool {
+        i < 64 && self.optional_results & (1 << i) != 0
+    }
+
+    /// Whether Paddle leaves result `i`'s dimensions unset ([`OpSpec::unset_results`]).
+    pub fn result_unset(&self, i: usize) -> bool {
+        i < 64 && self.unset_results & (1 << i) != 0
+    }
+
     /// Whether `n` items fit a name list with `*`/`?` conventions.
     pub fn count_fits(names: &[&str], n: usize) -> bool {
         if names.last().is_some_and(|l| l.starts_with('*')) {
@@ -156,7 +196,7 @@ impl Dialect {
     pub fn get() -> &'static Dialect {
         static D: OnceLock<Dialect> = OnceLock::new();
         D.get_or_init(|| Dialect {
-            by_name: table::OPS.iter().map(|s| (s.name, s)).collect(),
+            by_name: table::ops().iter().map(|s| (s.name, s)).collect(),
         })
     }
 
@@ -174,9 +214,9 @@ impl Dialect {
         self.effect(ctx.str(p.op_name(op)))
     }
 
-    /// All specs, in table order.
+    /// All specs, in name order.
     pub fn all(&self) -> &'static [OpSpec] {
-        table::OPS
+        table::ops()
     }
 }
 

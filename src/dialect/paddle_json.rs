@@ -5,14 +5,15 @@
 //! Why a table: the text form Paddle prints does not say whether `value:2` is an `a_f64` or an
 //! `a_i32`, but Paddle's loader does not check tags and a wrong one crashes its executor (SPEC.md
 //! §5, §11: `transpose_x` as `a_i32` segfaults). So every tag irw writes comes from here, and an
-//! attribute missing from the table is refused rather than guessed. The entries were read off
-//! JSON written by Paddle 3.3.1 itself (the SGD/Adam/grad-merge fixtures plus a probe program
-//! with every op of [`super::table::OPS`] it can build on CPU); entries marked "yaml" come from
-//! Paddle's `ops.yaml` and were not observed.
+//! attribute no definition types is refused rather than guessed. The tags follow from the
+//! attribute types of each op's definition in the dialect data ([`tag_of_type`]); they are
+//! checked against every tag of the JSON Paddle 3.3.1 wrote for the fixtures
+//! (`tests/all/dialect_json.rs`).
 //!
 //! Nothing here is code that decides per op: the JSON reader and writer (`crate::json`) only
 //! look names up.
 
+use super::data::{AttrType, ScalarType};
 use crate::ir::DType;
 
 /// `base_code.version` irw writes: the PIR version of Paddle 3.3.1. Writing a lower version makes
@@ -81,142 +82,46 @@ use Tag::*;
 /// Any op: the line used when an op has no line of its own for the attribute.
 pub const ANY_OP: &str = "*";
 
-/// `(op, attribute, tag)`. [`ANY_OP`] lines hold for every op; an op's own line wins.
+/// The tag Paddle writes an attribute of type `t` with: the C++ type PIR stores it as
+/// (`float` → `pir::FloatAttribute` → `0.a_f32`; a `Scalar` as the type it holds; an `IntArray`
+/// as `1.a_intarray`; a `std::vector<int64_t>` as `0.a_array` of `0.a_i64`). `None` for a
+/// `phi::Scalar` of no fixed type, whose tag depends on the value.
+pub fn tag_of_type(t: AttrType) -> Option<AttrTag> {
+    fn scalar(s: ScalarType) -> Option<Tag> {
+        Some(match s {
+            ScalarType::Bool => Bool,
+            ScalarType::I32 => I32,
+            ScalarType::I64 => I64,
+            ScalarType::F32 => F32,
+            ScalarType::F64 => F64,
+            ScalarType::Str => Str,
+            ScalarType::Any => return None,
+        })
+    }
+    Some(match t {
+        AttrType::Bool => One(Bool),
+        AttrType::I32 => One(I32),
+        AttrType::I64 => One(I64),
+        AttrType::F32 => One(F32),
+        AttrType::F64 => One(F64),
+        AttrType::Str => One(Str),
+        AttrType::DType => One(DType),
+        AttrType::Place => One(Place),
+        AttrType::IntArray => One(IntArray),
+        AttrType::Scalar(s) => One(scalar(s)?),
+        AttrType::Array(s) => ArrayOf(scalar(s)?),
+    })
+}
+
+/// `(op, attribute, tag)` for attributes that are in no op's definition: [`ANY_OP`] lines hold
+/// for every op (an op's definition wins over them). Every other tag comes from the op's
+/// attribute types in the dialect ([`tag_of_type`]).
 pub static ATTR_TAGS: &[(&str, &str, AttrTag)] = &[
     // ---- every op ----
     (ANY_OP, "op_role", One(I32)),
     (ANY_OP, "struct_name", One(Str)),
     (ANY_OP, "dtype", One(DType)),
     (ANY_OP, "place", One(Place)),
-    // ---- builtin ----
-    ("builtin.set_parameter", "parameter_name", One(Str)),
-    ("builtin.shadow_output", "output_name", One(Str)),
-    // ---- constants and feeds ----
-    ("pd_op.data", "name", One(Str)),
-    ("pd_op.data", "shape", One(IntArray)),
-    ("pd_op.full", "shape", One(IntArray)),
-    ("pd_op.full", "value", One(F64)),
-    ("pd_op.full_int_array", "value", ArrayOf(I64)),
-    ("pd_op.uniform", "seed", One(I32)),
-    ("pd_op.gaussian", "mean", One(F32)),
-    ("pd_op.gaussian", "std", One(F32)),
-    ("pd_op.gaussian", "seed", One(I32)),
-    // ---- linear algebra, elementwise, reductions ----
-    ("pd_op.matmul", "transpose_x", One(Bool)),
-    ("pd_op.matmul", "transpose_y", One(Bool)),
-    ("pd_op.matmul_grad", "transpose_x", One(Bool)),
-    ("pd_op.matmul_grad", "transpose_y", One(Bool)),
-    ("pd_op.add_grad", "axis", One(I32)),
-    ("pd_op.subtract_grad", "axis", One(I32)),
-    ("pd_op.multiply_grad", "axis", One(I32)),
-    ("pd_op.divide_grad", "axis", One(I32)),
-    ("pd_op.scale", "bias", One(F32)),
-    ("pd_op.scale", "bias_after_scale", One(Bool)),
-    ("pd_op.scale_", "bias", One(F32)),
-    ("pd_op.scale_", "bias_after_scale", One(Bool)),
-    ("pd_op.gelu", "approximate", One(Bool)),
-    ("pd_op.gelu_grad", "approximate", One(Bool)),
-    ("pd_op.softmax", "axis", One(I32)),
-    ("pd_op.softmax_grad", "axis", One(I32)),
-    ("pd_op.cross_entropy_with_softmax", "soft_label", One(Bool)),
-    ("pd_op.cross_entropy_with_softmax", "use_softmax", One(Bool)),
-    (
-        "pd_op.cross_entropy_with_softmax",
-        "numeric_stable_mode",
-        One(Bool),
-    ),
-    ("pd_op.cross_entropy_with_softmax", "ignore_index", One(I32)),
-    ("pd_op.cross_entropy_with_softmax", "axis", One(I32)),
-    (
-        "pd_op.cross_entropy_with_softmax_grad",
-        "soft_label",
-        One(Bool),
-    ),
-    (
-        "pd_op.cross_entropy_with_softmax_grad",
-        "use_softmax",
-        One(Bool),
-    ),
-    (
-        "pd_op.cross_entropy_with_softmax_grad",
-        "numeric_stable_mode",
-        One(Bool),
-    ),
-    (
-        "pd_op.cross_entropy_with_softmax_grad",
-        "ignore_index",
-        One(I32),
-    ),
-    ("pd_op.cross_entropy_with_softmax_grad", "axis", One(I32)),
-    ("pd_op.transpose", "perm", ArrayOf(I32)),
-    ("pd_op.transpose_grad", "perm", ArrayOf(I32)),
-    ("pd_op.mean", "keepdim", One(Bool)),
-    ("pd_op.mean_grad", "keepdim", One(Bool)),
-    ("pd_op.mean_grad", "reduce_all", One(Bool)),
-    ("pd_op.sum", "keepdim", One(Bool)),
-    ("pd_op.sum_grad", "keepdim", One(Bool)),    // yaml
-    ("pd_op.sum_grad", "reduce_all", One(Bool)), // yaml
-    // ---- in-place ----
-    ("pd_op.set_value_with_tensor_", "axes", ArrayOf(I64)),
-    (
-        "pd_op.set_value_with_tensor_",
-        "decrease_axes",
-        ArrayOf(I64),
-    ),
-    ("pd_op.set_value_with_tensor_", "none_axes", ArrayOf(I64)),
-    // ---- optimizers ----
-    ("pd_op.sgd_", "multi_precision", One(Bool)),
-    ("pd_op.momentum_", "mu", One(F32)),
-    ("pd_op.momentum_", "use_nesterov", One(Bool)),
-    ("pd_op.momentum_", "regularization_method", One(Str)),
-    ("pd_op.momentum_", "regularization_coeff", One(F32)),
-    ("pd_op.momentum_", "multi_precision", One(Bool)),
-    ("pd_op.momentum_", "rescale_grad", One(F32)),
-    ("pd_op.adam_", "lazy_mode", One(Bool)),
-    ("pd_op.adam_", "min_row_size_to_use_multithread", One(I64)),
-    ("pd_op.adam_", "multi_precision", One(Bool)),
-    ("pd_op.adam_", "use_global_beta_pow", One(Bool)),
-    ("pd_op.adam_", "amsgrad", One(Bool)),
-    ("pd_op.adamw_", "lr_ratio", One(F32)),
-    ("pd_op.adamw_", "coeff", One(F32)),
-    ("pd_op.adamw_", "with_decay", One(Bool)),
-    ("pd_op.adamw_", "lazy_mode", One(Bool)),
-    ("pd_op.adamw_", "min_row_size_to_use_multithread", One(I64)),
-    ("pd_op.adamw_", "multi_precision", One(Bool)),
-    ("pd_op.adamw_", "use_global_beta_pow", One(Bool)),
-    ("pd_op.adamw_", "amsgrad", One(Bool)),
-    // ---- collectives (yaml) ----
-    ("pd_op.c_allreduce_sum", "ring_id", One(I32)),
-    ("pd_op.c_allreduce_sum", "use_calc_stream", One(Bool)),
-    ("pd_op.c_allreduce_sum", "use_model_parallel", One(Bool)),
-    ("pd_op.c_allreduce_sum_", "ring_id", One(I32)),
-    ("pd_op.c_allreduce_sum_", "use_calc_stream", One(Bool)),
-    ("pd_op.c_allreduce_sum_", "use_model_parallel", One(Bool)),
-    // ---- modern collectives (observed: JSON written by Paddle 3.3.1 for each op) ----
-    ("pd_op.all_reduce", "ring_id", One(I32)),
-    ("pd_op.all_reduce", "reduce_type", One(I32)),
-    ("pd_op.all_reduce_", "ring_id", One(I32)),
-    ("pd_op.all_reduce_", "reduce_type", One(I32)),
-    ("pd_op.reduce", "ring_id", One(I32)),
-    ("pd_op.reduce", "root_id", One(I32)),
-    ("pd_op.reduce", "reduce_type", One(I32)),
-    ("pd_op.reduce_", "ring_id", One(I32)),
-    ("pd_op.reduce_", "root_id", One(I32)),
-    ("pd_op.reduce_", "reduce_type", One(I32)),
-    ("pd_op.broadcast", "ring_id", One(I32)),
-    ("pd_op.broadcast", "root", One(I32)),
-    ("pd_op.broadcast_", "ring_id", One(I32)),
-    ("pd_op.broadcast_", "root", One(I32)),
-    ("pd_op.all_gather", "ring_id", One(I32)),
-    ("pd_op.all_gather", "nranks", One(I32)),
-    ("pd_op.reduce_scatter", "ring_id", One(I32)),
-    ("pd_op.reduce_scatter", "nranks", One(I32)),
-    // ---- slicing ----
-    // `pd_op.slice` in the auto-parallel Engine's dp2 program (observed; `decrease_axis` seen
-    // only empty, its element tag from ops.yaml `int64_t[]`).
-    ("pd_op.slice", "axes", ArrayOf(I64)),
-    ("pd_op.slice", "infer_flags", ArrayOf(I64)),
-    ("pd_op.slice", "decrease_axis", ArrayOf(I64)),
     // ---- attributes passes add (Paddle's own writer drops them; its reader keeps them) ----
     // The auto-parallel Engine's reshard pass marks ops (`pd_op.mean_grad` in the dp2 fixture)
     // with this BoolAttribute (printed `true`); Paddle's JSON writer loses it.
@@ -243,6 +148,11 @@ pub struct ParameterForm {
     /// Named attributes in `"DA"` and `"QA"` (tags from [`ATTR_TAGS`]).
     pub da: &'static [&'static str],
     pub qa: &'static [&'static str],
+    /// The flags Paddle's writer gives a parameter that lacks them (a learning rate a scheduler
+    /// made: `{parameter_name:..,persistable:[true],stop_gradient:[true]}` is written
+    /// `"A":[0,1,0,name]`, `"OA":[1,1,1]`, observed with Paddle 3.3.1;
+    /// `tests/json_fixtures/lr_scheduler.*`).
+    pub flag_defaults: &'static [(&'static str, bool)],
 }
 
 pub static PARAMETER: ParameterForm = ParameterForm {
@@ -253,6 +163,12 @@ pub static PARAMETER: ParameterForm = ParameterForm {
     oa_flags: &["persistable", "stop_gradient", "trainable"],
     da: &["op_dist_attr", "op_role"],
     qa: &["struct_name"],
+    flag_defaults: &[
+        ("is_distributed", false),
+        ("is_parameter", true),
+        ("need_clip", false),
+        ("trainable", true),
+    ],
 };
 
 /// Element types: `{"#":"0.t_f32"}` inside `0.t_dtensor`.
@@ -400,6 +316,13 @@ mod tests {
                 *op == ANY_OP || super::super::Dialect::get().spec(op).is_some(),
                 "{op} is not in the dialect table"
             );
+            if *op != ANY_OP {
+                let spec = super::super::Dialect::get().spec(op).expect("checked");
+                assert!(
+                    spec.attr(attr).is_none(),
+                    "{op} {attr} is in the definition"
+                );
+            }
         }
     }
 }

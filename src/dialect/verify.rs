@@ -1,11 +1,22 @@
-//! The IR's verifier with the dialect table's op counts.
+//! The IR's verifier with the dialect table's op counts, and the checks of a program against
+//! the op definitions that are findings rather than hard errors.
 //!
 //! The verifier lives in the IR and knows no op table ([`crate::ir::OpCounts`]); the dialect sits
 //! above the IR and hands its table in. [`verify_module`] and [`verify_program`] are what every
 //! caller wants: the IR's verifier checking counts against [`Dialect`].
+//!
+//! [`findings`] compares each op with its definition: attribute values that do not fit the
+//! definition's type, attributes the definition has and the op lacks, and unknown ops named
+//! like a known one (`pd_op.sdg_`: did you mean `pd_op.sgd_`?). Paddle's own programs sometimes
+//! disagree with Paddle's definitions, so the command line reports findings in its input as
+//! warnings, and fails a rewrite only for a misfit the input did not have ([`misfit_ops`]):
+//! those are irw's.
 
+use super::data::{AttrType, ScalarType};
+use super::paddle_json::DTYPE_NAMES;
 use super::{Dialect, OpSpec};
-use crate::ir::{verify, Context, Module, OpCounts, OpId, Program, VerifyError};
+use crate::ir::{verify, Attr, Context, Module, OpCounts, OpId, Program, VerifyError, Which};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 impl OpCounts for Dialect {
     fn check_counts(&self, name: &str, operands: usize, results: usize) -> Result<(), String> {
@@ -38,6 +49,146 @@ pub fn verify_program(ctx: &Context, p: &Program) -> Result<(), (Option<OpId>, S
     verify::verify_program(ctx, p, Dialect::get())
 }
 
+/// One finding: where, and what (a phrase after the op's name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub which: Which,
+    pub op: OpId,
+    pub kind: FindingKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindingKind {
+    /// An attribute value that does not fit the definition's type.
+    Misfit,
+    /// An attribute of the definition the op lacks.
+    Missing,
+    /// An unknown op named like a known one.
+    Typo,
+}
+
+/// Whether `a` is a value of type `t` as Paddle prints it (floats may print as integers).
+pub fn fits(a: &Attr, t: AttrType) -> bool {
+    fn scalar(a: &Attr, s: ScalarType) -> bool {
+        match (s, a) {
+            (ScalarType::Any, _) => !matches!(a, Attr::Array(_) | Attr::Dict(_) | Attr::OpDist(_)),
+            (ScalarType::Bool, Attr::Bool(_)) => true,
+            (ScalarType::I32, Attr::Int(i)) => i32::try_from(*i).is_ok(),
+            (ScalarType::I64, Attr::Int(_)) => true,
+            (ScalarType::F32 | ScalarType::F64, Attr::Int(_) | Attr::Float { .. }) => true,
+            (ScalarType::Str, Attr::Str(_)) => true,
+            _ => false,
+        }
+    }
+    match t {
+        AttrType::Bool => scalar(a, ScalarType::Bool),
+        AttrType::I32 => scalar(a, ScalarType::I32),
+        AttrType::I64 => scalar(a, ScalarType::I64),
+        AttrType::F32 => scalar(a, ScalarType::F32),
+        AttrType::F64 => scalar(a, ScalarType::F64),
+        AttrType::Str => scalar(a, ScalarType::Str),
+        AttrType::Scalar(s) => scalar(a, s),
+        AttrType::DType => a
+            .as_word()
+            .is_some_and(|w| DTYPE_NAMES.iter().any(|(_, p)| *p == w)),
+        AttrType::Place => a.as_word().is_some_and(|w| w.starts_with("Place(")),
+        AttrType::IntArray => a
+            .as_array()
+            .is_some_and(|v| v.iter().all(|x| matches!(x, Attr::Int(_)))),
+        AttrType::Array(s) => a.as_array().is_some_and(|v| v.iter().all(|x| scalar(x, s))),
+    }
+}
+
+/// The findings of both programs, in program order.
+pub fn findings(m: &Module) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut typos: FxHashMap<&str, Option<String>> = FxHashMap::default();
+    // Op names are interned: one table lookup per distinct name.
+    let mut specs: FxHashMap<crate::ir::Sym, Option<&'static OpSpec>> = FxHashMap::default();
+    let progs = std::iter::once((Which::Main, &m.main))
+        .chain(m.startup.as_ref().map(|s| (Which::Startup, s)));
+    for (which, p) in progs {
+        for op in p.walk() {
+            let sym = p.op_name(op);
+            let name = m.ctx.str(sym);
+            let spec = *specs
+                .entry(sym)
+                .or_insert_with(|| Dialect::get().spec(name));
+            if spec.is_some_and(|s| s.attrs.is_empty()) {
+                continue;
+            }
+            let mut push = |kind, message| {
+                out.push(Finding {
+                    which,
+                    op,
+                    kind,
+                    message,
+                })
+            };
+            let Some(spec) = spec else {
+                let hint = typos.entry(name).or_insert_with(|| typo_hint(name));
+                if let Some(h) = hint {
+                    push(FindingKind::Typo, h.clone());
+                }
+                continue;
+            };
+            let attrs = m.ctx.attrs(p.op_attrs(op));
+            for a in spec.attrs {
+                match attrs.get(a.name) {
+                    Some(v) if !fits(v, a.ty) => push(
+                        FindingKind::Misfit,
+                        format!(
+                            "has attribute `{}:{}`, but Paddle's definition types it {}",
+                            a.name,
+                            v.to_text(),
+                            a.ty.describe()
+                        ),
+                    ),
+                    Some(_) => {}
+                    None => push(
+                        FindingKind::Missing,
+                        format!(
+                            "lacks attribute `{}` ({}) of Paddle's definition",
+                            a.name,
+                            a.ty.describe()
+                        ),
+                    ),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// "is not in the dialect; did you mean `pd_op.sgd_`?" for a name at most two edits from a
+/// known op of its dialect (and long enough that this is not chance).
+fn typo_hint(name: &str) -> Option<String> {
+    let (dialect, short) = name.split_once('.')?;
+    if short.len() < 3 {
+        return None;
+    }
+    let known = Dialect::get()
+        .all()
+        .iter()
+        .map(|s| s.name)
+        .filter(|n| n.split_once('.').is_some_and(|(d, _)| d == dialect));
+    let close = crate::suggest::closest(name, known, if short.len() < 6 { 1 } else { 2 });
+    let hint = crate::suggest::did_you_mean(&close)?;
+    Some(format!(
+        "is not in the dialect (irw keeps it as an op with unknown effects); {hint}"
+    ))
+}
+
+/// The ops with attribute misfits: a rewrite fails on a misfit outside this set of its input.
+pub fn misfit_ops(findings: &[Finding]) -> FxHashSet<(Which, OpId)> {
+    findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::Misfit)
+        .map(|f| (f.which, f.op))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::verify_module;
@@ -60,5 +211,24 @@ mod tests {
     fn unknown_ops_are_not_counted() {
         let text = "{\n    (%0) = \"my.op\" () {} : () -> tensor<f32>\n    (%1, %2) = \"my.other\" (%0, %0, <<NULL VALUE>>) {} : (tensor<f32>, tensor<f32>, <<NULL TYPE>>) -> tensor<f32>, tensor<f32>\n}\n";
         check(text).unwrap();
+    }
+
+    #[test]
+    fn typos_and_misfits_are_found() {
+        let text = "{\n    (%0) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[1],value:1} : () -> tensor<1xf32>\n    (%1) = \"pd_op.sdg_\" (%0) {} : (tensor<1xf32>) -> tensor<1xf32>\n    (%2, %3, %4) = \"pd_op.layer_norm\" (%0, <<NULL VALUE>>, <<NULL VALUE>>) {begin_norm_axis:1,epsilon:\"x\"} : (tensor<1xf32>, <<NULL TYPE>>, <<NULL TYPE>>) -> tensor<1xf32>, tensor<1xf32>, tensor<1xf32>\n}\n";
+        let m = parse_module(&SourceFile::new("t.ir", text)).expect("parses");
+        let f = super::findings(&m);
+        let msgs: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+        assert!(
+            msgs.iter()
+                .any(|m| m.contains("did you mean") && m.contains("pd_op.sgd_")),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.iter()
+                .any(|m| m.contains("`epsilon:\"x\"`") && m.contains("float32")),
+            "{msgs:?}"
+        );
+        assert_eq!(super::misfit_ops(&f).len(), 1);
     }
 }

@@ -3,17 +3,20 @@
 //! Reading turns each tagged value into the [`Attr`] the text parser would build from what
 //! Paddle prints for it (`1.a_dtype "float32"` → the word `float32`, `1.a_place [1,0,""]` →
 //! `Place(cpu)`, an integral `a_f64` → `2`), so a JSON program prints exactly like Paddle's
-//! dump of it. Writing goes the other way with the tag the dialect table gives
-//! ([`crate::dialect::paddle_json::ATTR_TAGS`]), and refuses a value that does not fit the tag:
-//! Paddle's loader would accept it and its executor crash on it (SPEC.md §5, E5f).
+//! dump of it. Writing goes the other way with the tag the attribute's type in the op's
+//! definition gives ([`crate::dialect::paddle_json::tag_of_type`]; [`write_tag`] says what
+//! happens without one), and refuses a value that does not fit the tag: Paddle's loader would
+//! accept it and its executor crash on it (SPEC.md §5, E5f).
 //!
 //! [`TagHints`] remembers the tags an input file used for attributes the table does not know,
 //! so an unknown op read from JSON is written back with its own tags instead of being refused.
 
 use super::dist::MeshNames;
 use crate::dialect::paddle_json::{
-    AttrTag, Tag, ANY_OP, ARRAY_TAG, ATTR_TAGS, DTYPE_NAMES, NULL_TAG, PLACES, TAG_NAMES,
+    tag_of_type, AttrTag, Tag, ANY_OP, ARRAY_TAG, ATTR_TAGS, DTYPE_NAMES, NULL_TAG, PLACES,
+    TAG_NAMES,
 };
+use crate::dialect::Dialect;
 use crate::ir::{format_float_like_paddle, Attr};
 use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
@@ -54,17 +57,48 @@ fn table() -> &'static FxHashMap<(&'static str, &'static str), AttrTag> {
     T.get_or_init(|| ATTR_TAGS.iter().map(|&(o, a, t)| ((o, a), t)).collect())
 }
 
-/// The dialect table's tag for `attr` of `op` (an op's own line, else the any-op line).
+/// The dialect's tag for `attr` of `op`: from the attribute's type in the op's definition
+/// ([`tag_of_type`]), else a line of [`ATTR_TAGS`] (the op's own, then the any-op line).
 pub fn table_tag(op: &str, attr: &str) -> Option<AttrTag> {
+    if let Some(a) = Dialect::get().spec(op).and_then(|s| s.attr(attr)) {
+        if let Some(t) = tag_of_type(a.ty) {
+            return Some(t);
+        }
+    }
     let t = table();
     t.get(&(op, attr))
         .or_else(|| t.get(&(ANY_OP, attr)))
         .copied()
 }
 
-/// The tag to write `attr` of `op` with: the table's, else one learned from the input.
+/// The tag to write `attr` of `op` with: the dialect's, else one learned from the input.
 pub fn tag_for(op: &str, attr: &str, hints: &TagHints) -> Option<AttrTag> {
     table_tag(op, attr).or_else(|| hints.get(op, attr))
+}
+
+/// The tag to write `attr` (value `a`) of `op` with, or why there is none. After the dialect
+/// and the input's own tags: an attribute a known op's definition does not have (a pass's
+/// marker such as `grad_merge_add`, which Paddle's reader keeps and no kernel reads) gets the
+/// tag of its value ([`infer_tag`]); an attribute of an op the dialect does not know is
+/// refused, since Paddle's executor crashes on a wrong tag.
+pub fn write_tag(op: &str, attr: &str, a: &Attr, hints: &TagHints) -> Result<AttrTag, String> {
+    if let Some(t) = tag_for(op, attr, hints) {
+        return Ok(t);
+    }
+    match Dialect::get().spec(op) {
+        Some(_) => infer_tag(a).ok_or_else(|| {
+            format!(
+                "no JSON type tag is known for attribute `{attr}` of `{op}`, and its value \
+                 `{}` has none of its own (a bool, number, string, dtype, place, or an array \
+                 of one kind of them): give the attribute such a value",
+                a.to_text()
+            )
+        }),
+        None => Err(format!(
+            "`{op}` attribute `{attr}`: type unknown; declare the op (a line in \
+             data/dialect/irw.ops) or read the program from Paddle's JSON, which carries the tags"
+        )),
+    }
 }
 
 /// The tag an attribute neither the table nor the input knows (a rule's own marker, such as

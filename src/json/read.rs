@@ -462,11 +462,17 @@ impl Reader<'_> {
             let tt = x
                 .get("TT")
                 .ok_or_else(|| JErr::new("missing key \"TT\" (the result type)").at_path(&here))?;
-            tys.push(
-                type_from_json(self.ctx, tt, &mut self.hints.meshes).map_err(|m| {
-                    JErr::new(m).at_path(&[Seg::Key("O"), Seg::Index(i), Seg::Key("TT")])
-                })?,
-            );
+            let ty = type_from_json(self.ctx, tt, &mut self.hints.meshes).map_err(|m| {
+                JErr::new(m).at_path(&[Seg::Key("O"), Seg::Index(i), Seg::Key("TT")])
+            })?;
+            let unset = crate::dialect::Dialect::get()
+                .spec(&name)
+                .is_some_and(|s| s.result_unset(i));
+            tys.push(if unset {
+                super::types::with_unset_dims(self.ctx, ty)
+            } else {
+                ty
+            });
         }
         let mut entries = Vec::new();
         within(

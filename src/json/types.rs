@@ -106,6 +106,34 @@ fn dense_to_json(shape: &[i64], dtype: DType) -> Value {
     })
 }
 
+/// A result whose dimensions Paddle leaves unset (`OpSpec::unset_results`) is printed by
+/// Paddle as `tensor<0xT>` and stored with no dimensions: this turns the `[0]` of its written
+/// type into `[]`.
+pub fn unset_dims(tt: &mut Value) {
+    if tt.get("#").and_then(Value::as_str) == Some(DENSE_TENSOR) {
+        if let Some(dims) = tt.pointer_mut("/D/1") {
+            if dims.as_array().is_some_and(|d| d == &[json!(0)]) {
+                *dims = json!([]);
+            }
+        }
+    }
+}
+
+/// The reading side of [`unset_dims`]: a dense tensor with no dimensions becomes `[0]`, as
+/// Paddle prints it.
+pub fn with_unset_dims(ctx: &mut Context, t: TypeId) -> TypeId {
+    match ctx.ty(t) {
+        Type::Tensor { shape, dtype } if shape.is_empty() => {
+            let dtype = *dtype;
+            ctx.intern_type(Type::Tensor {
+                shape: vec![0],
+                dtype,
+            })
+        }
+        _ => t,
+    }
+}
+
 /// Writes a type (meshes with the dimension names `meshes` gives); the error says why it has
 /// no JSON form.
 pub fn type_to_json(ctx: &Context, t: TypeId, meshes: &MeshNames) -> Result<Value, String> {

@@ -20,7 +20,7 @@
 //! (nlohmann) sorts them; the output is compact, as Paddle's is by default. Nothing is written
 //! anywhere until both programs have been converted, so a refusal leaves no partial file.
 
-use super::attrs::{attr_to_json, describe, tag_for, TagHints};
+use super::attrs::{attr_to_json, describe, write_tag, TagHints};
 use super::check::check_module;
 use super::dist::op_dist_to_json;
 use super::types::type_to_json;
@@ -176,16 +176,7 @@ impl Writer<'_> {
                 .map_err(|why| format!("attribute `{key}`: {why}"))?;
             return Ok(named(key, at));
         }
-        let tag = tag_for(op, key, self.hints)
-            .or_else(|| super::attrs::infer_tag(a))
-            .ok_or_else(|| {
-                format!(
-                    "no JSON type tag is known for attribute `{key}` of `{op}`, and its value `{}` \
-                     has none of its own (a bool, number, string, dtype, place, or an array of \
-                     one kind of them): give the attribute such a value",
-                    a.to_text()
-                )
-            })?;
+        let tag = write_tag(op, key, a, self.hints)?;
         let at = attr_to_json(a, tag).map_err(|why| {
             format!(
                 "attribute `{key}` must be {} for Paddle (dialect table): {why}",
@@ -278,10 +269,14 @@ impl Writer<'_> {
         let key = compressed_name(name).map_err(|m| (here, m))?;
         let operands = self.operand_ids(op).map_err(|m| (here, m))?;
         let n_results = self.p.num_results(op);
+        let spec = crate::dialect::Dialect::get().spec(name);
         let mut results = Vec::with_capacity(n_results);
         for (i, r) in self.p.results(op).enumerate() {
-            let tt = type_to_json(self.ctx, self.p.value_type(r), &self.hints.meshes)
+            let mut tt = type_to_json(self.ctx, self.p.value_type(r), &self.hints.meshes)
                 .map_err(|m| (here, format!("result {i}: {m}")))?;
+            if spec.is_some_and(|s| s.result_unset(i)) {
+                super::types::unset_dims(&mut tt);
+            }
             let id = self.define(r);
             results.push(json!({"%": id, "TT": tt}));
         }
@@ -321,9 +316,16 @@ impl Writer<'_> {
         }
         let dict = self.ctx.attrs(self.p.op_attrs(op));
         let flag = |name: &str| -> Result<i64, String> {
-            let v = dict
-                .get(name)
-                .ok_or_else(|| format!("Paddle's parameter form needs attribute `{name}`"))?;
+            let Some(v) = dict.get(name) else {
+                // A parameter without the flag (a scheduler's learning rate): what Paddle's
+                // own writer gives it.
+                return f
+                    .flag_defaults
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|&(_, b)| i64::from(b))
+                    .ok_or_else(|| format!("Paddle's parameter form needs attribute `{name}`"));
+            };
             let b = v.as_bool().ok_or_else(|| {
                 format!(
                     "attribute `{name}` must be [true] or [false], not `{}`",

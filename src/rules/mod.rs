@@ -53,7 +53,7 @@ pub mod load;
 pub mod lower;
 pub mod parse;
 mod require;
-pub mod suggest;
+pub use crate::suggest;
 pub mod ty;
 
 pub use crate::value::operators::Span;

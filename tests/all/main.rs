@@ -23,6 +23,7 @@
 mod common;
 
 mod atomic_output;
+mod dialect_json;
 mod dist;
 mod dtype_u8;
 mod egraph_cse;
@@ -70,6 +71,7 @@ fn main() {
         layout().map_err(Into::into)
     })];
     tests.extend(atomic_output::tests());
+    tests.extend(dialect_json::tests());
     tests.extend(dist::tests());
     tests.extend(dtype_u8::tests());
     tests.extend(egraph_cse::tests());

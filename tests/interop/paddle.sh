@@ -39,4 +39,11 @@ cd "$work"
 "$venv/bin/python" "$repo/tests/interop/paddle_interop.py" \
     --irw "$irw" --repo "$repo" --fixtures "$fixtures" --work "$work" 2>&1 \
     | grep -v -e '^W[0-9]\{4\} ' -e 'warnings.warn' -e 'UserWarning' -e "^I[0-9]\{4\} "
-exit "${PIPESTATUS[0]}"
+rc="${PIPESTATUS[0]}"
+# The paddle-zoo models (LeNet, a Transformer encoder layer, a clipped Adam MLP): Paddle trains
+# irw's JSON of the original and of Paddle's own gradient-merge output to the fixtures' numbers.
+echo "== paddle-zoo: irw's JSON trained by Paddle"
+"$venv/bin/python" "$repo/tests/interop/zoo_json.py" "$irw" "$fixtures/paddle-zoo" "$work" 2>&1 \
+    | grep -v -e '^W[0-9]\{4\} ' -e 'warnings.warn' -e 'UserWarning' -e "^I[0-9]\{4\} "
+zoo="${PIPESTATUS[0]}"
+[ "$rc" = 0 ] && [ "$zoo" = 0 ]

@@ -1,7 +1,8 @@
 //! "Did you mean" hints: the names closest to a misspelt one, by edit distance.
 //!
-//! Shared by the loader (a `require` naming no rule) and the checker (op names, stages,
-//! values, functions, dtypes), so every hint is worded and ranked the same way.
+//! Shared by the rule loader (a `require` naming no rule), the rule checker (op names, stages,
+//! values, functions, dtypes) and the dialect's verifier (an unknown op named like a known
+//! one), so every hint is worded and ranked the same way; it sits below them all.
 
 /// Edit distance counting a swap of two neighbouring characters as one edit (optimal string
 /// alignment), for "did you mean" hints (short strings only): `sdg_` is one edit from `sgd_`.
