@@ -88,6 +88,7 @@ pub static OPS: &[OpSpec] = &[
         Explicit,
     ),
     op("pd_op.maximum", XY, OUT, &[], Pure, SameAs(0)),
+    op("pd_op.remainder", XY, OUT, &[], Pure, SameAs(0)),
     op("pd_op.minimum", XY, OUT, &[], Pure, SameAs(0)),
     op("pd_op.scale", &["x", "scale"], OUT, &[], Pure, SameAs(0)),
     op("pd_op.relu", X, OUT, &[], Pure, SameAs(0)),
@@ -219,7 +220,7 @@ pub static OPS: &[OpSpec] = &[
     // ---- comparisons ----
     op("pd_op.greater_than", XY, OUT, &[], Pure, Explicit),
     op("pd_op.less_than", XY, OUT, &[], Pure, Explicit),
-    op("pd_op.equal", XY, OUT, &[], Pure, Explicit),
+    op("pd_op.equal", XY, OUT, &[], Pure, CompareOf(0)),
     // ---- constants ----
     op("pd_op.full", NONE, OUT, &[], Pure, FromShapeDtypeAttrs),
     op(
