@@ -89,12 +89,14 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         };
         // The worklist starts with every op some rule of the phase can be rooted at, in program
         // order; `queued` (indexed by op) keeps an op on it at most once.
+        let mut index = RootIndex::default();
         let mut queued = vec![false; eng.m.main.op_capacity()];
         let mut work: VecDeque<OpId> = VecDeque::new();
         for op in eng.m.main.walk() {
-            if compiled
+            let cands = index.candidates(eng.m, &mut eng.cache, &compiled, op);
+            if cands
                 .iter()
-                .any(|(_, c)| c.root_accepts(eng.m, &mut eng.cache, op))
+                .any(|&k| compiled[k].1.root_accepts(eng.m, &mut eng.cache, op))
             {
                 queued[op.index()] = true;
                 work.push_back(op);
@@ -110,7 +112,9 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
             if !eng.m.main.is_live(op) {
                 continue;
             }
-            for (k, (lr, c)) in compiled.iter().enumerate() {
+            let cands = index.candidates(eng.m, &mut eng.cache, &compiled, op);
+            for &k in cands.iter() {
+                let (lr, c) = &compiled[k];
                 if !eng.m.main.is_live(op) || !c.root_accepts(eng.m, &mut eng.cache, op) {
                     continue;
                 }
@@ -229,6 +233,40 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         }
     }
     Ok(stats)
+}
+
+/// A phase's rules indexed by the op names their first pattern may match (MLIR's
+/// `FrozenRewritePatternSet`): the worklist tries at an op only the rules that can be rooted at
+/// its name, instead of every rule of the phase. Built lazily, one entry per op name the phase
+/// meets, because rules intern names the program does not have and the program gains names
+/// as rules build ops.
+#[derive(Default)]
+struct RootIndex {
+    /// By op name (`Sym` index): the indices into the phase's compiled rules, in rule order.
+    by_name: Vec<Option<std::rc::Rc<[usize]>>>,
+}
+
+impl RootIndex {
+    fn candidates(
+        &mut self,
+        m: &Module,
+        cache: &mut Caches,
+        compiled: &[(&CompiledRule, Compiled)],
+        op: OpId,
+    ) -> std::rc::Rc<[usize]> {
+        let name = m.main.op_name(op);
+        let i = name.0 as usize;
+        if i >= self.by_name.len() {
+            self.by_name.resize(i + 1, None);
+        }
+        self.by_name[i]
+            .get_or_insert_with(|| {
+                (0..compiled.len())
+                    .filter(|&k| compiled[k].1.root_may_accept_name(m, cache, name))
+                    .collect()
+            })
+            .clone()
+    }
 }
 
 /// One `--trace` entry: the rule, where it is written, and the op(s) it matched, recorded

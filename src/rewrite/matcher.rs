@@ -63,6 +63,19 @@ impl Accept {
         }
     }
 
+    /// Whether some op named `name` may be accepted: everything but the attribute tests of
+    /// alternatives, which depend on the op (the rule index of the worklist asks this once per
+    /// op name, then [`Accept::accepts`] decides per op).
+    pub fn may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
+        match self {
+            Accept::Any => true,
+            Accept::Names(n) => n.contains(&name),
+            Accept::Class(e) => cache.effect_of_name(m, name) == *e,
+            Accept::Union(v) => v.iter().any(|a| a.may_accept_name(m, cache, name)),
+            Accept::With(inner, _) => inner.may_accept_name(m, cache, name),
+        }
+    }
+
     pub fn accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
         match self {
             Accept::Any => true,
@@ -139,6 +152,12 @@ impl<'r> Compiled<'r> {
         self.sel
     }
 
+    /// Whether ops named `name` may be the root of a match: [`Compiled::root_accepts`] without
+    /// what depends on the op (attribute tests, stage).
+    pub fn root_may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
+        self.sel.accepts[0].may_accept_name(m, cache, name)
+    }
+
     /// Whether `op` can be the root of a match (cheap pre-filter for the worklist).
     pub fn root_accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
         self.sel.accepts[0].accepts(m, cache, op)
@@ -189,26 +208,33 @@ impl<'r> Searcher<'_, 'r> {
             return Ok(None);
         }
         ops[0] = Some(root);
-        self.extend(&mut ops, b)
+        self.extend(&mut ops, &mut b, true)
     }
 
     /// Whether the patterns match anywhere, given the bindings `b` already holds (an
-    /// `exists(...)`: no root, no guards, no memo).
-    pub fn exists(&mut self, b: Bindings) -> Result<bool, EvalError> {
+    /// `exists(...)`: no root, no guards, no memo). `b` is left as it was.
+    pub fn exists(&mut self, b: &mut Bindings) -> Result<bool, EvalError> {
         let mut ops = vec![None; self.c.patterns.len()];
-        Ok(self.extend(&mut ops, b)?.is_some())
+        let mark = b.mark();
+        let found = self.extend(&mut ops, b, false);
+        b.undo(mark);
+        Ok(found?.is_some())
     }
 
+    /// Extends a partial match (`ops`, `b`) to a complete one. `b` holds the complete match's
+    /// bindings when one is found; otherwise what this call bound is undone. The bindings are
+    /// copied into the [`Match`] only when `keep` (an `exists` needs only the answer).
     fn extend(
         &mut self,
         ops: &mut Vec<Option<OpId>>,
-        b: Bindings,
+        b: &mut Bindings,
+        keep: bool,
     ) -> Result<Option<Match>, EvalError> {
         let Some(next) = ops.iter().position(Option::is_none) else {
-            return self.complete(ops, b);
+            return self.complete(ops, b, keep);
         };
         // Prefer a pattern reachable from what is bound.
-        let (j, cands) = self.pick(ops, &b);
+        let (j, cands) = self.pick(ops, b);
         let j = j.unwrap_or(next);
         for op in cands {
             if !self.cache.tick() {
@@ -218,15 +244,16 @@ impl<'r> Searcher<'_, 'r> {
             if ops.contains(&Some(op)) || !self.m.main.is_live(op) {
                 continue;
             }
-            let mut b2 = b.clone();
+            let mark = b.mark();
             let mut acc = self.c.sel.starts[j];
-            if self.match_op(&self.c.patterns[j], &mut acc, op, &mut b2)? {
+            if self.match_op(&self.c.patterns[j], &mut acc, op, b)? {
                 ops[j] = Some(op);
-                if let Some(found) = self.extend(ops, b2)? {
+                if let Some(found) = self.extend(ops, b, keep)? {
                     return Ok(Some(found));
                 }
                 ops[j] = None;
             }
+            b.undo(mark);
         }
         Ok(None)
     }
@@ -268,13 +295,14 @@ impl<'r> Searcher<'_, 'r> {
     fn complete(
         &mut self,
         ops: &[Option<OpId>],
-        mut b: Bindings,
+        b: &mut Bindings,
+        keep: bool,
     ) -> Result<Option<Match>, EvalError> {
         for g in self.c.guards {
             let mut env = RtEnv {
                 m: self.m,
                 rules: self.rules,
-                b: &mut b,
+                b,
                 cache: self.cache,
             };
             match eval(&mut env, g)? {
@@ -294,7 +322,8 @@ impl<'r> Searcher<'_, 'r> {
         if self.memo.contains(&memo_key(self.rule_index, &ops)) {
             return Ok(None);
         }
-        Ok(Some(Match { bindings: b, ops }))
+        let bindings = if keep { b.snapshot() } else { Bindings::new(0) };
+        Ok(Some(Match { bindings, ops }))
     }
 
     /// Matches one pattern (and its nested patterns) at `op`, extending `b`.

@@ -9,7 +9,7 @@
 use super::matcher::{Compiled, Memo, Searcher, Selectors};
 use crate::dialect::ROLE_ATTR;
 use crate::dialect::{Dialect, Effect};
-use crate::ir::{Attr, AttrId, Module, OpId, Type, ValueDef, ValueId};
+use crate::ir::{Attr, AttrId, Module, OpId, Sym, Type, ValueDef, ValueId};
 use crate::rules::builtins::Builtin;
 use crate::rules::compiled::Exists;
 use crate::rules::compiled::{Slot, ValueRef};
@@ -17,18 +17,28 @@ use crate::rules::eval::Env;
 use crate::rules::{RuleSet, Span, Val};
 use crate::value::operators::{err, EvalResult};
 
-/// What a match bound, by slot: `%x` to values or ops, `$x` to constants. Cloning it (once
-/// per candidate while backtracking) is one allocation.
-#[derive(Debug, Clone)]
+/// What a match bound, by slot: `%x` to values or ops, `$x` to constants.
+///
+/// Backtracking undoes bindings instead of copying them: every [`Bindings::set`] records the
+/// slot's previous content on a trail, and [`Bindings::undo`] restores everything set since a
+/// [`Bindings::mark`]. A candidate that fails costs what it bound, not a copy of the match; a
+/// copy is made only for a complete match ([`Bindings::snapshot`]).
+#[derive(Debug)]
 pub struct Bindings {
     slots: Vec<Option<Val>>,
+    trail: Vec<(Slot, Option<Val>)>,
 }
+
+/// A point of a [`Bindings`]' trail to undo back to.
+#[derive(Copy, Clone, Debug)]
+pub struct Mark(usize);
 
 impl Bindings {
     /// Nothing bound, room for a rule's `slots`.
     pub fn new(slots: usize) -> Self {
         Bindings {
             slots: vec![None; slots],
+            trail: Vec::new(),
         }
     }
 
@@ -42,7 +52,30 @@ impl Bindings {
         if i >= self.slots.len() {
             self.slots.resize(i + 1, None);
         }
-        self.slots[i] = Some(v);
+        let old = self.slots[i].replace(v);
+        self.trail.push((s, old));
+    }
+
+    /// The current point of the trail.
+    pub fn mark(&self) -> Mark {
+        Mark(self.trail.len())
+    }
+
+    /// Restores every slot set since `mark`, latest first.
+    pub fn undo(&mut self, mark: Mark) {
+        while self.trail.len() > mark.0 {
+            if let Some((s, old)) = self.trail.pop() {
+                self.slots[s as usize] = old;
+            }
+        }
+    }
+
+    /// A copy of what is bound, without the trail: the bindings of a complete match.
+    pub fn snapshot(&self) -> Bindings {
+        Bindings {
+            slots: self.slots.clone(),
+            trail: Vec::new(),
+        }
     }
 }
 
@@ -119,7 +152,11 @@ impl Caches {
 
     /// The effect class of `op`'s name in the dialect table.
     pub fn effect(&mut self, m: &Module, op: OpId) -> Effect {
-        let s = m.main.op_name(op);
+        self.effect_of_name(m, m.main.op_name(op))
+    }
+
+    /// The effect class of the op name `s` in the dialect table.
+    pub fn effect_of_name(&mut self, m: &Module, s: Sym) -> Effect {
         let i = s.0 as usize;
         if i >= self.effects.len() {
             self.effects.resize(i + 1, None);
@@ -219,9 +256,8 @@ impl Env for RtEnv<'_> {
             rule_index: usize::MAX,
             matches: 0,
         };
-        // The match's bindings seed the search; what the patterns bind stays local to it.
-        let b = self.b.clone();
-        let found = s.exists(b);
+        // The match's bindings seed the search; what the patterns bind is undone after it.
+        let found = s.exists(self.b);
         self.cache.exists.insert(key, c.into_selectors());
         Ok(Val::Bool(found?))
     }
