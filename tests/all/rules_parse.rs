@@ -35,7 +35,8 @@ fn shipped_rule_files_resolve() {
             "accumulate",
             "hoist",
             "zero",
-            "zero_check"
+            "zero_check",
+            "self_schedule"
         ]
     );
     let sets = vec![
