@@ -2,6 +2,7 @@
 //!
 //! See `ARCHITECTURE.md` for the bird's-eye view and the code map.
 
+pub mod api;
 pub mod cli;
 pub mod diag;
 pub mod dialect;

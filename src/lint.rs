@@ -101,7 +101,7 @@ impl Hazard {
 #[derive(Debug, Default)]
 pub struct Report {
     pub hazards: Vec<Hazard>,
-    /// Instructions modelled (top-level non-`builtin` ops).
+    /// Instructions modelled (non-`builtin` ops, of every block).
     pub instructions: usize,
     /// Buffers accessed by more than one op with a write among them.
     pub buffers_checked: usize,
@@ -150,8 +150,31 @@ fn persistable_name(m: &Module, v: ValueId) -> Option<String> {
     }
 }
 
-/// Finds the hazards of the main program's top block.
+/// Finds the hazards of the main program: its top block and each block inside a region
+/// (`pd_op.if`, `pd_op.while`). Paddle's executor runs a region's block as a program of its
+/// own, ordering its ops by the same variable rule, while the region op is one instruction of
+/// the block that holds it; so each block is linted on its own, in program order.
 pub fn lint(m: &Module) -> Report {
+    let p = &m.main;
+    let mut blocks = vec![p.top_block()];
+    for op in p.walk() {
+        for &r in p.regions(op) {
+            blocks.extend_from_slice(p.region_blocks(r));
+        }
+    }
+    let mut report = Report::default();
+    for b in blocks {
+        let r = lint_block(m, b);
+        report.hazards.extend(r.hazards);
+        report.instructions += r.instructions;
+        report.buffers_checked += r.buffers_checked;
+        report.visited += r.visited;
+    }
+    report
+}
+
+/// The hazards among the ops of one block.
+fn lint_block(m: &Module, block: crate::ir::BlockId) -> Report {
     let p = &m.main;
     let dialect = Dialect::get();
     let nv = p.value_capacity();
@@ -170,7 +193,7 @@ pub fn lint(m: &Module) -> Report {
     for k in p.block_kwargs(top) {
         named(k.value, &mut var_of);
     }
-    let ops: Vec<OpId> = p.block_ops(top).collect();
+    let ops: Vec<OpId> = p.block_ops(block).collect();
     for &op in &ops {
         for r in p.results(op) {
             named(r, &mut var_of);

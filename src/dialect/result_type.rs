@@ -25,6 +25,8 @@ pub enum ResultRule {
     Broadcast(u8, u8),
     /// `shape` and `dtype` attributes (`pd_op.full`).
     FromShapeDtypeAttrs,
+    /// Shape of operand `n`, dtype bool (`pd_op.equal`).
+    CompareOf(u8),
     /// Shape of operand `n`, dtype from the `dtype` attribute (`pd_op.cast`).
     CastOf(u8),
     /// A 1-D int64 tensor as long as the `value` attribute (`pd_op.full_int_array`).
@@ -175,6 +177,10 @@ pub fn result_type<'t>(
         ResultRule::SameAs(i) => operand(i).cloned(),
         ResultRule::Broadcast(i, j) => broadcast(operand(i)?, operand(j)?),
         ResultRule::ReducedOf(i) => operand(i).map(reduced),
+        ResultRule::CompareOf(i) => {
+            let from = operand(i)?;
+            Some(from.with_shape_dtype(from.shape()?.to_vec(), DType::Bool))
+        }
         ResultRule::CastOf(i) => {
             let dtype = dtype_attr()?;
             let from = operand(i)?;

@@ -460,14 +460,15 @@ pub fn check_with_sources(
     )?;
     let mut changed_early: IndexMap<String, usize> = IndexMap::new();
     let mut rew_grads = IndexMap::new();
+    let self_scheduled = Interp::schedules_itself(&rewritten.ctx, &rewritten.main);
     for i in 0..k {
-        let stage = if i + 1 == k {
+        let stage = if i + 1 == k || self_scheduled {
             Stage::Full
         } else {
             Stage::NoOptimize
         };
         it.run(&mut rew, &micro_feeds(&batch, n, k, b, i)?, stage)?;
-        if stage == Stage::NoOptimize {
+        if i + 1 < k {
             for (name, t0) in init.iter() {
                 // What each rank's persistable must be now: as at the start, or, for a
                 // batch-coupled program, as the original's passes on micro-batches 1..=i left it.

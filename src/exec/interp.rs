@@ -11,8 +11,13 @@
 //! including a scope entry — sees the update, as in Paddle.
 //!
 //! Which ops run is decided per pass by a [`Stage`]; the rule for ops without `op_role` is in
-//! [`Stage`]'s docs. Region ops (`pd_op.if`, `pd_op.while`) are not executed; a program that
-//! needs them is refused with a diagnostic.
+//! [`Stage`]'s docs, and holds inside regions too. Region ops run their regions in place:
+//! `pd_op.if` runs the ops of its true or its false region (every rank must agree on the
+//! condition: the ranks run in lock step), and its results are what that region's `cf.yield`
+//! yields; `pd_op.while` binds its inputs to the body's arguments and runs the body while the
+//! condition its `cf.yield` yields first holds (at most [`MAX_WHILE_ITERATIONS`] times). Values
+//! defined outside a region are read inside it as in Paddle; persistables written in place
+//! inside a region are written in the scope.
 
 use indexmap::IndexMap;
 
@@ -29,6 +34,10 @@ use crate::exec::scope::Scope;
 use crate::exec::tensor::{numel, Data, Tensor};
 use crate::ir::{Attr, Attrs, Context, OpId, Program, ValueId};
 use crate::kbail;
+
+/// The most iterations one `pd_op.while` runs before the run stops with an error (a loop whose
+/// condition never turns false would otherwise hang `irw run` and `irw check`).
+pub const MAX_WHILE_ITERATIONS: usize = 1 << 20;
 
 /// Which ops of a program run in a pass.
 ///
@@ -247,14 +256,14 @@ impl<'p> Interp<'p> {
     ) -> Result<Interp<'p>, Diagnostic> {
         let top = prog.top_block();
         let ops: Vec<OpId> = prog.block_ops(top).collect();
-        for (i, &op) in ops.iter().enumerate() {
-            if !prog.regions(op).is_empty() {
+        for (i, op) in prog.walk().into_iter().enumerate() {
+            let name = ctx.str(prog.op_name(op));
+            if !prog.regions(op).is_empty() && name != "pd_op.if" && name != "pd_op.while" {
                 return Err(at_op(
                     src,
                     prog.position(op),
                     format!(
-                        "{label}: op #{i} `{}` holds regions; the executor does not run control flow",
-                        ctx.str(prog.op_name(op))
+                        "{label}: op #{i} `{name}` holds regions; the executor runs only those of `pd_op.if` and `pd_op.while`"
                     ),
                 ));
             }
@@ -316,6 +325,20 @@ impl<'p> Interp<'p> {
             .filter_map(|v| ctx.ty(prog.value_type(v)).dist())
             .map(|d| d.process_ids.len())
             .max()
+    }
+
+    /// Whether the program schedules its own optimizer step: no op of its top block has
+    /// `op_role` 2, but ops inside a region do (the optimize stage under a `pd_op.if`, as
+    /// `grad_merge.rw --set schedule=cond` makes it). Such a program runs whole at every
+    /// micro-step ([`Stage::Full`]); the region decides when the optimizer steps.
+    pub fn schedules_itself(ctx: &Context, prog: &Program) -> bool {
+        let top = prog.top_block();
+        let optimize = |op: OpId| op_role(ctx, prog, op) == Some(2);
+        !prog.block_ops(top).any(optimize)
+            && prog
+                .walk()
+                .into_iter()
+                .any(|op| prog.op_block(op) != Some(top) && optimize(op))
     }
 
     pub fn has_collectives(ctx: &Context, prog: &Program) -> bool {
@@ -385,6 +408,174 @@ impl<'p> Interp<'p> {
         result
     }
 
+    /// Runs the ops of `block` in order (a region's block); an error names the op inside.
+    fn run_block(
+        &mut self,
+        block: crate::ir::BlockId,
+        ranks: &mut [Rank],
+        feeds: &[IndexMap<String, Tensor>],
+        stage: Stage,
+    ) -> KResult<Vec<Option<ValueId>>> {
+        let ops: Vec<OpId> = self.prog.block_ops(block).collect();
+        let mut yielded = Vec::new();
+        for op in ops {
+            let name = self.ctx.str(self.prog.op_name(op));
+            if name == "cf.yield" {
+                yielded = self.prog.operands(op).collect();
+            }
+            self.step(op, ranks, feeds, stage)
+                .and_then(|()| memory::check_live())
+                .map_err(|e| KernelError {
+                    message: format!("in its region, op `{name}`: {}", e.message),
+                    hint: e.hint,
+                })?;
+        }
+        Ok(yielded)
+    }
+
+    /// The one value of a bool condition tensor, the same on every rank.
+    fn condition(&self, ranks: &[Rank], c: Option<ValueId>) -> KResult<bool> {
+        let Some(c) = c else {
+            kbail!("has no condition operand")
+        };
+        let mut seen = None;
+        for rank in ranks {
+            let t = rank.tensor(c)?;
+            if t.numel() != 1 {
+                kbail!("the condition has {} elements; it must have one", t.numel());
+            }
+            let v = t.scalar_f32()? != 0.0;
+            if seen.is_some_and(|s| s != v) {
+                kbail!("the ranks disagree on the condition; the executor runs ranks in lock step");
+            }
+            seen = Some(v);
+        }
+        Ok(seen.unwrap_or(false))
+    }
+
+    /// Binds `results` to the values a region yielded.
+    fn bind_yielded(
+        ranks: &mut [Rank],
+        results: &[ValueId],
+        yielded: &[Option<ValueId>],
+    ) -> KResult<()> {
+        if yielded.len() != results.len() {
+            kbail!(
+                "its region yields {} value(s) for {} result(s)",
+                yielded.len(),
+                results.len()
+            );
+        }
+        for rank in ranks.iter_mut() {
+            for (&res, y) in results.iter().zip(yielded) {
+                rank.slots[res.index()] = match y {
+                    Some(y) => Slot::Alias(*y),
+                    None => Slot::Empty,
+                };
+            }
+        }
+        Ok(())
+    }
+
+    fn run_if(
+        &mut self,
+        op: OpId,
+        operands: &[Option<ValueId>],
+        results: &[ValueId],
+        ranks: &mut [Rank],
+        feeds: &[IndexMap<String, Tensor>],
+        stage: Stage,
+    ) -> KResult<()> {
+        let cond = self.condition(ranks, operands.first().copied().flatten())?;
+        let regions = self.prog.regions(op);
+        let Some(&region) = regions.get(usize::from(!cond)) else {
+            kbail!(
+                "has {} region(s); an if needs a true and a false region",
+                regions.len()
+            )
+        };
+        let Some(&block) = self.prog.region_blocks(region).first() else {
+            return Self::bind_yielded(ranks, results, &[]);
+        };
+        let yielded = self.run_block(block, ranks, feeds, stage)?;
+        Self::bind_yielded(ranks, results, &yielded)
+    }
+
+    fn run_while(
+        &mut self,
+        op: OpId,
+        operands: &[Option<ValueId>],
+        results: &[ValueId],
+        ranks: &mut [Rank],
+        feeds: &[IndexMap<String, Tensor>],
+        stage: Stage,
+    ) -> KResult<()> {
+        let Some(&region) = self.prog.regions(op).first() else {
+            kbail!("has no body region")
+        };
+        let Some(&body) = self.prog.region_blocks(region).first() else {
+            kbail!("has no body block")
+        };
+        let args: Vec<ValueId> = self.prog.block_args(body).iter().map(|a| a.value).collect();
+        let inputs = &operands[1.min(operands.len())..];
+        if inputs.len() != args.len() || results.len() != args.len() {
+            kbail!(
+                "has {} input(s), {} body argument(s) and {} result(s); they must agree",
+                inputs.len(),
+                args.len(),
+                results.len()
+            );
+        }
+        let mut cond = self.condition(ranks, operands.first().copied().flatten())?;
+        // The loop variables, copied at each iteration's end: the body's values are overwritten
+        // by the next iteration.
+        for rank in ranks.iter_mut() {
+            for (&a, i) in args.iter().zip(inputs) {
+                let Some(i) = i else {
+                    kbail!("an input of the loop is absent")
+                };
+                rank.slots[a.index()] = Slot::Local(rank.tensor(*i)?.clone());
+            }
+        }
+        let mut n = 0;
+        while cond {
+            n += 1;
+            if n > MAX_WHILE_ITERATIONS {
+                kbail!(
+                    "ran {} iterations without its condition turning false",
+                    MAX_WHILE_ITERATIONS
+                );
+            }
+            let yielded = self.run_block(body, ranks, feeds, stage)?;
+            if yielded.len() != args.len() + 1 {
+                kbail!(
+                    "its body yields {} value(s); it must yield the condition and {} loop value(s)",
+                    yielded.len(),
+                    args.len()
+                );
+            }
+            cond = self.condition(ranks, yielded[0])?;
+            for rank in ranks.iter_mut() {
+                let next = yielded[1..]
+                    .iter()
+                    .map(|y| match y {
+                        Some(y) => rank.tensor(*y).cloned(),
+                        None => kbail!("the body yields an absent value"),
+                    })
+                    .collect::<KResult<Vec<Tensor>>>()?;
+                for (&a, t) in args.iter().zip(next) {
+                    rank.slots[a.index()] = Slot::Local(t);
+                }
+            }
+        }
+        for rank in ranks.iter_mut() {
+            for (&res, &a) in results.iter().zip(&args) {
+                rank.slots[res.index()] = Slot::Local(rank.tensor(a)?.clone());
+            }
+        }
+        Ok(())
+    }
+
     fn step(
         &mut self,
         op: OpId,
@@ -421,6 +612,10 @@ impl<'p> Interp<'p> {
         }
         let spec = Dialect::get().spec(name);
         match name {
+            // Its operands are the region's results: the op holding the region reads them.
+            "cf.yield" => {}
+            "pd_op.if" => self.run_if(op, &operands, &results, ranks, feeds, stage)?,
+            "pd_op.while" => self.run_while(op, &operands, &results, ranks, feeds, stage)?,
             "pd_op.data" | "pd_op.feed" => {
                 let Some(var) = attr_str(attrs, "name") else {
                     kbail!("has no `name` attribute")

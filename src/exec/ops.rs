@@ -272,6 +272,7 @@ pub static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.elementwise_pow", |c| binary(c, ew::BinaryOp::Pow)),
     ("pd_op.maximum", |c| binary(c, ew::BinaryOp::Maximum)),
     ("pd_op.minimum", |c| binary(c, ew::BinaryOp::Minimum)),
+    ("pd_op.remainder", |c| binary(c, ew::BinaryOp::Remainder)),
     ("pd_op.add_grad", |c| {
         two(ew::add_sub_grad(
             c.t(0)?,

@@ -260,7 +260,7 @@ pub fn run_with_sources(
         let mut step_losses = Vec::new();
         for i in 0..k {
             let feeds = micro_feeds(&batch, n, k, b, i)?;
-            let stage = if i + 1 == k {
+            let stage = if i + 1 == k || Interp::schedules_itself(&module.ctx, &module.main) {
                 Stage::Full
             } else {
                 Stage::NoOptimize

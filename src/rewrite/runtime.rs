@@ -358,6 +358,13 @@ fn query(
             _ => -1,
         })),
         B::Unused => op_arg(m).map(|o| Val::Bool(!m.main.results(o).any(|r| m.main.has_uses(r)))),
+        B::Nested => op_arg(m).map(|o| {
+            Val::Bool(
+                m.main
+                    .op_block(o)
+                    .is_some_and(|bk| m.main.block_parent_op(bk).is_some()),
+            )
+        }),
         B::OpName => op_arg(m).map(|o| Val::Str(m.ctx.str(m.main.op_name(o)).to_string())),
         B::HasAttr | B::Attr => (|| {
             let o = op_arg(m)?;

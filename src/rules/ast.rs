@@ -536,6 +536,9 @@ pub enum InsertPoint {
     StageEnd(Ident),
     /// `at start of optimize`: before the first op of that stage.
     StageStart(Ident),
+    /// `at end of region N of %o` / `into region N of %o`: the end of the block of region N of
+    /// the op `%o` names (`pd_op.if` has regions 0 and 1, `pd_op.while` region 0).
+    RegionEnd { op: Expr, index: u32, span: Span },
 }
 
 /// What to rewire in `in %o: TARGET := value;`.
@@ -596,6 +599,13 @@ pub enum Action {
         to: InsertPoint,
         span: Span,
     },
+    /// `move optimize ops into region 0 of %if;`: every op of the stage in the top block, in
+    /// program order.
+    MoveStage {
+        stage: Ident,
+        to: InsertPoint,
+        span: Span,
+    },
     /// `set %o {key: expr, ...};`
     SetAttrs {
         op: ValueRef,
@@ -623,6 +633,7 @@ impl Action {
             | Action::SetOperand { span, .. }
             | Action::Erase { span, .. }
             | Action::Move { span, .. }
+            | Action::MoveStage { span, .. }
             | Action::SetAttrs { span, .. }
             | Action::If { span, .. }
             | Action::Error { span, .. } => *span,

@@ -34,6 +34,7 @@ pub enum Builtin {
     Attr,
     Tensor,
     Unused,
+    Nested,
     Const,
     ProcessIds,
     MeshShape,
@@ -93,6 +94,7 @@ pub const ALL: &[Builtin] = &[
     Builtin::Attr,
     Builtin::Tensor,
     Builtin::Unused,
+    Builtin::Nested,
     Builtin::Const,
     Builtin::ProcessIds,
     Builtin::MeshShape,
@@ -127,6 +129,9 @@ impl Builtin {
             Builtin::Tensor => info("tensor", 2, Query, Ty::Type),
             // Whether no result of an op (or the op defining a value) has a use.
             Builtin::Unused => info("unused", 1, Query, Ty::Bool),
+            // Whether an op (or the op defining a value) sits inside a region (`pd_op.if`,
+            // `pd_op.while`) rather than in the program's top block.
+            Builtin::Nested => info("nested", 1, Query, Ty::Bool),
             // The scalar a value is known to equal (a `pd_op.full`); equational rules only.
             Builtin::Const => info("const", 1, Query, Ty::Any),
             // A `pd_dist.tensor` value's distribution (empty lists for a dense value):

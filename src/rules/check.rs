@@ -404,6 +404,28 @@ impl<'a> Checker<'a> {
         Ok(())
     }
 
+    /// The op of `at end of region N of E` / `into region N of E`: an op the rule bound (by a
+    /// pattern or a build) that holds regions when its name is known.
+    fn region_op(&self, e: &Expr) -> Result<(), Diagnostic> {
+        let Expr::Value(v) = e else {
+            return Err(self.at(
+                e.span().0,
+                "`region N of` needs an op the rule bound, such as `%if`",
+            ));
+        };
+        let specs = self.op_ref(v)?;
+        if !specs.is_empty()
+            && specs
+                .iter()
+                .all(|s| crate::dialect::region_count(s.name) == 0)
+        {
+            return Err(self
+                .at(v.span.0, format!("`{}` holds no regions", text_of(v)))
+                .with_hint("region ops: `pd_op.if` (regions 0 and 1), `pd_op.while` (region 0)"));
+        }
+        Ok(())
+    }
+
     fn op_ref(&self, v: &ValueRef) -> Result<Vec<&'static OpSpec>, Diagnostic> {
         if let Some(at) = self.erased.get(&v.name.name) {
             let (line, col) = self.src.line_col(at.0);
@@ -497,6 +519,7 @@ impl<'a> Checker<'a> {
                         }
                     }
                     InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => self.stage_name(s)?,
+                    InsertPoint::RegionEnd { op, .. } => self.region_op(op)?,
                 }
                 self.build(build)?;
             }
@@ -586,6 +609,19 @@ impl<'a> Checker<'a> {
                         }
                     }
                     InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => self.stage_name(s)?,
+                    InsertPoint::RegionEnd { op, .. } => self.region_op(op)?,
+                }
+            }
+            Action::MoveStage { stage, to, .. } => {
+                self.stage_name(stage)?;
+                match to {
+                    InsertPoint::RegionEnd { op, .. } => self.region_op(op)?,
+                    _ => {
+                        return Err(self.at(
+                            stage.span.0,
+                            "the ops of a stage can only move into a region: `move optimize ops into region 0 of %if;`",
+                        ))
+                    }
                 }
             }
             Action::SetAttrs { op, attrs, .. } => {

@@ -197,6 +197,12 @@ pub enum InsertPoint {
     /// `at end of STAGE`: the stage's op role.
     StageEnd(i64),
     StageStart(i64),
+    /// The end of the block of region `index` of the op `op` evaluates to.
+    RegionEnd {
+        op: Expr,
+        index: u32,
+        span: Span,
+    },
 }
 
 /// What `in %o: TARGET := value;` rewires.
@@ -248,6 +254,12 @@ pub enum Action {
     },
     Move {
         op: ValueRef,
+        to: InsertPoint,
+        span: Span,
+    },
+    /// `move STAGE ops into region N of %o;`: the stage's role.
+    MoveStage {
+        stage: i64,
         to: InsertPoint,
         span: Span,
     },

@@ -807,7 +807,8 @@ fn walk_str(s: &mut StrLit, f: &mut dyn FnMut(Visit<'_>)) {
 }
 
 fn walk_point(p: &mut InsertPoint, f: &mut dyn FnMut(Visit<'_>)) {
-    if let InsertPoint::After(e) | InsertPoint::Before(e) = p {
+    if let InsertPoint::After(e) | InsertPoint::Before(e) | InsertPoint::RegionEnd { op: e, .. } = p
+    {
         walk_expr(e, f);
     }
 }
@@ -830,7 +831,7 @@ fn walk_action(a: &mut Action, f: &mut dyn FnMut(Visit<'_>)) {
         }
         Action::SetOperand { value, .. } => walk_expr(value, f),
         Action::Erase { .. } => {}
-        Action::Move { to, .. } => walk_point(to, f),
+        Action::Move { to, .. } | Action::MoveStage { to, .. } => walk_point(to, f),
         Action::SetAttrs { attrs, .. } => {
             for (_, e) in attrs {
                 walk_expr(e, f);

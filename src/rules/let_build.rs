@@ -168,7 +168,9 @@ fn first_use(a: &mut Action, name: &str, build: &mut Option<Box<Build>>) -> bool
         }
         Action::Insert { at, build: b, .. } => {
             let at_mentions = match at {
-                InsertPoint::After(e) | InsertPoint::Before(e) => mentions(e, name),
+                InsertPoint::After(e)
+                | InsertPoint::Before(e)
+                | InsertPoint::RegionEnd { op: e, .. } => mentions(e, name),
                 _ => false,
             };
             !at_mentions && in_build(b, name, build)
@@ -254,7 +256,9 @@ fn pattern_mentions(p: &OpPattern, name: &str) -> bool {
 
 fn mentions_action(a: &Action, name: &str) -> bool {
     let point = |p: &InsertPoint| match p {
-        InsertPoint::After(e) | InsertPoint::Before(e) => mentions(e, name),
+        InsertPoint::After(e) | InsertPoint::Before(e) | InsertPoint::RegionEnd { op: e, .. } => {
+            mentions(e, name)
+        }
         _ => false,
     };
     match a {
@@ -273,6 +277,7 @@ fn mentions_action(a: &Action, name: &str) -> bool {
         }
         Action::Erase { op, .. } => op.name.name == name,
         Action::Move { op, to, .. } => op.name.name == name || point(to),
+        Action::MoveStage { to, .. } => point(to),
         Action::SetAttrs { op, attrs, .. } => {
             op.name.name == name || attrs.iter().any(|(_, e)| mentions(e, name))
         }

@@ -42,6 +42,7 @@ mod exec_zoo_cnn;
 mod gen_ir;
 mod gen_mlp;
 mod golden;
+mod grad_merge_cond;
 mod interop_dp2;
 mod interop_race;
 mod json_read;
@@ -90,6 +91,7 @@ fn main() {
     tests.extend(gen_ir::tests());
     tests.extend(gen_mlp::tests());
     tests.extend(golden::tests());
+    tests.extend(grad_merge_cond::tests());
     tests.extend(interop_dp2::tests());
     tests.extend(interop_race::tests());
     tests.extend(json_read::tests());

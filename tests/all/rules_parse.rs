@@ -38,7 +38,8 @@ fn shipped_rule_files_resolve() {
             "merged_check",
             "hoist",
             "zero",
-            "zero_check"
+            "zero_check",
+            "self_schedule"
         ]
     );
     let sets = vec![

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Paddle interop check: Paddle 3.3.1 saves its programs as PIR JSON, irw reads, rewrites and writes
 # them, and Paddle loads and trains irw's output (see tests/interop/paddle_interop.py for the
-# steps). Not run by CI: it downloads paddlepaddle (~200 MB) from PyPI.
+# steps). CI runs it through tests/interop/run_all.sh; it downloads paddlepaddle (~200 MB) from
+# PyPI into a venv that is reused.
 #
 #   tests/interop/paddle.sh            # venv in target/interop-venv (reused), work dir in a tmpdir
 #
 # Environment: IRW_INTEROP_VENV (venv directory), IRW_FIXTURES (default ../shared/fixtures),
-# PYTHON (interpreter for the venv, default python3), CARGO_TARGET_DIR (as for cargo).
+# PYTHON (interpreter for the venv, default python3), IRW_BIN (the irw binary; default: cargo
+# build, target/debug/irw), CARGO_TARGET_DIR (as for cargo).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -28,10 +30,13 @@ if ! "$venv/bin/python" -c 'import paddle, sys; sys.exit(paddle.__version__ != "
     "$venv/bin/pip" install --quiet "paddlepaddle==3.3.1"
 fi
 
-echo "== cargo build"
-(cd "$repo" && cargo build --quiet --bin irw)
-target="${CARGO_TARGET_DIR:-$repo/target}"
-irw="$target/debug/irw"
+if [ -n "${IRW_BIN:-}" ]; then
+    irw="$IRW_BIN"
+else
+    echo "== cargo build"
+    (cd "$repo" && cargo build --quiet --bin irw)
+    irw="${CARGO_TARGET_DIR:-$repo/target}/debug/irw"
+fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -27,6 +27,8 @@ pub enum BinaryOp {
     Pow,
     Maximum,
     Minimum,
+    /// Paddle's `remainder`: the floor modulo (the result has the divisor's sign).
+    Remainder,
 }
 
 /// The dtype a binary op on `a` and `b` produces.
@@ -54,6 +56,7 @@ fn f32_op(op: BinaryOp) -> impl Fn(f32, f32) -> f32 + Copy {
         BinaryOp::Pow => x.powf(y),
         BinaryOp::Maximum => x.max(y),
         BinaryOp::Minimum => x.min(y),
+        BinaryOp::Remainder => x - (x / y).floor() * y,
     }
 }
 
@@ -74,6 +77,7 @@ fn f32_binary(
         BinaryOp::Pow => binary_map(a, sa, b, sb, axis, |x: f32, y| x.powf(y)),
         BinaryOp::Maximum => binary_map(a, sa, b, sb, axis, |x: f32, y| x.max(y)),
         BinaryOp::Minimum => binary_map(a, sa, b, sb, axis, |x: f32, y| x.min(y)),
+        BinaryOp::Remainder => binary_map(a, sa, b, sb, axis, |x: f32, y| x - (x / y).floor() * y),
     }
 }
 
@@ -86,6 +90,7 @@ fn f64_op(op: BinaryOp) -> impl Fn(f64, f64) -> f64 + Copy {
         BinaryOp::Pow => x.powf(y),
         BinaryOp::Maximum => x.max(y),
         BinaryOp::Minimum => x.min(y),
+        BinaryOp::Remainder => x - (x / y).floor() * y,
     }
 }
 
@@ -104,6 +109,11 @@ fn i64_op(op: BinaryOp) -> impl Fn(i64, i64) -> i64 + Copy {
         }
         BinaryOp::Maximum => x.max(y),
         BinaryOp::Minimum => x.min(y),
+        BinaryOp::Remainder => match x.checked_rem(y) {
+            Some(r) if r != 0 && (r < 0) != (y < 0) => r + y,
+            Some(r) => r,
+            None => 0,
+        },
     }
 }
 
@@ -458,6 +468,7 @@ mod tests {
             BinaryOp::Pow,
             BinaryOp::Maximum,
             BinaryOp::Minimum,
+            BinaryOp::Remainder,
         ] {
             for &(sa, sb) in SHAPES {
                 let a = rand_tensor(&mut rng, sa);

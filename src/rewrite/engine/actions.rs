@@ -298,6 +298,29 @@ impl<'a> Engine<'a> {
                 }
                 fx.touched.push(o);
             }
+            Action::MoveStage { stage, to, span } => {
+                let mut cur = self.cursor(lr, b, to)?;
+                let target = match cur {
+                    Cursor::BlockEnd(bk) => self.m.main.block_parent_op(bk),
+                    _ => None,
+                };
+                let top = self.m.main.top_block();
+                let all: Vec<OpId> = self.m.main.block_ops(top).collect();
+                let ops: Vec<OpId> = all
+                    .into_iter()
+                    .filter(|&o| Some(o) != target && self.role(o) == Some(*stage))
+                    .collect();
+                if ops.is_empty() {
+                    return Err(self.err(lr, *span, "the stage has no op to move"));
+                }
+                for o in ops {
+                    self.forget_marker(o);
+                    self.m.main.detach(o);
+                    self.place(&mut cur, o);
+                    fx.edits += 1;
+                    fx.touched.push(o);
+                }
+            }
             Action::SetAttrs { op, attrs } => {
                 let o = self.op_of(lr, b, op)?;
                 let old = self.m.main.op_attrs(o);

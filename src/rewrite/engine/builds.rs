@@ -28,10 +28,18 @@ impl<'a> Engine<'a> {
         let (sym, operands, attrs) = self.build_parts(lr, b, bd, Which::Main, cur, fx)?;
         let types = self.result_types(lr, b, bd, &operands, attrs, Which::Main)?;
         let attrs = self.dist_attrs(Which::Main, attrs, &operands, &types);
-        let op = self
-            .m
-            .main
-            .create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
+        let regions = crate::dialect::region_count(&bd.op);
+        let syntax = match regions {
+            0 => OpSyntax::Plain,
+            _ if crate::dialect::paddle_json::WHILE_SYNTAX_OPS.contains(&bd.op.as_str()) => {
+                OpSyntax::While
+            }
+            _ => OpSyntax::Regions,
+        };
+        let op = self.m.main.create_op(sym, attrs, &operands, &types, syntax);
+        for _ in 0..regions {
+            self.m.main.add_region(op);
+        }
         self.place(cur, op);
         if let Some(r) = self.role(op) {
             // Keep the stage markers right when a build lands at a stage's edge.
@@ -322,7 +330,9 @@ impl<'a> Engine<'a> {
             ));
         };
         let n_results = spec.results.iter().filter(|r| !r.starts_with('?')).count();
-        if n_results == 0 {
+        // A region op a rule builds has no results: its regions start empty, so they yield
+        // nothing for results to take.
+        if n_results == 0 || crate::dialect::region_count(name) > 0 {
             return Ok(vec![]);
         }
         let prog = prog(self.m, which);

@@ -104,6 +104,36 @@ impl<'a> Engine<'a> {
                     None => Cursor::BlockEnd(top),
                 }
             }
+            InsertPoint::RegionEnd { op, index, span } => {
+                let o = match self.eval(lr, b, op)? {
+                    Val::Op(o) => o,
+                    v => {
+                        return Err(self.err(
+                            lr,
+                            op.span(),
+                            format!("`region {index} of` needs an op, found {}", v.a_kind()),
+                        ))
+                    }
+                };
+                let regions = self.m.main.regions(o);
+                match regions.get(*index as usize) {
+                    Some(&r) => match self.m.main.region_blocks(r).first() {
+                        Some(&bk) => Cursor::BlockEnd(bk),
+                        None => return Err(self.err(lr, *span, "this region has no block")),
+                    },
+                    None => {
+                        let name = self.m.ctx.str(self.m.main.op_name(o)).to_string();
+                        return Err(self.err(
+                            lr,
+                            *span,
+                            format!(
+                                "`{name}` has {} region(s): no region {index}",
+                                regions.len()
+                            ),
+                        ));
+                    }
+                }
+            }
             InsertPoint::StageStart(s) => {
                 let st = *s;
                 let mut mk = self.stage_first.get(&st).copied();

@@ -213,6 +213,11 @@ impl Scope<'_> {
             ast::InsertPoint::Before(e) => InsertPoint::Before(self.expr(e)?),
             ast::InsertPoint::StageEnd(s) => InsertPoint::StageEnd(stage(s)?),
             ast::InsertPoint::StageStart(s) => InsertPoint::StageStart(stage(s)?),
+            ast::InsertPoint::RegionEnd { op, index, span } => InsertPoint::RegionEnd {
+                op: self.expr(op)?,
+                index: *index,
+                span: *span,
+            },
         })
     }
 
@@ -275,6 +280,11 @@ impl Scope<'_> {
             },
             A::Move { op, to, span } => Action::Move {
                 op: self.value_ref(op),
+                to: self.insert_point(to)?,
+                span: *span,
+            },
+            A::MoveStage { stage: s, to, span } => Action::MoveStage {
+                stage: stage(s)?,
                 to: self.insert_point(to)?,
                 span: *span,
             },
