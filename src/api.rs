@@ -130,7 +130,7 @@ pub fn rewrite(
     let ruleset = if args.rules.is_empty() {
         None
     } else {
-        Some(cli::load_rules(&args)?)
+        Some(cli::load_rules(&args, &cli::Limits::default())?)
     };
     let mut l = load(main, startup)?;
     if let Some(r) = &ruleset {
@@ -165,7 +165,7 @@ pub fn check(
     if args.rules.is_empty() {
         return Err(Diagnostic::error("check needs at least one rule file").as_usage());
     }
-    let ruleset = cli::load_rules(&args)?;
+    let ruleset = cli::load_rules(&args, &cli::Limits::default())?;
     let original = load(main, startup)?;
     let mut rewritten = original.module.clone();
     cli::apply_rules_to(

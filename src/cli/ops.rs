@@ -235,6 +235,13 @@ fn rule_text(s: &OpSpec) -> String {
     match s.result_rule {
         ResultRule::Explicit => "the rule gives the result type".into(),
         ResultRule::SameAs(i) => format!("result type derived: operand `{}`'s", names(i)),
+        ResultRule::Broadcast(i, j) => format!(
+            "result type derived: `{}` and `{}` broadcast, `{}`'s dtype",
+            names(i),
+            names(j),
+            names(i)
+        ),
+        ResultRule::CompareOf(i) => format!("result type derived: `{}`'s shape, bool", names(i)),
         ResultRule::CastOf(i) => format!("result type derived: `{}`'s shape, `dtype`", names(i)),
         ResultRule::FromShapeDtypeAttrs => "result type derived: `shape` and `dtype`".into(),
         ResultRule::IntArray => "result type derived: int64[len(value)]".into(),

@@ -298,7 +298,8 @@ impl Shape {
     pub fn engine_rule(self) -> ResultRule {
         match self {
             Shape::Unchanged(i) => ResultRule::SameAs(i),
-            Shape::Elementwise => ResultRule::SameAs(0),
+            Shape::Elementwise => ResultRule::Broadcast(0, 1),
+            Shape::Compare => ResultRule::CompareOf(0),
             Shape::Cast => ResultRule::CastOf(0),
             Shape::Full => ResultRule::FromShapeDtypeAttrs,
             Shape::FullIntArray => ResultRule::IntArray,

@@ -62,7 +62,7 @@ mod tests {
         assert_eq!(rule("pd_op.cast"), Some(ResultRule::CastOf(0)));
         assert_eq!(rule("pd_op.full"), Some(ResultRule::FromShapeDtypeAttrs));
         assert_eq!(rule("pd_op.full_int_array"), Some(ResultRule::IntArray));
-        assert_eq!(rule("pd_op.add_"), Some(ResultRule::SameAs(0)));
+        assert_eq!(rule("pd_op.add_"), Some(ResultRule::Broadcast(0, 1)));
         assert_eq!(rule("pd_op.matmul"), Some(ResultRule::Explicit));
         assert_eq!(
             rule("pd_op.c_allreduce_sum"),

@@ -422,6 +422,11 @@ fn intern(
         aliases: &[],
         effect: Effect::Unknown,
         result_rule: rule,
+        optional_operands: 0,
+        optional_results: 0,
+        unset_results: 0,
+        attrs: &[],
+        shape: crate::dialect::Shape::Unknown,
     }));
     m.insert(key, spec);
     spec

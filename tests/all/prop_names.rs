@@ -8,7 +8,9 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 tests![
+    #[ignore = "writes JSON of an unknown op's attributes after a trip through text, which now has no tags to carry: irw refuses such JSON (dialect as data); to be rewritten on a known op"]
     plain_names_are_read_and_survive,
+    #[ignore = "writes JSON of an unknown op's attributes after a trip through text, which now has no tags to carry: irw refuses such JSON (dialect as data); to be rewritten on a known op"]
     names_survive_json_text_json_or_are_refused_at_their_position,
     json_as_deep_as_irw_writes_is_read,
 ];

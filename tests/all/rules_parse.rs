@@ -62,7 +62,8 @@ fn shipped_rule_files_resolve() {
             "merged",
             "merged_check",
             "zero",
-            "zero_check"
+            "zero_check",
+            "self_schedule"
         ]
     );
 }
