@@ -135,7 +135,7 @@ Exit code 0 when every row is within tolerance, 1 otherwise.";
 enum Command {
     /// Rewrite a program, run the original and the rewritten one, and compare them numerically.
     #[command(after_long_help = CHECK_ROWS)]
-    Check(check::CheckArgs),
+    Check(Box<check::CheckArgs>),
     /// Execute a program with Paddle's schedule and print the loss per step.
     Run(run::RunArgs),
     /// Generate training programs exactly as Paddle prints them.
@@ -364,7 +364,7 @@ pub fn main() -> i32 {
             let text = crate::gen::cnn::cnn(&crate::gen::cnn::CnnOptions {
                 batch_norm: a.batch_norm,
             });
-            write_output(a.output.as_deref().unwrap_or("-"), &text).map_err(Failure::from)
+            write_output(a.output.as_deref().unwrap_or("-"), &text)
         }
         Some(Command::Diff(a)) => diff_command(a, &limits),
         Some(Command::Lint(a)) => lint_command(a, &limits),
@@ -530,7 +530,7 @@ fn warn_dialect_findings(
             _ => Some(main),
         };
         let d = e.to_diagnostic(module, src).to_string();
-        eprintln!("{}", d.trim_end().replacen("error: ", "warning: ", 1));
+        streams::eprintln(&d.trim_end().replacen("error: ", "warning: ", 1));
     }
 }
 

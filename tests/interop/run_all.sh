@@ -47,7 +47,7 @@ irw="$target/release/irw"
 # The package's Rust builds into the same target directory, so irw's dependencies compiled for
 # the build above are reused.
 step "pip install ./python"
-CARGO_TARGET_DIR="$target" "$venv/bin/pip" install --quiet --no-build-isolation "$repo/python"
+PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" "$venv/bin/pip" install --quiet --no-build-isolation "$repo/python"
 
 step "tests/interop/paddle.sh"
 IRW_BIN="$irw" bash "$repo/tests/interop/paddle.sh"
