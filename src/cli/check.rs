@@ -11,7 +11,7 @@ use super::{
     apply_rules, load_feed, load_module_files, load_rules, parse_positive, parse_ranks, Failure,
     InputLimitArgs, Limits, MemoryArgs, RuleArgs, TimeoutArgs,
 };
-use crate::exec::check::{check_with_sources, CheckOptions};
+use crate::exec::check::{check_with_sources, CheckOptions, Outcome};
 
 /// `irw check (--rules R [--set k=v]... | --rewritten OUT [--rewritten-startup S2]) PROG ...`
 ///
@@ -55,6 +55,18 @@ pub struct CheckArgs {
     /// Inputs and initial state in the layout of `*.numerics.json`.
     #[arg(long, value_name = "FILE.json")]
     pub feed: Option<String>,
+    /// Whether the merge averages the micro-batch gradients (default: the rule files' `avg`
+    /// parameter, else true). With false the merged gradient is compared with the gradient of
+    /// the loss summed over the k micro-batches.
+    #[arg(long, value_name = "BOOL")]
+    pub avg: Option<bool>,
+    /// Compare the rewritten program with this program (one step on the full batch) instead of
+    /// the original.
+    #[arg(long, value_name = "REF")]
+    pub reference: Option<String>,
+    /// The startup program of `--reference`, when REF holds none.
+    #[arg(long = "reference-startup", value_name = "FILE")]
+    pub reference_startup: Option<String>,
     #[command(flatten)]
     pub memory: MemoryArgs,
     #[command(flatten)]
@@ -78,8 +90,11 @@ fn k_from_set(sets: &[String]) -> Result<Option<usize>, Failure> {
 }
 
 /// Runs `irw check`; prints the table; a failed comparison is an error (exit 1), a
-/// batch-coupled original that passes what holds for it exits 3.
+/// batch-coupled original that passes what holds for it exits 3, a check that cannot judge (the
+/// original's own step not finite, a gradient zero everywhere) exits 4.
 pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
+    // `--timeout` bounds the whole command: rewriting and both programs' execution.
+    let deadline = limits.deadline();
     let original = load_module_files(&a.input, a.startup.as_deref(), limits)?;
     // The rewritten program is the original's ops where rules kept them: its errors point into
     // the original's files, unless it was read from its own.
@@ -88,6 +103,7 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
     // or 1 when they declare none (nothing is merged: comparing k micro-steps with one big step
     // would fail whatever the pass did).
     let mut k_from_rules = None;
+    let mut avg_from_rules = None;
     let (rewritten, rewritten_src) = match &a.rewritten {
         Some(path) => {
             rewritten_files = load_module_files(path, a.rewritten_startup.as_deref(), limits)?;
@@ -104,6 +120,10 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
                 Some(crate::rules::Val::Int(k)) => usize::try_from(*k).unwrap_or(0),
                 _ => 1,
             });
+            avg_from_rules = match rules.params.get("avg").map(|p| &p.value) {
+                Some(crate::rules::Val::Bool(b)) => Some(*b),
+                _ => None,
+            };
             let mut m = original.module.clone();
             apply_rules(&mut m, &rules, &a.rule, limits)?;
             rewritten_by_rules = m;
@@ -117,10 +137,17 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
     if k == 0 {
         return Err(Failure::Usage("k_steps must be at least 1".into()));
     }
+    // What the rewritten program is compared with: the original, or `--reference`.
+    let reference = a
+        .reference
+        .as_deref()
+        .map(|r| load_module_files(r, a.reference_startup.as_deref(), limits))
+        .transpose()?;
+    let base = reference.as_ref().unwrap_or(&original);
     let feed = a
         .feed
         .as_deref()
-        .map(|f| load_feed(f, limits))
+        .map(|f| load_feed(f, limits, a.memory.bytes(), &base.module, base.sources()))
         .transpose()?;
     let opts = CheckOptions {
         k_steps: k,
@@ -129,32 +156,51 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         seed: a.seed,
         rtol: a.rtol,
         atol: a.atol,
+        avg: a.avg.or(avg_from_rules).unwrap_or(true),
         feed,
         max_memory: a.memory.bytes(),
+        deadline,
     };
     let report = check_with_sources(
-        &original.module,
-        original.sources(),
+        &base.module,
+        base.sources(),
         rewritten,
         rewritten_src,
         &opts,
     )?;
     super::streams::print(&report.to_string())?;
-    if report.passed() && report.batch_coupled() {
+    match report.outcome() {
         // Its own verdict: what a gradient merge can reproduce holds, but the full-batch step
         // the user asked about does not exist for this program.
-        Err(Failure::BatchCoupled)
-    } else if report.passed() {
-        Ok(())
-    } else {
-        let names: Vec<String> = report
-            .failures()
-            .map(|r| format!("{} ({})", r.tensor, r.kind))
-            .collect();
-        err_println!(
-            "error: the rewritten program does not compute the same step: {}",
-            names.join(", ")
-        );
-        Err(Failure::Mismatch)
+        Outcome::Pass if report.batch_coupled() => Err(Failure::BatchCoupled),
+        Outcome::Pass => Ok(()),
+        Outcome::Fail => {
+            let names: Vec<String> = report
+                .failures()
+                .map(|r| format!("{} ({})", r.tensor, r.kind))
+                .collect();
+            err_println!(
+                "error: the rewritten program does not compute the same step: {}",
+                names.join(", ")
+            );
+            Err(Failure::Mismatch)
+        }
+        Outcome::NotJudged => {
+            let why = match &report.refusal {
+                Some(why) => why.clone(),
+                None => {
+                    let names: Vec<String> = report
+                        .unchecked()
+                        .map(|r| format!("{} ({})", r.tensor, r.kind))
+                        .collect();
+                    format!(
+                        "the original's gradient is zero everywhere on these inputs for {}",
+                        names.join(", ")
+                    )
+                }
+            };
+            err_println!("error: irw check cannot judge the rewrite: {why}");
+            Err(Failure::NotJudged)
+        }
     }
 }

@@ -21,10 +21,11 @@ pub struct InputLimitArgs {
     pub max_input_size: Option<u64>,
 }
 
-/// `--timeout`, for the commands that rewrite.
+/// `--timeout`, for the commands that rewrite or execute.
 #[derive(Args, Debug, Clone, Default)]
 pub struct TimeoutArgs {
-    /// Stop rewriting with an error after SECONDS of wall-clock time (no output is written).
+    /// Stop with an error after SECONDS of wall-clock time: reading, rewriting and executing
+    /// (no output is written).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
 }
@@ -51,7 +52,7 @@ impl MemoryArgs {
 pub struct Limits {
     /// The largest input file read (`--max-input-size`; default [`default_max_input_bytes`]).
     pub max_input_bytes: u64,
-    /// Rewriting stops with an error after this long (`--timeout`).
+    /// Reading, rewriting and executing stop with an error after this long (`--timeout`).
     pub timeout: Option<Duration>,
 }
 

@@ -129,7 +129,16 @@ rows with Paddle's schedule (op_role 2 only on the last), from the same initial 
   buffer        state the rewrite added: back at its initial value, and not 16-bit
   frozen        nothing may change before the last micro-step
   replica       all ranks end with the same values
-Exit code 0 when every row is within tolerance, 1 otherwise.";
+Tolerance per tensor: |a - b| <= rtol*|b| + atol*max|b| (1e-5 for f32), max|b| over that
+tensor's own reference values. Verdicts: ok, FAIL, unchecked (the original's gradient is zero
+everywhere: nothing to compare), noise (the reference is rounding noise of the original itself:
+judged to that level; does not block a PASS).
+Exit codes: 0 PASS, 1 FAIL, 2 bad usage, 3 BATCH-COUPLED (the original mixes the rows of its
+batch; what holds instead passed), 4 NOT JUDGED (the original's step is not finite, or a
+gradient is zero everywhere).
+
+Example:
+  irw check --rules rules/grad_merge.rw --set k_steps=4 examples/mlp.ir";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -349,7 +358,7 @@ pub fn main() -> i32 {
     let (input_limit, timeout) = match &cli.command {
         None => (&cli.input_limit, cli.timeout.timeout),
         Some(Command::Check(a)) => (&a.input_limit, a.timeout.timeout),
-        Some(Command::Run(a)) => (&a.input_limit, None),
+        Some(Command::Run(a)) => (&a.input_limit, a.timeout.timeout),
         Some(Command::Diff(a)) => (&a.input_limit, None),
         Some(Command::Lint(a)) => (&a.input_limit, None),
         Some(Command::Gen(_)) | Some(Command::Ops(_)) => (&InputLimitArgs::default(), None),
@@ -378,6 +387,7 @@ pub fn main() -> i32 {
         }
         Err(Failure::Mismatch) => 1,
         Err(Failure::BatchCoupled) => 3,
+        Err(Failure::NotJudged) => 4,
         Err(Failure::BrokenPipe) => streams::BROKEN_PIPE_EXIT,
         Err(Failure::UsageDiag(d)) => {
             streams::eprint(&d.to_string());
@@ -403,6 +413,8 @@ pub enum Failure {
     /// `irw check` on a batch-coupled original (already reported): gradient merge cannot be
     /// the full-batch step, and what holds instead did: exit code 3.
     BatchCoupled,
+    /// `irw check` cannot judge the rewrite on these inputs (already reported): exit code 4.
+    NotJudged,
     /// Bad usage found while loading rules (a `--set` value): exit code 2.
     UsageDiag(Diagnostic),
     /// Standard output's reader went away: exit quietly with [`streams::BROKEN_PIPE_EXIT`].
@@ -547,10 +559,19 @@ fn dialect_error(module: &Module, f: &crate::dialect::Finding) -> ir::VerifyErro
     }
 }
 
-/// Reads (with the input size limit, like every input) and parses a feed file (`--feed`).
-pub fn load_feed(path: &str, limits: &Limits) -> Result<crate::exec::feed::Feed, Diagnostic> {
+/// Reads (with the input size limit, like every input) and parses a feed file (`--feed`), its
+/// tensors within `max_memory` bytes, and checks it against the program that reads it.
+pub fn load_feed(
+    path: &str,
+    limits: &Limits,
+    max_memory: u64,
+    module: &Module,
+    sources: crate::exec::interp::Sources<'_>,
+) -> Result<crate::exec::feed::Feed, Diagnostic> {
     let src = io::read_source_within(path, limits.max_input_bytes, limits.timeout)?;
-    crate::exec::feed::Feed::parse(&src.name, &src.text)
+    let feed = crate::exec::feed::Feed::parse_limited(&src.name, &src.text, max_memory)?;
+    feed.validate(module, sources, &src)?;
+    Ok(feed)
 }
 
 /// Loads the rule files named on the command line, with their `--set` values. All errors in

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::{
     load_feed, load_module_files, parse_positive, parse_ranks, write_output, Failure,
-    InputLimitArgs, Limits, MemoryArgs,
+    InputLimitArgs, Limits, MemoryArgs, TimeoutArgs,
 };
 use crate::diag::Diagnostic;
 use crate::exec::feed::scope_to_json;
@@ -49,15 +49,26 @@ pub struct RunArgs {
     pub memory: MemoryArgs,
     #[command(flatten)]
     pub input_limit: InputLimitArgs,
+    #[command(flatten)]
+    pub timeout: TimeoutArgs,
 }
 
 /// Runs `irw run`; prints the loss per step.
 pub fn run_command(a: &RunArgs, limits: &Limits) -> Result<(), Failure> {
+    let deadline = limits.deadline();
     let loaded = load_module_files(&a.input, a.startup.as_deref(), limits)?;
     let feed = a
         .feed
         .as_deref()
-        .map(|f| load_feed(f, limits))
+        .map(|f| {
+            load_feed(
+                f,
+                limits,
+                a.memory.bytes(),
+                &loaded.module,
+                loaded.sources(),
+            )
+        })
         .transpose()?;
     let mesh = crate::exec::interp::Interp::mesh_processes(&loaded.module.ctx, &loaded.module.main);
     let opts = RunOptions {
@@ -68,6 +79,7 @@ pub fn run_command(a: &RunArgs, limits: &Limits) -> Result<(), Failure> {
         seed: a.seed,
         feed,
         max_memory: a.memory.bytes(),
+        deadline,
     };
     let report = run_with_sources(&loaded.module, loaded.sources(), &opts)?;
     super::streams::print(&report.to_string())?;

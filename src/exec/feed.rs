@@ -7,23 +7,43 @@
 //! initializers cannot be reproduced outside Paddle). Values are f32 (or bf16) widened to
 //! f64, so parsing them as f32 gives the exact bits back. A dump uses the same object form
 //! under `state`.
+//!
+//! A feed is read as a stream ([`Feed::parse_limited`]): numbers go straight into the tensor's
+//! buffer (4 bytes each for a float32 tensor, 8 for the others), never into a JSON tree, and
+//! other keys of a numerics file are skipped without being built. The buffers are counted
+//! against `--max-memory` as they grow, so a feed too large for the limit is refused while it
+//! is read, naming the feed, instead of after the whole tree exists (which cost about 22 times
+//! the file).
+//!
+//! What a feed must agree with is checked against the program ([`Feed::validate`]): every
+//! input the program reads is fed, every fed input is read, all inputs have the same rows,
+//! and every `state_init` entry names a persistable of the program and has its declared dtype
+//! and shape.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
 
 use indexmap::IndexMap;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{json, Map, Value};
 
 use crate::diag::{Diagnostic, SourceFile};
 use crate::exec::dtype::DType;
+use crate::exec::interp::Sources;
 use crate::exec::kernels::cast::cast;
 use crate::exec::rng::Rng;
 use crate::exec::scope::Scope;
 use crate::exec::tensor::{numel, Data, Tensor};
-use crate::ir::{Attr, Context, Program};
+use crate::ir::{Attr, Context, Module, OpId, Program};
 
 /// Inputs (full batch) and initial persistables from a feed file.
 #[derive(Clone, Debug, Default)]
 pub struct Feed {
     pub inputs: IndexMap<String, Tensor>,
     pub state: IndexMap<String, Tensor>,
+    /// Whether the file has an `inputs` key at all (a feed without one is refused for a
+    /// program that reads inputs: it would silently run on generated data).
+    pub has_inputs: bool,
 }
 
 /// A diagnostic at byte `offset` of the feed file.
@@ -41,6 +61,16 @@ fn key_offset(text: &str, from: usize, key: &str) -> usize {
         .map_or(from, |i| from + i)
 }
 
+/// Where `section.key` is written (`key` empty: the section's own key).
+fn entry_offset(text: &str, section: &str, key: &str) -> usize {
+    let at = key_offset(text, 0, section);
+    if key.is_empty() {
+        at
+    } else {
+        key_offset(text, at, key)
+    }
+}
+
 /// The byte offset of serde_json's 1-based (line, column).
 fn line_col_offset(text: &str, line: usize, col: usize) -> usize {
     let start = if line <= 1 {
@@ -53,136 +83,467 @@ fn line_col_offset(text: &str, line: usize, col: usize) -> usize {
     (start + col.saturating_sub(1)).min(text.len())
 }
 
-/// A nested list of numbers → (shape, values).
-fn nested(
-    v: &Value,
-    shape: &mut Vec<usize>,
-    depth: usize,
-    out: &mut Vec<f64>,
-) -> Result<(), String> {
-    match v {
-        Value::Array(items) => {
-            if shape.len() == depth {
-                shape.push(items.len());
-            } else if shape[depth] != items.len() {
-                return Err("ragged nested list".into());
-            }
-            for it in items {
-                nested(it, shape, depth + 1, out)?;
-            }
-            Ok(())
+/// A tensor's values as they are read: float32 (and the 16-bit floats, whose values are exact
+/// in f32) at 4 bytes a number, everything else at 8.
+enum Buf {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl Buf {
+    fn for_dtype(d: Option<DType>) -> Buf {
+        match d {
+            None | Some(DType::F32 | DType::BF16 | DType::F16) => Buf::F32(Vec::new()),
+            Some(_) => Buf::F64(Vec::new()),
         }
-        Value::Number(n) => {
-            if shape.len() != depth {
-                return Err("ragged nested list".into());
-            }
-            out.push(n.as_f64().ok_or("not a finite number")?);
-            Ok(())
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Buf::F32(v) => v.len(),
+            Buf::F64(v) => v.len(),
         }
-        _ => Err("expected numbers or lists".into()),
+    }
+
+    fn push(&mut self, x: f64) -> Result<(), String> {
+        match self {
+            Buf::F32(v) => {
+                let y = x as f32;
+                if y.is_infinite() {
+                    return Err(format!("{x:e} is beyond the range of float32"));
+                }
+                v.push(y);
+            }
+            Buf::F64(v) => v.push(x),
+        }
+        Ok(())
+    }
+
+    fn elem_bytes(&self) -> u64 {
+        match self {
+            Buf::F32(_) => 4,
+            Buf::F64(_) => 8,
+        }
+    }
+}
+
+/// State shared by the visitors of one feed: the memory limit, and which entry is being read
+/// (for the position of an error).
+struct Reader {
+    limit: u64,
+    used: Cell<u64>,
+    over: Cell<bool>,
+    /// (section, key) of the entry being read.
+    at: RefCell<(&'static str, String)>,
+}
+
+impl Reader {
+    fn charge<E: de::Error>(&self, bytes: u64) -> Result<(), E> {
+        let used = self.used.get().saturating_add(bytes);
+        self.used.set(used);
+        if used > self.limit {
+            self.over.set(true);
+            return Err(E::custom("over the memory limit"));
+        }
+        Ok(())
+    }
+}
+
+/// The top-level object of a feed.
+struct FeedSeed<'r>(&'r Reader);
+
+impl<'de> DeserializeSeed<'de> for FeedSeed<'_> {
+    type Value = Feed;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Feed, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FeedSeed<'_> {
+    type Value = Feed;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object with `inputs` and `state_init`")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Feed, A::Error> {
+        let mut feed = Feed::default();
+        let mut state_init = None;
+        let mut state = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "inputs" => {
+                    feed.inputs = map.next_value_seed(SectionSeed(self.0, "inputs"))?;
+                    feed.has_inputs = true;
+                }
+                "state_init" => {
+                    state_init = Some(map.next_value_seed(SectionSeed(self.0, "state_init"))?)
+                }
+                "state" => state = Some(map.next_value_seed(SectionSeed(self.0, "state"))?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        feed.state = state_init.or(state).unwrap_or_default();
+        Ok(feed)
+    }
+}
+
+/// `inputs` or `state_init`: an object of tensors.
+struct SectionSeed<'r>(&'r Reader, &'static str);
+
+impl<'de> DeserializeSeed<'de> for SectionSeed<'_> {
+    type Value = IndexMap<String, Tensor>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        *self.0.at.borrow_mut() = (self.1, String::new());
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for SectionSeed<'_> {
+    type Value = IndexMap<String, Tensor>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "an object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = IndexMap::new();
+        while let Some(key) = map.next_key::<String>()? {
+            *self.0.at.borrow_mut() = (self.1, key.clone());
+            let t = map.next_value_seed(TensorSeed(self.0))?;
+            out.insert(key, t);
+        }
+        *self.0.at.borrow_mut() = (self.1, String::new());
+        Ok(out)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom(NOT_OBJECT))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_OBJECT))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_OBJECT))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_OBJECT))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_OBJECT))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_OBJECT))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_OBJECT))
+    }
+}
+
+const NOT_OBJECT: &str = "is not an object";
+
+/// One tensor: a nested list of numbers (float32), or `{shape, dtype, values}`.
+struct TensorSeed<'r>(&'r Reader);
+
+impl<'de> DeserializeSeed<'de> for TensorSeed<'_> {
+    type Value = Tensor;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Tensor, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// A nested list read so far: its shape (dimension by depth), the depth of its numbers, its
+/// values.
+struct Nest {
+    shape: Vec<usize>,
+    /// Dimensions whose first list is still being read.
+    open: Vec<bool>,
+    leaf_depth: Option<usize>,
+    buf: Buf,
+}
+
+impl Nest {
+    fn new(buf: Buf) -> Nest {
+        Nest {
+            shape: Vec::new(),
+            open: Vec::new(),
+            leaf_depth: None,
+            buf,
+        }
+    }
+}
+
+fn tensor_of(shape: Vec<usize>, buf: Buf, dtype: DType) -> Result<Tensor, String> {
+    let t = match buf {
+        Buf::F32(v) => Tensor::new(shape, Data::F32(v)),
+        Buf::F64(v) => match dtype {
+            DType::F64 => Tensor::new(shape, Data::F64(v)),
+            _ => {
+                if let Some(x) = v.iter().find(|x| x.fract() != 0.0) {
+                    return Err(format!(
+                        "{x} is not an integer, but the dtype is {}",
+                        dtype.attr_name()
+                    ));
+                }
+                Tensor::new(shape, Data::I64(v.iter().map(|&x| x as i64).collect()))
+            }
+        },
+    }
+    .map_err(|e| e.message)?;
+    Ok(if t.dtype() == dtype {
+        t
+    } else {
+        cast(&t, dtype)
+    })
+}
+
+impl<'de> Visitor<'de> for TensorSeed<'_> {
+    type Value = Tensor;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a tensor")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Tensor, A::Error> {
+        let mut nest = Nest::new(Buf::F32(Vec::new()));
+        NestSeed(self.0, &mut nest, 0).visit_seq(seq)?;
+        tensor_of(nest.shape, nest.buf, DType::F32).map_err(de::Error::custom)
+    }
+    fn visit_f64<E: de::Error>(self, x: f64) -> Result<Tensor, E> {
+        let mut buf = Buf::F32(Vec::new());
+        buf.push(x).map_err(E::custom)?;
+        tensor_of(Vec::new(), buf, DType::F32).map_err(E::custom)
+    }
+    fn visit_i64<E: de::Error>(self, x: i64) -> Result<Tensor, E> {
+        self.visit_f64(x as f64)
+    }
+    fn visit_u64<E: de::Error>(self, x: u64) -> Result<Tensor, E> {
+        self.visit_f64(x as f64)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Tensor, E> {
+        Err(E::custom("expected numbers or lists"))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Tensor, E> {
+        Err(E::custom("expected numbers or lists"))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Tensor, E> {
+        Err(E::custom("expected numbers or lists"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Tensor, A::Error> {
+        let mut shape: Option<Vec<Value>> = None;
+        let mut dtype: Option<String> = None;
+        let mut values: Option<Nest> = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "shape" => shape = Some(map.next_value()?),
+                "dtype" => dtype = Some(map.next_value()?),
+                "values" => {
+                    let d = dtype.as_deref().and_then(crate::exec::dtype::parse);
+                    let mut nest = Nest::new(Buf::for_dtype(d));
+                    map.next_value_seed(NestSeed(self.0, &mut nest, 0))?;
+                    values = Some(nest);
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let shape: Vec<usize> = shape
+            .ok_or_else(|| de::Error::custom("missing `shape`"))?
+            .iter()
+            .map(|d| {
+                d.as_u64()
+                    .and_then(|d| usize::try_from(d).ok())
+                    .ok_or_else(|| de::Error::custom("bad dimension"))
+            })
+            .collect::<Result<_, A::Error>>()?;
+        let dtype_name = dtype.as_deref().unwrap_or("float32");
+        let dtype = crate::exec::dtype::parse(dtype_name)
+            .ok_or_else(|| de::Error::custom(format!("unknown dtype `{dtype_name}`")))?;
+        let nest = values.ok_or_else(|| de::Error::custom("missing `values`"))?;
+        let count = nest.buf.len();
+        let want = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| {
+                de::Error::custom("the shape has more elements than a 64-bit machine can count")
+            })?;
+        if nest.shape.len() > 1 && nest.shape != shape {
+            return Err(de::Error::custom(format!(
+                "`values` are nested as {:?}, but the shape is {:?}",
+                nest.shape, shape
+            )));
+        }
+        if count != want {
+            return Err(de::Error::custom(format!(
+                "shape {shape:?} needs {want} values, found {count}"
+            )));
+        }
+        // Read before the dtype: 8-byte values, converted now.
+        let buf = match (nest.buf, dtype) {
+            (Buf::F64(v), DType::F32 | DType::BF16 | DType::F16) => {
+                let mut b = Buf::F32(Vec::with_capacity(v.len()));
+                for x in v {
+                    b.push(x).map_err(de::Error::custom)?;
+                }
+                b
+            }
+            (Buf::F32(v), d) if !d.is_float() || d == DType::F64 => {
+                Buf::F64(v.into_iter().map(f64::from).collect())
+            }
+            (b, _) => b,
+        };
+        tensor_of(shape, buf, dtype).map_err(de::Error::custom)
+    }
+}
+
+/// A (nested) list at `depth` of a tensor's values, or one number of it.
+struct NestSeed<'r, 'n>(&'r Reader, &'n mut Nest, usize);
+
+impl<'de> DeserializeSeed<'de> for NestSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl NestSeed<'_, '_> {
+    fn number<E: de::Error>(self, x: f64) -> Result<(), E> {
+        let NestSeed(reader, nest, depth) = self;
+        match nest.leaf_depth {
+            None if nest.shape.len() == depth => nest.leaf_depth = Some(depth),
+            Some(d) if d == depth => {}
+            _ => return Err(E::custom("ragged nested list")),
+        }
+        reader.charge(nest.buf.elem_bytes())?;
+        nest.buf.push(x).map_err(E::custom)
+    }
+}
+
+impl<'de> Visitor<'de> for NestSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("numbers or lists")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let NestSeed(reader, nest, depth) = self;
+        if nest.leaf_depth.is_some_and(|d| d <= depth) {
+            return Err(de::Error::custom("ragged nested list"));
+        }
+        if depth > 64 {
+            return Err(de::Error::custom("lists nested more than 64 deep"));
+        }
+        let first = nest.shape.len() == depth;
+        if first {
+            nest.shape.push(0);
+            nest.open.push(true);
+        }
+        let mut count = 0usize;
+        while seq
+            .next_element_seed(NestSeed(reader, &mut *nest, depth + 1))?
+            .is_some()
+        {
+            count += 1;
+        }
+        if nest.open.get(depth) == Some(&true) && first {
+            nest.shape[depth] = count;
+            nest.open[depth] = false;
+        } else if nest.shape.get(depth) != Some(&count) {
+            return Err(de::Error::custom("ragged nested list"));
+        }
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, x: f64) -> Result<(), E> {
+        self.number(x)
+    }
+    fn visit_i64<E: de::Error>(self, x: i64) -> Result<(), E> {
+        self.number(x as f64)
+    }
+    fn visit_u64<E: de::Error>(self, x: u64) -> Result<(), E> {
+        self.number(x as f64)
+    }
+    fn visit_bool<E: de::Error>(self, x: bool) -> Result<(), E> {
+        self.number(f64::from(u8::from(x)))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Err(E::custom("expected numbers or lists"))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Err(E::custom("expected numbers or lists"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(de::Error::custom("expected numbers or lists"))
     }
 }
 
 /// A tensor from `{shape, dtype, values}` or from a nested list (f32).
 pub fn tensor_from_json(v: &Value) -> Result<Tensor, String> {
-    if let Value::Object(o) = v {
-        let shape: Vec<usize> = o
-            .get("shape")
-            .and_then(Value::as_array)
-            .ok_or("missing `shape`")?
-            .iter()
-            .map(|d| d.as_u64().map(|d| d as usize).ok_or("bad dimension"))
-            .collect::<Result<_, _>>()?;
-        let dtype_name = o.get("dtype").and_then(Value::as_str).unwrap_or("float32");
-        let dtype = crate::exec::dtype::parse(dtype_name)
-            .ok_or_else(|| format!("unknown dtype `{dtype_name}`"))?;
-        let mut vals = Vec::new();
-        let mut sh = Vec::new();
-        nested(
-            o.get("values").ok_or("missing `values`")?,
-            &mut sh,
-            0,
-            &mut vals,
-        )?;
-        if vals.len() != numel(&shape) {
-            return Err(format!(
-                "shape {:?} needs {} values, found {}",
-                shape,
-                numel(&shape),
-                vals.len()
-            ));
-        }
-        return Ok(from_f64(shape, vals, dtype));
-    }
-    let mut shape = Vec::new();
-    let mut vals = Vec::new();
-    nested(v, &mut shape, 0, &mut vals)?;
-    Ok(from_f64(shape, vals, DType::F32))
-}
-
-fn from_f64(shape: Vec<usize>, vals: Vec<f64>, dtype: DType) -> Tensor {
-    let t = match dtype {
-        DType::F64 => Tensor::new(shape, Data::F64(vals)),
-        DType::I64 | DType::I32 | DType::Bool | DType::U8 => {
-            Tensor::new(shape, Data::I64(vals.iter().map(|&v| v as i64).collect()))
-        }
-        // f32 and the 16-bit floats: the values are exactly representable in f32
-        _ => Tensor::new(shape, Data::F32(vals.iter().map(|&v| v as f32).collect())),
+    let reader = Reader {
+        limit: u64::MAX,
+        used: Cell::new(0),
+        over: Cell::new(false),
+        at: RefCell::new(("", String::new())),
     };
-    match t {
-        Ok(t) => cast(&t, dtype),
-        Err(_) => unreachable!("lengths were checked"),
-    }
-}
-
-fn tensor_map(
-    file: &str,
-    text: &str,
-    v: Option<(&str, &Value)>,
-    what: &str,
-) -> Result<IndexMap<String, Tensor>, Diagnostic> {
-    let mut out = IndexMap::new();
-    if let Some((key, v)) = v {
-        let at = key_offset(text, 0, key);
-        let Value::Object(o) = v else {
-            return Err(bad(file, text, at, format!("`{what}` is not an object")));
-        };
-        for (k, t) in o {
-            let t = tensor_from_json(t).map_err(|e| {
-                bad(
-                    file,
-                    text,
-                    key_offset(text, at, k),
-                    format!("`{what}.{k}`: {e}"),
-                )
-            })?;
-            out.insert(k.clone(), t);
-        }
-    }
-    Ok(out)
+    TensorSeed(&reader)
+        .deserialize(v)
+        .map_err(|e: serde_json::Error| e.to_string())
 }
 
 impl Feed {
     /// Parses a feed file (`inputs`, and `state_init` or `state`).
     pub fn parse(file: &str, text: &str) -> Result<Feed, Diagnostic> {
-        let v: Value = serde_json::from_str(text).map_err(|e| {
+        Feed::parse_limited(file, text, u64::MAX)
+    }
+
+    /// [`Feed::parse`], refusing a feed whose tensors need more than `limit` bytes
+    /// (`--max-memory`) as soon as it does.
+    pub fn parse_limited(file: &str, text: &str, limit: u64) -> Result<Feed, Diagnostic> {
+        let reader = Reader {
+            limit,
+            used: Cell::new(0),
+            over: Cell::new(false),
+            at: RefCell::new(("", String::new())),
+        };
+        let mut de = serde_json::Deserializer::from_str(text);
+        let parsed = FeedSeed(&reader)
+            .deserialize(&mut de)
+            .and_then(|f| de.end().map(|()| f));
+        parsed.map_err(|e| {
+            let (section, key) = reader.at.borrow().clone();
+            let entry = match (section, key.as_str()) {
+                ("", _) => String::new(),
+                (s, "") => format!("`{s}`"),
+                (s, k) => format!("`{s}.{k}`"),
+            };
+            if reader.over.get() {
+                return bad(
+                    file,
+                    text,
+                    entry_offset(text, section, &key),
+                    format!(
+                        "the feed's tensors need more than the memory limit of {limit} bytes (--max-memory), reached while reading {entry}"
+                    ),
+                )
+                .with_hint("raise --max-memory, or feed fewer rows");
+            }
+            if e.classify() == serde_json::error::Category::Data && !section.is_empty() {
+                let msg = e.to_string();
+                let msg = msg.rsplit_once(" at line ").map_or(msg.as_str(), |(m, _)| m);
+                return bad(
+                    file,
+                    text,
+                    entry_offset(text, section, &key),
+                    format!("{entry}{}{msg}", if key.is_empty() { " " } else { ": " }),
+                );
+            }
             let at = line_col_offset(text, e.line(), e.column());
             let msg = e.to_string();
             // The position is the diagnostic's; drop serde's " at line L column C".
             let msg = msg
                 .rsplit_once(" at line ")
                 .map_or(msg.as_str(), |(m, _)| m);
-            bad(file, text, at, format!("invalid JSON: {msg}"))
-        })?;
-        let entry = |k: &'static str| v.get(k).map(|x| (k, x));
-        let inputs = tensor_map(file, text, entry("inputs"), "inputs")?;
-        let state = tensor_map(
-            file,
-            text,
-            entry("state_init").or(entry("state")),
-            "state_init",
-        )?;
-        Ok(Feed { inputs, state })
+            let what = if e.classify() == serde_json::error::Category::Data {
+                "a feed is a JSON object with `inputs` and `state_init`"
+            } else {
+                "invalid JSON"
+            };
+            bad(file, text, at, format!("{what}: {msg}"))
+        })
     }
 
     /// Number of rows of the fed batch (the first input's first dimension).
@@ -192,10 +553,274 @@ impl Feed {
             .next()
             .and_then(|t| t.shape().first().copied())
     }
+
+    /// Checks the feed against the program that will read it (`src`: the feed's own text, for
+    /// positions): the inputs it reads are fed (at the data op), nothing else is (at the feed's
+    /// key), every input has the same rows, and each `state_init` entry names a persistable of
+    /// the program with its declared dtype and shape.
+    pub fn validate(
+        &self,
+        module: &Module,
+        sources: Sources<'_>,
+        src: &SourceFile,
+    ) -> Result<(), Diagnostic> {
+        let (ctx, prog) = (&module.ctx, &module.main);
+        let data = fed_inputs(ctx, prog);
+        let at_key = |section: &str, key: &str, msg: String| {
+            Diagnostic::at(src, entry_offset(&src.text, section, key), msg)
+        };
+        let data_note =
+            |d: &DataOp| match at_data_op(sources.main, prog, d.op, String::new()).location {
+                Some(l) => format!(
+                    "`{}` is read by the `pd_op.data` at {}:{}:{}",
+                    d.name, l.file, l.line, l.col
+                ),
+                None => format!("`{}` is read by a `pd_op.data` of the program", d.name),
+            };
+        if !self.has_inputs {
+            if let Some(d) = data.first() {
+                return Err(at_data_op(
+                    sources.main,
+                    prog,
+                    d.op,
+                    format!(
+                        "the feed {} has no `inputs`, but this `pd_op.data` reads `{}`",
+                        src.name, d.name
+                    ),
+                )
+                .with_hint(
+                    "add `\"inputs\": {...}` to the feed; without --feed, irw generates the inputs",
+                ));
+            }
+        }
+        for d in &data {
+            if self.has_inputs && !self.inputs.contains_key(&d.name) {
+                return Err(at_data_op(
+                    sources.main,
+                    prog,
+                    d.op,
+                    format!(
+                        "no input fed for `{}`: the feed {} has no `inputs.{}`",
+                        d.name, src.name, d.name
+                    ),
+                ));
+            }
+        }
+        let mut first: Option<(&str, usize)> = None;
+        for (name, t) in &self.inputs {
+            let Some(d) = data.iter().find(|d| &d.name == name) else {
+                let read: Vec<&str> = data.iter().map(|d| d.name.as_str()).collect();
+                return Err(at_key(
+                    "inputs",
+                    name,
+                    format!("`inputs.{name}`: the program reads no input `{name}`"),
+                )
+                .with_hint(if read.is_empty() {
+                    "the program has no fed `pd_op.data`".to_string()
+                } else {
+                    format!("the program reads {}", read.join(", "))
+                }));
+            };
+            let rows = t.shape().first().copied().unwrap_or(1);
+            match first {
+                None => first = Some((name, rows)),
+                Some((f, r)) if r != rows => {
+                    return Err(at_key(
+                        "inputs",
+                        name,
+                        format!(
+                            "`inputs.{name}` has {rows} rows, but `inputs.{f}` has {r}: every input of a step has the same rows"
+                        ),
+                    )
+                    .with_note(data_note(d)));
+                }
+                Some(_) => {}
+            }
+        }
+        let declared = declared_persistables(module);
+        for (name, t) in &self.state {
+            let Some(decl) = declared.get(name.as_str()) else {
+                let close =
+                    crate::rules::suggest::closest(name, declared.keys().map(String::as_str), 3);
+                let hint = crate::rules::suggest::did_you_mean(&close);
+                let d = at_key(
+                    key_section(&src.text),
+                    name,
+                    format!("`state_init.{name}`: the program has no persistable `{name}`"),
+                );
+                return Err(match hint {
+                    Some(h) => d.with_hint(h),
+                    None => d,
+                });
+            };
+            if let Err(why) = decl.admits(t) {
+                return Err(at_key(
+                    key_section(&src.text),
+                    name,
+                    format!("`state_init.{name}` {why}"),
+                )
+                .with_note(decl.where_declared(module, sources)));
+            }
+        }
+        Ok(())
+    }
 }
 
-/// The non-persistable `pd_op.data` ops of a program: (name, shape attr, dtype).
-pub fn fed_inputs(ctx: &Context, prog: &Program) -> Vec<(String, Vec<i64>, DType)> {
+/// Which key holds a feed's state (`state_init`, else a dump's `state`).
+fn key_section(text: &str) -> &'static str {
+    if text.contains("\"state_init\"") {
+        "state_init"
+    } else {
+        "state"
+    }
+}
+
+/// A persistable the program declares: the type of the value that names it, and where.
+struct Declared {
+    shape: Vec<i64>,
+    dtype: DType,
+    dist: bool,
+    /// The op that declares it, and whether it is in the startup program; `None` for a
+    /// keyword argument.
+    op: Option<(bool, OpId)>,
+    text: String,
+}
+
+impl Declared {
+    /// Whether `t` may initialize it: the declared dtype, and every fixed dimension (a
+    /// distributed type declares the global shape, which a rank's shard need not have: only its
+    /// dtype is compared).
+    fn admits(&self, t: &Tensor) -> Result<(), String> {
+        let have = {
+            let dims: String = t.shape().iter().map(|d| format!("{d}x")).collect();
+            format!("tensor<{dims}{}>", t.dtype().short_name())
+        };
+        if crate::exec::dtype::computable(self.dtype) && self.dtype != t.dtype() {
+            return Err(format!(
+                "is {have}, but the program declares {}: the dtypes differ",
+                self.text
+            ));
+        }
+        if self.dist {
+            return Ok(());
+        }
+        let fits = t.shape().len() == self.shape.len()
+            && self
+                .shape
+                .iter()
+                .zip(t.shape())
+                .all(|(&w, &g)| w < 0 || usize::try_from(w).is_ok_and(|w| w == g));
+        if !fits {
+            return Err(format!(
+                "is {have}, but the program declares {}: the shapes differ",
+                self.text
+            ));
+        }
+        Ok(())
+    }
+
+    /// "declared at FILE:LINE:COL" (or the type, where the position is unknown).
+    fn where_declared(&self, module: &Module, sources: Sources<'_>) -> String {
+        let at = self.op.and_then(|(startup, op)| {
+            let (src, prog) = if startup {
+                (sources.startup, module.startup.as_ref()?)
+            } else {
+                (sources.main, &module.main)
+            };
+            let src = src?;
+            let (l, c) = src.line_col(prog.position(op)?);
+            Some(format!("{}:{l}:{c}", src.name))
+        });
+        match at {
+            Some(at) => format!("declared as {} at {at}", self.text),
+            None if self.op.is_none() => {
+                format!("declared as {} (a keyword argument of main)", self.text)
+            }
+            None => format!("declared as {}", self.text),
+        }
+    }
+}
+
+/// Every persistable the module names, with its declared type: main's parameters, persistable
+/// data ops and keyword arguments first, then what the startup program publishes.
+fn declared_persistables(module: &Module) -> IndexMap<String, Declared> {
+    use crate::dialect::protocol::{scope_reader_name_attr, scope_writer_name_attr};
+    let ctx = &module.ctx;
+    let mut out: IndexMap<String, Declared> = IndexMap::new();
+    let mut add = |name: String, ty: crate::ir::TypeId, op: Option<(bool, OpId)>| {
+        let (shape, dtype, dist) = match ctx.ty(ty) {
+            crate::ir::Type::Tensor { shape, dtype } => (shape.clone(), *dtype, false),
+            crate::ir::Type::Dist { shape, dtype, .. } => (shape.clone(), *dtype, true),
+            _ => return,
+        };
+        let text = ctx.type_text(ty).to_string();
+        out.entry(name).or_insert(Declared {
+            shape,
+            dtype,
+            dist,
+            op,
+            text,
+        });
+    };
+    let progs =
+        std::iter::once((false, &module.main)).chain(module.startup.iter().map(|p| (true, p)));
+    for (startup, prog) in progs {
+        if !startup {
+            for kw in prog.block_kwargs(prog.top_block()) {
+                add(
+                    ctx.str(kw.name).to_string(),
+                    prog.value_type(kw.value),
+                    None,
+                );
+            }
+        }
+        for op in prog.block_ops(prog.top_block()) {
+            let name = ctx.str(prog.op_name(op));
+            let attrs = ctx.attrs(prog.op_attrs(op));
+            let (key, value) = if let Some(key) = scope_writer_name_attr(name) {
+                (key, prog.operands(op).next().flatten())
+            } else if let Some(key) = scope_reader_name_attr(name) {
+                if name == "pd_op.data" {
+                    let persistable = matches!(attrs.get("persistable"), Some(Attr::Array(v)) if v.first().and_then(|b| b.as_bool()) == Some(true));
+                    if !persistable {
+                        continue;
+                    }
+                }
+                (key, prog.results(op).next())
+            } else {
+                continue;
+            };
+            let (Some(var), Some(v)) = (attrs.get(key).and_then(|a| a.as_str()), value) else {
+                continue;
+            };
+            add(var.into_owned(), prog.value_type(v), Some((startup, op)));
+        }
+    }
+    out
+}
+
+/// The non-persistable `pd_op.data` ops of a program (the inputs fed per step).
+pub struct DataOp {
+    pub name: String,
+    /// The declared shape (`-1`: dynamic).
+    pub shape: Vec<i64>,
+    pub dtype: DType,
+    pub op: OpId,
+    /// The fixed batch B of one rank, when the first dimension is fixed: the declared rows, or
+    /// the declared global rows over the mesh dimension that shards them.
+    pub batch: Option<usize>,
+}
+
+/// A diagnostic at the data op `op` of `prog` (read from `src`), when its position is known.
+pub fn at_data_op(src: Option<&SourceFile>, prog: &Program, op: OpId, msg: String) -> Diagnostic {
+    match (src, prog.position(op)) {
+        (Some(src), Some(off)) => Diagnostic::at(src, off, msg),
+        _ => Diagnostic::error(msg),
+    }
+}
+
+/// The non-persistable `pd_op.data` ops of a program.
+pub fn fed_inputs(ctx: &Context, prog: &Program) -> Vec<DataOp> {
     let mut out = Vec::new();
     for op in prog.block_ops(prog.top_block()) {
         if ctx.str(prog.op_name(op)) != "pd_op.data" {
@@ -209,7 +834,7 @@ pub fn fed_inputs(ctx: &Context, prog: &Program) -> Vec<(String, Vec<i64>, DType
         let Some(name) = a.get("name").and_then(|n| n.as_str()) else {
             continue;
         };
-        let shape = a
+        let shape: Vec<i64> = a
             .get("shape")
             .and_then(|s| s.as_array())
             .map(|s| s.iter().filter_map(|d| d.as_i64()).collect())
@@ -219,42 +844,84 @@ pub fn fed_inputs(ctx: &Context, prog: &Program) -> Vec<(String, Vec<i64>, DType
             .and_then(|d| d.as_word())
             .and_then(crate::exec::dtype::parse)
             .unwrap_or(DType::F32);
-        out.push((name.into_owned(), shape, dtype));
+        let shards = prog
+            .results(op)
+            .next()
+            .and_then(|v| ctx.ty(prog.value_type(v)).dist())
+            .and_then(|d| {
+                let m = *d.dims_mapping.first()?;
+                usize::try_from(m)
+                    .ok()
+                    .and_then(|m| d.mesh_shape.get(m).copied())
+            })
+            .and_then(|s| usize::try_from(s).ok())
+            .filter(|&s| s > 0)
+            .unwrap_or(1);
+        let batch = shape
+            .first()
+            .and_then(|&d| usize::try_from(d).ok())
+            .filter(|&d| d > 0)
+            .map(|d| (d / shards).max(1));
+        out.push(DataOp {
+            name: name.into_owned(),
+            shape,
+            dtype,
+            op,
+            batch,
+        });
     }
     out
 }
 
-/// A seeded batch of `rows` rows for every fed input (`-1` dims become `rows`): standard normal
-/// floats; integers uniform in [0, 2) (class labels of a two-class toy problem).
+/// A seeded batch of `rows` rows for every fed input (the first dimension, fixed or `-1`,
+/// becomes `rows`: a fixed batch B accepts any multiple of B, and the caller makes `rows` one):
+/// standard normal floats; integers uniform in [0, 2) (class labels of a two-class toy
+/// problem). `src` is the program's file, for errors at a data op.
 pub fn generate_batch(
     ctx: &Context,
     prog: &Program,
+    src: Option<&SourceFile>,
     rows: usize,
     seed: u64,
 ) -> Result<IndexMap<String, Tensor>, Diagnostic> {
     let mut rng = Rng::new(seed ^ 0x5EED_F00D);
     let mut out = IndexMap::new();
-    for (name, shape, dtype) in fed_inputs(ctx, prog) {
-        let dims: Vec<usize> = shape
+    for d in fed_inputs(ctx, prog) {
+        let name = &d.name;
+        let dims: Vec<usize> = d
+            .shape
             .iter()
             .enumerate()
-            .map(|(i, &d)| match d {
-                -1 if i == 0 => Ok(rows),
-                d if d >= 0 => Ok(d as usize),
-                _ => Err(Diagnostic::error(format!(
-                    "input `{name}` has a dynamic dimension other than the batch"
-                ))),
+            .map(|(i, &n)| match n {
+                _ if i == 0 => Ok(rows),
+                n if n >= 0 => Ok(n as usize),
+                _ => Err(at_data_op(
+                    src,
+                    prog,
+                    d.op,
+                    format!("input `{name}` has a dynamic dimension other than the batch"),
+                )
+                .with_hint("irw generates inputs only for a known shape: give them with --feed")),
             })
             .collect::<Result<_, _>>()?;
-        let elem = if dtype.is_float() { 4 } else { 8 };
+        let elem = if d.dtype.is_float() { 4 } else { 8 };
         crate::exec::memory::reserve(
             &format_args!("`pd_op.data` input `{name}` (a generated batch of {rows} rows)"),
             &dims,
             elem,
         )
-        .map_err(|e| e.into_diagnostic(""))?;
+        .map_err(|e| {
+            let e = e.into_diagnostic("");
+            match at_data_op(src, prog, d.op, e.message.clone()).location {
+                Some(l) => Diagnostic {
+                    location: Some(l),
+                    ..e
+                },
+                None => e,
+            }
+        })?;
         let n = numel(&dims);
-        let t = if dtype.is_float() {
+        let t = if d.dtype.is_float() {
             Tensor::new(dims, Data::F32(rng.normal_vec(n)))
         } else {
             Tensor::new(
@@ -263,7 +930,7 @@ pub fn generate_batch(
             )
         };
         let t = t.map_err(|e| Diagnostic::error(e.message))?;
-        out.insert(name, cast(&t, dtype));
+        out.insert(d.name.clone(), cast(&t, d.dtype));
     }
     Ok(out)
 }

@@ -63,6 +63,36 @@ pub struct Observed {
     pub optimizer_grads: IndexMap<String, Tensor>,
     /// The loss (the value the backward seed `full_like` is shaped after), if found and computed.
     pub loss: Option<f32>,
+    /// The first op of the pass whose result holds a NaN or an infinity, when the pass was asked
+    /// to look ([`Interp::track_non_finite`]).
+    pub first_non_finite: Option<NonFinite>,
+}
+
+/// Where a pass first produced a value that is not finite.
+#[derive(Clone, Debug)]
+pub struct NonFinite {
+    /// `NaN` or `inf`.
+    pub what: &'static str,
+    /// The op's name and its index in the program.
+    pub op: String,
+    pub index: usize,
+    /// The op's line, when its source is known.
+    pub location: Option<crate::diag::Location>,
+}
+
+/// `NaN`, `inf` or nothing: the first non-finite element of a float tensor.
+pub fn non_finite(t: &Tensor) -> Option<&'static str> {
+    if !t.dtype().is_float() {
+        return None;
+    }
+    let mut inf = false;
+    for v in t.to_f32().iter() {
+        if v.is_nan() {
+            return Some("NaN");
+        }
+        inf |= v.is_infinite();
+    }
+    inf.then_some("inf")
 }
 
 #[derive(Clone, Debug)]
@@ -189,6 +219,10 @@ pub struct Interp<'p> {
     /// Gradients to give optimizer ops instead of the ones the program computed, by parameter
     /// name (see [`Interp::override_optimizer_grads`]).
     grad_override: IndexMap<String, Tensor>,
+    /// Record the first op whose result is not finite ([`Observed::first_non_finite`]).
+    track_non_finite: bool,
+    /// A pass stops with an error at the first op boundary past this instant (`--timeout`).
+    deadline: Option<std::time::Instant>,
 }
 
 fn attr_str(d: Attrs<'_>, key: &str) -> Option<String> {
@@ -284,6 +318,8 @@ impl<'p> Interp<'p> {
             loss_value,
             rng: Rng::new(seed),
             grad_override: IndexMap::new(),
+            track_non_finite: false,
+            deadline: None,
         })
     }
 
@@ -295,6 +331,41 @@ impl<'p> Interp<'p> {
     /// from the rewrite's correctness.
     pub fn override_optimizer_grads(&mut self, grads: IndexMap<String, Tensor>) {
         self.grad_override = grads;
+    }
+
+    /// Stops every pass with an error at the first op boundary after `deadline` (`--timeout`).
+    /// A kernel is never interrupted: the bound is one op's time past the deadline.
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.deadline = deadline;
+    }
+
+    /// Makes every pass look at each op's results and record, per rank, the first op that made
+    /// a NaN or an infinity (`irw check` asks, to say where a non-finite step comes from).
+    pub fn track_non_finite(&mut self) {
+        self.track_non_finite = true;
+    }
+
+    /// Records op `i` as the first to produce a non-finite value on a rank, if it is.
+    fn note_non_finite(&self, i: usize, op: OpId, ranks: &mut [Rank]) {
+        for rank in ranks.iter_mut() {
+            if rank.observed.first_non_finite.is_some() {
+                continue;
+            }
+            let what = self
+                .prog
+                .results(op)
+                .find_map(|v| rank.tensor(v).ok().and_then(non_finite));
+            if let Some(what) = what {
+                let name = self.ctx.str(self.prog.op_name(op)).to_string();
+                let location = at_op(self.src, self.prog.position(op), String::new()).location;
+                rank.observed.first_non_finite = Some(NonFinite {
+                    what,
+                    op: name,
+                    index: i,
+                    location: location.map(|l| *l),
+                });
+            }
+        }
     }
 
     /// The gradient to give the optimizer op with `operands` (its parameter first, its gradient
@@ -398,9 +469,27 @@ impl<'p> Interp<'p> {
         let ops = std::mem::take(&mut self.ops);
         let result = (|| {
             for (i, &op) in ops.iter().enumerate() {
+                if self
+                    .deadline
+                    .is_some_and(|d| std::time::Instant::now() >= d)
+                {
+                    return Err(at_op(
+                        self.src,
+                        self.prog.position(op),
+                        format!(
+                            "{}: stopped by the time limit (--timeout) before op #{i} `{}`",
+                            self.label,
+                            self.ctx.str(self.prog.op_name(op))
+                        ),
+                    )
+                    .with_hint("raise --timeout, or run fewer steps (--steps, --k-steps)"));
+                }
                 self.step(op, ranks, feeds, stage)
                     .and_then(|()| memory::check_live())
                     .map_err(|e| self.err(i, op, e))?;
+                if self.track_non_finite {
+                    self.note_non_finite(i, op, ranks);
+                }
             }
             Ok(())
         })();

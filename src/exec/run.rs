@@ -9,13 +9,19 @@
 //! `[r·k·B, (r+1)·k·B)`, and in micro-step i it takes rows `r·k·B + i·B ..+B` of them. So with
 //! one rank, micro-step i takes rows `i·B..(i+1)·B`, and a full-batch run (k = 1) of the same
 //! batch gives each rank the same rows its k micro-steps cover.
+//!
+//! The micro-batch B comes from `--micro-batch`, else the feed's rows / (k·N), else the fixed
+//! batch the program's data ops declare (Paddle's Engine always fixes it: `shape:[4,6]`; a
+//! sharded data op of a mesh declares the global rows, so a rank's B is those over the shards),
+//! else 2. Generated inputs then have k·N·B rows. A micro-batch that is not a multiple of a data
+//! op's fixed batch is refused at that op.
 
 use std::fmt;
 
 use indexmap::IndexMap;
 
 use crate::diag::Diagnostic;
-use crate::exec::feed::{generate_batch, slice_rows, Feed};
+use crate::exec::feed::{at_data_op, fed_inputs, generate_batch, slice_rows, Feed};
 use crate::exec::interp::{Interp, Rank, Sources, Stage};
 use crate::exec::memory;
 use crate::exec::scope::Scope;
@@ -39,6 +45,8 @@ pub struct RunOptions {
     pub feed: Option<Feed>,
     /// The most bytes of tensors the run holds at once (`--max-memory`; [`memory`]).
     pub max_memory: u64,
+    /// Every pass stops with an error at the first op boundary past this instant (`--timeout`).
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for RunOptions {
@@ -51,6 +59,7 @@ impl Default for RunOptions {
             seed: 0,
             feed: None,
             max_memory: memory::DEFAULT_MAX_MEMORY,
+            deadline: None,
         }
     }
 }
@@ -159,9 +168,98 @@ pub fn step_batch(
     rows: usize,
     seed: u64,
 ) -> Result<IndexMap<String, Tensor>, Diagnostic> {
+    step_batch_with_sources(module, Sources::default(), feed, rows, seed)
+}
+
+/// [`step_batch`] for a module read from `sources`: errors at a data op show its line.
+pub fn step_batch_with_sources(
+    module: &Module,
+    sources: Sources<'_>,
+    feed: Option<&Feed>,
+    rows: usize,
+    seed: u64,
+) -> Result<IndexMap<String, Tensor>, Diagnostic> {
     match feed {
-        Some(f) if !f.inputs.is_empty() => Ok(f.inputs.clone()),
-        _ => generate_batch(&module.ctx, &module.main, rows, seed),
+        Some(f) if f.has_inputs || !f.inputs.is_empty() => Ok(f.inputs.clone()),
+        _ => generate_batch(&module.ctx, &module.main, sources.main, rows, seed),
+    }
+}
+
+/// The micro-batch for `k` micro-steps on `n` ranks (see the module docs): `explicit`, the
+/// feed's, or the data ops' fixed batch; refused at a data op whose fixed batch it is not a
+/// multiple of.
+pub fn micro_batch_for(
+    module: &Module,
+    sources: Sources<'_>,
+    feed: Option<&Feed>,
+    explicit: Option<usize>,
+    k: usize,
+    n: usize,
+) -> Result<usize, Diagnostic> {
+    let data = fed_inputs(&module.ctx, &module.main);
+    let first_fed = || {
+        feed.and_then(|f| f.inputs.keys().next())
+            .and_then(|name| data.iter().find(|d| &d.name == name))
+    };
+    let at_first = |d: Diagnostic| match first_fed() {
+        Some(op) => match at_data_op(sources.main, &module.main, op.op, String::new()).location {
+            Some(l) => Diagnostic {
+                location: Some(l),
+                ..d
+            }
+            .with_note(format!("the feed's batch is `{}`'s rows", op.name)),
+            None => d,
+        },
+        None => d,
+    };
+    let fed = feed.is_some_and(|f| f.batch_rows().is_some());
+    let b = match explicit {
+        None if !fed => {
+            // The data ops' fixed batch: the least common multiple (each must divide it).
+            let mut b: Option<usize> = None;
+            for d in &data {
+                if let Some(db) = d.batch {
+                    let l = match b {
+                        None => Some(db),
+                        Some(b) => (b / gcd(b, db)).checked_mul(db),
+                    };
+                    b = Some(l.ok_or_else(|| {
+                        at_data_op(sources.main, &module.main, d.op, format!(
+                            "the fixed batches of the program's data ops have no common multiple a 64-bit machine can count (`{}` declares {db} rows)", d.name
+                        ))
+                    })?);
+                }
+            }
+            return Ok(b.unwrap_or(2));
+        }
+        _ => resolve_micro_batch(feed, explicit, k, n).map_err(at_first)?,
+    };
+    for d in &data {
+        if let Some(db) = d.batch {
+            if b % db != 0 {
+                return Err(at_data_op(
+                    sources.main,
+                    &module.main,
+                    d.op,
+                    format!(
+                        "a micro-batch of {b} rows, but this `pd_op.data` declares a batch of {db} rows for `{}` (a rank's micro-batch must be a multiple of it)",
+                        d.name
+                    ),
+                )
+                .with_hint(format!(
+                    "leave out --micro-batch (irw then uses {db}), or give a multiple of {db}"
+                )));
+            }
+        }
+    }
+    Ok(b)
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 
@@ -241,18 +339,20 @@ pub fn run_with_sources(
 ) -> Result<RunReport, Diagnostic> {
     let _budget = enter_budget(opts.max_memory, opts.feed.as_ref());
     let (k, n) = (opts.k_steps.max(1), opts.ranks.max(1));
-    let b = resolve_micro_batch(opts.feed.as_ref(), opts.micro_batch, k, n)?;
+    let b = micro_batch_for(module, sources, opts.feed.as_ref(), opts.micro_batch, k, n)?;
     let rows = batch_rows(k, n, b)?;
     let empty = IndexMap::new();
     let state = opts.feed.as_ref().map_or(&empty, |f| &f.state);
     let mut ranks = init_ranks_with_sources(module, sources, "main", opts.seed, state, n)?;
     let mut interp =
         Interp::with_source(&module.ctx, &module.main, sources.main, "main", opts.seed)?;
+    interp.set_deadline(opts.deadline);
     let mut losses = Vec::new();
     let mut grads = IndexMap::new();
     for s in 0..opts.steps.max(1) {
-        let batch = step_batch(
+        let batch = step_batch_with_sources(
             module,
+            sources,
             opts.feed.as_ref(),
             rows,
             opts.seed.wrapping_add(s as u64),

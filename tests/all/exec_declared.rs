@@ -58,11 +58,20 @@ fn a_fed_parameter_of_another_dtype_is_an_error_at_the_parameter() {
         rows(4)
     );
     let feed = write(dir.path(), "f.json", &feed);
-    fails_at(
-        run_irw(&["run", &ir, "--feed", &feed]),
-        2,
-        "parameter `w` (as the startup program or the feed's `state_init` made it) is tensor<4x4xi64> but the op declares tensor<4x4xf32>: the dtypes differ",
+    // The feed's entry is checked against the declaration before anything runs: the error is
+    // at the entry, and names the declaration.
+    let out = run_irw(&["run", &ir, "--feed", &feed]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("f.json:1:64: error: `state_init.w` is tensor<4x4xi64>, but the program declares tensor<4x4xf32>: the dtypes differ"),
+        "{err}"
     );
+    assert!(
+        err.contains("= note: declared as tensor<4x4xf32> at "),
+        "{err}"
+    );
+    assert!(err.contains("p.ir:2:5"), "{err}");
 }
 
 fn a_parameter_made_with_another_shape_and_dtype_is_an_error_at_the_parameter() {
@@ -102,7 +111,7 @@ fn a_feed_contradicting_a_fixed_batch_is_an_error_and_multiples_run() {
     fails_at(
         run_irw(&["run", &ir, "--feed", &f3]),
         3,
-        "the input fed for `x` is tensor<3x4xf32> but the op declares tensor<8x4xf32>: dimension 0 is 3, not 8 (the batch: 8 rows or a multiple of 8)",
+        "a micro-batch of 3 rows, but this `pd_op.data` declares a batch of 8 rows for `x` (a rank's micro-batch must be a multiple of it)",
     );
     // A non-batch dimension must be as declared.
     let f = write(

@@ -53,6 +53,7 @@ mod prop_check;
 mod prop_names;
 mod prop_rewrite;
 mod prop_roundtrip;
+mod prop_verdict;
 mod robust_bounds;
 mod robust_cli_errors;
 mod robust_findings;
@@ -100,6 +101,7 @@ fn main() {
     tests.extend(parse_paths::tests());
     tests.extend(prop_check::tests());
     tests.extend(prop_names::tests());
+    tests.extend(prop_verdict::tests());
     tests.extend(prop_rewrite::tests());
     tests.extend(prop_roundtrip::tests());
     tests.extend(robust_bounds::tests());

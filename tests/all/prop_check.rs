@@ -6,9 +6,14 @@
 //! k-times-larger batch, for every gradient, parameter, optimizer state and buffer, within the
 //! check's default tolerances. Rewriting and checking run through the library, not the binary.
 //!
-//! - **avg = false** sums the k micro-batch mean gradients: k times the mean gradient of the large
-//!   batch. That is the original step with every optimizer's gradient multiplied by k, which a
-//!   rule written for this test ([`TIMES_K`]) builds as the reference.
+//! - **avg = false** sums the k micro-batch mean gradients: the gradient of the loss summed over
+//!   the micro-batches, k times the mean gradient of the large batch. `irw check` is told
+//!   (`CheckOptions::avg`), reads the loss's reduction off the original's micro-batch gradients
+//!   and checks that relation.
+//! - **Zero gradients.** A tiny hidden layer can be dead on a batch (relu of one unit): its
+//!   gradients are zero in both programs and the check refuses to judge them instead of passing.
+//!   Such a case is checked again on other seeds (other inputs and initial weights) until the
+//!   check judges it; it must never FAIL.
 //! - **bf16 programs** are checked like f32 ones, at the check's bf16 tolerance. Parameters and
 //!   optimizer state are compared with the original optimizer applied to the merged gradients
 //!   (src/exec/check.rs), so Adam's first step, about lr·sign(g), does not turn a last-bit
@@ -30,12 +35,11 @@
 use crate::common::prop_gen;
 
 use irw::dialect::verify_module;
-use irw::exec::check::{check, CheckOptions};
+use irw::exec::check::{check, CheckOptions, Outcome};
 use irw::gen::{Dtype, MlpOptions};
 use irw::ir::{parse_module, print_module, Module};
 use irw::SourceFile;
 use proptest::prelude::*;
-use std::path::Path;
 
 tests![
     grad_merge_passes_irw_check,
@@ -43,31 +47,6 @@ tests![
     #[ignore = "a survey (1 s in release, 17 s in debug); see the module docs"]
     bf16_check_failures_are_rounding_of_the_comparison,
 ];
-
-/// The reference for `avg=false`: the original step with every optimizer's gradient scaled by k.
-const TIMES_K: &str = "param k: int;
-// Summing k micro-batch mean gradients gives k times the mean gradient of the k-times-larger
-// batch, so the original step on k times its gradients is what gradient merge without avg does.
-rule grad_times_k {
-    match %o = optimizer(grad: %g) in optimize;
-    where %g in backward;
-    in %o: grad := pd_op.scale(%g,
-            pd_op.full() {dtype: float32, op_role: optimize, place: Place(cpu), shape: [1],
-                          stop_gradient: [true], value: float(k)})
-        {bias: 0.0, bias_after_scale: false, op_role: optimize, stop_gradient: [true]};
-}
-// With master weights the optimizer reads an f32 cast of the low-precision gradient, made in the
-// optimize stage: scale the cast (in f32, as the merged program's f32 buffer is).
-rule master_grad_times_k {
-    match %o = optimizer(grad: %c) in optimize,
-          %c = pd_op.cast(%g) {master_grad_cast: true};
-    where %g in backward;
-    in %o: grad := pd_op.scale(%c,
-            pd_op.full() {dtype: float32, op_role: optimize, place: Place(cpu), shape: [1],
-                          stop_gradient: [true], value: float(k)})
-        {bias: 0.0, bias_after_scale: false, op_role: optimize, stop_gradient: [true]};
-}
-";
 
 fn apply(m: &mut Module, rules: irw::rules::RuleSet) -> Result<(), TestCaseError> {
     irw::rewrite::apply(m, &rules, &Default::default())
@@ -123,7 +102,7 @@ proptest! {
 
     fn grad_merge_passes_irw_check((opts, k, avg, sync, seed) in case()) {
         let text = irw::gen::mlp(&opts);
-        let mut original =
+        let original =
             parse_module(&SourceFile::new("gen.ir", text.as_str())).expect("generated text parses");
         let mut rewritten = original.clone();
         let sets = vec![
@@ -134,23 +113,24 @@ proptest! {
         let rules = irw::rules::load(&["rules/grad_merge.rw".into()], &sets)
             .unwrap_or_else(|d| panic!("{d}"));
         apply(&mut rewritten, rules)?;
-        if !avg && k > 1 {
-            let times_k = irw::rules::load_str(
-                "times_k.rw",
-                TIMES_K,
-                Path::new("tests"),
-                &[("k".to_string(), k.to_string())],
+        let mut tries = 0u64;
+        let report = loop {
+            let report = check(
+                &original,
+                &rewritten,
+                &CheckOptions { k_steps: k, seed: seed + tries, avg, ..Default::default() },
             )
-            .unwrap_or_else(|d| panic!("{d}"));
-            apply(&mut original, times_k)?;
-        }
-        let report = check(
-            &original,
-            &rewritten,
-            &CheckOptions { k_steps: k, seed, ..Default::default() },
-        )
-        .map_err(|d| TestCaseError::fail(format!("check could not run:\n{d}")))?;
-        prop_assert!(report.passed(), "{:?} k_steps={} avg={} sync={} seed={}:\n{}", opts, k, avg, sync, seed, report);
+            .map_err(|d| TestCaseError::fail(format!("check could not run:\n{d}")))?;
+            prop_assert!(
+                report.outcome() != Outcome::Fail,
+                "{:?} k_steps={} avg={} sync={} seed={}:\n{}", opts, k, avg, sync, seed + tries, report
+            );
+            tries += 1;
+            if report.outcome() == Outcome::Pass || tries == 16 {
+                break report;
+            }
+        };
+        prop_assert!(report.passed(), "{:?} k_steps={} avg={} sync={}: not judged on 16 seeds from {}:\n{}", opts, k, avg, sync, seed, report);
         // Data-parallel f32 programs communicate once per k steps: no gradient collective is left
         // in the backward stage. (In bf16 programs the master-grad cast between the collective
         // and the accumulation keeps it there.)

@@ -210,12 +210,12 @@ fn startup_out_and_output_must_differ() {
 }
 
 /// Each command offers the limits that apply to it: `--max-input-size` where it reads files,
-/// `--timeout` where it rewrites.
+/// `--timeout` where it rewrites or executes.
 fn limits_are_offered_where_they_apply() {
     for (cmd, input, timeout) in [
         (&[][..], true, true),
         (&["check"][..], true, true),
-        (&["run"][..], true, false),
+        (&["run"][..], true, true),
         (&["diff"][..], true, false),
         (&["gen", "mlp"][..], false, false),
     ] {
