@@ -1,5 +1,5 @@
 //! `irw lint`: accesses to a buffer written in place that Paddle's multi-threaded executor may
-//! run in either order (issue 13).
+//! run in either order.
 //!
 //! # Paddle's dependency rule, as modelled here
 //!

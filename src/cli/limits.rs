@@ -64,7 +64,7 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// The limits the flags ask for (`--max-input-size 0` means the default, as it always has).
+    /// The limits the flags ask for (`--max-input-size 0` means the default).
     pub fn new(input: &InputLimitArgs, timeout: Option<Duration>) -> Self {
         Limits {
             max_input_bytes: input

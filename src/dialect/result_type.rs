@@ -2,9 +2,9 @@
 //! [`result_type`], the one function that derives a type from it.
 //!
 //! Why here: both engines build ops from rules (the structural engine's builds and the
-//! e-graph's right-hand sides) and must give a built op the type Paddle would. They used to
-//! implement the rules each on their own, and derived e.g. a cast of a `pd_dist` value by
-//! different code. They differ in one thing only, which they pass in: where a tensor made from
+//! e-graph's right-hand sides) and must give a built op the type Paddle would, so the
+//! derivation is written once: two copies would drift (a cast of a `pd_dist` value derived two
+//! ways). The engines differ in one thing only, which they pass in: where a tensor made from
 //! attributes alone (`full`, `full_int_array`) gets its distribution (the structural engine: the
 //! values the rule's match combines it with; the e-graph: the `op_dist_attr` among the built
 //! op's attributes).

@@ -4,8 +4,8 @@
 //!
 //! irw's ground truth is a handful of dumps that PaddlePaddle 3.3.1 printed for 2- and 3-layer
 //! MLPs (`fixtures/paddle/*.ir`). Those are enough to pin down the format, but not to measure
-//! anything: the performance targets (issue 6) ask for programs of 10^3 to 10^6 ops, the
-//! gradient-merge headline (issue 4) for a 2 048-layer MLP, and property tests want many
+//! anything: the performance targets ask for programs of 10^3 to 10^6 ops, the
+//! gradient-merge headline for a 2 048-layer MLP, and property tests want many
 //! programs of many shapes. Producing those with Paddle needs a Python environment with
 //! Paddle installed and minutes per program (its printer and passes are slow at that size).
 //!

@@ -449,7 +449,7 @@ impl Desugar<'_> {
                 } else if !scope.sets.is_empty() {
                     return Err(self.unknown_set(scope, c));
                 }
-                // No set in scope: the resolver reports the unknown class as it always has.
+                // No set in scope: the resolver reports the unknown class.
             }
             OpSel::OneOf(v, _) => {
                 let mut flat = Vec::with_capacity(v.len());

@@ -1,4 +1,4 @@
-//! "The bad-input corpus covers every error message irw can print" (issue 7), checked.
+//! "The bad-input corpus covers every error message irw can print", checked.
 //!
 //! **Messages.** Every string literal in `src/` (outside `#[cfg(test)]` modules) that is the
 //! message of an error: a literal argument of an error constructor ([`CONSTRUCTORS`]:

@@ -1,4 +1,4 @@
-//! Issue 13: irw's gradient-merged Adam and SGD programs, trained 20 times each by Paddle 3.3.1's
+//! irw's gradient-merged Adam and SGD programs, trained 20 times each by Paddle 3.3.1's
 //! default (multi-threaded) executor, never lose an update (`tests/interop/race.sh`).
 //!
 //! Runs only when a Paddle venv is present: `IRW_INTEROP_VENV`, else `target/interop-venv` (what

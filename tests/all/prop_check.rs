@@ -1,4 +1,4 @@
-//! Gradient merge computes the large-batch step (issue 7): for random small MLP training programs
+//! Gradient merge computes the large-batch step: for random small MLP training programs
 //! (1 to 3 layers of random widths, every optimizer, data parallel or not, random learning rate
 //! and names), random `k_steps` in 1..=8, random `avg` and `gradient_sync_after_accumulate`,
 //! `rules/grad_merge.rw` gives a program that `irw check` accepts: k micro-steps of it (on 2

@@ -2,9 +2,9 @@
 //! optimizer, f32), merged by `rules/grad_merge.rw` and then corrupted at one optimizer's
 //! gradient by a rule written for this test (scaled by 1.01, zeroed, or pushed to infinity),
 //! on inputs scaled by 1e-3 up to 1e30, the verdict is FAIL or a refusal (NOT JUDGED), never
-//! PASS. Before per-tensor tolerances and the finiteness rules, a bias stepping on zeros passed
-//! beside large weight gradients, and inputs of 1e30 passed a rewrite that fed every optimizer
-//! zeros (tests/golden/check/).
+//! PASS. The two findings behind it are goldens of their own (tests/golden/check/): a bias
+//! stepping on zeros beside large weight gradients, and inputs of 1e30 with a rewrite that fed
+//! every optimizer zeros.
 
 use crate::common::prop_gen;
 

@@ -117,10 +117,9 @@ fn hoisted_buffers(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// fuzz/pipeline: two `add_` ops accumulate into the same buffer. hoist_reduce.rw used to hoist
-/// one collective, then redirect its operand on the second match and move the second collective
-/// after it: a collective before the definition of its operand (the verifier rejected the
-/// result). Hoisting one collective there is unsound anyway (the buffer would mix reduced and
+/// fuzz/pipeline: two `add_` ops accumulate into the same buffer. Hoisting one collective, then
+/// redirecting its operand on the second match and moving the second collective after it,
+/// would put a collective before the definition of its operand (the verifier rejects that). Hoisting one collective there is unsound anyway (the buffer would mix reduced and
 /// unreduced terms), and so is hoisting any collective of this program, whose buffers are already
 /// zeroed in the optimize stage (the redirect would reset the reduced copy, never the buffer):
 /// nothing moves, here and in Paddle's unmodified program.

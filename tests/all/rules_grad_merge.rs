@@ -8,7 +8,7 @@
 //! - data-parallel collectives run once per k steps on the buffer, at the start of the optimize
 //!   stage (Paddle 3.3.1 leaves them in every micro-step: its hoisting is an empty stub);
 //! - each buffer is zeroed through the `scale_` result the optimizer read, not through its
-//!   keyword argument: Paddle's form races in its own multi-threaded executor (issue 13);
+//!   keyword argument: Paddle's form races in its own multi-threaded executor;
 //! - master-grad casts run in the backward stage (with an op_role, which Paddle omits) and no
 //!   f32 -> f32 cast is left on the buffers (Paddle leaves one per buffer).
 use irw::ir::{parse_module, parse_startup_into, print_module, Module};
@@ -101,7 +101,7 @@ fn without_kwargs(text: &str) -> String {
 }
 
 /// irw's main program equals Paddle's line by line (same numbering), except for one deliberate
-/// difference (issue 13): where Paddle zeroes a buffer with `set_value_with_tensor_(%kwarg_B)`,
+/// difference: where Paddle zeroes a buffer with `set_value_with_tensor_(%kwarg_B)`,
 /// irw zeroes the value the optimizer read, `%s = scale_(%kwarg_B, ..)`, because Paddle's form
 /// races in its multi-threaded executor. Every buffer must be zeroed, through its own scale_.
 fn same_but_zeroing_operand(irw: &str, paddle: &str) {

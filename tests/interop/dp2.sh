@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data parallelism on 2 real processes (issue 13): Paddle 3.3.1 (CPU, gloo, loopback only) trains
+# Data parallelism on 2 real processes: Paddle 3.3.1 (CPU, gloo, loopback only) trains
 # the programs irw writes -- the original data-parallel program, its gradient merge, and its
 # gradient merge with the all-reduce hoisted -- and they must end where 1 process on the full
 # batch ends (<= 1e-6), with the hoisted program running one all-reduce per parameter per k

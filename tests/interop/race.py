@@ -1,5 +1,5 @@
 """One training window of a gradient-merged program in Paddle 3.3.1's DEFAULT (multi-threaded)
-executor, compared with one full-batch step of the original (issue 13). Adapted from the race
+executor, compared with one full-batch step of the original. Adapted from the race
 study's harness (../shared/paddle-race/scripts/pr2.py).
 
 usage: race.py BEFORE_MAIN BEFORE_START AFTER_MAIN AFTER_START K FEED.json

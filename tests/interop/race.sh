@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13: irw's gradient-merged programs trained by Paddle 3.3.1's DEFAULT (multi-threaded)
+# irw's gradient-merged programs trained by Paddle 3.3.1's DEFAULT (multi-threaded)
 # executor must never lose an update. For the Adam and the SGD fixture, irw writes the original
 # and the merged program (rules/grad_merge.rw, k_steps=4) as Paddle JSON, and
 # tests/interop/race.py trains one window N times, each in a fresh process (the race is a

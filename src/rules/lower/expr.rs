@@ -184,7 +184,7 @@ impl<'a> Scope<'a> {
 /// A constant expression of the loader (a parameter's default or constraint, an import
 /// condition, a `require` count) lowered with the parameters `params` knows so far. What a
 /// constant cannot be (a program value, a query, a build, `exists`) fails when evaluated, in
-/// evaluation order, as it always has; lowering itself fails only on patterns, which a
+/// evaluation order; lowering itself fails only on patterns, which a
 /// constant scope does not lower.
 pub fn constant(e: &ast::Expr, params: &dyn Fn(&str) -> Option<Val>) -> Result<Expr, Error> {
     Scope::new(params, false).expr(e)
