@@ -11,7 +11,11 @@ declare a free batch (-1), so the initial states are built from the input's shap
 slice, stack, full_with_tensor), as `paddle.nn.LSTM` does for a free batch. Op roles as the
 Engine sets them: forward 0, backward 1, optimizer 2.
 
-usage: python tests/interop/rnn_fixtures.py OUT_DIR     (with the interop venv's python)
+Also `paddle_rnn_kernels.json`: the `rnn` op alone on the cells the programs do not use
+(RNN_TANH, RNN_RELU), with its gradients (see `kernel_cases`).
+
+usage: python tests/interop/rnn_fixtures.py OUT_DIR     (with the interop venv's python;
+RNN_KERNEL_CASES_ONLY=1 writes only paddle_rnn_kernels.json)
 """
 import json
 import os
@@ -108,5 +112,68 @@ def record(model):
     print(model, "loss", float(fetched[0]), len(names), "gradients")
 
 
-for m in ("lstm_adam", "gru_sgd"):
-    record(m)
+def kernel_cases():
+    """The `rnn` op alone (dynamic mode, float64) for the cells the programs above do not use:
+    SimpleRNN with tanh and relu, 2 layers, bidirectional, sequence lengths 4 and 2; the loss
+    `sum(out * G) + sum(h * S)` for random G, S, its gradients as Paddle's backward computes them,
+    and the weights' gradients by central differences of Paddle's forward (eps 1e-6).
+    `paddle_backward_wrong` lists the weights where the two disagree: Paddle 3.3.1's CPU
+    `rnn_grad` gets the reverse direction's `w_hh` wrong when rows have different lengths."""
+    paddle.disable_static()
+    paddle.set_default_dtype("float64")
+    cases = []
+    for act in ("tanh", "relu"):
+        paddle.seed(7)
+        rs = np.random.RandomState(7)
+        net = paddle.nn.SimpleRNN(3, 4, num_layers=2, direction="bidirect", activation=act,
+                                  time_major=True)
+        x = paddle.to_tensor(rs.randn(4, 2, 3), stop_gradient=False)
+        h0 = paddle.to_tensor(rs.randn(4, 2, 4), stop_gradient=False)
+        lens = paddle.to_tensor(np.array([4, 2], dtype="int32"))
+        g_out = paddle.to_tensor(rs.randn(4, 2, 8))
+        g_h = paddle.to_tensor(rs.randn(4, 2, 4))
+
+        def objective():
+            out, h = net(x, h0, sequence_length=lens)
+            return out, h, (out * g_out).sum() + (h * g_h).sum()
+
+        out, h, loss = objective()
+        loss.backward()
+        weights = net._all_weights
+        numeric, wrong = [], []
+        with paddle.no_grad():
+            for k, w in enumerate(weights):
+                v = w.numpy().copy()
+                d = np.zeros(v.size)
+                for e in range(v.size):
+                    for sign in (1, -1):
+                        p = v.copy()
+                        p.ravel()[e] += sign * 1e-6
+                        w.set_value(p)
+                        d[e] += sign * float(objective()[2]) / 2e-6
+                w.set_value(v)
+                numeric.append(d.reshape(v.shape))
+                if not np.allclose(w.grad.numpy(), numeric[-1], rtol=1e-5, atol=1e-6):
+                    wrong.append(k)
+        cases.append({
+            "mode": "RNN_TANH" if act == "tanh" else "RNN_RELU",
+            "input_size": 3, "hidden_size": 4, "num_layers": 2, "is_bidirec": True,
+            "x": enc(x.numpy()), "h0": enc(h0.numpy()), "sequence_length": enc(lens.numpy()),
+            "weight_list": [enc(w.numpy()) for w in weights],
+            "out": enc(out.numpy()), "state": enc(h.numpy()),
+            "out_grad": enc(g_out.numpy()), "state_grad": enc(g_h.numpy()),
+            "x_grad": enc(x.grad.numpy()), "pre_state_grad": enc(h0.grad.numpy()),
+            "weight_list_grad": [enc(w.grad.numpy()) for w in weights],
+            "weight_list_grad_numeric": [enc(d) for d in numeric],
+            "paddle_backward_wrong": wrong,
+        })
+        print(act, "weights where Paddle's backward disagrees with its forward:", wrong)
+    with open(f"{OUT}/paddle_rnn_kernels.json", "w") as f:
+        json.dump({"paddle": paddle.__version__, "cases": cases}, f)
+    print(len(cases), "kernel cases")
+
+
+if os.environ.get("RNN_KERNEL_CASES_ONLY") != "1":
+    for m in ("lstm_adam", "gru_sgd"):
+        record(m)
+kernel_cases()

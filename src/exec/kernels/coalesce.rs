@@ -125,3 +125,69 @@ pub fn coalesce_tensor(input: &[&Tensor], at: &CoalesceAttrs) -> KResult<(Vec<Te
     let refs: Vec<&Tensor> = parts.iter().collect();
     Ok((outputs, concat(&refs, 0)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(copy_data: bool, set_constant: bool, use_align: bool, align_size: i64) -> CoalesceAttrs {
+        CoalesceAttrs {
+            dtype: DType::F32,
+            copy_data,
+            set_constant,
+            persist_output: false,
+            constant: 1.5,
+            use_align,
+            align_size,
+            size_of_dtype: -1,
+        }
+    }
+
+    /// The layouts Paddle 3.3.1's CPU kernel made of `a = [1, 2, 3]`, `b = [[4, 5], [6, 7]]`
+    /// (its fused buffer's length, and where each tensor starts), with `constant` 1.5.
+    #[test]
+    fn layouts_match_paddle() {
+        let a = Tensor::f32(&[3], vec![1.0, 2.0, 3.0]);
+        let b = Tensor::f32(&[2, 2], vec![4.0, 5.0, 6.0, 7.0]);
+        // (attributes, fused length, where b starts)
+        for (attrs, len, b_at) in [
+            (at(true, false, true, -1), 2048, 1024),
+            (at(true, false, false, -1), 7, 3),
+            (at(true, false, true, 40), 20, 10),
+        ] {
+            let (outs, fused) = coalesce_tensor(&[&a, &b], &attrs).expect("runs");
+            assert_eq!(fused.shape(), [len]);
+            let f = fused.to_f64_vec();
+            assert_eq!(f[..3], [1.0, 2.0, 3.0]);
+            assert_eq!(f[b_at..b_at + 4], [4.0, 5.0, 6.0, 7.0]);
+            assert_eq!(outs[0].to_f64_vec(), a.to_f64_vec());
+            assert_eq!(outs[1].shape(), [2, 2]);
+            assert_eq!(outs[1].to_f64_vec(), b.to_f64_vec());
+        }
+        let (outs, fused) = coalesce_tensor(&[&a, &b], &at(false, true, true, 64)).expect("runs");
+        assert_eq!(fused.shape(), [32]);
+        assert!(fused.to_f64_vec().iter().all(|&v| v == 1.5));
+        assert!(outs
+            .iter()
+            .all(|o| o.to_f64_vec().iter().all(|&v| v == 1.5)));
+    }
+
+    #[test]
+    fn dtype_and_refusals() {
+        let a = Tensor::i64(&[2], vec![1 << 60, -3]);
+        let mut attrs = at(true, false, false, -1);
+        attrs.dtype = DType::I64;
+        let (outs, fused) = coalesce_tensor(&[&a], &attrs).expect("runs");
+        assert_eq!(
+            fused.to_i64_vec(),
+            [1 << 60, -3],
+            "integers are laid out exactly"
+        );
+        assert_eq!(outs[0].dtype(), DType::I64);
+        let empty = Tensor::f32(&[0], vec![]);
+        let e = coalesce_tensor(&[&empty], &at(true, false, true, -1)).err();
+        assert!(e.expect("refused").message.contains("has no elements"));
+        assert!(coalesce_tensor(&[], &at(true, false, true, -1)).is_err());
+        assert!(coalesce_tensor(&[&a], &at(true, false, true, 0)).is_err());
+    }
+}

@@ -16,6 +16,10 @@
 //! - `sequence_length` (`[B]`, optional): at steps `t ≥ len[b]` row `b`'s output is 0 and its
 //!   state is carried unchanged; the reverse direction therefore starts from `h0` at step
 //!   `len[b] − 1`.
+//!   Measured: Paddle 3.3.1's CPU `rnn_grad` then gets the reverse direction's `w_hh` gradient
+//!   wrong when rows have different lengths (it disagrees with central differences of Paddle's
+//!   own forward; every other gradient agrees). This kernel computes the derivative of the
+//!   forward, so there it differs from Paddle's backward (`paddle_rnn_kernels.json` records both).
 //! - `dropout_prob` applies between layers in training. A random mask is refused (as
 //!   [`super::dropout`] does): two programs' runs could not be compared.
 //!
@@ -419,8 +423,22 @@ fn reserve_memory(dm: &Dims, what: &str, extra: usize) -> KResult<Layout> {
     Ok(layout)
 }
 
-/// The forward: `(out, states, reserve)`.
-fn forward<T: Real>(op: &Operands<T>) -> KResult<(Vec<T>, Vec<Vec<T>>, Vec<T>)> {
+/// The forward's values: `out`, the final states, the reserve.
+struct Forward<T> {
+    out: Vec<T>,
+    states: Vec<Vec<T>>,
+    reserve: Vec<T>,
+}
+
+/// The backward's values, in the operands' layouts.
+struct Backward<T> {
+    x: Vec<T>,
+    states: Vec<Vec<T>>,
+    weights: Vec<[Vec<T>; 4]>,
+}
+
+/// The forward.
+fn forward<T: Real>(op: &Operands<T>) -> KResult<Forward<T>> {
     let dm = op.dm;
     let (t, b, h, gh) = (dm.t, dm.b, dm.h, dm.gh());
     let rec = dm.mode.record() * h;
@@ -477,7 +495,11 @@ fn forward<T: Real>(op: &Operands<T>) -> KResult<(Vec<T>, Vec<Vec<T>>, Vec<T>)> 
         }
         layer_in = out;
     }
-    Ok((layer_in, finals, reserve))
+    Ok(Forward {
+        out: layer_in,
+        states: finals,
+        reserve,
+    })
 }
 
 /// One step of one row: updates the state `hrow` (and LSTM's cell row `row` of `cp`) unless the
@@ -552,13 +574,13 @@ fn cell<T: Real>(
     r[last..].copy_from_slice(hrow);
 }
 
-/// The gradients: `(x_grad, pre_state_grad, weight_list_grad)`.
+/// The gradients of `x`, of `pre_state` and of the weights.
 fn backward<T: Real>(
     op: &Operands<T>,
     reserve: &[T],
     out_grad: Option<Vec<T>>,
     state_grad: &[Option<Vec<T>>],
-) -> KResult<(Vec<T>, Vec<Vec<T>>, Vec<[Vec<T>; 4]>)> {
+) -> KResult<Backward<T>> {
     let dm = op.dm;
     let (t, b, h, gh) = (dm.t, dm.b, dm.h, dm.gh());
     let rec = dm.mode.record() * h;
@@ -745,7 +767,11 @@ fn backward<T: Real>(
         }
         d_out = d_in;
     }
-    Ok((d_out, d_states, d_weights))
+    Ok(Backward {
+        x: d_out,
+        states: d_states,
+        weights: d_weights,
+    })
 }
 
 fn tensor_of<T: Real>(shape: Vec<usize>, v: Vec<T>, like: DType) -> KResult<Tensor> {
@@ -788,7 +814,11 @@ fn rnn_in<T: Real>(
 ) -> KResult<RnnOut> {
     let op = operands::<T>(x, pre_state, weight_list, sequence_length, at)?;
     let dm = op.dm;
-    let (out, states, reserve) = forward(&op)?;
+    let Forward {
+        out,
+        states,
+        reserve,
+    } = forward(&op)?;
     let like = x.dtype();
     let n = reserve.len();
     Ok(RnnOut {
@@ -890,7 +920,11 @@ fn rnn_grad_in<T: Real>(
             None => None,
         });
     }
-    let (dx, ds, dw) = backward(&op, &values::<T>(reserve), og, &sg)?;
+    let Backward {
+        x: dx,
+        states: ds,
+        weights: dw,
+    } = backward(&op, &values::<T>(reserve), og, &sg)?;
     let like = x.dtype();
     let n = dm.l * dm.d;
     let mut weight_list_grad: Vec<Option<Tensor>> = (0..4 * n).map(|_| None).collect();
@@ -914,4 +948,330 @@ fn rnn_grad_in<T: Real>(
             .collect::<KResult<_>>()?,
         weight_list_grad: weight_list_grad.into_iter().flatten().collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::feed::tensor_from_json;
+    use serde_json::Value;
+
+    fn close(what: &str, got: &Tensor, want: &Tensor) {
+        assert_eq!(got.shape(), want.shape(), "{what}: shape");
+        let (g, w) = (got.to_f64_vec(), want.to_f64_vec());
+        let max = w.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-5 * b.abs() + 1e-5 * max,
+                "{what}[{i}]: irw {a}, Paddle {b}"
+            );
+        }
+    }
+
+    fn attrs(mode: Mode, i: i64, h: i64, l: i64, bidirec: bool) -> RnnAttrs {
+        RnnAttrs {
+            mode,
+            input_size: i,
+            hidden_size: h,
+            num_layers: l,
+            is_bidirec: bidirec,
+            dropout_prob: 0.0,
+            is_test: false,
+        }
+    }
+
+    /// The `rnn` op of Paddle 3.3.1 alone on the cells the programs of
+    /// `tests/exec_fixtures/rnn/` do not use (`paddle_rnn_kernels.json`, recorded by
+    /// `tests/interop/rnn_fixtures.py`, f64): 2 bidirectional layers, sequence lengths 4 and 2.
+    /// The weights' gradients are also compared with central differences of Paddle's forward.
+    #[test]
+    fn simple_rnn_tanh_and_relu_match_paddle() {
+        static DATA: &str =
+            include_str!("../../../tests/exec_fixtures/rnn/paddle_rnn_kernels.json");
+        let v: Value = serde_json::from_str(DATA).expect("JSON");
+        let cases = v["cases"].as_array().expect("cases");
+        assert_eq!(cases.len(), 2);
+        for c in cases {
+            let t = |k: &str| tensor_from_json(&c[k]).expect("tensor");
+            let ts = |k: &str| -> Vec<Tensor> {
+                c[k].as_array()
+                    .expect("list")
+                    .iter()
+                    .map(|w| tensor_from_json(w).expect("tensor"))
+                    .collect()
+            };
+            let mode = Mode::parse(c["mode"].as_str().expect("mode")).expect("mode");
+            let at = attrs(mode, 3, 4, 2, true);
+            let (x, h0, lens) = (t("x"), t("h0"), t("sequence_length"));
+            let w = ts("weight_list");
+            let wr: Vec<&Tensor> = w.iter().collect();
+            let o = rnn(&x, &[&h0], &wr, Some(&lens), &at).expect("rnn runs");
+            close("out", &o.out, &t("out"));
+            close("state", &o.state[0], &t("state"));
+            let (og, sg) = (t("out_grad"), t("state_grad"));
+            let g = rnn_grad(
+                &x,
+                &[&h0],
+                &wr,
+                Some(&lens),
+                &o.reserve,
+                Some(&og),
+                &[Some(&sg)],
+                &at,
+            )
+            .expect("rnn_grad runs");
+            close("x_grad", &g.x_grad, &t("x_grad"));
+            close("pre_state_grad", &g.pre_state_grad[0], &t("pre_state_grad"));
+            // Where Paddle's backward disagrees with the derivative of its own forward (the
+            // reverse direction's w_hh with rows of different lengths), irw follows the forward.
+            let wrong: Vec<usize> = c["paddle_backward_wrong"]
+                .as_array()
+                .expect("list")
+                .iter()
+                .filter_map(|v| v.as_u64().map(|k| k as usize))
+                .collect();
+            assert_eq!(
+                wrong,
+                [3, 7],
+                "the weights the fixture records Paddle as wrong on"
+            );
+            let (analytic, numeric) = (ts("weight_list_grad"), ts("weight_list_grad_numeric"));
+            for (k, got) in g.weight_list_grad.iter().enumerate() {
+                close(
+                    &format!("weight_list_grad[{k}] (numeric)"),
+                    got,
+                    &numeric[k],
+                );
+                if !wrong.contains(&k) {
+                    close(&format!("weight_list_grad[{k}]"), got, &analytic[k]);
+                }
+            }
+        }
+    }
+
+    fn seq(n: usize, a: f64, b: f64, s: f64) -> Vec<f64> {
+        (0..n).map(|i| s * (a * i as f64 + b).sin()).collect()
+    }
+
+    fn f64_tensor(shape: &[usize], v: Vec<f64>) -> Tensor {
+        Tensor::new(shape.to_vec(), Data::F64(v)).expect("tensor")
+    }
+
+    /// Everything one gradient check needs: operands, and the loss weights of `out` and of each
+    /// final state.
+    struct Case {
+        at: RnnAttrs,
+        x: Tensor,
+        states: Vec<Tensor>,
+        weights: Vec<Tensor>,
+        lens: Option<Tensor>,
+        g_out: Vec<f64>,
+        g_states: Vec<Vec<f64>>,
+    }
+
+    fn case(mode: Mode, bidirec: bool, lens: bool) -> Case {
+        let (t, b, i, h, l) = (4, 3, 2, 3, 2);
+        let d = if bidirec { 2 } else { 1 };
+        let gh = mode.gates() * h;
+        let at = attrs(mode, i as i64, h as i64, l as i64, bidirec);
+        let mut weights = Vec::new();
+        for (k, ld) in (0..l * d).enumerate() {
+            let il = if ld / d == 0 { i } else { d * h };
+            weights.push(f64_tensor(&[gh, il], seq(gh * il, 0.7, k as f64, 0.6)));
+            weights.push(f64_tensor(&[gh, h], seq(gh * h, 0.45, 1.0 + k as f64, 0.5)));
+        }
+        for k in 0..l * d {
+            weights.push(f64_tensor(&[gh], seq(gh, 0.3, 2.0 + k as f64, 0.3)));
+            weights.push(f64_tensor(&[gh], seq(gh, 0.9, 3.0 + k as f64, 0.3)));
+        }
+        let states = (0..mode.states())
+            .map(|k| f64_tensor(&[l * d, b, h], seq(l * d * b * h, 0.37, k as f64, 0.5)))
+            .collect();
+        Case {
+            at,
+            x: f64_tensor(&[t, b, i], seq(t * b * i, 0.61, 0.2, 1.0)),
+            states,
+            weights,
+            lens: lens.then(|| Tensor::i64(&[b], vec![4, 2, 0])),
+            g_out: seq(t * b * d * h, 0.29, 0.5, 1.0),
+            g_states: (0..mode.states())
+                .map(|k| seq(l * d * b * h, 0.53, 1.5 + k as f64, 1.0))
+                .collect(),
+        }
+    }
+
+    fn loss(c: &Case, x: &Tensor, states: &[Tensor], weights: &[Tensor]) -> f64 {
+        let sr: Vec<&Tensor> = states.iter().collect();
+        let wr: Vec<&Tensor> = weights.iter().collect();
+        let o = rnn(x, &sr, &wr, c.lens.as_ref(), &c.at).expect("rnn runs");
+        let dot = |t: &Tensor, g: &[f64]| -> f64 {
+            t.to_f64_vec().iter().zip(g).map(|(a, b)| a * b).sum()
+        };
+        dot(&o.out, &c.g_out)
+            + o.state
+                .iter()
+                .zip(&c.g_states)
+                .map(|(s, g)| dot(s, g))
+                .sum::<f64>()
+    }
+
+    /// `rnn_grad` is the derivative of `rnn`: central differences of
+    /// `Σ out·G + Σ state·S` in f64 agree with every gradient it returns.
+    fn gradient_check(mode: Mode, bidirec: bool, lens: bool) {
+        let c = case(mode, bidirec, lens);
+        let sr: Vec<&Tensor> = c.states.iter().collect();
+        let wr: Vec<&Tensor> = c.weights.iter().collect();
+        let o = rnn(&c.x, &sr, &wr, c.lens.as_ref(), &c.at).expect("rnn runs");
+        let og = f64_tensor(o.out.shape(), c.g_out.clone());
+        let sg: Vec<Tensor> = o
+            .state
+            .iter()
+            .zip(&c.g_states)
+            .map(|(s, g)| f64_tensor(s.shape(), g.clone()))
+            .collect();
+        let sgr: Vec<Option<&Tensor>> = sg.iter().map(Some).collect();
+        let g = rnn_grad(
+            &c.x,
+            &sr,
+            &wr,
+            c.lens.as_ref(),
+            &o.reserve,
+            Some(&og),
+            &sgr,
+            &c.at,
+        )
+        .expect("rnn_grad runs");
+        let eps = 1e-6;
+        let numeric = |which: usize, k: usize, e: usize| -> f64 {
+            let bump = |delta: f64| {
+                let (mut x, mut states, mut weights) =
+                    (c.x.clone(), c.states.clone(), c.weights.clone());
+                let t = match which {
+                    0 => &mut x,
+                    1 => &mut states[k],
+                    _ => &mut weights[k],
+                };
+                let mut v = t.to_f64_vec();
+                v[e] += delta;
+                *t = f64_tensor(t.shape(), v);
+                loss(&c, &x, &states, &weights)
+            };
+            (bump(eps) - bump(-eps)) / (2.0 * eps)
+        };
+        let check = |what: String, analytic: &Tensor, which: usize, k: usize| {
+            for (e, a) in analytic.to_f64_vec().into_iter().enumerate() {
+                let n = numeric(which, k, e);
+                assert!(
+                    (a - n).abs() <= 1e-6 * (1.0 + n.abs()),
+                    "{mode:?} bidirec {bidirec} lens {lens}: {what}[{e}]: analytic {a}, numeric {n}"
+                );
+            }
+        };
+        check("x_grad".into(), &g.x_grad, 0, 0);
+        for (k, t) in g.pre_state_grad.iter().enumerate() {
+            check(format!("pre_state_grad[{k}]"), t, 1, k);
+        }
+        assert_eq!(g.weight_list_grad.len(), c.weights.len());
+        for (k, t) in g.weight_list_grad.iter().enumerate() {
+            check(format!("weight_list_grad[{k}]"), t, 2, k);
+        }
+    }
+
+    #[test]
+    fn lstm_gradients_are_the_derivative() {
+        gradient_check(Mode::Lstm, true, true);
+        gradient_check(Mode::Lstm, false, false);
+    }
+
+    #[test]
+    fn gru_gradients_are_the_derivative() {
+        gradient_check(Mode::Gru, true, true);
+        gradient_check(Mode::Gru, false, false);
+    }
+
+    #[test]
+    fn simple_rnn_gradients_are_the_derivative() {
+        gradient_check(Mode::RnnTanh, true, true);
+        gradient_check(Mode::RnnRelu, false, true);
+    }
+
+    /// f32 and f64 compute the same function (the f32 path is the one programs use).
+    #[test]
+    fn f32_agrees_with_f64() {
+        let c = case(Mode::Lstm, true, true);
+        let to32 = |t: &Tensor| crate::exec::kernels::cast::cast(t, DType::F32);
+        let (x, states, weights) = (
+            to32(&c.x),
+            c.states.iter().map(to32).collect::<Vec<_>>(),
+            c.weights.iter().map(to32).collect::<Vec<_>>(),
+        );
+        let sr: Vec<&Tensor> = states.iter().collect();
+        let wr: Vec<&Tensor> = weights.iter().collect();
+        let o32 = rnn(&x, &sr, &wr, c.lens.as_ref(), &c.at).expect("f32");
+        assert_eq!(o32.out.dtype(), DType::F32);
+        let sr: Vec<&Tensor> = c.states.iter().collect();
+        let wr: Vec<&Tensor> = c.weights.iter().collect();
+        let o64 = rnn(&c.x, &sr, &wr, c.lens.as_ref(), &c.at).expect("f64");
+        for (a, b) in o32.out.to_f64_vec().iter().zip(o64.out.to_f64_vec()) {
+            assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn past_its_length_a_row_outputs_zero_and_keeps_its_state() {
+        let c = case(Mode::Gru, false, true);
+        let sr: Vec<&Tensor> = c.states.iter().collect();
+        let wr: Vec<&Tensor> = c.weights.iter().collect();
+        let o = rnn(&c.x, &sr, &wr, c.lens.as_ref(), &c.at).expect("runs");
+        let (b, h) = (3, 3);
+        let out = o.out.to_f64_vec();
+        // Row 2 has length 0: all its outputs are 0 and its final state is h0.
+        for t in 0..4 {
+            assert!(out[(t * b + 2) * h..(t * b + 3) * h]
+                .iter()
+                .all(|&v| v == 0.0));
+        }
+        let (s, h0) = (o.state[0].to_f64_vec(), c.states[0].to_f64_vec());
+        for ld in 0..2 {
+            let r = (ld * b + 2) * h;
+            assert_eq!(s[r..r + h], h0[r..r + h]);
+        }
+    }
+
+    #[test]
+    fn refusals() {
+        let c = case(Mode::Lstm, false, false);
+        let sr: Vec<&Tensor> = c.states.iter().collect();
+        let wr: Vec<&Tensor> = c.weights.iter().collect();
+        let o = rnn(&c.x, &sr, &wr, None, &c.at).expect("runs");
+        let short = Tensor::f32(&[3], vec![0.0; 3]);
+        let e = rnn_grad(&c.x, &sr, &wr, None, &short, None, &[], &c.at)
+            .err()
+            .expect("a reserve of another size is refused");
+        assert!(
+            e.message.contains("reserve has 3 elements"),
+            "{}",
+            e.message
+        );
+        let mut at = c.at.clone();
+        at.dropout_prob = 0.3;
+        let e = rnn(&c.x, &sr, &wr, None, &at).err().expect("random mask");
+        assert!(e.message.contains("draws a random mask"), "{}", e.message);
+        at.is_test = true;
+        let o2 = rnn(&c.x, &sr, &wr, None, &at).expect("is_test: no mask");
+        assert_eq!(o2.out.to_f64_vec(), o.out.to_f64_vec());
+        assert!(Mode::parse("lstm").is_err());
+        let e = rnn(&c.x, &sr[..1], &wr, None, &c.at)
+            .err()
+            .expect("LSTM needs c0");
+        assert!(e.message.contains("pre_state has 1"), "{}", e.message);
+        let e = rnn(&c.x, &sr, &wr[1..], None, &c.at)
+            .err()
+            .expect("weights");
+        assert!(
+            e.message.contains("weight_list has 7 tensors"),
+            "{}",
+            e.message
+        );
+    }
 }
