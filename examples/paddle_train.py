@@ -46,11 +46,11 @@ def main():
     orig_main, orig_startup, loss = build()
     gm_main, gm_startup = irw.paddle.gradient_merge(orig_main, orig_startup, k_steps=K,
                                                      schedule="cond")
-    # The merged program's loss: the same value, found by the op that computes it.
-    loss_index = [i for i, op in enumerate(orig_main.global_block().ops)
-                  if op.name() == "pd_op.mean"][-1]
-    gm_loss = gm_main.global_block().ops[loss_index].result(0)
-    assert gm_main.global_block().ops[loss_index].name() == "pd_op.mean"
+    # The merged program's loss: the same value, found by the op that computes it (the model's
+    # only top-level mean; the merged program, read back from JSON, numbers its ops anew).
+    means = [op for op in gm_main.global_block().ops if op.name() == "pd_op.mean"]
+    assert len(means) == 1, [op.name() for op in means]
+    gm_loss = means[0].result(0)
 
     rng = np.random.RandomState(0)
     xs = rng.randn(STEPS, K * MICRO, SEQ, D).astype("float32")

@@ -22,10 +22,6 @@ from conftest import FIXTURES
 ZOO = FIXTURES / "paddle-zoo"
 MODELS = ["transformer_adamw", "lenet_momentum", "mlp_clip_adam"]
 # The models whose gradient merge irw does not do yet, and why (the test then must fail: strict).
-NOT_YET = {
-    "mlp_clip_adam": "clipping and weight decay in the optimize stage (rules/grad_merge.rw does "
-    "not merge through them yet)",
-}
 K = 4
 
 
@@ -98,8 +94,6 @@ def test_zoo_model_trains_as_the_full_batch(paddle, model, schedule):
 
     if not ZOO.is_dir():
         pytest.skip(f"no fixtures in {ZOO}")
-    if model in NOT_YET:
-        pytest.xfail(NOT_YET[model])
     main = load_program(paddle, ZOO / f"{model}_before.paddle.json")
     startup = load_program(paddle, ZOO / f"{model}_startup_before.paddle.json")
     feed = json.loads((ZOO / f"{model}.feed.json").read_text())

@@ -94,7 +94,8 @@ pub enum Shape {
     /// `GeneralUnaryGradInferMeta` and kin: result `N_grad` is operand `N` (up to 8 results;
     /// `u8::MAX` where a result has no such operand).
     Grad([u8; 8]),
-    /// An optimizer's or in-place op's outputs: result `N_out` is operand `N` (up to 8).
+    /// An optimizer's or in-place op's outputs: result `N_out` is operand `N`, or, written
+    /// `outs(a, b, ...)`, result k is the k-th operand named (up to 8).
     Outs([u8; 8]),
     /// `TransposeGradInferMeta`: `out_grad` under the inverse of `perm`.
     TransposeGrad,
@@ -103,6 +104,19 @@ pub enum Shape {
     Rnn,
     /// `CoalesceTensorInferMeta`: the inputs, and a fused buffer left unset (`[0]`).
     CoalesceTensor,
+    /// `ArangeTensorInferMeta`: `ceil(|end − start| / step)` elements when the three operands
+    /// are constants (`-1` otherwise), the `dtype` attribute.
+    Arange,
+    /// `SplitInferMeta`: a `vec` of parts of `x` along the axis operand's constant, sized by
+    /// the sections operand's constant (one `-1` takes the rest).
+    Split,
+    /// `SplitWithNumInferMeta`: `num` equal parts along the axis operand's constant.
+    SplitWithNum,
+    /// `CheckFiniteAndUnscaleInferMeta`: the gradients as they came, and a `[1]` bool.
+    CheckFinite,
+    /// `FusedLinearParamGradAddInferMeta`: `dweight` `[x's last, dout's last]`, `dbias`
+    /// `[dout's last]` (with `has_bias`), float32 for 16-bit inputs under `multi_precision`.
+    LinearParamGrad,
     /// A collective's reduction: operand `n` without its pending partial sum.
     Reduced(u8),
     /// `all_gather`: dimension 0 times `nranks`.
@@ -170,6 +184,18 @@ impl Shape {
             "reduced" => Shape::Reduced(operand()?),
             "dim0_times" => Shape::Dim0Times(operand()?),
             "dim0_over" => Shape::Dim0Over(operand()?),
+            "outs" if arg.is_some() => {
+                // `outs(a, b, ...)`: result k is the k-th named operand.
+                let names: Vec<&str> = arg?.split(',').map(str::trim).collect();
+                if names.len() > 8 || names.len() != results.len() {
+                    return None;
+                }
+                let mut g = [NONE; 8];
+                for (k, n) in names.iter().enumerate() {
+                    g[k] = index(n)?;
+                }
+                Shape::Outs(g)
+            }
             "grad" | "outs" => {
                 let suffix = if head == "grad" { "_grad" } else { "_out" };
                 let mut g = [NONE; 8];
@@ -193,6 +219,11 @@ impl Shape {
             "transpose_grad" => Shape::TransposeGrad,
             "rnn" => Shape::Rnn,
             "coalesce_tensor" => Shape::CoalesceTensor,
+            "arange" => Shape::Arange,
+            "split" => Shape::Split,
+            "split_with_num" => Shape::SplitWithNum,
+            "check_finite" => Shape::CheckFinite,
+            "linear_param_grad" => Shape::LinearParamGrad,
             _ => return None,
         })
     }
@@ -240,6 +271,11 @@ impl Shape {
             Shape::TransposeGrad => "transpose_grad",
             Shape::Rnn => "rnn",
             Shape::CoalesceTensor => "coalesce_tensor",
+            Shape::Arange => "arange",
+            Shape::Split => "split",
+            Shape::SplitWithNum => "split_with_num",
+            Shape::CheckFinite => "check_finite",
+            Shape::LinearParamGrad => "linear_param_grad",
             Shape::Reduced(_) => "reduced",
             Shape::Dim0Times(_) => "dim0_times",
             Shape::Dim0Over(_) => "dim0_over",
@@ -288,6 +324,11 @@ impl Shape {
             Shape::TransposeGrad => "TransposeGradInferMeta",
             Shape::Rnn => "RnnInferMeta",
             Shape::CoalesceTensor => "CoalesceTensorInferMeta",
+            Shape::Arange => "ArangeTensorInferMeta",
+            Shape::Split => "SplitInferMeta",
+            Shape::SplitWithNum => "SplitWithNumInferMeta",
+            Shape::CheckFinite => "CheckFiniteAndUnscaleInferMeta",
+            Shape::LinearParamGrad => "FusedLinearParamGradAddInferMeta",
             Shape::Reduced(_) => "AllReduceInferMeta",
             Shape::Dim0Times(_) => "AllGatherInferMeta",
             Shape::Dim0Over(_) => "ReduceScatterInferMeta",
@@ -324,6 +365,12 @@ pub trait OpView {
     fn items(&self, i: usize) -> Option<Vec<&Type>>;
     /// The integers operand `i` holds when it is a constant (`full_int_array`, `full`).
     fn ints(&self, i: usize) -> Option<Vec<i64>>;
+    /// The number operand `i` holds when it is a `full` constant.
+    fn scalar(&self, i: usize) -> Option<f64>;
+    /// `vec[items...]`. A family derives a vector result only to compare it with the printed
+    /// one, so an item type the program does not have is `Unknown`: it can equal no printed
+    /// type.
+    fn vec_of(&self, items: Vec<Type>) -> Type;
     fn attrs(&self) -> Attrs<'_>;
 }
 
@@ -364,6 +411,27 @@ impl OpView for ProgramOp<'_> {
             }
             _ => None,
         }
+    }
+
+    fn scalar(&self, i: usize) -> Option<f64> {
+        let v = self.prog.operand(self.op, i)?;
+        let def = self.prog.defining_op(v)?;
+        if self.ctx.str(self.prog.op_name(def)) != "pd_op.full" {
+            return None;
+        }
+        self.ctx
+            .attrs(self.prog.op_attrs(def))
+            .get("value")?
+            .as_f64()
+    }
+
+    fn vec_of(&self, items: Vec<Type>) -> Type {
+        Type::Vec(
+            items
+                .iter()
+                .map(|t| self.ctx.find_type(t).unwrap_or(Context::UNKNOWN_TYPE))
+                .collect(),
+        )
     }
 
     fn attrs(&self) -> Attrs<'_> {
@@ -485,6 +553,60 @@ pub fn infer(shape: Shape, op: &dyn OpView, n_results: usize) -> Option<Vec<Opti
                 Some(tensor(vec![0], d)),
                 op.ty(1).cloned(),
                 Some(tensor(vec![0], d)),
+            ])
+        }
+        Shape::Arange => {
+            let d = dtype_attr(&attrs)?;
+            let n = match (op.scalar(0), op.scalar(1), op.scalar(2)) {
+                (Some(a), Some(b), Some(st)) if st != 0.0 => ((b - a) / st).abs().ceil() as i64,
+                _ => -1,
+            };
+            one(tensor(vec![n], d))
+        }
+        Shape::Split | Shape::SplitWithNum => {
+            let (s, d) = x()?;
+            let axis_operand = if shape == Shape::Split { 2 } else { 1 };
+
+            let a = axis(*op.ints(axis_operand)?.first()?, s.len())?;
+            let dim = s[a];
+            let sizes = if shape == Shape::Split {
+                let mut sections = op.ints(1)?;
+                let rest = sections.iter().filter(|&&v| v == -1).count();
+                if rest == 1 && dim >= 0 {
+                    let known: i64 = sections.iter().filter(|&&v| v != -1).sum();
+                    let i = sections.iter().position(|&v| v == -1)?;
+                    sections[i] = dim - known;
+                }
+                sections
+            } else {
+                let num = int_attr(&attrs, "num")?;
+                if num <= 0 {
+                    return None;
+                }
+                vec![if dim < 0 { -1 } else { dim / num }; num as usize]
+            };
+            let parts: Vec<Type> = sizes
+                .into_iter()
+                .map(|n| {
+                    let mut part = s.to_vec();
+                    part[a] = n;
+                    tensor(part, d)
+                })
+                .collect();
+            one(op.vec_of(parts))
+        }
+        Shape::CheckFinite => Some(vec![op.ty(0).cloned(), Some(tensor(vec![1], DType::Bool))]),
+        Shape::LinearParamGrad => {
+            let (xs, d) = x()?;
+            let (ds, _) = dense(op.ty(1)?)?;
+            let (n, m) = (*xs.last()?, *ds.last()?);
+            let wide = bool_attr(&attrs, "multi_precision") == Some(true)
+                && matches!(d, DType::F16 | DType::BF16);
+            let d = if wide { DType::F32 } else { d };
+            let bias = bool_attr(&attrs, "has_bias").unwrap_or(true);
+            Some(vec![
+                Some(tensor(vec![n, m], d)),
+                bias.then(|| tensor(vec![m], d)),
             ])
         }
         Shape::CoalesceTensor => Some(vec![
@@ -971,6 +1093,36 @@ mod tests {
         assert_eq!(broadcast(&[4, 1], &[1, 3]), Some(vec![4, 3]));
         assert_eq!(broadcast(&[-1, 1], &[-1, 5]), Some(vec![-1, 5]));
         assert_eq!(broadcast(&[2], &[3]), None);
+    }
+
+    /// FusedLinearParamGradAddInferMeta (CPU Paddle cannot build the op, so no fixture has it):
+    /// `[x's last, dout's last]` and `[dout's last]`, float32 for 16-bit inputs under
+    /// `multi_precision`, no bias result without `has_bias`.
+    #[test]
+    fn linear_param_grad_follows_its_infer_meta() {
+        let text = "{\n    (%0) = \"pd_op.data\" () {dtype:float16,name:\"x\",place:Place(undefined:0),shape:[-1,6,8],stop_gradient:[true]} : () -> tensor<-1x6x8xf16>\n    (%1) = \"pd_op.data\" () {dtype:float16,name:\"dout\",place:Place(undefined:0),shape:[-1,6,4],stop_gradient:[true]} : () -> tensor<-1x6x4xf16>\n    (%2, %3) = \"pd_op.fused_linear_param_grad_add\" (%0, %1, <<NULL VALUE>>, <<NULL VALUE>>) {has_bias:true,multi_precision:true,stop_gradient:[true,true]} : (tensor<-1x6x8xf16>, tensor<-1x6x4xf16>, <<NULL TYPE>>, <<NULL TYPE>>) -> tensor<8x4xf32>, tensor<4xf32>\n    (%4, %5) = \"pd_op.fused_linear_param_grad_add\" (%0, %1, <<NULL VALUE>>, <<NULL VALUE>>) {has_bias:false,multi_precision:false,stop_gradient:[true,true]} : (tensor<-1x6x8xf16>, tensor<-1x6x4xf16>, <<NULL TYPE>>, <<NULL TYPE>>) -> tensor<8x4xf16>, <<NULL TYPE>>\n}\n";
+        let m = crate::ir::parse_module(&crate::SourceFile::new("t.ir", text))
+            .unwrap_or_else(|d| panic!("{d}"));
+        let p = &m.main;
+        let ops: Vec<OpId> = p.walk();
+        let derived = |op: OpId| {
+            infer(
+                Shape::LinearParamGrad,
+                &ProgramOp {
+                    ctx: &m.ctx,
+                    prog: p,
+                    op,
+                },
+                2,
+            )
+            .expect("derived")
+        };
+        let f = |shape: Vec<i64>, dtype| Some(tensor(shape, dtype));
+        assert_eq!(
+            derived(ops[2]),
+            vec![f(vec![8, 4], DType::F32), f(vec![4], DType::F32)]
+        );
+        assert_eq!(derived(ops[3]), vec![f(vec![8, 4], DType::F16), None]);
     }
 
     #[test]

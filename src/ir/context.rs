@@ -68,6 +68,11 @@ impl Context {
         self.types.get(id.0)
     }
 
+    /// The id of `ty` if some value of the program already has it.
+    pub fn find_type(&self, ty: &Type) -> Option<TypeId> {
+        self.types.lookup(ty).map(TypeId)
+    }
+
     /// The printed form of a type.
     pub fn type_text(&self, id: TypeId) -> &str {
         &self.type_text[id.0 as usize]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test that needs Paddle: the interop scripts (paddle.sh, dp2.sh, race.sh) and the Python
-# package's tests (pytest python/tests). CI runs it after `cargo test --release` (.ci/run).
+# Every test that needs Paddle: the interop scripts (paddle.sh, dp2.sh, race.sh), the Python
+# package's tests (pytest python/tests) and examples/paddle_train.py (exit 1 when the merged
+# training's losses leave 1e-5 of full-batch training's). CI runs it after `cargo test --release` (.ci/run).
 #
 #   tests/interop/run_all.sh
 #
@@ -57,4 +58,6 @@ step "tests/interop/race.sh ${RACE_RUNS:-3}"
 IRW="$irw" RACE_NO_INSTALL=1 bash "$repo/tests/interop/race.sh" "${RACE_RUNS:-3}"
 step "pytest python/tests"
 (cd "$repo" && "$venv/bin/python" -m pytest -q python/tests)
+step "python examples/paddle_train.py"
+(cd "$repo" && "$venv/bin/python" examples/paddle_train.py)
 step "done"

@@ -186,7 +186,7 @@ def api_facts(api):
             continue
         if "paddle::optional<Tensor>" in ty or "paddle::optional<std::vector<Tensor>>" in ty:
             optional.add(name)
-        if re.match(r"^(paddle::optional<Tensor>|Tensor)&$", ty):
+        if re.match(r"^(paddle::optional<(std::vector<)?Tensor>?>|(std::vector<)?Tensor>?)&$", ty):
             by_ref.append(name)
         if "IntArray" in ty:
             kinds[name] = "intarray"
