@@ -827,7 +827,8 @@ fn rnn_in<T: Real>(
             .into_iter()
             .map(|s| tensor_of(vec![dm.l * dm.d, dm.b, dm.h], s, like))
             .collect::<KResult<_>>()?,
-        reserve: tensor_of(vec![n], reserve, like)?,
+        // In the compute type: a 16-bit reserve would round the activations the backward reads.
+        reserve: Tensor::new(vec![n], T::data(reserve))?,
     })
 }
 
@@ -1215,6 +1216,40 @@ mod tests {
         for (a, b) in o32.out.to_f64_vec().iter().zip(o64.out.to_f64_vec()) {
             assert!((a - b).abs() < 1e-5, "{a} vs {b}");
         }
+    }
+
+    /// 16-bit operands are computed in f32: outputs and gradients in bf16, the reserve in f32.
+    #[test]
+    fn bf16_is_computed_in_f32() {
+        let c = case(Mode::Gru, true, true);
+        let bf = |t: &Tensor| crate::exec::kernels::cast::cast(t, DType::BF16);
+        let (x, states, weights) = (
+            bf(&c.x),
+            c.states.iter().map(bf).collect::<Vec<_>>(),
+            c.weights.iter().map(bf).collect::<Vec<_>>(),
+        );
+        let sr: Vec<&Tensor> = states.iter().collect();
+        let wr: Vec<&Tensor> = weights.iter().collect();
+        let o = rnn(&x, &sr, &wr, c.lens.as_ref(), &c.at).expect("bf16");
+        assert_eq!(o.out.dtype(), DType::BF16);
+        assert_eq!(o.reserve.dtype(), DType::F32);
+        // The same function of the rounded operands, in f64.
+        let up = |t: &Tensor| crate::exec::kernels::cast::cast(t, DType::F64);
+        let (x64, s64, w64) = (
+            up(&x),
+            states.iter().map(up).collect::<Vec<_>>(),
+            weights.iter().map(up).collect::<Vec<_>>(),
+        );
+        let sr64: Vec<&Tensor> = s64.iter().collect();
+        let wr64: Vec<&Tensor> = w64.iter().collect();
+        let o64 = rnn(&x64, &sr64, &wr64, c.lens.as_ref(), &c.at).expect("f64");
+        for (a, b) in o.out.to_f64_vec().iter().zip(o64.out.to_f64_vec()) {
+            assert!((a - b).abs() <= 1e-2 * (1.0 + b.abs()), "{a} vs {b}");
+        }
+        let g = rnn_grad(&x, &sr, &wr, c.lens.as_ref(), &o.reserve, None, &[], &c.at)
+            .expect("bf16 grad");
+        assert_eq!(g.x_grad.dtype(), DType::BF16);
+        assert!(g.weight_list_grad.iter().all(|w| w.dtype() == DType::BF16));
     }
 
     #[test]
