@@ -94,8 +94,10 @@ fn signature(s: &OpSpec) -> String {
     )
 }
 
+/// Whether the executor's op table has a kernel for `name` (either table: ops with a vector
+/// among their results, such as `split` and `rnn`, are in `VECTOR_KERNELS`).
 fn has_kernel(name: &str) -> bool {
-    crate::exec::ops::KERNELS.iter().any(|(n, _)| *n == name)
+    crate::exec::ops::kernel(name).is_some() || crate::exec::ops::vector_kernel(name).is_some()
 }
 
 /// Everything the dialect says about one op.

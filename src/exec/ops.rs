@@ -13,9 +13,9 @@ use std::sync::OnceLock;
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
-    activation as act, batch_norm as bn, broadcast, cast, conv, dropout, elementwise as ew,
-    flatten, index, join, layer_norm as ln, matmul, optimizer as opt, pool, reduce, repeat, shape,
-    softmax as sm,
+    activation as act, batch_norm as bn, broadcast, cast, coalesce, conv, dropout,
+    elementwise as ew, flatten, index, join, layer_norm as ln, matmul, optimizer as opt, pool,
+    reduce, repeat, rnn, shape, softmax as sm,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -816,6 +816,60 @@ pub static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
             int_operand_or_attr(c, 2, "axis", 0)?,
         )?)
     }),
+    ("pd_op.rnn", |c| {
+        let o = rnn::rnn(c.t(0)?, &c.list(1)?, &c.list(2)?, c.opt(3), &rnn_attrs(c)?)?;
+        // The dropout state is only read by a random mask, which the kernel refuses.
+        let dropout_state = match c.opt(4) {
+            Some(t) => t.clone(),
+            None => Tensor::new(vec![0], Data::U8(Vec::new()))?,
+        };
+        Ok(vec![
+            Some(Out::Tensor(o.out)),
+            Some(Out::Tensor(dropout_state)),
+            Some(Out::List(o.state)),
+            Some(Out::Tensor(o.reserve)),
+        ])
+    }),
+    ("pd_op.rnn_grad", |c| {
+        let state_grad: Vec<Option<&Tensor>> = match c.inputs.get(8) {
+            Some(Input::List(v)) => v.iter().map(|&t| Some(t)).collect(),
+            Some(Input::Tensor(t)) => vec![Some(*t)],
+            _ => Vec::new(),
+        };
+        let g = rnn::rnn_grad(
+            c.t(0)?,
+            &c.list(1)?,
+            &c.list(2)?,
+            c.opt(3),
+            c.t(6)?,
+            c.opt(7),
+            &state_grad,
+            &rnn_attrs(c)?,
+        )?;
+        Ok(vec![
+            Some(Out::Tensor(g.x_grad)),
+            Some(Out::List(g.pre_state_grad)),
+            Some(Out::List(g.weight_list_grad)),
+        ])
+    }),
+    ("pd_op.coalesce_tensor", |c| {
+        let first = c.list(0)?;
+        let at = coalesce::CoalesceAttrs {
+            dtype: match c.dtype("dtype")? {
+                Some(d) => d,
+                None => first.first().map_or(DType::F32, |t| t.dtype()),
+            },
+            copy_data: c.bool_or("copy_data", false)?,
+            set_constant: c.bool_or("set_constant", false)?,
+            persist_output: c.bool_or("persist_output", false)?,
+            constant: c.f64_or("constant", 0.0)? as f32,
+            use_align: c.bool_or("use_align", true)?,
+            align_size: c.i64_or("align_size", -1)?,
+            size_of_dtype: c.i64_or("size_of_dtype", -1)?,
+        };
+        let (outs, fused) = coalesce::coalesce_tensor(&first, &at)?;
+        Ok(vec![Some(Out::List(outs)), Some(Out::Tensor(fused))])
+    }),
     ("pd_op.split_with_num", |c| {
         vector(join::split_with_num(
             c.t(0)?,
@@ -834,6 +888,18 @@ fn str_attr(c: &OpCall<'_>, key: &str, default: &str) -> KResult<String> {
             None => kbail!("attribute {} is not a string", key),
         },
     }
+}
+
+fn rnn_attrs(c: &OpCall<'_>) -> KResult<rnn::RnnAttrs> {
+    Ok(rnn::RnnAttrs {
+        mode: rnn::Mode::parse(&str_attr(c, "mode", "RNN_TANH")?)?,
+        input_size: c.i64_or("input_size", 10)?,
+        hidden_size: c.i64_or("hidden_size", 100)?,
+        num_layers: c.i64_or("num_layers", 1)?,
+        is_bidirec: c.bool_or("is_bidirec", false)?,
+        dropout_prob: c.f64_or("dropout_prob", 0.0)? as f32,
+        is_test: c.bool_or("is_test", false)?,
+    })
 }
 
 fn conv_attrs(c: &OpCall<'_>) -> KResult<conv::ConvAttrs> {

@@ -37,6 +37,7 @@ mod exec_declared;
 mod exec_kernel_errors;
 mod exec_kernels_paddle;
 mod exec_numerics;
+mod exec_rnn;
 mod exec_zoo;
 mod exec_zoo_cnn;
 mod gen_ir;
@@ -87,6 +88,7 @@ fn main() {
     tests.extend(exec_kernel_errors::tests());
     tests.extend(exec_kernels_paddle::tests());
     tests.extend(exec_numerics::tests());
+    tests.extend(exec_rnn::tests());
     tests.extend(exec_zoo::tests());
     tests.extend(exec_zoo_cnn::tests());
     tests.extend(gen_ir::tests());

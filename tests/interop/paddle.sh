@@ -51,4 +51,10 @@ echo "== paddle-zoo: irw's JSON trained by Paddle"
 "$venv/bin/python" "$repo/tests/interop/zoo_json.py" "$irw" "$fixtures/paddle-zoo" "$work" 2>&1 \
     | grep -v -e '^W[0-9]\{4\} ' -e 'warnings.warn' -e 'UserWarning' -e "^I[0-9]\{4\} "
 zoo="${PIPESTATUS[0]}"
-[ "$rc" = 0 ] && [ "$zoo" = 0 ]
+# The recurrent programs (paddle.nn.LSTM, paddle.nn.GRU): Paddle trains irw's JSON of each and of
+# its gradient merge to Paddle's own full-batch step.
+echo "== rnn: irw's JSON of the LSTM and GRU programs trained by Paddle"
+"$venv/bin/python" "$repo/tests/interop/rnn_json.py" "$irw" "$repo" "$work" 2>&1 \
+    | grep -v -e '^W[0-9]\{4\} ' -e 'warnings.warn' -e 'UserWarning' -e "^I[0-9]\{4\} "
+rnn="${PIPESTATUS[0]}"
+[ "$rc" = 0 ] && [ "$zoo" = 0 ] && [ "$rnn" = 0 ]

@@ -6,6 +6,7 @@ pub mod activation;
 pub mod batch_norm;
 pub mod broadcast;
 pub mod cast;
+pub mod coalesce;
 pub mod collective;
 pub mod conv;
 pub mod dropout;
@@ -20,6 +21,7 @@ pub mod pick;
 pub mod pool;
 pub mod reduce;
 pub mod repeat;
+pub mod rnn;
 pub mod shape;
 pub mod softmax;
 
