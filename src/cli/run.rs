@@ -7,11 +7,10 @@
 use clap::Args;
 
 use super::{
-    load_feed, load_module_files, parse_positive, parse_ranks, write_output, Failure,
+    load_feed, load_module_files, parse_positive, parse_ranks, write_outputs, Content, Failure,
     InputLimitArgs, Limits, MemoryArgs, TimeoutArgs,
 };
-use crate::diag::Diagnostic;
-use crate::exec::feed::scope_to_json;
+use crate::exec::feed::Dump;
 use crate::exec::run::{run_with_sources, RunOptions};
 
 /// `irw run PROG [--startup S] [--k-steps K] [--ranks N] [--feed FILE.json] [--dump FILE.json] [--steps N]`
@@ -84,13 +83,12 @@ pub fn run_command(a: &RunArgs, limits: &Limits) -> Result<(), Failure> {
     let report = run_with_sources(&loaded.module, loaded.sources(), &opts)?;
     super::streams::print(&report.to_string())?;
     if let Some(path) = &a.dump {
-        let mut out = serde_json::Map::new();
-        out.insert("state".into(), scope_to_json(&report.scopes[0]));
-        let losses: Vec<Vec<Option<f32>>> = report.losses.clone();
-        out.insert("loss".into(), serde_json::json!(losses));
-        let text = serde_json::to_string_pretty(&serde_json::Value::Object(out))
-            .map_err(|e| Diagnostic::error(format!("cannot encode the dump: {e}")))?;
-        write_output(path, &(text + "\n"))?;
+        let dump = Dump {
+            loss: &report.losses,
+            state: &report.scopes[0],
+        };
+        let write = |w: &mut dyn std::io::Write| dump.write_to(w);
+        write_outputs(&[(path, Content::Stream(&write))])?;
     }
     Ok(())
 }

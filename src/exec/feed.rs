@@ -977,7 +977,7 @@ pub fn tensor_to_json(t: &Tensor) -> Value {
     json!({ "shape": t.shape(), "dtype": t.dtype().attr_name(), "values": values })
 }
 
-/// A scope as a JSON object of tensors, in scope order.
+/// A scope as a JSON object of tensors (keys sorted, as a `serde_json` map holds them).
 pub fn scope_to_json(scope: &Scope) -> Value {
     let mut m = Map::new();
     for (k, t) in scope.iter() {
@@ -986,9 +986,137 @@ pub fn scope_to_json(scope: &Scope) -> Value {
     Value::Object(m)
 }
 
+/// What `irw run --dump` writes: `{"loss": [[per rank] per step], "state": {name: tensor}}`,
+/// the layout of [`scope_to_json`] and [`tensor_to_json`], byte for byte, but serialized as it
+/// is written: a tree of the whole state would take about 17× the state's bytes, outside the
+/// executor's memory limit, while this reads each value from its tensor as it is printed.
+pub struct Dump<'a> {
+    pub loss: &'a [Vec<Option<f32>>],
+    pub state: &'a Scope,
+}
+
+impl Dump<'_> {
+    /// Writes the dump, pretty-printed, with a final newline; returns the bytes written.
+    pub fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<u64> {
+        let mut out = Counted {
+            w: std::io::BufWriter::with_capacity(1 << 20, w),
+            n: 0,
+        };
+        serde_json::to_writer_pretty(&mut out, self)?;
+        std::io::Write::write_all(&mut out, b"\n")?;
+        std::io::Write::flush(&mut out)?;
+        Ok(out.n)
+    }
+}
+
+/// A writer that counts the bytes it passes on.
+struct Counted<W> {
+    w: W,
+    n: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.w.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
+}
+
+impl serde::Serialize for Dump<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        // Losses as `json!` holds an f32: widened to f64 (`0.1` prints as 0.10000000149011612).
+        let loss: Vec<Vec<Option<f64>>> = self
+            .loss
+            .iter()
+            .map(|step| step.iter().map(|l| l.map(f64::from)).collect())
+            .collect();
+        let mut names: Vec<(&str, &Tensor)> = self.state.iter().collect();
+        names.sort_by(|a, b| a.0.cmp(b.0));
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("loss", &loss)?;
+        m.serialize_entry("state", &StateJson(&names))?;
+        m.end()
+    }
+}
+
+struct StateJson<'a>(&'a [(&'a str, &'a Tensor)]);
+
+impl serde::Serialize for StateJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|&(k, t)| (k, TensorJson(t))))
+    }
+}
+
+/// [`tensor_to_json`]'s `{dtype, shape, values}`, values read one at a time.
+struct TensorJson<'a>(&'a Tensor);
+
+impl serde::Serialize for TensorJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let t = self.0;
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("dtype", t.dtype().attr_name())?;
+        m.serialize_entry("shape", t.shape())?;
+        m.serialize_entry("values", &ValuesJson(t))?;
+        m.end()
+    }
+}
+
+struct ValuesJson<'a>(&'a Tensor);
+
+impl serde::Serialize for ValuesJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.data() {
+            Data::I64(v) => s.collect_seq(v.iter()),
+            Data::I32(v) => s.collect_seq(v.iter()),
+            Data::Bool(v) => s.collect_seq(v.iter()),
+            Data::U8(v) => s.collect_seq(v.iter()),
+            Data::F32(v) => s.collect_seq(v.iter().map(|&x| f64::from(x))),
+            Data::BF16(v) => s.collect_seq(v.iter().map(|x| x.to_f64())),
+            Data::F16(v) => s.collect_seq(v.iter().map(|x| x.to_f64())),
+            Data::F64(v) => s.collect_seq(v.iter()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_streamed_dump_is_the_tree_dump_byte_for_byte() {
+        let mut scope = Scope::default();
+        let f = Feed::parse(
+            "t.json",
+            r#"{"state_init": {"w": {"shape": [2], "dtype": "bfloat16", "values": [0.10009765625, 1.0]},
+                               "a": {"shape": [3], "dtype": "float32", "values": [0.1, -2.5, 3e-9]},
+                               "n": {"shape": [1], "dtype": "int64", "values": [7]}}}"#,
+        )
+        .unwrap();
+        for (k, t) in &f.state {
+            scope.set(k, t.clone());
+        }
+        let loss = vec![vec![Some(0.1f32), None], vec![Some(2.0), Some(-1.5)]];
+        let mut tree = Map::new();
+        tree.insert("state".into(), scope_to_json(&scope));
+        tree.insert("loss".into(), json!(loss));
+        let want = serde_json::to_string_pretty(&Value::Object(tree)).unwrap() + "\n";
+        let mut got = Vec::new();
+        let n = Dump {
+            loss: &loss,
+            state: &scope,
+        }
+        .write_to(&mut got)
+        .unwrap();
+        assert_eq!(String::from_utf8(got).unwrap(), want);
+        assert_eq!(n as usize, want.len());
+    }
 
     #[test]
     fn parses_both_tensor_forms_exactly() {

@@ -10,6 +10,13 @@
 //! requires). Where Paddle's loader is silently lenient irw refuses with a diagnostic instead:
 //! an operand id not defined earlier (Paddle makes it a null operand and fails at run time), an
 //! id defined twice (Paddle rebinds later uses), more than one region or block at the top.
+//!
+//! The document is read lazily: the skeleton (the root, regions, blocks, the `ops` arrays) is
+//! parsed into maps and lists of raw slices of the text ([`RawValue`]), and each op becomes a
+//! `serde_json` value only while it is converted. A document tree of the whole file would take
+//! about 30× the file's size; this way reading takes the text, the program being built and one
+//! op's tree. serde_json still checks the syntax of every slice it skips, so a malformed file is
+//! refused, at the same place, before any op is read.
 
 use super::attrs::{attr_from_json, TagHints};
 use super::dist::op_dist_from_json;
@@ -20,7 +27,10 @@ use crate::dialect::paddle_json::{DIALECT_IDS, MAGIC, OP_DIST_TAG, PARAMETER, WH
 use crate::ir::parse::MAX_REGION_DEPTH;
 use crate::ir::{Attr, AttrDict, AttrId, BlockId, Context, Module, OpSyntax, Program, ValueId};
 use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 /// An error at a path in the document (built innermost first while unwinding).
 #[derive(Debug)]
@@ -82,6 +92,37 @@ fn array<'v>(v: &'v Value, what: &str) -> Result<&'v Vec<Value>, JErr> {
         .ok_or_else(|| JErr::new(format!("{what} must be a JSON array")))
 }
 
+/// An object whose members are still unparsed slices of the text.
+type RawMap<'t> = BTreeMap<String, &'t RawValue>;
+
+/// Parses a slice of the (already syntax-checked) text. Depth is bounded by [`too_deep`], so
+/// serde_json's own recursion limit is off, as for the whole document.
+fn parse<'t, T: Deserialize<'t>>(raw: &'t RawValue) -> Result<T, JErr> {
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    de.disable_recursion_limit();
+    T::deserialize(&mut de).map_err(|e| JErr::new(format!("malformed JSON: {e}")))
+}
+
+fn raw_field<'t>(o: &RawMap<'t>, key: &'static str) -> Result<&'t RawValue, JErr> {
+    o.get(key)
+        .copied()
+        .ok_or_else(|| JErr::new(format!("missing key \"{key}\"")))
+}
+
+fn raw_object<'t>(v: &'t RawValue, what: &str) -> Result<RawMap<'t>, JErr> {
+    if !v.get().trim_start().starts_with('{') {
+        return Err(JErr::new(format!("{what} must be a JSON object")));
+    }
+    parse(v)
+}
+
+fn raw_array<'t>(v: &'t RawValue, what: &str) -> Result<Vec<&'t RawValue>, JErr> {
+    if !v.get().trim_start().starts_with('[') {
+        return Err(JErr::new(format!("{what} must be a JSON array")));
+    }
+    parse(v)
+}
+
 /// Whether `text` is Paddle JSON rather than the text form: both start with `{`, but only JSON
 /// continues with a quoted key.
 pub fn looks_like_json(text: &str) -> bool {
@@ -137,7 +178,7 @@ pub fn read_program(
     // writes for 20 nested regions) is not needed.
     let mut de = serde_json::Deserializer::from_str(&src.text);
     de.disable_recursion_limit();
-    let mut docs = de.into_iter::<Value>();
+    let mut docs = de.into_iter::<&RawValue>();
     let malformed = |e: serde_json::Error| {
         let off = offset_of_line_col(&src.text, e.line(), e.column());
         Diagnostic::at(src, off, format!("malformed JSON: {e}"))
@@ -165,7 +206,7 @@ pub fn read_program(
         offsets: op_offsets(&src.text),
         next_op: 0,
     };
-    r.document(&doc).map_err(|e| e.into_diagnostic(src))?;
+    r.document(doc).map_err(|e| e.into_diagnostic(src))?;
     Ok(r.prog)
 }
 
@@ -222,16 +263,14 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn document(&mut self, doc: &Value) -> Result<(), JErr> {
-        let root = object(doc, "a Paddle program file").map_err(|e| {
+    fn document(&mut self, doc: &RawValue) -> Result<(), JErr> {
+        let root = raw_object(doc, "a Paddle program file").map_err(|e| {
             e.hint(
                 "Paddle's `serialize_pir_program` writes {\"base_code\":{...},\"program\":{...}}",
             )
         })?;
-        let base = within(
-            object(field(root, "base_code")?, "base_code"),
-            &[Seg::Key("base_code")],
-        )?;
+        let base: Value = parse(raw_field(&root, "base_code")?)?;
+        let base = within(object(&base, "base_code"), &[Seg::Key("base_code")])?;
         let magic = base.get("magic").and_then(Value::as_str);
         if magic != Some(MAGIC) {
             return Err(JErr::new(format!(
@@ -256,15 +295,15 @@ impl Reader<'_> {
             Some(_) => {}
         }
         let program = within(
-            object(field(root, "program")?, "program"),
+            raw_object(raw_field(&root, "program")?, "program"),
             &[Seg::Key("program")],
         )?;
-        within(self.top(program), &[Seg::Key("program")])
+        within(self.top(&program), &[Seg::Key("program")])
     }
 
-    fn top(&mut self, program: &Map<String, Value>) -> Result<(), JErr> {
+    fn top(&mut self, program: &RawMap<'_>) -> Result<(), JErr> {
         let regions = within(
-            array(field(program, "regions")?, "regions"),
+            raw_array(raw_field(program, "regions")?, "regions"),
             &[Seg::Key("regions")],
         )?;
         if regions.len() != 1 {
@@ -276,9 +315,9 @@ impl Reader<'_> {
         }
         let top = self.prog.top_block();
         let segs = [Seg::Key("regions"), Seg::Index(0)];
-        let region = within(object(&regions[0], "a region"), &segs)?;
+        let region = within(raw_object(regions[0], "a region"), &segs)?;
         let blocks = within(
-            array(field(region, "blocks")?, "blocks"),
+            raw_array(raw_field(&region, "blocks")?, "blocks"),
             &[Seg::Key("regions"), Seg::Index(0), Seg::Key("blocks")],
         )?;
         if blocks.len() != 1 {
@@ -289,7 +328,7 @@ impl Reader<'_> {
             .at_path(&segs));
         }
         within(
-            self.block(&blocks[0], top),
+            self.block(blocks[0], top),
             &[
                 Seg::Key("regions"),
                 Seg::Index(0),
@@ -318,9 +357,10 @@ impl Reader<'_> {
             .ok_or_else(|| JErr::new("a value id must be an integer"))
     }
 
-    fn block(&mut self, v: &Value, block: BlockId) -> Result<(), JErr> {
-        let b = object(v, "a block")?;
-        let args = within(array(field(b, "args")?, "args"), &[Seg::Key("args")])?;
+    fn block(&mut self, v: &RawValue, block: BlockId) -> Result<(), JErr> {
+        let b = raw_object(v, "a block")?;
+        let args: Value = parse(raw_field(&b, "args")?)?;
+        let args = within(array(&args, "args"), &[Seg::Key("args")])?;
         for (i, a) in args.iter().enumerate() {
             within(
                 self.block_arg(a, block, None),
@@ -328,7 +368,8 @@ impl Reader<'_> {
             )?;
         }
         if let Some(kw) = b.get("kwargs") {
-            let kw = within(array(kw, "kwargs"), &[Seg::Key("kwargs")])?;
+            let kw: Value = parse(kw)?;
+            let kw = within(array(&kw, "kwargs"), &[Seg::Key("kwargs")])?;
             for (i, a) in kw.iter().enumerate() {
                 let key = a
                     .get("key")
@@ -346,7 +387,7 @@ impl Reader<'_> {
                 )?;
             }
         }
-        let ops = within(array(field(b, "ops")?, "ops"), &[Seg::Key("ops")])?;
+        let ops = within(raw_array(raw_field(&b, "ops")?, "ops"), &[Seg::Key("ops")])?;
         for (i, op) in ops.iter().enumerate() {
             within(self.op(op, block), &[Seg::Key("ops"), Seg::Index(i)])?;
         }
@@ -428,8 +469,21 @@ impl Reader<'_> {
         self.next_op += 1;
     }
 
-    fn op(&mut self, v: &Value, block: BlockId) -> Result<(), JErr> {
-        let o = object(v, "an op")?;
+    /// One op: its members but `regions` become values (small), its regions stay raw until
+    /// their blocks are read.
+    fn op(&mut self, v: &RawValue, block: BlockId) -> Result<(), JErr> {
+        let raw = raw_object(v, "an op")?;
+        let mut o = Map::new();
+        let mut raw_regions = None;
+        for (k, v) in raw {
+            if k == "regions" {
+                raw_regions = Some(v);
+            } else {
+                let value = parse(v)?;
+                o.insert(k, value);
+            }
+        }
+        let o = &o;
         let key = field(o, "#")?
             .as_str()
             .ok_or_else(|| JErr::new("an op's \"#\" must be a string (\"<dialect id>.<name>\")"))?;
@@ -483,9 +537,9 @@ impl Reader<'_> {
             within(self.named_attrs(&name, oa, &mut entries), &[Seg::Key("OA")])?;
         }
         let attrs = self.dict(entries)?;
-        let regions = match o.get("regions") {
-            Some(r) => within(array(r, "regions"), &[Seg::Key("regions")])?.as_slice(),
-            None => &[],
+        let regions = match raw_regions {
+            Some(r) => within(raw_array(r, "regions"), &[Seg::Key("regions")])?,
+            None => Vec::new(),
         };
         let syntax = if regions.is_empty() {
             OpSyntax::Plain
@@ -505,7 +559,8 @@ impl Reader<'_> {
         for (ri, region) in regions.iter().enumerate() {
             let here = [Seg::Key("regions"), Seg::Index(ri)];
             let blocks = within(
-                object(region, "a region").and_then(|r| array(field(r, "blocks")?, "blocks")),
+                raw_object(region, "a region")
+                    .and_then(|r| raw_array(raw_field(&r, "blocks")?, "blocks")),
                 &here,
             )?;
             if blocks.len() != 1 {
@@ -517,7 +572,7 @@ impl Reader<'_> {
             }
             let b = self.prog.add_region(op);
             within(
-                self.block(&blocks[0], b),
+                self.block(blocks[0], b),
                 &[
                     Seg::Key("regions"),
                     Seg::Index(ri),

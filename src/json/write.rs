@@ -16,9 +16,12 @@
 //!   `op_dist_attr` of its result, as Paddle's own persistable `pd_op.data` ops there do.
 //! - Dist types and `op_dist_attr` as [`super::dist`] describes.
 //!
-//! Objects are built as `serde_json` maps, whose keys come out sorted, as Paddle's own writer
-//! (nlohmann) sorts them; the output is compact, as Paddle's is by default. Nothing is written
-//! anywhere until both programs have been converted, so a refusal leaves no partial file.
+//! The program's skeleton (regions, blocks, ops) is written straight into the output text, op by
+//! op, with each object's keys in sorted order, as Paddle's own writer (nlohmann) sorts them;
+//! only the small leaves of one op (an attribute, a type) are built as `serde_json` values,
+//! whose maps sort their keys too. So memory beyond the text is one op's worth, however large
+//! the program. The output is compact, as Paddle's is by default. Nothing is written anywhere
+//! until both programs have been converted, so a refusal leaves no partial file.
 
 use super::attrs::{attr_to_json, describe, write_tag, TagHints};
 use super::check::check_module;
@@ -32,7 +35,7 @@ use crate::ir::dist::OP_DIST_ATTR;
 use crate::ir::{
     Attr, BlockId, Context, Module, OpDistAttr, OpId, Program, SlotType, Type, ValueId, Which,
 };
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// The JSON texts of a module: main, and startup if the module has one.
 #[derive(Debug, Clone)]
@@ -63,6 +66,7 @@ pub fn write_program(
         ctx,
         p,
         hints,
+        out: Vec::new(),
         ids: vec![0; p.value_capacity()],
         next_result: 1,
         next_arg: -1,
@@ -70,7 +74,11 @@ pub fn write_program(
         blocks: 0,
         op_index: 0,
     };
-    let region = w.region(&[p.top_block()]).map_err(|(op, msg)| {
+    w.out.extend_from_slice(b"{\"base_code\":");
+    let header = json!({"magic": MAGIC, "trainable": true, "version": PIR_VERSION});
+    w.value(&header);
+    w.out.extend_from_slice(b",\"program\":{\"regions\":[");
+    w.region(&[p.top_block()]).map_err(|(op, msg)| {
         let prog = which.name();
         let what = match op {
             Some((op, n)) => format!(
@@ -81,11 +89,10 @@ pub fn write_program(
         };
         Diagnostic::error(what)
     })?;
-    let doc = json!({
-        "base_code": {"magic": MAGIC, "trainable": true, "version": PIR_VERSION},
-        "program": {"regions": [region]}
-    });
-    Ok(doc.to_string())
+    w.out.extend_from_slice(b"]}}");
+    // Every byte came from serde_json's writer or from the ASCII punctuation above.
+    String::from_utf8(w.out)
+        .map_err(|_| Diagnostic::error("internal error: the JSON writer produced invalid UTF-8"))
 }
 
 /// `pd_op.matmul` → `1.matmul`.
@@ -108,6 +115,8 @@ struct Writer<'a> {
     ctx: &'a Context,
     p: &'a Program,
     hints: &'a TagHints,
+    /// The text written so far.
+    out: Vec<u8>,
     /// JSON id of each value (0 = not written yet).
     ids: Vec<i64>,
     next_result: i64,
@@ -130,17 +139,60 @@ fn bool_array(items: &[bool]) -> Value {
 }
 
 impl Writer<'_> {
-    fn region(&mut self, blocks: &[BlockId]) -> Result<Value, WErr> {
-        let label = format!("region_{}", self.regions);
-        self.regions += 1;
-        let mut out = Vec::with_capacity(blocks.len());
-        for &b in blocks {
-            out.push(self.block(b)?);
-        }
-        Ok(json!({"#": label, "blocks": out}))
+    fn push(&mut self, text: &str) {
+        self.out.extend_from_slice(text.as_bytes());
     }
 
-    fn block(&mut self, b: BlockId) -> Result<Value, WErr> {
+    /// Appends a small value; serde_json sorts its maps' keys and escapes its strings.
+    fn value(&mut self, v: &Value) {
+        // Serializing a `Value` into a `Vec` cannot fail: no I/O, and its keys are strings.
+        let _ = serde_json::to_writer(&mut self.out, v);
+    }
+
+    /// Appends a JSON string.
+    fn string(&mut self, s: &str) {
+        let _ = serde_json::to_writer(&mut self.out, s);
+    }
+
+    fn values(&mut self, items: &[Value]) {
+        self.out.push(b'[');
+        for (i, v) in items.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.value(v);
+        }
+        self.out.push(b']');
+    }
+
+    /// `{"AT":at,"N":"key"}`, as [`named`] builds it.
+    fn named(&mut self, key: &str, at: &Value) {
+        self.push("{\"AT\":");
+        self.value(at);
+        self.push(",\"N\":");
+        self.string(key);
+        self.out.push(b'}');
+    }
+
+    /// `{"#":"region_N","blocks":[...]}`.
+    fn region(&mut self, blocks: &[BlockId]) -> Result<(), WErr> {
+        let label = format!("region_{}", self.regions);
+        self.regions += 1;
+        self.push("{\"#\":");
+        self.string(&label);
+        self.push(",\"blocks\":[");
+        for (i, &b) in blocks.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.block(b)?;
+        }
+        self.push("]}");
+        Ok(())
+    }
+
+    /// `{"#":"block_N","args":[...],"ops":[...]}`.
+    fn block(&mut self, b: BlockId) -> Result<(), WErr> {
         let label = format!("block_{}", self.blocks);
         self.blocks += 1;
         let mut args = Vec::new();
@@ -152,15 +204,28 @@ impl Writer<'_> {
                 .map_err(|m| (None, format!("a block argument: {m}")))?;
             args.push(json!({"#": id, "TT": tt}));
         }
-        let mut ops = Vec::with_capacity(self.p.block_len(b) + self.p.block_kwargs(b).len());
+        self.push("{\"#\":");
+        self.string(&label);
+        self.push(",\"args\":");
+        self.values(&args);
+        self.push(",\"ops\":[");
+        let mut first = true;
         for k in self.p.block_kwargs(b) {
-            ops.push(self.kwarg_op(k)?);
+            let v = self.kwarg_op(k)?;
+            if !std::mem::take(&mut first) {
+                self.out.push(b',');
+            }
+            self.value(&v);
         }
         for op in self.p.block_ops(b) {
             self.op_index += 1;
-            ops.push(self.op(op)?);
+            if !std::mem::take(&mut first) {
+                self.out.push(b',');
+            }
+            self.op(op)?;
         }
-        Ok(json!({"#": label, "args": args, "ops": ops}))
+        self.push("]}");
+        Ok(())
     }
 
     fn define(&mut self, v: ValueId) -> i64 {
@@ -171,19 +236,22 @@ impl Writer<'_> {
     }
 
     fn attr(&self, op: &str, key: &str, a: &Attr) -> Result<Value, String> {
+        Ok(named(key, self.attr_value(op, key, a)?))
+    }
+
+    /// The `"AT"` of an attribute.
+    fn attr_value(&self, op: &str, key: &str, a: &Attr) -> Result<Value, String> {
         if let Attr::OpDist(d) = a {
-            let at = op_dist_to_json(d, &self.hints.meshes)
-                .map_err(|why| format!("attribute `{key}`: {why}"))?;
-            return Ok(named(key, at));
+            return op_dist_to_json(d, &self.hints.meshes)
+                .map_err(|why| format!("attribute `{key}`: {why}"));
         }
         let tag = write_tag(op, key, a, self.hints)?;
-        let at = attr_to_json(a, tag).map_err(|why| {
+        attr_to_json(a, tag).map_err(|why| {
             format!(
                 "attribute `{key}` must be {} for Paddle (dialect table): {why}",
                 describe(tag)
             )
-        })?;
-        Ok(named(key, at))
+        })
     }
 
     /// A keyword argument as a persistable op bound by name (module docs).
@@ -240,7 +308,7 @@ impl Writer<'_> {
         }))
     }
 
-    fn operand_ids(&self, op: OpId) -> Result<Vec<Value>, String> {
+    fn operand_ids(&self, op: OpId) -> Result<Vec<i64>, String> {
         let mut out = Vec::with_capacity(self.p.num_operands(op));
         for (i, v) in self.p.operands(op).enumerate() {
             let id = match v {
@@ -255,16 +323,20 @@ impl Writer<'_> {
                     id => id,
                 },
             };
-            out.push(json!({"%": id}));
+            out.push(id);
         }
         Ok(out)
     }
 
-    fn op(&mut self, op: OpId) -> Result<Value, WErr> {
+    /// An op: `{"#":..,"A":[..],"I":[..],"O":[..],"OA":[..]}` and its `"regions"` if it has
+    /// any, written as they are converted.
+    fn op(&mut self, op: OpId) -> Result<(), WErr> {
         let here = Some((op, self.op_index));
         let name = self.ctx.str(self.p.op_name(op));
         if name == PARAMETER.op {
-            return self.parameter(op).map_err(|m| (here, m));
+            let v = self.parameter(op).map_err(|m| (here, m))?;
+            self.value(&v);
+            return Ok(());
         }
         let key = compressed_name(name).map_err(|m| (here, m))?;
         let operands = self.operand_ids(op).map_err(|m| (here, m))?;
@@ -277,8 +349,7 @@ impl Writer<'_> {
             if spec.is_some_and(|s| s.result_unset(i)) {
                 super::types::unset_dims(&mut tt);
             }
-            let id = self.define(r);
-            results.push(json!({"%": id, "TT": tt}));
+            results.push((self.define(r), tt));
         }
         let mut a = Vec::new();
         let mut oa = Vec::new();
@@ -286,26 +357,76 @@ impl Writer<'_> {
             if RESULT_ATTRS.contains(&k) {
                 let flags = result_flags(v, n_results)
                     .map_err(|m| (here, format!("attribute `{k}` {m}")))?;
-                oa.push(named(k, bool_array(&flags)));
+                oa.push((k, flags));
             } else {
-                a.push(self.attr(name, k, v).map_err(|m| (here, m))?);
+                a.push((k, self.attr_value(name, k, v).map_err(|m| (here, m))?));
             }
         }
-        let mut obj = Map::new();
-        obj.insert("#".into(), json!(key));
-        obj.insert("I".into(), Value::Array(operands));
-        obj.insert("O".into(), Value::Array(results));
-        obj.insert("A".into(), Value::Array(a));
-        obj.insert("OA".into(), Value::Array(oa));
+        self.push("{\"#\":");
+        self.string(&key);
+        self.push(",\"A\":[");
+        for (i, (k, at)) in a.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.named(k, at);
+        }
+        self.push("],\"I\":[");
+        for (i, id) in operands.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.push("{\"%\":");
+            self.push(&id.to_string());
+            self.out.push(b'}');
+        }
+        self.push("],\"O\":[");
+        for (i, (id, tt)) in results.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.push("{\"%\":");
+            self.push(&id.to_string());
+            self.push(",\"TT\":");
+            self.value(tt);
+            self.out.push(b'}');
+        }
+        self.push("],\"OA\":[");
+        for (i, (k, flags)) in oa.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.push("{\"AT\":{\"#\":");
+            self.string(ARRAY_TAG);
+            self.push(",\"D\":[");
+            for (j, b) in flags.iter().enumerate() {
+                if j > 0 {
+                    self.out.push(b',');
+                }
+                self.push(if *b {
+                    "{\"#\":\"0.a_bool\",\"D\":true}"
+                } else {
+                    "{\"#\":\"0.a_bool\",\"D\":false}"
+                });
+            }
+            self.push("]},\"N\":");
+            self.string(k);
+            self.out.push(b'}');
+        }
+        self.out.push(b']');
         let regions = self.p.regions(op);
         if !regions.is_empty() {
-            let mut rs = Vec::with_capacity(regions.len());
-            for &r in regions {
-                rs.push(self.region(self.p.region_blocks(r))?);
+            self.push(",\"regions\":[");
+            for (i, &r) in regions.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(b',');
+                }
+                self.region(self.p.region_blocks(r))?;
             }
-            obj.insert("regions".into(), Value::Array(rs));
+            self.out.push(b']');
         }
-        Ok(Value::Object(obj))
+        self.out.push(b'}');
+        Ok(())
     }
 
     /// `builtin.parameter` in the compressed form (SPEC.md §3.1).

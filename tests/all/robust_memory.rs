@@ -8,7 +8,9 @@
 //! - the live count follows tensors as they are made, cloned and dropped, per thread;
 //! - rewriting a program of 10^6 ops stays within a small multiple of its text (`--stats`
 //!   reports the peak resident memory), and a large input, which irw maps rather than reads,
-//!   prints back the same bytes and reports bad UTF-8 where a read one would.
+//!   prints back the same bytes and reports bad UTF-8 where a read one would;
+//! - reading and writing Paddle JSON stays within a small multiple of the file, as the text
+//!   form does (a document tree of the whole file would take 30-70×).
 
 use crate::common::*;
 
@@ -30,6 +32,8 @@ tests![
     gen_reports_a_text_it_cannot_allocate,
     #[cfg(unix)]
     a_million_op_program_is_rewritten_in_under_twice_its_size,
+    #[cfg(unix)]
+    paddle_json_is_read_and_written_in_a_small_multiple_of_its_size,
     mapped_inputs_read_like_read_ones,
 ];
 
@@ -409,6 +413,56 @@ fn a_million_op_program_is_rewritten_in_under_twice_its_size() {
     let ratio = peak_ratio(&err);
     note(format!("grad_merge: {ratio:.2}x the input"));
     assert!(ratio < 2.1, "grad_merge peaked at {ratio:.2}x the input");
+}
+
+/// Paddle JSON of a 10^4-layer MLP (170 000 ops): writing it peaks under 5× the program's text
+/// (the module, and both JSON texts held until they are written together) and reading it back
+/// under 3× the file (the text, the module and one op's tree). With whole-document trees these
+/// were 75× and 36×.
+#[cfg(unix)]
+fn paddle_json_is_read_and_written_in_a_small_multiple_of_its_size() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let prog = generated_mlp(dir.path(), 10000);
+    let (main, startup) = (
+        dir.path().join("main.json"),
+        dir.path().join("startup.json"),
+    );
+    let out = irw()
+        .args(["--stats", "--emit", "paddle-json"])
+        .arg(&prog)
+        .arg("-o")
+        .arg(&main)
+        .arg("--startup-out")
+        .arg(&startup)
+        .output()
+        .expect("irw runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let ratio = peak_ratio(&err);
+    note(format!("--emit paddle-json: {ratio:.2}x the input"));
+    assert!(
+        ratio < 5.0,
+        "--emit paddle-json peaked at {ratio:.2}x the input"
+    );
+    let back = dir.path().join("back.ir");
+    let out = irw()
+        .arg("--stats")
+        .arg(&main)
+        .arg("--startup")
+        .arg(&startup)
+        .arg("-o")
+        .arg(&back)
+        .output()
+        .expect("irw runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(same_bytes(&prog, &back), "the JSON read back differently");
+    let ratio = peak_ratio(&err);
+    note(format!("reading Paddle JSON: {ratio:.2}x the input"));
+    assert!(
+        ratio < 3.0,
+        "reading Paddle JSON peaked at {ratio:.2}x the input"
+    );
 }
 
 /// Inputs of 4 MiB and more are memory-mapped (`irw::source_text`): a byte order mark is
