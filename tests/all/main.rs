@@ -38,6 +38,7 @@ mod exec_kernel_errors;
 mod exec_kernels_paddle;
 mod exec_numerics;
 mod exec_rnn;
+mod exec_rnn_errors;
 mod exec_zoo;
 mod exec_zoo_cnn;
 mod gen_ir;
@@ -83,6 +84,7 @@ fn main() {
     tests.extend(error_coverage::tests());
     tests.extend(exec_check::tests());
     tests.extend(exec_cnn_errors::tests());
+    tests.extend(exec_rnn_errors::tests());
     tests.extend(exec_collectives::tests());
     tests.extend(exec_declared::tests());
     tests.extend(exec_kernel_errors::tests());
