@@ -269,8 +269,8 @@ fn attribute_values_must_fit_the_table_tag() {
 
 fn unknown_attributes_take_the_tag_of_their_value() {
     // A rule's own marker attributes (`grad_merge_add: true`, `loss_scaled: true`, ...) are
-    // not in the table: their tag follows from the value (issue 14: this used to be refused
-    // with a message asking to edit Rust).
+    // not in the table: their tag follows from the value, so a rule file
+    // can introduce a marker without a change to irw.
     let main = "{\n    (%0) = \"pd_op.data\" () {dtype:float32,name:\"x\",place:Place(undefined:0),shape:[2,2],stop_gradient:[true]} : () -> tensor<2x2xf32>\n    (%1) = \"pd_op.relu\" (%0) {big:3000000000,flag:true,ints:[1,2],mark:\"m\",n:3,p:Place(cpu),t:bfloat16,x:0.5,none:[]} : (tensor<2x2xf32>) -> tensor<2x2xf32>\n}\n";
     let m = ir::parse_module(&SourceFile::new("m.ir", main)).unwrap_or_else(|d| panic!("{d}"));
     let out = write_module(&m, &TagHints::default()).unwrap_or_else(|d| panic!("{d}"));
