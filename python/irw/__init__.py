@@ -158,8 +158,10 @@ def check(
 
     Returns:
         ``{"passed": bool, "k_steps": int, "ranks": int, "micro_batch": int, "rows": [...],
-        "text": str}``; each row is ``{"tensor", "kind", "max_abs", "max_rel", "ok", "note"}``
-        and ``text`` is the table ``irw check`` prints.
+        "text": str}``; each row is ``{"tensor", "kind", "max_abs", "max_rel", "ok", "verdict",
+        "note"}`` (``verdict``: ``"ok"``, ``"FAIL"``, ``"unchecked"`` or ``"noise"``, as the
+        table prints it; ``passed`` is the verdict of the whole table) and ``text`` is the table
+        ``irw check`` prints.
 
     Raises:
         IrwError: as for :func:`rewrite`, and when a program cannot be executed.

@@ -126,7 +126,8 @@ fn check<'py>(
             r.set_item("kind", row.kind)?;
             r.set_item("max_abs", row.max_abs)?;
             r.set_item("max_rel", row.max_rel)?;
-            r.set_item("ok", row.ok)?;
+            r.set_item("ok", row.ok())?;
+            r.set_item("verdict", row.verdict.name())?;
             r.set_item("note", &row.note)?;
             Ok(r)
         })

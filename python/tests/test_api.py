@@ -95,6 +95,7 @@ def test_check_finds_a_wrong_rewrite(mlp_text, tmp_path):
     report = irw.check(mlp_text, ["grad_merge"], {"k_steps": 4, "avg": False})
     assert not report["passed"]
     assert any(not r["ok"] and r["kind"] == "grad" for r in report["rows"])
+    assert {r["verdict"] for r in report["rows"] if r["kind"] == "grad"} == {"FAIL"}
 
 
 def test_help_teaches():

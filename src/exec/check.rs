@@ -145,6 +145,18 @@ pub enum Verdict {
     Noise,
 }
 
+impl Verdict {
+    /// The word the report's verdict column prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Fail => "FAIL",
+            Verdict::Unchecked => "unchecked",
+            Verdict::Noise => "noise",
+        }
+    }
+}
+
 /// One compared tensor.
 #[derive(Clone, Debug)]
 pub struct Row {
@@ -279,12 +291,7 @@ impl fmt::Display for CheckReport {
                 r.kind,
                 sci(r.max_abs),
                 sci(r.max_rel),
-                match r.verdict {
-                    Verdict::Ok => "ok",
-                    Verdict::Fail => "FAIL",
-                    Verdict::Unchecked => "unchecked",
-                    Verdict::Noise => "noise",
-                }
+                r.verdict.name()
             )?;
         }
         let fails: Vec<&Row> = self.failures().collect();
