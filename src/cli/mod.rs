@@ -288,6 +288,17 @@ enum GenCommand {
     /// A small convolutional training program (conv2d, relu, max pool, flatten, linear,
     /// cross-entropy, SGD).
     Cnn(GenCnnArgs),
+    /// A tiny language-model head whose loss is the mean over the real tokens of a padded
+    /// batch: sum(l·mask) / sum(mask), `mask` a data input (the form `grad_merge.rw --set
+    /// normalize=tokens` merges).
+    Lm(GenLmArgs),
+}
+
+#[derive(Args, Debug)]
+struct GenLmArgs {
+    /// Write to FILE (atomically) instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -374,6 +385,9 @@ pub fn main() -> i32 {
                 batch_norm: a.batch_norm,
             });
             write_output(a.output.as_deref().unwrap_or("-"), &text)
+        }
+        Some(Command::Gen(GenCommand::Lm(a))) => {
+            write_output(a.output.as_deref().unwrap_or("-"), &crate::gen::lm::lm())
         }
         Some(Command::Diff(a)) => diff_command(a, &limits),
         Some(Command::Lint(a)) => lint_command(a, &limits),
