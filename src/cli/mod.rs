@@ -628,18 +628,10 @@ pub fn load_rules(args: &RuleArgs, limits: &Limits) -> Result<crate::rules::Rule
     crate::rules::load_with_path(&paths, &sets, &search)
 }
 
-/// Applies `rules` to `module` and verifies the result; prints `--stats`/`--trace` output.
-/// Rewriting stops with an error after `limits.timeout`.
-pub fn apply_rules(
-    module: &mut Module,
-    rules: &crate::rules::RuleSet,
-    args: &RuleArgs,
-    limits: &Limits,
-) -> Result<(), Diagnostic> {
-    apply_rules_to(module, None, rules, args, limits)
-}
-
-/// [`apply_rules`] on a module read from `input`: `--trace` lines show the input's lines.
+/// Applies `rules` to `module`, read from `input`, and verifies the result; prints
+/// `--stats`/`--trace` output (`--trace` lines show the input's lines). An error a rule raises
+/// at an op is reported at that op's line in `input`. Rewriting stops with an error after
+/// `limits.timeout`.
 pub fn apply_rules_to(
     module: &mut Module,
     input: Option<&crate::SourceFile>,
