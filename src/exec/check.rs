@@ -452,8 +452,12 @@ fn compare(got: &Tensor, want: &Tensor, rtol: f64, atol: f64, scale: f64) -> Cmp
 enum Reduction {
     Mean,
     Sum,
-    /// Neither (k = 1, a batch-coupled forward, or a loss that weighs the micro-batches
-    /// unequally, such as a token mean over a mask): no relation is assumed.
+    /// Neither, measured on gradients that are not all zero, in a forward that does not mix
+    /// rows: the loss weighs the micro-batches unequally (a token mean over a mask, when they
+    /// hold different token counts). No relation is assumed.
+    Uneven,
+    /// Not measured (k = 1, a batch-coupled forward, or gradients zero everywhere): no relation
+    /// is assumed.
     Unknown,
 }
 
@@ -562,7 +566,7 @@ fn scale_hint(
             "the merged gradient is 1/{k} of {reference}: a 1/k scale is applied although avg=false"
         ),
         _ if proportional => format!("the merged gradient is {ratio:.4}× {reference}"),
-        _ if avg && reduction == Reduction::Unknown && is_mean_of(a, micro_sum, kf) => format!(
+        _ if avg && reduction == Reduction::Uneven && is_mean_of(a, micro_sum, kf) => format!(
             "the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike (a token mean, sum(l·mask) / sum(mask), normalizes each micro-batch by its own token count; grad_merge.rw merges it with --set normalize=tokens)"
         ),
         _ => format!("the merged gradient differs from {reference} (not by a constant factor: \
@@ -901,6 +905,9 @@ pub fn check_with_sources(
         match proportion(&full, &sum) {
             Some(r) if (r - 1.0 / kf).abs() <= 1e-2 / kf => Reduction::Mean,
             Some(r) if (r - 1.0).abs() <= 1e-2 => Reduction::Sum,
+            _ if coupled.is_empty() && sum.iter().any(|s| s.iter().any(|x| *x != 0.0)) => {
+                Reduction::Uneven
+            }
             _ => Reduction::Unknown,
         }
     };
@@ -910,13 +917,13 @@ pub fn check_with_sources(
         (_, true, Reduction::Sum) => (format!(
             "merged gradient = full-batch gradient (avg=true; but the loss sums over the batch: the full-batch gradient is the sum of the {k} micro-batch gradients, not their mean)"
         ), Some(1.0)),
-        (_, true, Reduction::Unknown) if coupled.is_empty() => ("merged gradient = full-batch gradient (avg=true; the full-batch gradient is neither the mean nor the sum of the micro-batch gradients here: the loss does not weigh the micro-batches alike, as a token mean over a mask does when they hold different token counts)".to_string(), Some(1.0)),
+        (_, true, Reduction::Uneven) => ("merged gradient = full-batch gradient (avg=true; the full-batch gradient is neither the mean nor the sum of the micro-batch gradients here: the loss does not weigh the micro-batches alike, as a token mean over a mask does when they hold different token counts)".to_string(), Some(1.0)),
         (_, true, _) => ("merged gradient = full-batch gradient (avg=true: the mean of the micro-batch gradients)".to_string(), Some(1.0)),
         (_, false, Reduction::Mean) => (format!(
             "merged gradient = gradient of the loss summed over the {k} micro-batches (avg=false), which for this mean loss is {k} × the full-batch gradient"
         ), Some(k as f64)),
         (_, false, Reduction::Sum) => ("merged gradient = gradient of the loss summed over the micro-batches (avg=false), which for this sum loss is the full-batch gradient".to_string(), Some(1.0)),
-        (_, false, Reduction::Unknown) => ("merged gradient = gradient of the loss summed over the micro-batches (avg=false): the sum of the original's micro-batch gradients".to_string(), None),
+        (_, false, Reduction::Uneven | Reduction::Unknown) => ("merged gradient = gradient of the loss summed over the micro-batches (avg=false): the sum of the original's micro-batch gradients".to_string(), None),
     };
 
     // Rewritten: k micro-steps.
