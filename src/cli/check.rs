@@ -8,7 +8,7 @@
 use clap::Args;
 
 use super::{
-    apply_rules, load_feed, load_module_files, load_rules, parse_positive, parse_ranks, Failure,
+    apply_rules_to, load_feed, load_module_files, load_rules, parse_positive, parse_ranks, Failure,
     InputLimitArgs, Limits, MemoryArgs, RuleArgs, TimeoutArgs,
 };
 use crate::exec::check::{check_with_sources, CheckOptions, Outcome};
@@ -125,7 +125,8 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
                 _ => None,
             };
             let mut m = original.module.clone();
-            apply_rules(&mut m, &rules, &a.rule, limits)?;
+            // Errors a rule raises at an op point at the op's line in INPUT.
+            apply_rules_to(&mut m, Some(&original.main), &rules, &a.rule, limits)?;
             rewritten_by_rules = m;
             (&rewritten_by_rules, original.sources())
         }

@@ -288,6 +288,17 @@ enum GenCommand {
     /// A small convolutional training program (conv2d, relu, max pool, flatten, linear,
     /// cross-entropy, SGD).
     Cnn(GenCnnArgs),
+    /// A tiny language-model head whose loss is the mean over the real tokens of a padded
+    /// batch: sum(l·mask) / sum(mask), `mask` a data input (the form `grad_merge.rw --set
+    /// normalize=tokens` merges).
+    Lm(GenLmArgs),
+}
+
+#[derive(Args, Debug)]
+struct GenLmArgs {
+    /// Write to FILE (atomically) instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -374,6 +385,9 @@ pub fn main() -> i32 {
                 batch_norm: a.batch_norm,
             });
             write_output(a.output.as_deref().unwrap_or("-"), &text)
+        }
+        Some(Command::Gen(GenCommand::Lm(a))) => {
+            write_output(a.output.as_deref().unwrap_or("-"), &crate::gen::lm::lm())
         }
         Some(Command::Diff(a)) => diff_command(a, &limits),
         Some(Command::Lint(a)) => lint_command(a, &limits),
@@ -614,18 +628,10 @@ pub fn load_rules(args: &RuleArgs, limits: &Limits) -> Result<crate::rules::Rule
     crate::rules::load_with_path(&paths, &sets, &search)
 }
 
-/// Applies `rules` to `module` and verifies the result; prints `--stats`/`--trace` output.
-/// Rewriting stops with an error after `limits.timeout`.
-pub fn apply_rules(
-    module: &mut Module,
-    rules: &crate::rules::RuleSet,
-    args: &RuleArgs,
-    limits: &Limits,
-) -> Result<(), Diagnostic> {
-    apply_rules_to(module, None, rules, args, limits)
-}
-
-/// [`apply_rules`] on a module read from `input`: `--trace` lines show the input's lines.
+/// Applies `rules` to `module`, read from `input`, and verifies the result; prints
+/// `--stats`/`--trace` output (`--trace` lines show the input's lines). An error a rule raises
+/// at an op is reported at that op's line in `input`. Rewriting stops with an error after
+/// `limits.timeout`.
 pub fn apply_rules_to(
     module: &mut Module,
     input: Option<&crate::SourceFile>,

@@ -459,7 +459,12 @@ fn compare(got: &Tensor, want: &Tensor, rtol: f64, atol: f64, scale: f64) -> Cmp
 enum Reduction {
     Mean,
     Sum,
-    /// Neither (k = 1, or a batch-coupled forward): no relation is assumed.
+    /// Neither, measured on gradients that are not all zero, in a forward that does not mix
+    /// rows: the loss weighs the micro-batches unequally (a token mean over a mask, when they
+    /// hold different token counts). No relation is assumed.
+    Uneven,
+    /// Not measured (k = 1, a batch-coupled forward, or gradients zero everywhere): no relation
+    /// is assumed.
     Unknown,
 }
 
@@ -483,11 +488,33 @@ fn proportion(full: &[&[f64]], sum: &[&[f64]]) -> Option<f64> {
     (resid <= 1e-2 * ff.sqrt()).then_some(r)
 }
 
+/// Whether `a` is `sum / k` (within 1e-3 of its norm): the mean of the micro-batch gradients.
+fn is_mean_of(a: &[f64], sum: Option<&[f64]>, k: f64) -> bool {
+    let Some(s) = sum.filter(|s| s.len() == a.len()) else {
+        return false;
+    };
+    let (mut d, mut n) = (0.0, 0.0);
+    for (x, y) in a.iter().zip(s) {
+        d += (x - y / k).powi(2);
+        n += (y / k).powi(2);
+    }
+    n > 0.0 && d.is_finite() && d.sqrt() <= 1e-3 * n.sqrt()
+}
+
 /// A hint for a gradient mismatch: is the rewritten gradient a multiple of the reference?
 /// With k = 1 nothing is merged: the words are about the rewritten program's gradient and the
 /// original's, and no 1/k scale is suspected. `sum_loss_averaged`: the loss sums over the batch
 /// and the merge averaged it (then a ratio of 1/k has that name, not "applied twice").
-fn scale_hint(a: &[f64], b: &[f64], k: usize, avg: bool, reduction: Reduction) -> String {
+/// `micro_sum`: the sum of the original's micro-batch gradients, when known; a merged gradient
+/// that is their mean, under a loss whose full-batch gradient is not, is named as such.
+fn scale_hint(
+    a: &[f64],
+    b: &[f64],
+    k: usize,
+    avg: bool,
+    reduction: Reduction,
+    micro_sum: Option<&[f64]>,
+) -> String {
     let bb: f64 = b.iter().map(|v| v * v).sum();
     let aa: f64 = a.iter().map(|v| v * v).sum();
     let single = k == 1;
@@ -546,6 +573,9 @@ fn scale_hint(a: &[f64], b: &[f64], k: usize, avg: bool, reduction: Reduction) -
             "the merged gradient is 1/{k} of {reference}: a 1/k scale is applied although avg=false"
         ),
         _ if proportional => format!("the merged gradient is {ratio:.4}× {reference}"),
+        _ if avg && reduction == Reduction::Uneven && is_mean_of(a, micro_sum, kf) => format!(
+            "the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike (a token mean, sum(l·mask) / sum(mask), normalizes each micro-batch by its own token count; grad_merge.rw merges it with --set normalize=tokens)"
+        ),
         _ => format!("the merged gradient differs from {reference} (not by a constant factor: \
               a scale applied per micro-step, or a missing or misplaced collective?)"),
     }
@@ -882,6 +912,9 @@ pub fn check_with_sources(
         match proportion(&full, &sum) {
             Some(r) if (r - 1.0 / kf).abs() <= 1e-2 / kf => Reduction::Mean,
             Some(r) if (r - 1.0).abs() <= 1e-2 => Reduction::Sum,
+            _ if coupled.is_empty() && sum.iter().any(|s| s.iter().any(|x| *x != 0.0)) => {
+                Reduction::Uneven
+            }
             _ => Reduction::Unknown,
         }
     };
@@ -891,12 +924,13 @@ pub fn check_with_sources(
         (_, true, Reduction::Sum) => (format!(
             "merged gradient = full-batch gradient (avg=true; but the loss sums over the batch: the full-batch gradient is the sum of the {k} micro-batch gradients, not their mean)"
         ), Some(1.0)),
+        (_, true, Reduction::Uneven) => ("merged gradient = full-batch gradient (avg=true; the full-batch gradient is neither the mean nor the sum of the micro-batch gradients here: the loss does not weigh the micro-batches alike, as a token mean over a mask does when they hold different token counts)".to_string(), Some(1.0)),
         (_, true, _) => ("merged gradient = full-batch gradient (avg=true: the mean of the micro-batch gradients)".to_string(), Some(1.0)),
         (_, false, Reduction::Mean) => (format!(
             "merged gradient = gradient of the loss summed over the {k} micro-batches (avg=false), which for this mean loss is {k} × the full-batch gradient"
         ), Some(k as f64)),
         (_, false, Reduction::Sum) => ("merged gradient = gradient of the loss summed over the micro-batches (avg=false), which for this sum loss is the full-batch gradient".to_string(), Some(1.0)),
-        (_, false, Reduction::Unknown) => ("merged gradient = gradient of the loss summed over the micro-batches (avg=false): the sum of the original's micro-batch gradients".to_string(), None),
+        (_, false, Reduction::Uneven | Reduction::Unknown) => ("merged gradient = gradient of the loss summed over the micro-batches (avg=false): the sum of the original's micro-batch gradients".to_string(), None),
     };
 
     // Rewritten: k micro-steps.
@@ -1027,7 +1061,14 @@ pub fn check_with_sources(
         let (verdict, note) = if !c.ok {
             let note = match &c.why {
                 Some(why) => format!("the rewritten gradient {why}"),
-                None => scale_hint(&a, &want, k, opts.avg, reduction),
+                None => scale_hint(
+                    &a,
+                    &want,
+                    k,
+                    opts.avg,
+                    reduction,
+                    micro_sum.get(name).map(|s| s.as_slice()),
+                ),
             };
             (Verdict::Fail, note)
         } else if want.iter().all(|x| *x == 0.0) {

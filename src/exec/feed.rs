@@ -876,7 +876,12 @@ pub fn fed_inputs(ctx: &Context, prog: &Program) -> Vec<DataOp> {
 /// A seeded batch of `rows` rows for every fed input (the first dimension, fixed or `-1`,
 /// becomes `rows`: a fixed batch B accepts any multiple of B, and the caller makes `rows` one):
 /// standard normal floats; integers uniform in [0, 2) (class labels of a two-class toy
-/// problem). `src` is the program's file, for errors at a data op.
+/// problem). A float input named `mask` (or ending in `_mask`) is a padding mask: 0/1 values,
+/// the first element of every row 1 and each other 1 with probability 1/2, so a micro-batch of
+/// any size holds at least one real token per row (its count is never zero) and micro-batches
+/// hold different counts — what a token-mean loss `sum(l·mask)/sum(mask)` needs to tell a merge
+/// normalized by the window's token count from one by a constant 1/k. `src` is the program's
+/// file, for errors at a data op.
 pub fn generate_batch(
     ctx: &Context,
     prog: &Program,
@@ -921,7 +926,19 @@ pub fn generate_batch(
             }
         })?;
         let n = numel(&dims);
-        let t = if d.dtype.is_float() {
+        let t = if d.dtype.is_float() && is_mask_name(name) {
+            let row = n / rows.max(1);
+            let values = (0..n)
+                .map(|i| {
+                    if row == 0 || i % row == 0 || rng.below(2) == 1 {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            Tensor::new(dims, Data::F32(values))
+        } else if d.dtype.is_float() {
             Tensor::new(dims, Data::F32(rng.normal_vec(n)))
         } else {
             Tensor::new(
@@ -933,6 +950,11 @@ pub fn generate_batch(
         out.insert(d.name.clone(), cast(&t, d.dtype));
     }
     Ok(out)
+}
+
+/// Whether a generated float input is a padding mask ([`generate_batch`]).
+fn is_mask_name(name: &str) -> bool {
+    name == "mask" || name.ends_with("_mask")
 }
 
 /// Rows `[start, start + len)` of every tensor (along dimension 0).

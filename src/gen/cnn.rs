@@ -28,7 +28,7 @@ pub struct CnnOptions {
 
 const F: &str = "f32";
 
-fn ty(shape: &[i64]) -> String {
+pub(super) fn ty(shape: &[i64]) -> String {
     let mut s = String::from("tensor<");
     for d in shape {
         let _ = write!(s, "{d}x");
@@ -40,16 +40,16 @@ fn ty(shape: &[i64]) -> String {
 
 /// A value: its number and its type's text.
 #[derive(Clone)]
-struct V(usize, String);
+pub(super) struct V(usize, String);
 
 /// One program's text, values numbered in print order.
-struct Text {
-    out: String,
+pub(super) struct Text {
+    pub(super) out: String,
     next: usize,
 }
 
 impl Text {
-    fn new() -> Text {
+    pub(super) fn new() -> Text {
         Text {
             out: String::new(),
             next: 0,
@@ -58,7 +58,7 @@ impl Text {
 
     /// Prints `(%r…) = "name" (%o…) {attrs} : (types) -> types`; a result type `None` is
     /// `<<NULL TYPE>>`, an operand `None` `<<NULL VALUE>>`.
-    fn op(
+    pub(super) fn op(
         &mut self,
         name: &str,
         operands: &[Option<&V>],
@@ -101,13 +101,13 @@ impl Text {
         vals
     }
 
-    fn one(&mut self, name: &str, operands: &[Option<&V>], attrs: &str, t: String) -> V {
+    pub(super) fn one(&mut self, name: &str, operands: &[Option<&V>], attrs: &str, t: String) -> V {
         self.op(name, operands, attrs, &[Some(t)]).remove(0)
     }
 }
 
 /// A trainable parameter (`trainable: false` for running statistics).
-fn parameter(t: &mut Text, name: &str, shape: &[i64], trainable: bool) -> V {
+pub(super) fn parameter(t: &mut Text, name: &str, shape: &[i64], trainable: bool) -> V {
     t.one(
         "builtin.parameter",
         &[],
@@ -429,7 +429,7 @@ pub fn cnn(opts: &CnnOptions) -> String {
 
 /// Initializers: weights uniform in Xavier bounds, biases and running means zero, batch-norm
 /// scales and running variances one, the learning rate 0.1.
-fn startup(params: &[(String, Vec<i64>, bool)]) -> String {
+pub(super) fn startup(params: &[(String, Vec<i64>, bool)]) -> String {
     let mut t = Text::new();
     for (name, shape, _) in params {
         let v = if shape.len() >= 2 {

@@ -22,10 +22,13 @@
 //!
 //! `irw gen mlp --layers N [--optimizer sgd|momentum|adam|adamw] [--dtype f32|bf16]
 //! [--allreduce] [-o FILE]` is the command-line face of [`mlp::mlp`]; `irw gen cnn
-//! [--batch-norm]` of [`cnn::cnn`] (a small convolutional network, optionally batch-coupled).
+//! [--batch-norm]` of [`cnn::cnn`] (a small convolutional network, optionally batch-coupled);
+//! `irw gen lm` of [`lm::lm`] (a masked token-mean loss, the form token-normalized gradient merge
+//! is for).
 
 pub mod cnn;
 pub mod dist;
+pub mod lm;
 pub mod mlp;
 pub mod num;
 

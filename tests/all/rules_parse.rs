@@ -32,6 +32,8 @@ fn shipped_rule_files_resolve() {
         [
             "check",
             "master_grad",
+            "tokens",
+            "tokens_check",
             "trace",
             "accumulate",
             "merged",
@@ -57,6 +59,8 @@ fn shipped_rule_files_resolve() {
         [
             "check",
             "master_grad",
+            "tokens",
+            "tokens_check",
             "trace",
             "accumulate",
             "merged",
