@@ -93,7 +93,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         };
         // The worklist starts with every op some rule of the phase can be rooted at, in program
         // order; `queued` (indexed by op) keeps an op on it at most once.
-        let mut index = RootIndex::default();
+        let mut index = RootIndex::new(&compiled);
         let mut queued = vec![false; eng.m.main.op_capacity()];
         let mut work: VecDeque<OpId> = VecDeque::new();
         for op in eng.m.main.walk() {
@@ -245,13 +245,21 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
 /// its name, instead of every rule of the phase. Built lazily, one entry per op name the phase
 /// meets, because rules intern names the program does not have and the program gains names
 /// as rules build ops.
-#[derive(Default)]
 struct RootIndex {
     /// By op name (`Sym` index): the indices into the phase's compiled rules, in rule order.
     by_name: Vec<Option<std::rc::Rc<[usize]>>>,
+    /// By compiled rule: whether it can fire at all ([`CompiledRule::never_fires`]).
+    fires: Vec<bool>,
 }
 
 impl RootIndex {
+    fn new(compiled: &[(&CompiledRule, Compiled)]) -> RootIndex {
+        RootIndex {
+            by_name: Vec::new(),
+            fires: compiled.iter().map(|(r, _)| !r.never_fires()).collect(),
+        }
+    }
+
     fn candidates(
         &mut self,
         m: &Module,
@@ -264,10 +272,11 @@ impl RootIndex {
         if i >= self.by_name.len() {
             self.by_name.resize(i + 1, None);
         }
+        let fires = &self.fires;
         self.by_name[i]
             .get_or_insert_with(|| {
                 (0..compiled.len())
-                    .filter(|&k| compiled[k].1.root_may_accept_name(m, cache, name))
+                    .filter(|&k| fires[k] && compiled[k].1.root_may_accept_name(m, cache, name))
                     .collect()
             })
             .clone()

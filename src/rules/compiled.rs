@@ -52,6 +52,23 @@ pub struct CompiledRule {
     pub actions: Vec<Action>,
 }
 
+impl CompiledRule {
+    /// Whether the rule can never fire, whatever the program: guards run in order, and one that
+    /// needs nothing from a match (parameters are values since lowering: `normalize ==
+    /// "tokens"` under `normalize=none`) is false before any guard that asks the match or
+    /// could fail. The engine does not try such a rule; it would find no match either.
+    pub fn never_fires(&self) -> bool {
+        for g in &self.guards {
+            match super::eval::eval(&mut super::eval::ConstEnv, g) {
+                Ok(Val::Bool(true)) => {}
+                Ok(Val::Bool(false)) => return true,
+                _ => return false,
+            }
+        }
+        false
+    }
+}
+
 /// `%o = optimizer(param: %p, grad: %g) {multi_precision: $mp} in optimize`.
 #[derive(Debug, Clone)]
 pub struct Pattern {
@@ -408,5 +425,50 @@ impl Expr {
             | Expr::Build(_)
             | Expr::Exists(_) => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// The rules of `text`, by name, and whether each can fire.
+    fn fires(text: &str, sets: &[(&str, &str)]) -> Vec<(String, bool)> {
+        let sets: Vec<(String, String)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let rs = super::super::load::load_str("t.rw", text, Path::new("."), &sets)
+            .unwrap_or_else(|d| panic!("{d}"));
+        rs.phases
+            .iter()
+            .flat_map(|p| p.structural.iter())
+            .map(|r| (r.name.clone(), !r.never_fires()))
+            .collect()
+    }
+
+    #[test]
+    fn a_guard_false_by_the_parameters_alone_means_the_rule_never_fires() {
+        let text = r#"
+param mode: string = "a";
+// A test rule.
+rule off { match %x = pd_op.relu(%y); where mode == "b" and rank(%x) == 0; erase %x; }
+// A test rule.
+rule on { match %x = pd_op.relu(%y); where mode == "a" and rank(%x) == 0; erase %x; }
+// A test rule.
+rule asks_first { match %x = pd_op.relu(%y); where rank(%x) == 0 and mode == "b"; erase %x; }
+// A test rule.
+rule second { match %x = pd_op.relu(%y); where mode == "a"; where mode == "b"; erase %x; }
+"#;
+        assert_eq!(
+            fires(text, &[]),
+            [
+                ("off".to_string(), false),
+                ("on".to_string(), true),
+                ("asks_first".to_string(), true),
+                ("second".to_string(), false),
+            ]
+        );
+        assert_eq!(fires(text, &[("mode", "b")])[0], ("off".to_string(), true));
     }
 }
