@@ -9,6 +9,7 @@ tests![
     cond_form_passes_check,
     cond_form_with_the_wrong_k_fails_check,
     engine_form_is_unchanged_by_the_parameter,
+    check_without_rules_is_a_usage_error,
 ];
 
 fn mlp() -> String {
@@ -117,4 +118,18 @@ fn engine_form_is_unchanged_by_the_parameter() {
     let b = rewrite(input(&text), None, &rules(Some("engine")), Format::Text).unwrap();
     assert_eq!(a.main, b.main);
     assert!(!a.main.contains("pd_op.if"));
+}
+
+fn check_without_rules_is_a_usage_error() {
+    // Nothing to rewrite means nothing to prove: refused, as `irw check` without `--rules`
+    // and `--rewritten` is.
+    let text = mlp();
+    let none = Rules {
+        files: Vec::new(),
+        params: Vec::new(),
+    };
+    let e = check(input(&text), None, &none, &CheckOptions::default())
+        .expect_err("no rule file")
+        .to_string();
+    assert!(e.contains("check needs at least one rule file"), "{e}");
 }
