@@ -104,7 +104,9 @@ def gradient_merge(
         avg: divide the merged gradient by ``k_steps`` (mean over the k micro-batches, as a
             k-times larger batch would compute it); ``False`` keeps the sum.
         **params: further parameters of ``grad_merge.rw`` (``rank``,
-            ``gradient_sync_after_accumulate``).
+            ``gradient_sync_after_accumulate``; ``normalize="tokens"`` for a loss that is a
+            token mean over a padding mask, ``(l * mask).sum() / mask.sum()``: the merged
+            gradient is divided by the window's token count instead of ``k_steps``).
 
     Returns:
         ``(main, startup)``: new programs; the inputs are left unchanged. Run the new startup
