@@ -16,6 +16,7 @@
 //! else 2. Generated inputs then have k·N·B rows. A micro-batch that is not a multiple of a data
 //! op's fixed batch is refused at that op.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use indexmap::IndexMap;
@@ -168,20 +169,21 @@ pub fn step_batch(
     rows: usize,
     seed: u64,
 ) -> Result<IndexMap<String, Tensor>, Diagnostic> {
-    step_batch_with_sources(module, Sources::default(), feed, rows, seed)
+    step_batch_with_sources(module, Sources::default(), feed, rows, seed).map(Cow::into_owned)
 }
 
-/// [`step_batch`] for a module read from `sources`: errors at a data op show its line.
-pub fn step_batch_with_sources(
+/// [`step_batch`] for a module read from `sources`: errors at a data op show its line. A feed's
+/// inputs are borrowed, not copied: the run already holds them (and is charged for them).
+pub fn step_batch_with_sources<'f>(
     module: &Module,
     sources: Sources<'_>,
-    feed: Option<&Feed>,
+    feed: Option<&'f Feed>,
     rows: usize,
     seed: u64,
-) -> Result<IndexMap<String, Tensor>, Diagnostic> {
+) -> Result<Cow<'f, IndexMap<String, Tensor>>, Diagnostic> {
     match feed {
-        Some(f) if f.has_inputs || !f.inputs.is_empty() => Ok(f.inputs.clone()),
-        _ => generate_batch(&module.ctx, &module.main, sources.main, rows, seed),
+        Some(f) if f.has_inputs || !f.inputs.is_empty() => Ok(Cow::Borrowed(&f.inputs)),
+        _ => generate_batch(&module.ctx, &module.main, sources.main, rows, seed).map(Cow::Owned),
     }
 }
 
@@ -297,7 +299,9 @@ pub fn resolve_micro_batch(
     }
 }
 
-/// Feeds of micro-step `i` for every rank (see the module docs for the layout).
+/// Feeds of micro-step `i` for every rank (see the module docs for the layout). The rows are
+/// copies, counted against the memory limit here: over it, the error names the feed's rows,
+/// not the first op that happens to run next.
 pub fn micro_feeds(
     batch: &IndexMap<String, Tensor>,
     n: usize,
@@ -305,9 +309,18 @@ pub fn micro_feeds(
     b: usize,
     i: usize,
 ) -> Result<Vec<IndexMap<String, Tensor>>, Diagnostic> {
-    (0..n)
+    let feeds = (0..n)
         .map(|r| slice_rows(batch, r * k * b + i * b, b))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    memory::check_live().map_err(|e| {
+        Diagnostic::error(format!(
+            "the inputs of micro-step {} of {k} ({b} rows per rank, copied from the batch): {}",
+            i + 1,
+            e.message
+        ))
+        .with_hint("raise --max-memory, or feed fewer rows")
+    })?;
+    Ok(feeds)
 }
 
 /// A fresh memory budget of `limit` bytes for one run (or check), in force until the guard is
