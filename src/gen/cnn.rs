@@ -17,106 +17,13 @@
 //! batch, which `irw check` must recognize (its batch-coupled verdict); the plain one is the
 //! same network without that coupling, which gradient merge reproduces exactly.
 
-use std::fmt::Write;
+use super::text::{learning_rate, program, sgd, ty, Params, Text, V};
 
 /// What to generate.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CnnOptions {
     /// A train-mode `batch_norm_` after the convolution (which then has no bias).
     pub batch_norm: bool,
-}
-
-const F: &str = "f32";
-
-pub(super) fn ty(shape: &[i64]) -> String {
-    let mut s = String::from("tensor<");
-    for d in shape {
-        let _ = write!(s, "{d}x");
-    }
-    s.push_str(F);
-    s.push('>');
-    s
-}
-
-/// A value: its number and its type's text.
-#[derive(Clone)]
-pub(super) struct V(usize, String);
-
-/// One program's text, values numbered in print order.
-pub(super) struct Text {
-    pub(super) out: String,
-    next: usize,
-}
-
-impl Text {
-    pub(super) fn new() -> Text {
-        Text {
-            out: String::new(),
-            next: 0,
-        }
-    }
-
-    /// Prints `(%r…) = "name" (%o…) {attrs} : (types) -> types`; a result type `None` is
-    /// `<<NULL TYPE>>`, an operand `None` `<<NULL VALUE>>`.
-    pub(super) fn op(
-        &mut self,
-        name: &str,
-        operands: &[Option<&V>],
-        attrs: &str,
-        results: &[Option<String>],
-    ) -> Vec<V> {
-        let vals: Vec<V> = results
-            .iter()
-            .map(|t| {
-                let v = V(
-                    self.next,
-                    t.clone().unwrap_or_else(|| "<<NULL TYPE>>".into()),
-                );
-                self.next += 1;
-                v
-            })
-            .collect();
-        let ids: Vec<String> = vals.iter().map(|v| format!("%{}", v.0)).collect();
-        let ops: Vec<String> = operands
-            .iter()
-            .map(|o| o.map_or("<<NULL VALUE>>".to_string(), |v| format!("%{}", v.0)))
-            .collect();
-        let op_tys: Vec<String> = operands
-            .iter()
-            .map(|o| o.map_or("<<NULL TYPE>>".to_string(), |v| v.1.clone()))
-            .collect();
-        let res_tys: Vec<String> = vals.iter().map(|v| v.1.clone()).collect();
-        let lhs = if ids.is_empty() {
-            "()".to_string()
-        } else {
-            format!("({})", ids.join(", "))
-        };
-        let _ = writeln!(
-            self.out,
-            "    {lhs} = \"{name}\" ({}) {{{attrs}}} : ({}) -> {}",
-            ops.join(", "),
-            op_tys.join(", "),
-            res_tys.join(", ")
-        );
-        vals
-    }
-
-    pub(super) fn one(&mut self, name: &str, operands: &[Option<&V>], attrs: &str, t: String) -> V {
-        self.op(name, operands, attrs, &[Some(t)]).remove(0)
-    }
-}
-
-/// A trainable parameter (`trainable: false` for running statistics).
-pub(super) fn parameter(t: &mut Text, name: &str, shape: &[i64], trainable: bool) -> V {
-    t.one(
-        "builtin.parameter",
-        &[],
-        &format!(
-            "is_distributed:[false],is_parameter:[true],need_clip:[true],op_role:0,parameter_name:\"{name}\",persistable:[true],stop_gradient:[{}],trainable:[{trainable}]",
-            !trainable
-        ),
-        ty(shape),
-    )
 }
 
 const CONV_ATTRS: &str = "data_format:\"NCHW\",dilations:[1,1],groups:1,op_role:{R},padding_algorithm:\"EXPLICIT\",paddings:[1,1],stop_gradient:[{S}],strides:[1,1]";
@@ -155,24 +62,9 @@ pub fn cnn(opts: &CnnOptions) -> String {
     params.push(("linear_0.b_0".into(), vec![classes], true));
 
     let mut t = Text::new();
-    let lr = t.one(
-        "pd_op.data",
-        &[],
-        "dtype:float32,name:\"learning_rate_0\",op_role:0,persistable:[true],place:Place(undefined:0),shape:[],stop_gradient:[true]",
-        "tensor<f32>".into(),
-    );
-    // builtin.parameter ops are inserted at the start of main: reverse creation order.
-    let mut pv: Vec<(String, V)> = Vec::new();
-    for (name, shape, trainable) in params.iter().rev() {
-        let v = parameter(&mut t, name, shape, *trainable);
-        pv.push((name.clone(), v));
-    }
-    let p = |name: &str| -> V {
-        pv.iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| unreachable!("parameter {name} was declared"))
-    };
+    let lr = learning_rate(&mut t);
+    let pv = Params::declare(&mut t, &params);
+    let p = |name: &str| pv.get(name);
     let img = [-1, c, hw, hw];
     let x = t.one(
         "pd_op.data",
@@ -401,117 +293,9 @@ pub fn cnn(opts: &CnnOptions) -> String {
         &[None, Some(ty(&[c, 1, k, k]))],
     );
     grads.push((conv_w.into(), g_conv[1].clone()));
-    // Optimizer, in the order append_backward returns (param, grad): reverse creation order.
-    for (name, shape, trainable) in params.iter().rev() {
-        if !trainable {
-            continue;
-        }
-        let g = grads
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| unreachable!("every trainable parameter has a gradient"));
-        let pvv = p(name);
-        t.op(
-            "pd_op.sgd_",
-            &[Some(&pvv), Some(&lr), Some(&g), None],
-            "multi_precision:false,op_role:2,stop_gradient:[true,false]",
-            &[Some(ty(shape)), None],
-        );
-    }
-    let mut out = String::from("{\n");
-    out.push_str(&t.out);
-    out.push_str("}\nstartup {\n");
-    out.push_str(&startup(&params));
-    out.push_str("}\n");
-    out
-}
-
-/// Initializers: weights uniform in Xavier bounds, biases and running means zero, batch-norm
-/// scales and running variances one, the learning rate 0.1.
-pub(super) fn startup(params: &[(String, Vec<i64>, bool)]) -> String {
-    let mut t = Text::new();
-    for (name, shape, _) in params {
-        let v = if shape.len() >= 2 {
-            let (fan_in, fan_out) = if shape.len() == 4 {
-                let rf = shape[2] * shape[3];
-                (shape[1] * rf, shape[0] * rf)
-            } else {
-                (shape[0], shape[1])
-            };
-            let bound = (6.0 / (fan_in + fan_out) as f64).sqrt();
-            let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-            let s = t.one(
-                "pd_op.full_int_array",
-                &[],
-                &format!(
-                    "dtype:int64,place:Place(cpu),stop_gradient:[true],value:[{}]",
-                    dims.join(",")
-                ),
-                format!("tensor<{}xi64>", shape.len()),
-            );
-            let mut lo = String::new();
-            crate::gen::num::push_g(&mut lo, -bound);
-            let mut hi = String::new();
-            crate::gen::num::push_g(&mut hi, bound);
-            let a = t.one(
-                "pd_op.full",
-                &[],
-                &format!(
-                    "dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:{lo}"
-                ),
-                ty(&[1]),
-            );
-            let b = t.one(
-                "pd_op.full",
-                &[],
-                &format!(
-                    "dtype:float32,place:Place(cpu),shape:[1],stop_gradient:[true],value:{hi}"
-                ),
-                ty(&[1]),
-            );
-            t.one(
-                "pd_op.uniform",
-                &[Some(&s), Some(&a), Some(&b)],
-                "dtype:float32,persistable:[true],place:Place(undefined:0),seed:0,stop_gradient:[true]",
-                ty(shape),
-            )
-        } else {
-            let value = if name.ends_with(".w_0") || name.ends_with(".w_2") {
-                1
-            } else {
-                0
-            };
-            t.one(
-                "pd_op.full",
-                &[],
-                &format!(
-                    "dtype:float32,persistable:[true],place:Place(undefined:0),shape:[{}],stop_gradient:[true],value:{value}",
-                    shape[0]
-                ),
-                ty(shape),
-            )
-        };
-        t.op(
-            "builtin.set_parameter",
-            &[Some(&v)],
-            &format!("parameter_name:\"{name}\""),
-            &[],
-        );
-    }
-    let lr = t.one(
-        "pd_op.full",
-        &[],
-        "dtype:float32,persistable:[true],place:Place(undefined:0),shape:[],stop_gradient:[true],value:0.1",
-        "tensor<f32>".into(),
-    );
-    t.op(
-        "builtin.shadow_output",
-        &[Some(&lr)],
-        "output_name:\"learning_rate_0\"",
-        &[],
-    );
-    t.out
+    let grads: Vec<(&str, &V)> = grads.iter().map(|(n, v)| (n.as_str(), v)).collect();
+    sgd(&mut t, &params, &pv, &lr, &grads);
+    program(t, &params)
 }
 
 #[cfg(test)]

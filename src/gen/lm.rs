@@ -19,7 +19,7 @@
 //! program masks with uneven counts (its generated `mask` inputs are 0/1 with the first token
 //! of every row real, [`crate::exec::feed`]).
 
-use super::cnn::{parameter, startup, ty, Text, V};
+use super::text::{learning_rate, program, sgd, ty, Params, Text, V};
 
 /// The program's text: main, then `startup { … }`.
 pub fn lm() -> String {
@@ -31,24 +31,9 @@ pub fn lm() -> String {
         ("linear_1.b_0".into(), vec![vocab], true),
     ];
     let mut t = Text::new();
-    let lr = t.one(
-        "pd_op.data",
-        &[],
-        "dtype:float32,name:\"learning_rate_0\",op_role:0,persistable:[true],place:Place(undefined:0),shape:[],stop_gradient:[true]",
-        "tensor<f32>".into(),
-    );
-    // builtin.parameter ops are inserted at the start of main: reverse creation order.
-    let mut pv: Vec<(String, V)> = Vec::new();
-    for (name, shape, trainable) in params.iter().rev() {
-        let v = parameter(&mut t, name, shape, *trainable);
-        pv.push((name.clone(), v));
-    }
-    let p = |name: &str| -> V {
-        pv.iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| unreachable!("parameter {name} was declared"))
-    };
+    let lr = learning_rate(&mut t);
+    let pv = Params::declare(&mut t, &params);
+    let p = |name: &str| pv.get(name);
     let x = t.one(
         "pd_op.data",
         &[],
@@ -219,27 +204,8 @@ pub fn lm() -> String {
         ("linear_0.b_0", &g_b0[1]),
         ("linear_0.w_0", &g_w0[1]),
     ];
-    // Optimizer, in the order append_backward returns (param, grad): reverse creation order.
-    for (name, shape, _) in params.iter().rev() {
-        let g = grads
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| *v)
-            .unwrap_or_else(|| unreachable!("every parameter has a gradient"));
-        let pvv = p(name);
-        t.op(
-            "pd_op.sgd_",
-            &[Some(&pvv), Some(&lr), Some(g), None],
-            "multi_precision:false,op_role:2,stop_gradient:[true,false]",
-            &[Some(ty(shape)), None],
-        );
-    }
-    let mut text = String::from("{\n");
-    text.push_str(&t.out);
-    text.push_str("}\nstartup {\n");
-    text.push_str(&startup(&params));
-    text.push_str("}\n");
-    text
+    sgd(&mut t, &params, &pv, &lr, &grads);
+    program(t, &params)
 }
 
 #[cfg(test)]

@@ -31,5 +31,6 @@ pub mod dist;
 pub mod lm;
 pub mod mlp;
 pub mod num;
+mod text;
 
 pub use mlp::{estimate_len, mlp, try_mlp, Collective, Dtype, MlpOptions, Optimizer};

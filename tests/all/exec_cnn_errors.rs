@@ -1,6 +1,7 @@
 //! The kernels of convolutional models refuse what does not fit their contract with a message
 //! (never a panic): each case calls the kernel as the op table would and asserts the words.
 
+use crate::common::says;
 use irw::exec::kernels::batch_norm::{batch_norm, BatchNormAttrs};
 use irw::exec::kernels::conv::{channels_last, conv2d, ConvAttrs, PaddingAlgorithm};
 use irw::exec::kernels::dropout::{dropout, dropout_grad, DropoutMode};
@@ -9,13 +10,6 @@ use irw::exec::kernels::pool::{pool2d, pool2d_grad, PoolAttrs, PoolKind};
 use irw::exec::{Data, Tensor};
 
 tests![conv_errors, pool_errors, batch_norm_errors, dropout_errors];
-
-fn says<T>(r: Result<T, irw::exec::KernelError>, words: &str) {
-    match r {
-        Ok(_) => panic!("expected an error saying {words:?}"),
-        Err(e) => assert!(e.message.contains(words), "{:?} lacks {words:?}", e.message),
-    }
-}
 
 fn conv_attrs() -> ConvAttrs {
     ConvAttrs {

@@ -2,18 +2,12 @@
 //! message (never a panic): each case calls the kernel as the op table would and asserts the
 //! words.
 
+use crate::common::says;
 use irw::exec::kernels::coalesce::{coalesce_tensor, CoalesceAttrs};
 use irw::exec::kernels::rnn::{rnn, rnn_grad, Mode, RnnAttrs};
 use irw::exec::{DType, Tensor};
 
 tests![rnn_errors, rnn_grad_errors, coalesce_errors];
-
-fn says<T>(r: Result<T, irw::exec::KernelError>, words: &str) {
-    match r {
-        Ok(_) => panic!("expected an error saying {words:?}"),
-        Err(e) => assert!(e.message.contains(words), "{:?} lacks {words:?}", e.message),
-    }
-}
 
 /// A one-layer LSTM: time 2, batch 2, input 3, hidden 2 (4 gates: 8 rows per weight).
 fn lstm() -> RnnAttrs {

@@ -38,6 +38,14 @@ pub fn irw() -> Command {
     c
 }
 
+/// Asserts that a kernel refused its operands with a message containing `words`.
+pub fn says<T>(r: Result<T, irw::exec::KernelError>, words: &str) {
+    match r {
+        Ok(_) => panic!("expected an error saying {words:?}"),
+        Err(e) => assert!(e.message.contains(words), "{:?} lacks {words:?}", e.message),
+    }
+}
+
 /// Runs `irw` with `args`.
 pub fn run_irw<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     irw().args(args).output().expect("the irw binary runs")
