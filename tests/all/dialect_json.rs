@@ -1,7 +1,8 @@
 //! The dialect against Paddle's own JSON: every `.ir` dump that has the JSON Paddle 3.3.1 wrote
 //! for the same program beside it (the paddle-zoo models, the held-out models of
 //! `tests/json_fixtures/heldout`, the scheduler and collectives probes, the `paddle`/`paddle-json`
-//! pair and the `paddle-dist` programs of `tests/paddle_dist_json`) is written by irw and
+//! pairs before and after Paddle's gradient-merge pass, and the `paddle-dist` programs of
+//! `tests/paddle_dist_json`) is written by irw and
 //! compared op by op: every attribute Paddle writes is written with the same tag (element tags
 //! of arrays included), and every result type is the same. irw may write an attribute Paddle's
 //! writer drops only when it is not in the op's definition (a pass's marker such as
@@ -61,6 +62,14 @@ fn pairs() -> Vec<(PathBuf, Option<PathBuf>, PathBuf, Option<PathBuf>)> {
         Some(paddle_fixtures().join("startup_before.ir")),
         root().join("../shared/fixtures/paddle-json/main.json"),
         Some(root().join("../shared/fixtures/paddle-json/startup.json")),
+    ));
+    // Paddle's gradient-merge output of the same MLP, as Paddle wrote it (its block kwargs lost,
+    // which `compare` skips).
+    out.push((
+        paddle_fixtures().join("after.ir"),
+        Some(paddle_fixtures().join("startup_after.ir")),
+        root().join("../shared/fixtures/paddle-json/main_gm.json"),
+        Some(root().join("../shared/fixtures/paddle-json/startup_gm.json")),
     ));
     let dj = root().join("tests/paddle_dist_json");
     for m in [
