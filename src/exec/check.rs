@@ -63,6 +63,14 @@
 //! micro-batch instead: gradients combined over the k micro-batches, parameters and state after
 //! k forward/backward passes and one optimize step, and on micro-steps 1..k−1 the persistables
 //! those passes leave (running statistics updated, nothing else changed).
+//!
+//! An original that fixes its batch size in its ops (Paddle's Engine programs slice a gathered
+//! tensor at constant offsets, sized for one micro-batch) cannot run on the full batch of k·B
+//! rows at all. There is no full-batch step to compare with; the references are then the
+//! original run micro-batch by micro-batch, as for a batch-coupled program, and the report says
+//! so in its header, a note naming the op that refused the full batch, and its relation line:
+//! the merged gradient is checked against the mean (or, for a sum loss, the sum) of the
+//! original's own micro-batch gradients.
 
 use std::fmt;
 
@@ -199,6 +207,9 @@ pub struct CheckReport {
     /// Set when the original is batch-coupled: then the rows compare with the original run
     /// micro-batch by micro-batch, not with the full-batch step.
     pub coupling: Option<BatchCoupling>,
+    /// Set when the original cannot run on the full batch (its ops fix the batch size): why, at
+    /// the op that refused it. The references are then its run micro-batch by micro-batch.
+    pub fixed_batch: Option<String>,
     /// The relation between the merged and the original's gradients that the grad rows check.
     pub relation: String,
     /// Why nothing was judged: the original's own step is not finite.
@@ -249,14 +260,18 @@ fn sci(v: Option<f64>) -> String {
 
 impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let original = match &self.coupling {
-            None => format!(
-                "1 step of {} rows per rank",
-                self.k_steps * self.micro_batch
-            ),
-            Some(_) => format!(
+        let original = match (&self.coupling, &self.fixed_batch) {
+            (Some(_), _) => format!(
                 "{} micro-batches of {} rows per rank, one after another (batch-coupled)",
                 self.k_steps, self.micro_batch
+            ),
+            (None, Some(_)) => format!(
+                "{} micro-batches of {} rows per rank, one after another (its batch is fixed)",
+                self.k_steps, self.micro_batch
+            ),
+            (None, None) => format!(
+                "1 step of {} rows per rank",
+                self.k_steps * self.micro_batch
             ),
         };
         writeln!(
@@ -266,6 +281,9 @@ impl fmt::Display for CheckReport {
         )?;
         for n in &self.notes {
             writeln!(f, "note: {n}")?;
+        }
+        if let Some(why) = &self.fixed_batch {
+            writeln!(f, "note: {why}")?;
         }
         if let Some(why) = &self.refusal {
             return writeln!(f, "result: NOT JUDGED: {why}");
@@ -316,6 +334,11 @@ impl fmt::Display for CheckReport {
             .collect::<Result<_, fmt::Error>>()?;
         match self.outcome() {
             Outcome::Pass => match &self.coupling {
+                None if self.fixed_batch.is_some() => writeln!(
+                    f,
+                    "result: PASS ({} tensors; against the original run micro-batch by micro-batch: its batch is fixed)",
+                    self.rows.len()
+                ),
                 None if noise.is_empty() => {
                     writeln!(f, "result: PASS ({} tensors)", self.rows.len())
                 }
@@ -813,6 +836,7 @@ pub fn check_with_sources(
             relation: String::new(),
             notes: notes.clone(),
             coupling: None,
+            fixed_batch: None,
             refusal: Some(format!(
                 "the original step is not finite{on}: {value} in {what}{}; the rewrite cannot be judged on these inputs",
                 produced_by(&nf)
@@ -823,29 +847,50 @@ pub fn check_with_sources(
     // A batch-coupled original: the references are its run micro-batch by micro-batch.
     let coupled = coupling::find(&original.ctx, &original.main, original_src.main);
     let combine = coupling::Combine::of(&original.ctx, &original.main);
+    let micro_reference = |applied: &Vec<Rank>| {
+        coupling::micro_reference(applied, k, combine, |ranks, i, stage| {
+            pass(
+                ranks,
+                IndexMap::new(),
+                &micro_feeds(&batch, n, k, b, i)?,
+                stage,
+                false,
+            )
+        })
+    };
     let mut micro_ref = if coupled.is_empty() {
         None
     } else {
-        Some(coupling::micro_reference(
-            &applied,
-            k,
-            combine,
-            |ranks, i, stage| {
-                pass(
-                    ranks,
-                    IndexMap::new(),
-                    &micro_feeds(&batch, n, k, b, i)?,
-                    stage,
-                    false,
-                )
-            },
-        )?)
+        Some(micro_reference(&applied)?)
     };
+    // Original: one full step, rank r on rows [r·k·B, (r+1)·k·B). An original that cannot run
+    // on k·B rows (its ops fix the batch size) is run micro-batch by micro-batch instead; when
+    // that fails too, or the time limit stopped the full step, the full step's error stands.
+    let mut fixed_batch = None;
+    if micro_ref.is_none() {
+        if let Err(e) = step(&mut orig, IndexMap::new(), &full_batch, false) {
+            let timed_out = opts
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d);
+            match micro_reference(&applied) {
+                Ok(m) if k > 1 && !timed_out => {
+                    let at = e.location.as_ref().map_or(String::new(), |l| {
+                        format!("{}:{}:{}: ", l.file, l.line, l.col)
+                    });
+                    fixed_batch = Some(format!(
+                        "the original cannot run on the full batch of {} rows per rank ({at}{}), but runs on micro-batches of {b}: its ops fix the batch size, so there is no full-batch step to compare with, and the references are its run micro-batch by micro-batch",
+                        k * b,
+                        e.message
+                    ));
+                    micro_ref = Some(m);
+                }
+                _ => return Err(e),
+            }
+        }
+    }
     let ref_grads = match &micro_ref {
         Some(m) => m.grads.clone(),
         None => {
-            // Original: one full step, rank r on rows [r·k·B, (r+1)·k·B).
-            step(&mut orig, IndexMap::new(), &full_batch, false)?;
             for r in &orig {
                 if let Some((what, value)) =
                     first_non_finite(r.observed.loss, &r.observed.optimizer_grads, &r.scope)
@@ -931,6 +976,16 @@ pub fn check_with_sources(
         ), Some(k as f64)),
         (_, false, Reduction::Sum) => ("merged gradient = gradient of the loss summed over the micro-batches (avg=false), which for this sum loss is the full-batch gradient".to_string(), Some(1.0)),
         (_, false, Reduction::Uneven | Reduction::Unknown) => ("merged gradient = gradient of the loss summed over the micro-batches (avg=false): the sum of the original's micro-batch gradients".to_string(), None),
+    };
+
+    let relation = match (&fixed_batch, opts.avg, combine) {
+        (Some(_), true, coupling::Combine::Average) => format!(
+            "merged gradient = the mean of the original's {k} micro-batch gradients (avg=true, a mean loss; its batch is fixed, so no full-batch gradient exists)"
+        ),
+        (Some(_), false, _) => format!(
+            "merged gradient = the sum of the original's {k} micro-batch gradients (avg=false; its batch is fixed, so no full-batch gradient exists)"
+        ),
+        _ => relation,
     };
 
     // Rewritten: k micro-steps.
@@ -1233,6 +1288,7 @@ pub fn check_with_sources(
             combine,
         }),
         relation,
+        fixed_batch,
         refusal: None,
         notes,
     })
