@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test that needs Paddle: the interop scripts (paddle.sh, dp2.sh, race.sh), the Python
+# Every test that needs Paddle: the interop scripts (paddle.sh, dp2.sh, zoo.sh, race.sh), the Python
 # package's tests (pytest python/tests) and examples/paddle_train.py (exit 1 when the merged
 # training's losses leave 1e-5 of full-batch training's). CI runs it after `cargo test --release` (.ci/run).
 #
@@ -12,7 +12,8 @@
 # a skip.
 #
 # Environment: IRW_INTEROP_VENV (venv directory), PYTHON (interpreter that creates the venv,
-# default python3), RACE_RUNS (runs per program of race.sh, default 3), IRW_FIXTURES (default
+# default python3), RACE_RUNS (runs per program of race.sh, default 3), ZOO_RUNS (default-executor
+# runs per paddle-zoo model of zoo.sh, default 2), IRW_FIXTURES (default
 # ../shared/fixtures), CARGO_TARGET_DIR (as for cargo).
 set -euo pipefail
 
@@ -54,6 +55,8 @@ step "tests/interop/paddle.sh"
 IRW_BIN="$irw" bash "$repo/tests/interop/paddle.sh"
 step "tests/interop/dp2.sh"
 IRW_BIN="$irw" IRW_INTEROP_NO_INSTALL=1 bash "$repo/tests/interop/dp2.sh"
+step "tests/interop/zoo.sh ${ZOO_RUNS:-2}"
+IRW="$irw" ZOO_NO_INSTALL=1 bash "$repo/tests/interop/zoo.sh" "${ZOO_RUNS:-2}"
 step "tests/interop/race.sh ${RACE_RUNS:-3}"
 IRW="$irw" RACE_NO_INSTALL=1 bash "$repo/tests/interop/race.sh" "${RACE_RUNS:-3}"
 step "pytest python/tests"
