@@ -1,0 +1,391 @@
+//! The runs of a check: the original's (its gradients on the full batch, or micro-batch by
+//! micro-batch where there is no full-batch step; its gradient on each micro-batch alone; its
+//! step fed the rewritten program's gradients) and the rewritten program's k micro-steps.
+
+use indexmap::IndexMap;
+
+use super::plan::Plan;
+use super::relation::{self, Reduction};
+use super::{CheckOptions, Feeds};
+use crate::diag::Diagnostic;
+use crate::exec::coupling::{self, BatchCoupling, Combine, Coupled, MicroReference};
+use crate::exec::interp::{non_finite, Interp, NonFinite, Rank, Sources, Stage};
+use crate::exec::scope::Scope;
+use crate::exec::tensor::Tensor;
+use crate::ir::Module;
+
+/// The original program's passes, on ranks the caller holds.
+pub(super) struct Original<'a> {
+    module: &'a Module,
+    sources: Sources<'a>,
+    opts: &'a CheckOptions,
+}
+
+impl<'a> Original<'a> {
+    pub fn new(module: &'a Module, sources: Sources<'a>, opts: &'a CheckOptions) -> Self {
+        Original {
+            module,
+            sources,
+            opts,
+        }
+    }
+
+    /// A pass on `feeds`; `grads` replace the gradients its optimizers consume when not empty;
+    /// `track`: record where a non-finite value first appears.
+    fn pass(
+        &self,
+        ranks: &mut [Rank],
+        grads: IndexMap<String, Tensor>,
+        feeds: &[Feeds],
+        stage: Stage,
+        track: bool,
+    ) -> Result<(), Diagnostic> {
+        let mut it = Interp::with_source(
+            &self.module.ctx,
+            &self.module.main,
+            self.sources.main,
+            "original",
+            self.opts.seed,
+        )?;
+        it.override_optimizer_grads(grads);
+        it.set_deadline(self.opts.deadline);
+        if track {
+            it.track_non_finite();
+        }
+        it.run(ranks, feeds, stage)
+    }
+
+    /// One whole step on `feeds`.
+    fn step(&self, ranks: &mut [Rank], feeds: &[Feeds]) -> Result<(), Diagnostic> {
+        self.pass(ranks, IndexMap::new(), feeds, Stage::Full, false)
+    }
+
+    /// The original run micro-batch by micro-batch from `start`.
+    fn micro_reference(
+        &self,
+        plan: &Plan<'_>,
+        combine: Combine,
+    ) -> Result<MicroReference, Diagnostic> {
+        coupling::micro_reference(&plan.original_start, plan.k, combine, |ranks, i, stage| {
+            self.pass(ranks, IndexMap::new(), &plan.micro(i)?, stage, false)
+        })
+    }
+
+    /// Why nothing can be judged: the original's own step on `feeds` from `start` is not
+    /// finite. A second run looks at every op's results to say where it stops being finite.
+    fn refusal(
+        &self,
+        start: &[Rank],
+        feeds: &[Feeds],
+        what: String,
+        value: &'static str,
+        on: &str,
+    ) -> Result<String, Diagnostic> {
+        let mut ranks = start.to_vec();
+        self.pass(&mut ranks, IndexMap::new(), feeds, Stage::Full, true)?;
+        let nf = ranks
+            .iter()
+            .find_map(|r| r.observed.first_non_finite.clone());
+        Ok(format!(
+            "the original step is not finite{on}: {value} in {what}{}; the rewrite cannot be judged on these inputs",
+            produced_by(&nf)
+        ))
+    }
+}
+
+/// What the rewritten program is judged against.
+pub(super) struct Reference {
+    /// The gradient each optimizer of the original consumed: on the full batch, or combined
+    /// over the micro-batches when the original runs micro-batch by micro-batch.
+    pub grads: IndexMap<String, Tensor>,
+    /// Set when the original runs micro-batch by micro-batch (batch-coupled, or its batch is
+    /// fixed): the references of the persistables come from it.
+    pub micro: Option<MicroReference>,
+    /// The ops that mix the rows of a batch.
+    pub coupled: Vec<Coupled>,
+    pub combine: Combine,
+    /// Why the original cannot run on the full batch, when its ops fix the batch size.
+    pub fixed_batch: Option<String>,
+    /// The largest magnitude of each gradient on any one micro-batch alone.
+    pub micro_max: IndexMap<String, f64>,
+    /// The sum of each gradient over the micro-batches, each run alone.
+    pub micro_sum: IndexMap<String, Vec<f64>>,
+    pub reduction: Reduction,
+    /// The relation the grad rows check, in words.
+    pub relation: String,
+    /// The merged gradient must be `factor` × the reference gradient; `None`: the sum of the
+    /// micro-batch gradients.
+    pub factor: Option<f64>,
+}
+
+impl Reference {
+    /// Runs the original for its references. `Ok(Err(why))` when its own step is not finite,
+    /// so nothing can be judged.
+    pub fn measure(
+        plan: &Plan<'_>,
+        original: &Original<'_>,
+        avg: bool,
+    ) -> Result<Result<Reference, String>, Diagnostic> {
+        let (k, b) = (plan.k, plan.micro_batch);
+        let module = original.module;
+        let full_batch = plan.full()?;
+        // A batch-coupled original: the references are its run micro-batch by micro-batch.
+        let coupled = coupling::find(&module.ctx, &module.main, original.sources.main);
+        let combine = Combine::of(&module.ctx, &module.main);
+        let mut micro = if coupled.is_empty() {
+            None
+        } else {
+            Some(original.micro_reference(plan, combine)?)
+        };
+        // Otherwise one full step, rank r on rows [r·k·B, (r+1)·k·B). An original that cannot
+        // run on k·B rows (its ops fix the batch size) is run micro-batch by micro-batch
+        // instead; when that fails too, or the time limit stopped the full step, the full
+        // step's error stands.
+        let mut fixed_batch = None;
+        let mut full = plan.original_start.clone();
+        if micro.is_none() {
+            if let Err(e) = original.step(&mut full, &full_batch) {
+                let timed_out = original
+                    .opts
+                    .deadline
+                    .is_some_and(|d| std::time::Instant::now() >= d);
+                match original.micro_reference(plan, combine) {
+                    Ok(m) if k > 1 && !timed_out => {
+                        let at = e.location.as_ref().map_or(String::new(), |l| {
+                            format!("{}:{}:{}: ", l.file, l.line, l.col)
+                        });
+                        fixed_batch = Some(format!(
+                            "the original cannot run on the full batch of {} rows per rank ({at}{}), but runs on micro-batches of {b}: its ops fix the batch size, so there is no full-batch step to compare with, and the references are its run micro-batch by micro-batch",
+                            k * b,
+                            e.message
+                        ));
+                        micro = Some(m);
+                    }
+                    _ => return Err(e),
+                }
+            }
+        }
+        let grads = match &micro {
+            Some(m) => m.grads.clone(),
+            None => {
+                for r in &full {
+                    if let Some((what, value)) =
+                        first_non_finite(r.observed.loss, &r.observed.optimizer_grads, &r.scope)
+                    {
+                        return Ok(Err(original.refusal(
+                            &plan.original_start,
+                            &full_batch,
+                            what,
+                            value,
+                            "",
+                        )?));
+                    }
+                }
+                full[0].observed.optimizer_grads.clone()
+            }
+        };
+
+        // The original's gradient on each micro-batch alone: the merged gradient is a sum of k
+        // of them, each rounded (to bf16 in a 16-bit program) before it is added, so a
+        // gradient's rounding error scales with the largest of its parts, which cancellation
+        // across micro-batches can make far larger than the full-batch gradient. Their sum
+        // also says how the loss reduces the batch.
+        let mut micro_max: IndexMap<String, f64> = IndexMap::new();
+        let mut micro_sum: IndexMap<String, Vec<f64>> = IndexMap::new();
+        if k > 1 {
+            for i in 0..k {
+                let mut ranks = plan.original_start.clone();
+                let feeds = plan.micro(i)?;
+                original.step(&mut ranks, &feeds)?;
+                for r in &ranks {
+                    if let Some((what, value)) = first_non_finite(
+                        r.observed.loss,
+                        &r.observed.optimizer_grads,
+                        &Scope::new(),
+                    ) {
+                        return Ok(Err(original.refusal(
+                            &plan.original_start,
+                            &feeds,
+                            what,
+                            value,
+                            &format!(" on micro-batch {} of {k}", i + 1),
+                        )?));
+                    }
+                }
+                for (name, g) in &ranks[0].observed.optimizer_grads {
+                    let v = g.to_f64_vec();
+                    let m = micro_max.entry(name.clone()).or_insert(0.0);
+                    *m = m.max(super::compare::max_magnitude(&v));
+                    let s = micro_sum
+                        .entry(name.clone())
+                        .or_insert_with(|| vec![0.0; v.len()]);
+                    if s.len() == v.len() {
+                        s.iter_mut().zip(&v).for_each(|(a, x)| *a += x);
+                    }
+                }
+            }
+        }
+        let reduction = relation::reduction(k, &grads, &micro_sum, coupled.is_empty());
+        let (relation, factor) =
+            relation::relation(k, avg, reduction, fixed_batch.is_some(), combine);
+        Ok(Ok(Reference {
+            grads,
+            micro,
+            coupled,
+            combine,
+            fixed_batch,
+            micro_max,
+            micro_sum,
+            reduction,
+            relation,
+            factor,
+        }))
+    }
+
+    /// The original's step again, its optimizers fed the rewritten program's gradients: the
+    /// reference for parameters and optimizer state. The gradients themselves are compared
+    /// with the reference gradients; comparing the update against the full-batch update
+    /// instead would charge the rewrite with the optimizer's conditioning (Adam's first step is
+    /// about lr·sign(g): a last-bit difference in a near-zero gradient moves the parameter by
+    /// lr). From micro-batch by micro-batch references, the step is the last micro-batch's,
+    /// from where the k−1 before it left the persistables.
+    pub fn apply(
+        &mut self,
+        plan: &Plan<'_>,
+        original: &Original<'_>,
+        grads: &IndexMap<String, Tensor>,
+    ) -> Result<Vec<Rank>, Diagnostic> {
+        match self.micro.as_mut() {
+            Some(m) => {
+                let mut ranks = std::mem::take(&mut m.before_last);
+                let last = plan.micro(plan.k - 1)?;
+                original.pass(&mut ranks, grads.clone(), &last, Stage::Full, false)?;
+                Ok(ranks)
+            }
+            None => {
+                let mut ranks = plan.original_start.clone();
+                original.pass(&mut ranks, grads.clone(), &plan.full()?, Stage::Full, false)?;
+                Ok(ranks)
+            }
+        }
+    }
+
+    /// The batch-coupled verdict's facts, when the original mixes the rows of a batch.
+    pub fn coupling(&self) -> Option<BatchCoupling> {
+        (!self.coupled.is_empty()).then(|| BatchCoupling {
+            ops: self.coupled.clone(),
+            combine: self.combine,
+        })
+    }
+}
+
+/// The rewritten program's k micro-steps.
+pub(super) struct Merged {
+    /// Every rank after the last micro-step.
+    pub ranks: Vec<Rank>,
+    /// The gradients its optimizers consumed in the last micro-step.
+    pub grads: IndexMap<String, Tensor>,
+    /// Persistables of the original that changed before the last micro-step, with the
+    /// micro-step that changed them first.
+    pub changed_early: IndexMap<String, usize>,
+}
+
+impl Merged {
+    pub fn run(
+        plan: &Plan<'_>,
+        rewritten: &Module,
+        sources: Sources<'_>,
+        opts: &CheckOptions,
+        reference: &Reference,
+    ) -> Result<Merged, Diagnostic> {
+        let k = plan.k;
+        let mut it = Interp::with_source(
+            &rewritten.ctx,
+            &rewritten.main,
+            sources.main,
+            "rewritten",
+            opts.seed,
+        )?;
+        it.set_deadline(opts.deadline);
+        let mut ranks = plan.rewritten_start.clone();
+        let mut changed_early: IndexMap<String, usize> = IndexMap::new();
+        let mut grads = IndexMap::new();
+        let self_scheduled = Interp::schedules_itself(&rewritten.ctx, &rewritten.main);
+        for i in 0..k {
+            let stage = if i + 1 == k || self_scheduled {
+                Stage::Full
+            } else {
+                Stage::NoOptimize
+            };
+            it.run(&mut ranks, &plan.micro(i)?, stage)?;
+            if i + 1 < k {
+                for (name, t0) in plan.init.iter() {
+                    // What each rank's persistable must be now: as at the start, or, run
+                    // micro-batch by micro-batch, as the original's passes on micro-batches
+                    // 1..=i left it.
+                    let expected = |r: usize| match &reference.micro {
+                        Some(m) => m.after_micro_step[i].get(r).and_then(|s| s.get(name)),
+                        None => Some(t0),
+                    };
+                    if ranks
+                        .iter()
+                        .enumerate()
+                        .any(|(r, rank)| rank.scope.get(name) != expected(r))
+                        && !changed_early.contains_key(name)
+                    {
+                        changed_early.insert(name.to_string(), i + 1);
+                    }
+                }
+            } else {
+                grads = ranks[0].observed.optimizer_grads.clone();
+            }
+        }
+        Ok(Merged {
+            ranks,
+            grads,
+            changed_early,
+        })
+    }
+}
+
+/// The first non-finite value of the original's step, by what holds it.
+fn first_non_finite<'a>(
+    loss: Option<f32>,
+    grads: &'a IndexMap<String, Tensor>,
+    scope: &'a Scope,
+) -> Option<(String, &'static str)> {
+    if let Some(l) = loss.filter(|l| !l.is_finite()) {
+        return Some(("the loss".into(), if l.is_nan() { "NaN" } else { "inf" }));
+    }
+    for (name, t) in grads {
+        if let Some(w) = non_finite(t) {
+            return Some((format!("the gradient of `{name}`"), w));
+        }
+    }
+    for (name, t) in scope.iter() {
+        if let Some(w) = non_finite(t) {
+            return Some((format!("`{name}` after the step"), w));
+        }
+    }
+    None
+}
+
+
+/// "(first produced by op #i `name` at file:line:col)".
+fn produced_by(nf: &Option<NonFinite>) -> String {
+    match nf {
+        Some(nf) => {
+            let at = nf
+                .location
+                .as_ref()
+                .map(|l| format!(" at {}:{}:{}", l.file, l.line, l.col))
+                .unwrap_or_default();
+            format!(
+                " (first produced by op #{} `{}`{at}: {})",
+                nf.index, nf.op, nf.what
+            )
+        }
+        None => String::new(),
+    }
+}
+
