@@ -682,6 +682,10 @@ impl JErr {
 fn printable_name(what: &str, name: &str, ok: fn(char) -> bool) -> Result<(), JErr> {
     match name.chars().find(|&c| !ok(c)) {
         _ if name.is_empty() => Err(JErr::new(format!("{what} is empty"))),
+        None if !parens_balanced(name) => Err(JErr::new(format!(
+            "{what} `{}` has parentheses that do not pair up: printed, they would unbalance the brackets of its op's line",
+            name.escape_debug()
+        ))),
         None => Ok(()),
         Some(c) => Err(JErr::new(format!(
             "{what} `{}` holds {c:?}, which Paddle's program text cannot print in it",
@@ -694,6 +698,24 @@ fn printable_name(what: &str, name: &str, ok: fn(char) -> bool) -> Result<(), JE
             _ => "letters, digits and `_ . @ - /` (and `( )` in attribute names)",
         })),
     }
+}
+
+/// Whether every `(` of `name` is closed by a later `)` and every `)` closes one. The text's
+/// bracket check counts the parentheses of attribute keys (Paddle's keys such as `result(0)` pair
+/// them), so a key that does not pair them prints a line that cannot be read back.
+fn parens_balanced(name: &str) -> bool {
+    let mut depth = 0usize;
+    for c in name.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return false,
+            },
+            _ => {}
+        }
+    }
+    depth == 0
 }
 
 /// `grammar/pir.pest`'s `op_name`: between quotes, no quote, backslash or control character.

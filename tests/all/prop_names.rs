@@ -90,8 +90,14 @@ fn check(op: &str, key: &str, text: &str, kw: &str) -> Result<bool, TestCaseErro
                     .all(|c| c.is_ascii_alphanumeric() || "_.@-/".contains(c) || extra.contains(c))
             };
             let op_ok = op.chars().all(|c| !c.is_control() && c != '"' && c != '\\');
+            // A key's parentheses must pair up: the text's bracket check counts them.
+            let paired = key.chars().try_fold(0usize, |d, c| match c {
+                '(' => Some(d + 1),
+                ')' => d.checked_sub(1),
+                _ => Some(d),
+            }) == Some(0);
             prop_assert!(
-                !(op_ok && bare(key, "()") && bare(kw, "")),
+                !(op_ok && bare(key, "()") && paired && bare(kw, "")),
                 "printable names refused: {msg}"
             );
             return Ok(false);

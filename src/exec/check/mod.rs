@@ -179,7 +179,9 @@ pub fn check_with_sources(
 
     let tol = compare::Tolerance::new(&plan.init, opts.rtol, opts.atol);
     let mut rows = compare::gradients(&plan, &reference, &merged, &tol, opts.avg);
-    rows.extend(compare::persistables(&plan, &reference, &applied, &merged, &tol));
+    rows.extend(compare::persistables(
+        &plan, &reference, &applied, &merged, &tol,
+    ));
     rows.extend(compare::buffers(&plan, &merged));
     rows.extend(compare::frozen(&plan, &merged));
     rows.extend(compare::replicas(&plan, &applied, &merged));

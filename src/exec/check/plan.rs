@@ -202,4 +202,3 @@ fn randomize_zero_weights(
         shown.join(", ")
     )]
 }
-

@@ -370,7 +370,6 @@ fn first_non_finite<'a>(
     None
 }
 
-
 /// "(first produced by op #i `name` at file:line:col)".
 fn produced_by(nf: &Option<NonFinite>) -> String {
     match nf {
@@ -388,4 +387,3 @@ fn produced_by(nf: &Option<NonFinite>) -> String {
         None => String::new(),
     }
 }
-
