@@ -427,8 +427,7 @@ impl Reader<'_> {
                 .get("N")
                 .and_then(Value::as_str)
                 .ok_or_else(|| at(JErr::new("an attribute needs a string \"N\" (its name)")))?;
-            printable_name("an attribute name", name, attr_key_char)
-                .map_err(|e| at(e.at_key("N")))?;
+            attribute_name(name).map_err(|e| at(e.at_key("N")))?;
             let at_v = field(
                 e.as_object()
                     .ok_or_else(|| at(JErr::new("an attribute entry must be an object")))?,
@@ -682,10 +681,6 @@ impl JErr {
 fn printable_name(what: &str, name: &str, ok: fn(char) -> bool) -> Result<(), JErr> {
     match name.chars().find(|&c| !ok(c)) {
         _ if name.is_empty() => Err(JErr::new(format!("{what} is empty"))),
-        None if !parens_balanced(name) => Err(JErr::new(format!(
-            "{what} `{}` has parentheses that do not pair up: printed, they would unbalance the brackets of its op's line",
-            name.escape_debug()
-        ))),
         None => Ok(()),
         Some(c) => Err(JErr::new(format!(
             "{what} `{}` holds {c:?}, which Paddle's program text cannot print in it",
@@ -698,6 +693,18 @@ fn printable_name(what: &str, name: &str, ok: fn(char) -> bool) -> Result<(), JE
             _ => "letters, digits and `_ . @ - /` (and `( )` in attribute names)",
         })),
     }
+}
+
+/// An attribute name the text can print bare: its characters, and its parentheses paired.
+fn attribute_name(name: &str) -> Result<(), JErr> {
+    printable_name("an attribute name", name, attr_key_char)?;
+    if !parens_balanced(name) {
+        return Err(JErr::new(format!(
+            "an attribute name `{}` has parentheses that do not pair up: printed, they would unbalance the brackets of its op's line",
+            name.escape_debug()
+        )));
+    }
+    Ok(())
 }
 
 /// Whether every `(` of `name` is closed by a later `)` and every `)` closes one. The text's

@@ -11,6 +11,11 @@
 //! - [`builds`]: ops built by a rule, their attributes and result types;
 //! - [`dist`]: the distribution an op built in an auto-parallel program takes;
 //! - [`state`]: persistable state (a keyword argument of main plus its startup initializer).
+//!
+//! The driver itself is split as egg's is: [`apply`] runs the phases (the e-graph's equational
+//! rules, then the structural ones, then the phase's `require` clauses), [`schedule`] decides
+//! which rule is tried at which op and in what order, and [`limits`] stops a phase that runs
+//! away.
 
 use super::matcher::{Compiled, Match, Memo, Searcher};
 use super::runtime::{as_op, as_value, Bindings, Caches, RtEnv};
@@ -25,33 +30,28 @@ use crate::ir::{
 use crate::rules::compiled::{Action, Build, CompiledRule, InsertPoint, OperandSel};
 use crate::rules::compiled::{Expr, ValueRef};
 use crate::rules::eval::{eval, eval_str};
-use crate::rules::{RuleSet, Span, Val, ROLE_ATTR};
+use crate::rules::{Phase, RuleSet, Span, Val, ROLE_ATTR};
 use crate::value::operators::EvalError;
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::collections::VecDeque;
 use std::time::Instant;
 
 mod actions;
 mod builds;
 mod dist;
+mod limits;
 mod markers;
+mod schedule;
 mod state;
 
 use builds::BuildInfo;
 use dist::DistContext;
+use limits::ApplicationCap;
 use markers::Cursor;
-
-/// The error of a run stopped by `--timeout`.
-fn timeout(phase: &str, applied: u64) -> Diagnostic {
-    Diagnostic::error(format!(
-        "rewriting stopped by the time limit (--timeout) in phase `{phase}` after {applied} rule applications"
-    ))
-    .with_hint("raise --timeout, or look for a rule that keeps firing with --stats")
-}
+use schedule::{RootIndex, Worklist};
 
 /// Runs every phase of `rules` on `module`. Errors are diagnostics pointing at the rule file
-/// (an `error` action, a guard that fails to evaluate, a rule that changed nothing, the
-/// application cap).
+/// (an `error` action, a guard that fails to evaluate, a rule that changed nothing, a limit,
+/// a `require` not met).
 pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Stats, Diagnostic> {
     let mut stats = Stats::default();
     let mut eng = Engine::new(module, rules);
@@ -67,10 +67,36 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         }
         eng.find_markers();
         stats.equational_rules += phase.rules.len() - phase.structural.len();
+        let applied = eng.run_phase(phase, opts, &mut stats)?;
+        stats.phases.push(PhaseStats {
+            name: phase.name.clone(),
+            applications: applied,
+            egraph_changes: stats.egraph[saturations..]
+                .iter()
+                .map(|e| (e.report.elab.erased + e.report.elab.created) as u64)
+                .sum(),
+            time: start.elapsed(),
+        });
+        limits::requires(rules, phase, &stats)?;
+    }
+    Ok(stats)
+}
+
+impl<'a> Engine<'a> {
+    /// Runs the structural rules of `phase` to their fixpoint: at each op of the worklist, the
+    /// rules rooted at its name, in rule order, each applied to its first match not applied
+    /// before; the ops an application touched are tried again. Returns the applications.
+    fn run_phase(
+        &mut self,
+        phase: &'a Phase,
+        opts: &Options,
+        stats: &mut Stats,
+    ) -> Result<u64, Diagnostic> {
+        let rules = self.rules;
         let compiled: Vec<(&CompiledRule, Compiled)> = phase
             .structural
             .iter()
-            .map(|r| (r, Compiled::new(eng.m, r)))
+            .map(|r| (r, Compiled::new(self.m, r)))
             .collect();
         let first_stat = stats.rules.len();
         for r in &phase.structural {
@@ -82,60 +108,37 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 applications: 0,
             });
         }
-        let ops_at_start = eng.m.main.num_ops();
-        let (cap, why_cap) = if opts.max_applications == 0 {
-            (
-                16 * ops_at_start + 1000,
-                format!("16 × {ops_at_start} ops + 1000"),
-            )
-        } else {
-            (opts.max_applications, "--max-applications".to_string())
-        };
-        // The worklist starts with every op some rule of the phase can be rooted at, in program
-        // order; `queued` (indexed by op) keeps an op on it at most once.
+        let cap = ApplicationCap::new(opts.max_applications, self.m.main.num_ops());
         let mut index = RootIndex::new(&compiled);
-        let mut queued = vec![false; eng.m.main.op_capacity()];
-        let mut work: VecDeque<OpId> = VecDeque::new();
-        for op in eng.m.main.walk() {
-            let cands = index.candidates(eng.m, &mut eng.cache, &compiled, op);
-            if cands
-                .iter()
-                .any(|&k| compiled[k].1.root_accepts(eng.m, &mut eng.cache, op))
-            {
-                queued[op.index()] = true;
-                work.push_back(op);
-            }
-        }
+        let mut work = Worklist::seed(self.m, &mut self.cache, &mut index, &compiled);
         let mut memo = Memo::default();
         let mut applied: u64 = 0;
-        while let Some(op) = work.pop_front() {
+        while let Some(op) = work.pop() {
             if opts.deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(timeout(&phase.name, applied));
+                return Err(limits::timeout(&phase.name, applied));
             }
-            queued[op.index()] = false;
-            if !eng.m.main.is_live(op) {
+            if !self.m.main.is_live(op) {
                 continue;
             }
-            let cands = index.candidates(eng.m, &mut eng.cache, &compiled, op);
+            let cands = index.candidates(self.m, &mut self.cache, &compiled, op);
             for &k in cands.iter() {
                 let (lr, c) = &compiled[k];
-                if !eng.m.main.is_live(op) || !c.root_accepts(eng.m, &mut eng.cache, op) {
+                if !self.m.main.is_live(op) || !c.root_accepts(self.m, &mut self.cache, op) {
                     continue;
                 }
-                let ri = lr.index;
                 let mut s = Searcher {
-                    m: eng.m,
+                    m: self.m,
                     rules,
                     c,
                     memo: &memo,
-                    cache: &mut eng.cache,
-                    rule_index: ri,
+                    cache: &mut self.cache,
+                    rule_index: lr.index,
                     matches: 0,
                 };
                 let found = s.find(op).map_err(|e| eval_diag(rules, lr, e))?;
                 stats.rules[first_stat + k].matches += s.matches;
-                if eng.cache.timed_out {
-                    return Err(timeout(&phase.name, applied).with_note(format!(
+                if self.cache.timed_out {
+                    return Err(limits::timeout(&phase.name, applied).with_note(format!(
                         "the time ran out while matching rule `{}` ({}:{})",
                         stats.rules[first_stat + k].name,
                         rules.sources[lr.file].name,
@@ -144,142 +147,27 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
                 }
                 let Some(mt) = found else { continue };
                 if opts.trace {
-                    stats.trace.push(trace_entry(eng.m, rules, lr, &mt.ops));
+                    stats.trace.push(trace_entry(self.m, rules, lr, &mt.ops));
                 }
                 memo.insert(mt.key.clone());
                 let matched_ops = mt.ops.clone();
-                let touched = eng.run(lr, mt)?;
+                let touched = self.run(lr, mt)?;
                 stats.rules[first_stat + k].applications += 1;
                 applied += 1;
                 for t in &touched {
                     stats.edited_by.insert(t.0, first_stat + k);
                 }
-                // The cap is per rule: independent rules that each apply once per op never
-                // reach it together, a rule that applies more than 16 times per op does.
-                if stats.rules[first_stat + k].applications as usize > cap {
-                    let mut top: Vec<usize> = (0..compiled.len()).collect();
-                    top.sort_by_key(|&j| {
-                        std::cmp::Reverse(stats.rules[first_stat + j].applications)
-                    });
-                    const SHOWN: usize = 10;
-                    let mut list: Vec<String> = top
-                        .iter()
-                        .take(SHOWN)
-                        .map(|&j| {
-                            let r = &stats.rules[first_stat + j];
-                            format!("{} {} ({})", r.name, r.applications, r.location)
-                        })
-                        .collect();
-                    if top.len() > SHOWN {
-                        list.push(format!("{} more", top.len() - SHOWN));
-                    }
-                    return Err(Diagnostic::at(
-                        &rules.sources[lr.file],
-                        lr.name_span.0,
-                        format!(
-                            "phase `{}` stopped: rule `{}` applied more than {cap} times ({why_cap}): it may be looping",
-                            phase.name,
-                            lr.name,
-                        ),
-                    )
-                    .with_note(format!("applications per rule so far: {}", list.join("; ")))
-                    .with_hint("a rule should remove what it matches, or add something its pattern then excludes; --max-applications N raises the cap"));
-                }
-                if queued.len() < eng.m.main.op_capacity() {
-                    queued.resize(eng.m.main.op_capacity(), false);
-                }
-                for t in touched
-                    .into_iter()
-                    .chain(matched_ops)
-                    .chain(std::iter::once(op))
-                {
-                    if eng.m.main.is_live(t) && !queued[t.index()] {
-                        queued[t.index()] = true;
-                        work.push_back(t);
-                    }
-                }
+                cap.check(rules, phase, &stats.rules[first_stat..], k)?;
+                work.push(
+                    self.m,
+                    touched
+                        .into_iter()
+                        .chain(matched_ops)
+                        .chain(std::iter::once(op)),
+                );
             }
         }
-        stats.phases.push(PhaseStats {
-            name: phase.name.clone(),
-            applications: applied,
-            egraph_changes: stats.egraph[saturations..]
-                .iter()
-                .map(|e| (e.report.elab.erased + e.report.elab.created) as u64)
-                .sum(),
-            time: start.elapsed(),
-        });
-        for q in &phase.requires {
-            let n = stats.applications_of(&q.rule);
-            if !q.met(n) {
-                let msg = match &q.message {
-                    Some(m) => m.clone(),
-                    None => format!(
-                        "required rule `{}` applied {n} time(s), this phase requires {}",
-                        q.rule,
-                        q.wanted()
-                    ),
-                };
-                let mut d = Diagnostic::at(&rules.sources[q.file], q.span.0, msg);
-                if q.message.is_some() {
-                    d = d.with_note(format!(
-                        "rule `{}` applied {n} time(s); required: {}",
-                        q.rule,
-                        q.wanted()
-                    ));
-                }
-                let hint = if n == 0 {
-                    format!("no op of the program matches `{}`, or its guard refused every match: `--trace` and `--stats` show what each rule matched", q.rule)
-                } else {
-                    "`--stats` shows each rule's matches and applications; an equational rule's count is of e-graph applications".to_string()
-                };
-                return Err(d.with_hint(hint));
-            }
-        }
-    }
-    Ok(stats)
-}
-
-/// A phase's rules indexed by the op names their first pattern may match (MLIR's
-/// `FrozenRewritePatternSet`): the worklist tries at an op only the rules that can be rooted at
-/// its name, instead of every rule of the phase. Built lazily, one entry per op name the phase
-/// meets, because rules intern names the program does not have and the program gains names
-/// as rules build ops.
-struct RootIndex {
-    /// By op name (`Sym` index): the indices into the phase's compiled rules, in rule order.
-    by_name: Vec<Option<std::rc::Rc<[usize]>>>,
-    /// By compiled rule: whether it can fire at all ([`CompiledRule::never_fires`]).
-    fires: Vec<bool>,
-}
-
-impl RootIndex {
-    fn new(compiled: &[(&CompiledRule, Compiled)]) -> RootIndex {
-        RootIndex {
-            by_name: Vec::new(),
-            fires: compiled.iter().map(|(r, _)| !r.never_fires()).collect(),
-        }
-    }
-
-    fn candidates(
-        &mut self,
-        m: &Module,
-        cache: &mut Caches,
-        compiled: &[(&CompiledRule, Compiled)],
-        op: OpId,
-    ) -> std::rc::Rc<[usize]> {
-        let name = m.main.op_name(op);
-        let i = name.0 as usize;
-        if i >= self.by_name.len() {
-            self.by_name.resize(i + 1, None);
-        }
-        let fires = &self.fires;
-        self.by_name[i]
-            .get_or_insert_with(|| {
-                (0..compiled.len())
-                    .filter(|&k| fires[k] && compiled[k].1.root_may_accept_name(m, cache, name))
-                    .collect()
-            })
-            .clone()
+        Ok(applied)
     }
 }
 

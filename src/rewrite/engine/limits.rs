@@ -1,0 +1,114 @@
+//! What stops a phase of structural rules before its fixpoint, each with the error it gives:
+//! the per-rule application cap (`--max-applications`), the time limit (`--timeout`), and a
+//! `require` clause the phase did not meet (egg's `Runner` limits, as errors: a rewrite that
+//! stopped early is never written).
+
+use crate::diag::Diagnostic;
+use crate::rewrite::{RuleStats, Stats};
+use crate::rules::{Phase, RuleSet};
+
+/// The error of a run stopped by `--timeout`.
+pub(super) fn timeout(phase: &str, applied: u64) -> Diagnostic {
+    Diagnostic::error(format!(
+        "rewriting stopped by the time limit (--timeout) in phase `{phase}` after {applied} rule applications"
+    ))
+    .with_hint("raise --timeout, or look for a rule that keeps firing with --stats")
+}
+
+/// How many times one rule may apply in one phase. It is per rule: independent rules that each
+/// apply once per op never reach it together, a rule that applies more than 16 times per op
+/// does.
+pub(super) struct ApplicationCap {
+    cap: usize,
+    /// Where the number comes from, for the error.
+    why: String,
+}
+
+impl ApplicationCap {
+    /// `--max-applications N`, or 16 × the ops the phase starts with + 1000 when it is 0.
+    pub fn new(max_applications: usize, ops_at_start: usize) -> ApplicationCap {
+        if max_applications == 0 {
+            ApplicationCap {
+                cap: 16 * ops_at_start + 1000,
+                why: format!("16 × {ops_at_start} ops + 1000"),
+            }
+        } else {
+            ApplicationCap {
+                cap: max_applications,
+                why: "--max-applications".to_string(),
+            }
+        }
+    }
+
+    /// An error at rule `rule` of the phase whose statistics are `phase_rules` when it applied
+    /// more often than the cap, listing the rules that applied most.
+    pub fn check(
+        &self,
+        rules: &RuleSet,
+        phase: &Phase,
+        phase_rules: &[RuleStats],
+        rule: usize,
+    ) -> Result<(), Diagnostic> {
+        if phase_rules[rule].applications as usize <= self.cap {
+            return Ok(());
+        }
+        let mut top: Vec<usize> = (0..phase_rules.len()).collect();
+        top.sort_by_key(|&j| std::cmp::Reverse(phase_rules[j].applications));
+        const SHOWN: usize = 10;
+        let mut list: Vec<String> = top
+            .iter()
+            .take(SHOWN)
+            .map(|&j| {
+                let r = &phase_rules[j];
+                format!("{} {} ({})", r.name, r.applications, r.location)
+            })
+            .collect();
+        if top.len() > SHOWN {
+            list.push(format!("{} more", top.len() - SHOWN));
+        }
+        let lr = &phase.structural[rule];
+        Err(Diagnostic::at(
+            &rules.sources[lr.file],
+            lr.name_span.0,
+            format!(
+                "phase `{}` stopped: rule `{}` applied more than {} times ({}): it may be looping",
+                phase.name, lr.name, self.cap, self.why,
+            ),
+        )
+        .with_note(format!("applications per rule so far: {}", list.join("; ")))
+        .with_hint("a rule should remove what it matches, or add something its pattern then excludes; --max-applications N raises the cap"))
+    }
+}
+
+/// The first `require` clause of `phase` that the applications counted in `stats` do not meet.
+pub(super) fn requires(rules: &RuleSet, phase: &Phase, stats: &Stats) -> Result<(), Diagnostic> {
+    for q in &phase.requires {
+        let n = stats.applications_of(&q.rule);
+        if q.met(n) {
+            continue;
+        }
+        let msg = match &q.message {
+            Some(m) => m.clone(),
+            None => format!(
+                "required rule `{}` applied {n} time(s), this phase requires {}",
+                q.rule,
+                q.wanted()
+            ),
+        };
+        let mut d = Diagnostic::at(&rules.sources[q.file], q.span.0, msg);
+        if q.message.is_some() {
+            d = d.with_note(format!(
+                "rule `{}` applied {n} time(s); required: {}",
+                q.rule,
+                q.wanted()
+            ));
+        }
+        let hint = if n == 0 {
+            format!("no op of the program matches `{}`, or its guard refused every match: `--trace` and `--stats` show what each rule matched", q.rule)
+        } else {
+            "`--stats` shows each rule's matches and applications; an equational rule's count is of e-graph applications".to_string()
+        };
+        return Err(d.with_hint(hint));
+    }
+    Ok(())
+}

@@ -1,0 +1,107 @@
+//! Which rule is tried where, and in what order (egg's scheduler, for a worklist): a phase's
+//! rules indexed by the op name their first pattern can match ([`RootIndex`]), and the
+//! worklist of ops still to try ([`Worklist`]).
+
+use std::collections::VecDeque;
+
+use super::super::matcher::Compiled;
+use super::super::runtime::Caches;
+use crate::ir::{Module, OpId};
+use crate::rules::compiled::CompiledRule;
+
+/// A phase's rules indexed by the op names their first pattern may match (MLIR's
+/// `FrozenRewritePatternSet`): the worklist tries at an op only the rules that can be rooted at
+/// its name, instead of every rule of the phase. Built lazily, one entry per op name the phase
+/// meets, because rules intern names the program does not have and the program gains names
+/// as rules build ops.
+pub(super) struct RootIndex {
+    /// By op name (`Sym` index): the indices into the phase's compiled rules, in rule order.
+    by_name: Vec<Option<std::rc::Rc<[usize]>>>,
+    /// By compiled rule: whether it can fire at all ([`CompiledRule::never_fires`]).
+    fires: Vec<bool>,
+}
+
+impl RootIndex {
+    pub fn new(compiled: &[(&CompiledRule, Compiled)]) -> RootIndex {
+        RootIndex {
+            by_name: Vec::new(),
+            fires: compiled.iter().map(|(r, _)| !r.never_fires()).collect(),
+        }
+    }
+
+    pub fn candidates(
+        &mut self,
+        m: &Module,
+        cache: &mut Caches,
+        compiled: &[(&CompiledRule, Compiled)],
+        op: OpId,
+    ) -> std::rc::Rc<[usize]> {
+        let name = m.main.op_name(op);
+        let i = name.0 as usize;
+        if i >= self.by_name.len() {
+            self.by_name.resize(i + 1, None);
+        }
+        let fires = &self.fires;
+        self.by_name[i]
+            .get_or_insert_with(|| {
+                (0..compiled.len())
+                    .filter(|&k| fires[k] && compiled[k].1.root_may_accept_name(m, cache, name))
+                    .collect()
+            })
+            .clone()
+    }
+}
+
+/// The ops still to try, each at most once at a time, in the order they were queued: first
+/// every op some rule of the phase can be rooted at, in program order, then each op an
+/// application built, changed or matched.
+pub(super) struct Worklist {
+    /// By op (arena index): whether it is on the list.
+    queued: Vec<bool>,
+    work: VecDeque<OpId>,
+}
+
+impl Worklist {
+    /// Every op of `m`'s main program that some rule of the phase accepts as its root.
+    pub fn seed(
+        m: &Module,
+        cache: &mut Caches,
+        index: &mut RootIndex,
+        compiled: &[(&CompiledRule, Compiled)],
+    ) -> Worklist {
+        let mut list = Worklist {
+            queued: vec![false; m.main.op_capacity()],
+            work: VecDeque::new(),
+        };
+        for op in m.main.walk() {
+            let cands = index.candidates(m, cache, compiled, op);
+            if cands
+                .iter()
+                .any(|&k| compiled[k].1.root_accepts(m, cache, op))
+            {
+                list.queued[op.index()] = true;
+                list.work.push_back(op);
+            }
+        }
+        list
+    }
+
+    pub fn pop(&mut self) -> Option<OpId> {
+        let op = self.work.pop_front()?;
+        self.queued[op.index()] = false;
+        Some(op)
+    }
+
+    /// Queues each live op of `ops` not queued already.
+    pub fn push(&mut self, m: &Module, ops: impl IntoIterator<Item = OpId>) {
+        if self.queued.len() < m.main.op_capacity() {
+            self.queued.resize(m.main.op_capacity(), false);
+        }
+        for t in ops {
+            if m.main.is_live(t) && !self.queued[t.index()] {
+                self.queued[t.index()] = true;
+                self.work.push_back(t);
+            }
+        }
+    }
+}
