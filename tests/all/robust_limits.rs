@@ -28,6 +28,8 @@ tests![
     interpolations_in_rule_files_cost_linear_time,
     max_input_size_refuses_larger_files_and_accepts_one_at_the_limit,
     max_input_size_bounds_standard_input,
+    #[cfg(target_os = "linux")]
+    the_default_max_input_size_is_4g_or_a_fifth_of_memory,
     timeout_stops_rewriting_with_an_error_and_writes_nothing,
     a_deep_equational_pattern_stops_at_the_match_limit_deterministically,
     timeout_and_egraph_time_stop_a_search_that_is_still_enumerating,
@@ -363,4 +365,24 @@ fn timeout_stops_a_structural_match_over_a_value_with_800_readers() {
         "{err}"
     );
     assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+}
+
+/// README, Limits: the default `--max-input-size` is 4 GiB, or a fifth of the machine's memory
+/// (`MemTotal`) when that is less, but never under 64 MiB.
+#[cfg(target_os = "linux")]
+fn the_default_max_input_size_is_4g_or_a_fifth_of_memory() {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: u64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .expect("MemTotal in /proc/meminfo");
+    let fifth = kib * 1024 / 5;
+    let want = fifth.clamp(64 << 20, 4 << 30);
+    assert_eq!(
+        irw::cli::default_max_input_bytes(),
+        want,
+        "MemTotal {kib} KiB"
+    );
 }
