@@ -211,6 +211,15 @@ fn max_input_size_refuses_larger_files_and_accepts_one_at_the_limit() {
     let out = run_irw(&["diff", "--max-input-size", "1K", &f, &f]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("limit of 1 KiB"), "{err}");
+    // Paddle JSON (14 KB) is bounded as text is.
+    let json = root().join("../shared/fixtures/paddle-json/main.json");
+    let out = run_irw(&["--max-input-size", "1K", json.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("main.json is larger than the input size limit of 1 KiB"),
+        "{err}"
+    );
     let out = run_irw(&["--max-input-size", "12Q", &f]);
     assert_eq!(out.status.code(), Some(2));
 }
