@@ -18,7 +18,7 @@
 //!    as equal and fall back to height, which keeps extraction linear on long training programs
 //!    whose every value reaches thousands of classes. Ties: height, then node position.
 //!    The whole pass explores at most [`PASS2_WORK_PER_NODE`] classes per e-node of the e-graph
-//!    (plus a constant): an e-graph stopped by a limit can hold hundreds of thousands of
+//!    (plus [`PASS2_WORK_BASE`]): an e-graph stopped by a limit can hold hundreds of thousands of
 //!    equivalent nodes, each reaching [`DAG_BUDGET`] classes. Classes left when the work runs
 //!    out keep their pass-1 choice, which is correct and acyclic; the budget counts work, not
 //!    time, so the choice is the same on every run.
@@ -35,6 +35,10 @@ pub const DAG_BUDGET: usize = 1024;
 /// Classes pass 2 may explore per e-node of the e-graph (see the module docs).
 pub const PASS2_WORK_PER_NODE: usize = 64;
 
+/// Classes pass 2 may explore besides [`PASS2_WORK_PER_NODE`] per e-node: a small e-graph is
+/// never cut short.
+pub const PASS2_WORK_BASE: usize = 1 << 20;
+
 const SUBSUMED_PENALTY: u32 = 1 << 20;
 
 /// The chosen node of every e-class (indexed by class id).
@@ -43,6 +47,10 @@ pub struct Choices {
     best: Vec<Option<Node>>,
     /// Classes whose choice pass 2 changed (for statistics).
     pub improved: usize,
+    /// Classes pass 2 explored, and the most it may explore ([`PASS2_WORK_PER_NODE`] per e-node
+    /// plus [`PASS2_WORK_BASE`]): `work == work_limit` when the budget ran out.
+    pub work: usize,
+    pub work_limit: usize,
 }
 
 impl Choices {
@@ -134,10 +142,11 @@ pub fn extract(eg: &IrEGraph) -> Choices {
     let mut stamp = 0u32;
     let mut stack: Vec<Id> = Vec::new();
     let mut improved = 0;
-    let mut work_left = eg
+    let work_limit = eg
         .total_size()
         .saturating_mul(PASS2_WORK_PER_NODE)
-        .saturating_add(1 << 20);
+        .saturating_add(PASS2_WORK_BASE);
+    let mut work_left = work_limit;
     for &c in &finalized {
         if work_left == 0 {
             break;
@@ -209,5 +218,10 @@ pub fn extract(eg: &IrEGraph) -> Choices {
             best[usize::from(c)] = Some(eg[c].nodes[pos as usize].clone());
         }
     }
-    Choices { best, improved }
+    Choices {
+        best,
+        improved,
+        work: work_limit - work_left,
+        work_limit,
+    }
 }

@@ -129,6 +129,9 @@ pub struct EGraphReport {
     pub conflicts: usize,
     /// Classes whose extracted node the greedy-DAG pass changed.
     pub extract_improved: usize,
+    /// Classes the greedy-DAG pass explored, and its budget (see `extract`).
+    pub extract_work: usize,
+    pub extract_work_limit: usize,
     pub elab: ElabStats,
     pub times: PhaseTimes,
 }
@@ -351,6 +354,8 @@ fn saturate_program(
         rules,
         conflicts,
         extract_improved: choices.improved,
+        extract_work: choices.work,
+        extract_work_limit: choices.work_limit,
         elab,
         times,
     };

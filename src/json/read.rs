@@ -205,6 +205,7 @@ pub fn read_program(
         ids: FxHashMap::default(),
         offsets: op_offsets(&src.text),
         next_op: 0,
+        depth: 0,
     };
     r.document(doc).map_err(|e| e.into_diagnostic(src))?;
     Ok(r.prog)
@@ -260,6 +261,10 @@ struct Reader<'a> {
     ids: FxHashMap<i64, ValueId>,
     offsets: Vec<usize>,
     next_op: usize,
+    /// Region ops around the op being read: the text form holds at most
+    /// [`MAX_REGION_DEPTH`] nested regions, so a deeper program is refused here, where it is
+    /// read, rather than printed as text irw cannot parse.
+    depth: usize,
 }
 
 impl Reader<'_> {
@@ -540,6 +545,16 @@ impl Reader<'_> {
             Some(r) => within(raw_array(r, "regions"), &[Seg::Key("regions")])?,
             None => Vec::new(),
         };
+        // As the text parser counts: the top block and each enclosing region op's block.
+        if !regions.is_empty() && self.depth + 1 >= MAX_REGION_DEPTH {
+            return Err(JErr::new(format!(
+                "regions nested deeper than {MAX_REGION_DEPTH} levels"
+            ))
+            .hint(format!(
+                "irw reads regions nested up to {MAX_REGION_DEPTH} deep, as in its text form"
+            ))
+            .at_key("regions"));
+        }
         let syntax = if regions.is_empty() {
             OpSyntax::Plain
         } else if WHILE_SYNTAX_OPS.contains(&name.as_str()) {
@@ -570,6 +585,7 @@ impl Reader<'_> {
                 .at_path(&here));
             }
             let b = self.prog.add_region(op);
+            self.depth += 1;
             within(
                 self.block(blocks[0], b),
                 &[
@@ -579,6 +595,7 @@ impl Reader<'_> {
                     Seg::Index(0),
                 ],
             )?;
+            self.depth -= 1;
         }
         Ok(())
     }

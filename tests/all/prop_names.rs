@@ -144,7 +144,9 @@ fn plain_names_are_read_and_survive() {
     assert!(check("my_op", "my.key@GRAD", "any \"text\" \\ at\nall, é", "kw_0").unwrap());
 }
 
-/// 20 nested regions (JSON nested ~130 deep) are read: irw writes such files.
+/// 20 nested regions (JSON nested ~130 deep) are read: irw writes such files. So is the JSON of
+/// the deepest program the text form holds; one region deeper is refused where it is read,
+/// not printed as text irw cannot parse.
 fn json_as_deep_as_irw_writes_is_read() {
     // An unknown op with one region per level: what the reader and writer see of any region op.
     fn nest(level: usize) -> Value {
@@ -156,11 +158,32 @@ fn json_as_deep_as_irw_writes_is_read() {
                     "regions":[{"#":"region_x","blocks":[{"#":"block_x","args":[],"ops":nest(level - 1)}]}]}])
         }
     }
-    let doc = json!({"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[
-        {"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":nest(20)}]}]}});
-    let src = SourceFile::new("deep.json", doc.to_string());
-    let m = irw::json::read_module(&src).unwrap_or_else(|d| panic!("{d}"));
-    let out = write_module(&m, &TagHints::default()).unwrap_or_else(|d| panic!("{d}"));
-    let again = SourceFile::new("again.json", out.main);
-    irw::json::read_module(&again).unwrap_or_else(|d| panic!("irw cannot read what it wrote: {d}"));
+    let doc = |levels: usize| {
+        let d = json!({"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[
+            {"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":nest(levels)}]}]}});
+        SourceFile::new("deep.json", d.to_string())
+    };
+    let deepest = irw::ir::parse::MAX_REGION_DEPTH - 1;
+    for levels in [20, deepest] {
+        let m = irw::json::read_module(&doc(levels)).unwrap_or_else(|d| panic!("{levels}: {d}"));
+        let text = irw::ir::print_module(&m);
+        irw::ir::parse_module(&SourceFile::new("deep.ir", text))
+            .unwrap_or_else(|d| panic!("{levels}: irw cannot parse the text it printed: {d}"));
+        let out = write_module(&m, &TagHints::default()).unwrap_or_else(|d| panic!("{d}"));
+        let again = SourceFile::new("again.json", out.main);
+        irw::json::read_module(&again)
+            .unwrap_or_else(|d| panic!("{levels}: irw cannot read what it wrote: {d}"));
+    }
+    let err = match irw::json::read_module(&doc(deepest + 1)) {
+        Ok(_) => panic!("{} nested regions were read", deepest + 1),
+        Err(d) => d.to_string(),
+    };
+    assert!(
+        err.starts_with("deep.json:1:")
+            && err.contains(&format!(
+                "regions nested deeper than {} levels",
+                irw::ir::parse::MAX_REGION_DEPTH
+            )),
+        "{err}"
+    );
 }

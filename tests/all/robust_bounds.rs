@@ -8,9 +8,12 @@ use std::time::{Duration, Instant};
 
 tests![
     imported_rule_files_are_bounded_in_total,
+    one_rule_file_is_bounded,
     interpolated_strings_are_bounded,
     #[cfg(unix)]
     a_fifo_nobody_writes_honours_the_timeout,
+    #[cfg(unix)]
+    without_a_timeout_a_fifo_read_waits_for_its_writer,
     #[cfg(unix)]
     an_output_fifo_nobody_reads_is_refused,
 ];
@@ -46,6 +49,35 @@ fn imported_rule_files_are_bounded_in_total() {
     assert!(t.elapsed() < Duration::from_secs(60));
 }
 
+/// One rule file over 4 MiB is refused, given with `--rules` or imported (at the import).
+fn one_rule_file_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = format!("// {}\n", "x".repeat(1000));
+    let body = line.repeat((4 << 20) / line.len() + 1);
+    std::fs::write(dir.path().join("big.rw"), &body).unwrap();
+    std::fs::write(dir.path().join("root.rw"), "import \"big.rw\";\n").unwrap();
+    // Given with --rules, the error has no position; imported, it is at the import.
+    for (file, at) in [
+        ("big.rw", "error: cannot read rule file"),
+        ("root.rw", "/root.rw:1:8: error: cannot read rule file"),
+    ] {
+        let out = run_irw(&[
+            "--rules",
+            dir.path().join(file).to_str().unwrap(),
+            &fixture("before.ir"),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{file}: {err}");
+        let first = err.lines().next().unwrap_or("");
+        assert!(
+            first.starts_with(at) || first.contains(at) && at.starts_with('/'),
+            "{file}: {err}"
+        );
+        assert!(err.contains("it is larger than 4 MiB"), "{file}: {err}");
+    }
+}
+
+/// A string computed by interpolation or by `+` is refused above 64 KiB, at the expression.
 fn interpolated_strings_are_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let r = dir.path().join("r.rw");
@@ -54,22 +86,31 @@ fn interpolated_strings_are_bounded() {
         "param s: string = \"\";\n// Tags every relu with s, twice.\nrule r {\n    match %o = pd_op.relu(%x);\n    where not has_attr(%o, \"tag\");\n    set %o {tag: \"{s}{s}\"};\n}\n",
     )
     .unwrap();
+    let plus = dir.path().join("plus.rw");
+    std::fs::write(
+        &plus,
+        "param s: string = \"\";\n// Tags every relu with s, twice.\nrule r {\n    match %o = pd_op.relu(%x);\n    where not has_attr(%o, \"tag\");\n    set %o {tag: s + s};\n}\n",
+    )
+    .unwrap();
     let big = "y".repeat(40_000);
-    let out = run_irw(&[
-        "--rules",
-        r.to_str().unwrap(),
-        "--set",
-        &format!("s={big}"),
-        &fixture("before.ir"),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains(
-            "the string would be 80000 bytes long, more than the 64 KiB a rule may compute"
-        ),
-        "{err}"
-    );
+    for (rules, at) in [(&r, "r.rw:6:23: error: "), (&plus, "plus.rw:6:18: error: ")] {
+        let out = run_irw(&[
+            "--rules",
+            rules.to_str().unwrap(),
+            "--set",
+            &format!("s={big}"),
+            &fixture("before.ir"),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(at), "{err}");
+        assert!(
+            err.contains(
+                "the string would be 80000 bytes long, more than the 64 KiB a rule may compute"
+            ),
+            "{err}"
+        );
+    }
     // Under the bound: fine.
     let out = run_irw(&[
         "--rules",
@@ -98,9 +139,11 @@ fn a_fifo_nobody_writes_honours_the_timeout() {
     let fifo = dir.path().join("in.fifo");
     mkfifo(&fifo);
     let f = fifo.to_str().unwrap();
+    let before = fixture("before.ir");
     for args in [
         vec!["--timeout", "1", f],
-        vec!["--timeout", "1", "--rules", f, &fixture("before.ir")],
+        vec!["--timeout", "1", &before, "--startup", f],
+        vec!["--timeout", "1", "--rules", f, &before],
         vec![
             "check",
             "--timeout",
@@ -131,6 +174,41 @@ fn a_fifo_nobody_writes_honours_the_timeout() {
         "{err}"
     );
     assert!(err.contains("an import must be a regular file"), "{err}");
+}
+
+/// Without `--timeout`, a read of a FIFO waits for its writer, as `cat` would, and the program
+/// that arrives is read whole.
+fn without_a_timeout_a_fifo_read_waits_for_its_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("in.fifo");
+    mkfifo(&fifo);
+    let mut child = irw()
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    if child.try_wait().unwrap().is_some() {
+        let out = child.wait_with_output().unwrap();
+        panic!(
+            "irw ended before the FIFO was written: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // irw is waiting to read the FIFO, so opening it for writing does not block.
+    let text = std::fs::read(paddle_fixtures().join("before.ir")).unwrap();
+    std::fs::write(&fifo, &text).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        out.stdout, text,
+        "the program read from the FIFO prints back"
+    );
 }
 
 fn an_output_fifo_nobody_reads_is_refused() {

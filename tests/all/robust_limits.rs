@@ -28,6 +28,9 @@ tests![
     interpolations_in_rule_files_cost_linear_time,
     max_input_size_refuses_larger_files_and_accepts_one_at_the_limit,
     max_input_size_bounds_standard_input,
+    #[cfg(target_os = "linux")]
+    the_default_max_input_size_is_4g_or_a_fifth_of_memory,
+    extraction_work_is_bounded_per_e_node,
     timeout_stops_rewriting_with_an_error_and_writes_nothing,
     a_deep_equational_pattern_stops_at_the_match_limit_deterministically,
     timeout_and_egraph_time_stop_a_search_that_is_still_enumerating,
@@ -209,6 +212,15 @@ fn max_input_size_refuses_larger_files_and_accepts_one_at_the_limit() {
     let out = run_irw(&["diff", "--max-input-size", "1K", &f, &f]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("limit of 1 KiB"), "{err}");
+    // Paddle JSON (14 KB) is bounded as text is.
+    let json = root().join("../shared/fixtures/paddle-json/main.json");
+    let out = run_irw(&["--max-input-size", "1K", json.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("main.json is larger than the input size limit of 1 KiB"),
+        "{err}"
+    );
     let out = run_irw(&["--max-input-size", "12Q", &f]);
     assert_eq!(out.status.code(), Some(2));
 }
@@ -363,4 +375,72 @@ fn timeout_stops_a_structural_match_over_a_value_with_800_readers() {
         "{err}"
     );
     assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+}
+
+/// README, Limits: the default `--max-input-size` is 4 GiB, or a fifth of the machine's memory
+/// (`MemTotal`) when that is less, but never under 64 MiB.
+#[cfg(target_os = "linux")]
+fn the_default_max_input_size_is_4g_or_a_fifth_of_memory() {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: u64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .expect("MemTotal in /proc/meminfo");
+    let fifth = kib * 1024 / 5;
+    let want = fifth.clamp(64 << 20, 4 << 30);
+    assert_eq!(
+        irw::cli::default_max_input_bytes(),
+        want,
+        "MemTotal {kib} KiB"
+    );
+}
+
+/// README, Limits: extraction does at most 64 steps of work per e-node (plus a fixed 2^20). A
+/// chain of 5000 `add`s, each also written commuted by a rule: every class has two nodes whose
+/// DAG costs each explore up to 1024 classes below, about 9·10^6 steps unbounded. The budget
+/// of 64 × 10^4 e-nodes + 2^20 is used up, not passed, and the program is still written.
+fn extraction_work_is_bounded_per_e_node() {
+    use irw::egraph::extract::{PASS2_WORK_BASE, PASS2_WORK_PER_NODE};
+    let mut text = String::from(
+        "{\n    (%0) = \"pd_op.data\" () {dtype:float32,name:\"x\",place:Place(undefined:0),shape:[4],stop_gradient:[true]} : () -> tensor<4xf32>\n    (%1) = \"pd_op.data\" () {dtype:float32,name:\"c\",place:Place(undefined:0),shape:[4],stop_gradient:[true]} : () -> tensor<4xf32>\n",
+    );
+    let n = 5000;
+    for i in 0..n {
+        let prev = if i == 0 { 0 } else { i + 1 };
+        text.push_str(&format!(
+            "    (%{}) = \"pd_op.add\" (%{prev}, %1) {{}} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n",
+            i + 2
+        ));
+    }
+    text.push_str(&format!(
+        "    () = \"builtin.shadow_output\" (%{}) {{output_name:\"y\"}} : (tensor<4xf32>) -> \n}}\n",
+        n + 1
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let rw = dir.path().join("comm.rw");
+    std::fs::write(
+        &rw,
+        "phase p {\n    // add commutes\n    rewrite comm: pd_op.add(%a, %b) => pd_op.add(%b, %a) {};\n}\n",
+    )
+    .unwrap();
+    let rules = irw::rules::load(&[rw], &[]).unwrap_or_else(|d| panic!("{d}"));
+    let mut m = parse_module(&SourceFile::new("chain.ir", text)).unwrap_or_else(|d| panic!("{d}"));
+    let stats =
+        irw::rewrite::apply(&mut m, &rules, &Default::default()).unwrap_or_else(|d| panic!("{d}"));
+    let r = &stats.egraph[0].report;
+    assert_eq!(
+        r.extract_work_limit,
+        r.nodes * PASS2_WORK_PER_NODE + PASS2_WORK_BASE
+    );
+    assert_eq!((PASS2_WORK_PER_NODE, PASS2_WORK_BASE), (64, 1 << 20));
+    assert!(r.nodes > 2 * n, "{} e-nodes", r.nodes);
+    assert_eq!(
+        r.extract_work, r.extract_work_limit,
+        "the budget was not used up: {} of {}",
+        r.extract_work, r.extract_work_limit
+    );
+    verify_module(&m).unwrap_or_else(|e| panic!("{}", e.message));
+    assert_eq!(m.main.num_ops(), n + 3);
 }

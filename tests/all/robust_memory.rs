@@ -10,7 +10,8 @@
 //!   reports the peak resident memory), and a large input, which irw maps rather than reads,
 //!   prints back the same bytes and reports bad UTF-8 where a read one would;
 //! - reading and writing Paddle JSON stays within a small multiple of the file, as the text
-//!   form does (a document tree of the whole file would take 30-70×).
+//!   form does (a document tree of the whole file would take 30-70×);
+//! - `run --dump` streams the state from the tensors: its peak is that of the run without it.
 
 use crate::common::*;
 
@@ -35,6 +36,10 @@ tests![
     #[cfg(unix)]
     paddle_json_is_read_and_written_in_a_small_multiple_of_its_size,
     mapped_inputs_read_like_read_ones,
+    #[cfg(target_os = "linux")]
+    run_dump_needs_no_memory_beyond_the_tensors,
+    #[cfg(unix)]
+    canonicalize_peaks_under_seven_times_its_input,
 ];
 
 fn fixture(name: &str) -> String {
@@ -183,8 +188,7 @@ fn sizing_flags_are_validated() {
 
 fn the_live_count_follows_tensors() {
     // Outside a run, tensors charge their thread's own budget: the other tests of this process,
-    // running beside this one, charge theirs (they used to share one count, and this test had to
-    // run alone).
+    // running beside this one, charge theirs, so this test need not run alone.
     {
         let before = memory::live();
         let a = Tensor::full(&[1000], DType::F32, 1.0);
@@ -368,10 +372,9 @@ fn generated_mlp(dir: &std::path::Path, layers: u32) -> std::path::PathBuf {
     prog
 }
 
-/// Issue 14's memory target at 10^6 ops (`irw gen mlp --layers 60000`: 1.02·10^6 ops, 172
-/// MiB of text): under twice the input. Before the attribute store and the mapped input,
-/// parse+print peaked at 3.4x the input and grad_merge at 4.6x; now about 1.1x and 1.92-1.96x
-/// (grad_merge's output has 2.2x the ops of its input, all held at once). The grad_merge bound
+/// The memory bound at 10^6 ops (`irw gen mlp --layers 60000`: 1.02·10^6 ops, 172 MiB of
+/// text): parse+print under 1.5x the input and grad_merge under 2.1x. They take about 1.1x
+/// and 1.92-1.96x (grad_merge's output has 2.2x the ops of its input, all held at once). The grad_merge bound
 /// leaves 5% for the allocator and the parser threads' timing; see README, Performance.
 fn a_million_op_program_is_rewritten_in_under_twice_its_size() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -417,8 +420,8 @@ fn a_million_op_program_is_rewritten_in_under_twice_its_size() {
 
 /// Paddle JSON of a 10^4-layer MLP (170 000 ops): writing it peaks under 5× the program's text
 /// (the module, and both JSON texts held until they are written together) and reading it back
-/// under 3× the file (the text, the module and one op's tree). With whole-document trees these
-/// were 75× and 36×.
+/// under 3× the file (the text, the module and one op's tree), not the tens of times a tree of
+/// the whole document takes.
 #[cfg(unix)]
 fn paddle_json_is_read_and_written_in_a_small_multiple_of_its_size() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -504,4 +507,98 @@ fn mapped_inputs_read_like_read_ones() {
     assert!(out.stdout.is_empty());
     let want = format!("bad.ir:{lines}:1: error: the file is not valid UTF-8");
     assert!(err.contains(&want), "want `{want}` in:\n{err}");
+}
+
+/// Runs irw with `args` and returns its exit code and peak resident set in bytes, measured by
+/// `wait4` for this child alone (the other tests of this process run children beside it).
+#[cfg(target_os = "linux")]
+#[allow(
+    clippy::zombie_processes,
+    reason = "the child is reaped by wait4, which also reports its peak"
+)]
+fn exit_and_peak_rss(args: &[&str]) -> (i32, u64) {
+    let child = irw()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("irw runs");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data, written by `wait4` for the child this test spawned and
+    // has not waited for.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
+    assert!(libc::WIFEXITED(status), "irw {args:?} ended by a signal");
+    (libc::WEXITSTATUS(status), ru.ru_maxrss as u64 * 1024)
+}
+
+/// `run --dump` writes the state as a stream from the tensors the run holds: on examples/mlp.ir
+/// widened to 1024 hidden units (a 1024x1024 weight, 4 MiB), whose dump is about 30 MB of JSON
+/// text, the run's peak grows by less than a quarter of the dump. A dump built in memory (the
+/// text, or a JSON tree of it) would add at least the whole dump.
+#[cfg(target_os = "linux")]
+fn run_dump_needs_no_memory_beyond_the_tensors() {
+    let mlp = std::fs::read_to_string(root().join("examples/mlp.ir")).expect("examples/mlp.ir");
+    let wide = [
+        ("8x16x", "8x1024x"),
+        ("16x16x", "1024x1024x"),
+        ("<16xf32>", "<1024xf32>"),
+        ("-1x16x", "-1x1024x"),
+        ("16x4x", "1024x4x"),
+        ("shape:[16]", "shape:[1024]"),
+        ("value:[8,16]", "value:[8,1024]"),
+        ("value:[16,16]", "value:[1024,1024]"),
+        ("value:[16,4]", "value:[1024,4]"),
+    ]
+    .iter()
+    .fold(mlp, |t, (a, b)| t.replace(a, b));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let prog = dir.path().join("wide.ir");
+    std::fs::write(&prog, wide).unwrap();
+    let dump = dir.path().join("dump.json");
+    let p = prog.to_str().unwrap();
+    let (code, without) = exit_and_peak_rss(&["run", p]);
+    assert_eq!(code, 0, "irw run wide.ir");
+    let (code, with) = exit_and_peak_rss(&["run", p, "--dump", dump.to_str().unwrap()]);
+    assert_eq!(code, 0, "irw run wide.ir --dump");
+    let size = std::fs::metadata(&dump).expect("dump written").len();
+    let v: serde_json::Value =
+        serde_json::from_reader(std::io::BufReader::new(std::fs::File::open(&dump).unwrap()))
+            .expect("the dump is JSON");
+    assert_eq!(
+        v["state"]["linear_1.w_0"]["shape"],
+        serde_json::json!([1024, 1024]),
+        "the dump holds the widened weight"
+    );
+    let grew = with.saturating_sub(without);
+    note(format!(
+        "run: {without} bytes; run --dump: {with} bytes; dump {size} bytes"
+    ));
+    assert!(size > 20_000_000, "the dump is only {size} bytes");
+    assert!(
+        grew < size / 4,
+        "--dump added {grew} bytes to the peak ({without} → {with}) for a dump of {size} bytes"
+    );
+}
+
+/// README, Limits: an e-graph rule set takes up to 7× the input (`canonicalize.rw` on
+/// `irw gen mlp --layers 6000`, 10^5 ops and 17 MiB of text: about 5.7×).
+#[cfg(unix)]
+fn canonicalize_peaks_under_seven_times_its_input() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let prog = generated_mlp(dir.path(), 6000);
+    let out = irw()
+        .args(["--stats", "--rules", "rules/canonicalize.rw"])
+        .arg(&prog)
+        .arg("-o")
+        .arg(dir.path().join("c.ir"))
+        .output()
+        .expect("irw runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let ratio = peak_ratio(&err);
+    note(format!("canonicalize: {ratio:.2}x the input"));
+    assert!(ratio < 7.0, "canonicalize peaked at {ratio:.2}x the input");
 }

@@ -124,6 +124,8 @@ fn a_closed_stdout_pipe_ends_every_command_quietly() {
 fn a_closed_stderr_pipe_never_panics_and_keeps_the_exit_code() {
     let mut cases = commands();
     cases.push(("lint", vec!["lint".into(), fixture("before.ir")]));
+    // Paddle's own gradient-merge output: lint writes a diagnostic per hazard, and exits 1.
+    cases.push(("lint hazards", vec!["lint".into(), fixture("after.ir")]));
     for (name, args) in cases {
         let normal = irw().args(&args).output().expect("irw runs");
         let out = with_closed_reader(&args, false);
