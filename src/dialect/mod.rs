@@ -15,6 +15,8 @@
 
 pub mod data;
 mod defaults;
+#[cfg(test)]
+mod json_tests;
 pub mod paddle_json;
 pub mod protocol;
 mod result_type;

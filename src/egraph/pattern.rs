@@ -38,19 +38,8 @@
 //! rules that only ever simplify.
 //!
 //! # Writing rules in Rust
-//! ```
-//! use irw::egraph::{AttrTest, Build, Cap, EqRule, Expr, OpPattern, Var};
-//! // pd_op.cast(%x) {dtype: d} where dtype(%x) == d  =>  %x
-//! let (x, d) = (Var(0), Cap(0));
-//! let rule = EqRule::new(
-//!     "cast_same_dtype",
-//!     OpPattern::new("pd_op.cast", [x.into()]).attr("dtype", AttrTest::Capture(d)),
-//!     Build::Var(x),
-//! )
-//! .guard(Expr::dtype(x).eq(Expr::Cap(d)))
-//! .subsume(true);
-//! assert!(rule.check().is_ok());
-//! ```
+//! The e-graph's tests write the rules of `rules/canonicalize.rw` this way (`tests/mod.rs`:
+//! `cast_same_dtype` is `pd_op.cast(%x) {dtype: d} where dtype(%x) == d => %x`).
 
 use crate::ir::{Attr, Type};
 

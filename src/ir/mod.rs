@@ -1,7 +1,7 @@
 //! The IR: Paddle PIR programs as an arena of ops, values, blocks and regions.
 //!
 //! ```
-//! use irw::ir::{parse_module, print_module};
+//! use irw::{parse_module, print_module};
 //! use irw::SourceFile;
 //!
 //! let text = "{\n    (%0) = \"pd_op.full\" () {dtype:float32,value:1} : () -> tensor<f32>\n}\n";

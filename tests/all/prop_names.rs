@@ -2,7 +2,7 @@
 //! JSON → text → JSON exactly, or are refused when read, with an error at their JSON position:
 //! the text is never a different program (`op_role:2,zz` read back as `op_role:2`).
 
-use irw::json::{read_module_with_hints, write_module, TagHints};
+use irw::paddle_json::{read_module_with_hints, write_module, TagHints};
 use irw::SourceFile;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -97,8 +97,8 @@ fn check(op: &str, key: &str, text: &str, kw: &str) -> Result<bool, TestCaseErro
             return Ok(false);
         }
     };
-    let printed = irw::ir::print_module(&m);
-    let back = irw::ir::parse_module(&SourceFile::new("p.ir", printed.clone())).map_err(|d| {
+    let printed = irw::print_module(&m);
+    let back = irw::parse_module(&SourceFile::new("p.ir", printed.clone())).map_err(|d| {
         TestCaseError::fail(format!(
             "the text irw printed does not parse:\n{d}\n{printed}"
         ))
@@ -153,8 +153,9 @@ fn json_as_deep_as_irw_writes_is_read() {
     let doc = json!({"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[
         {"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":nest(20)}]}]}});
     let src = SourceFile::new("deep.json", doc.to_string());
-    let m = irw::json::read_module(&src).unwrap_or_else(|d| panic!("{d}"));
+    let m = irw::paddle_json::read_module(&src).unwrap_or_else(|d| panic!("{d}"));
     let out = write_module(&m, &TagHints::default()).unwrap_or_else(|d| panic!("{d}"));
     let again = SourceFile::new("again.json", out.main);
-    irw::json::read_module(&again).unwrap_or_else(|d| panic!("irw cannot read what it wrote: {d}"));
+    irw::paddle_json::read_module(&again)
+        .unwrap_or_else(|d| panic!("irw cannot read what it wrote: {d}"));
 }

@@ -12,10 +12,10 @@
 
 use crate::common::*;
 
-use irw::dialect::verify_module;
-use irw::ir::parse::{MAX_NESTING, MAX_REGION_DEPTH};
-use irw::ir::{parse_module, print_module};
+use irw::verify_module;
 use irw::SourceFile;
+use irw::{parse_module, print_module};
+use irw::{MAX_NESTING, MAX_REGION_DEPTH};
 use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -111,13 +111,13 @@ fn the_deepest_accepted_program_parses_verifies_prints_and_rewrites() {
     assert_eq!(print_module(&m), text);
     let sets = [("k_steps".to_string(), "4".to_string())];
     for f in ["grad_merge.rw", "hoist_reduce.rw", "master_grad.rw"] {
-        let rs = irw::rules::load(
+        let rs = irw::load_rules(
             &[format!("rules/{f}").into()],
             &sets[..usize::from(f == "grad_merge.rw")],
         )
         .unwrap_or_else(|d| panic!("{d}"));
         let mut m2 = m.clone();
-        irw::rewrite::apply(&mut m2, &rs, &Default::default()).unwrap_or_else(|d| panic!("{d}"));
+        irw::rewrite(&mut m2, &rs, &Default::default()).unwrap_or_else(|d| panic!("{d}"));
         verify_module(&m2).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             print_module(&m2),
@@ -139,7 +139,7 @@ fn rule_files_with_long_operator_chains_are_refused_not_overflowed() {
         ),
         format!("param k: string = \"{{{}1}}\";", "-".repeat(100_000)),
     ] {
-        let e = irw::rules::load_str("t.rw", &text, std::path::Path::new("rules"), &[])
+        let e = irw::load_rules_str("t.rw", &text, std::path::Path::new("rules"), &[])
             .err()
             .map(|d| d.to_string())
             .unwrap_or_default();
@@ -160,7 +160,7 @@ fn interpolations_in_rule_files_cost_linear_time() {
     }
     text.push_str("}\n");
     let t = Instant::now();
-    let rs = irw::rules::load_str("big.rw", &text, std::path::Path::new("rules"), &[])
+    let rs = irw::load_rules_str("big.rw", &text, std::path::Path::new("rules"), &[])
         .unwrap_or_else(|d| panic!("{d}"));
     assert_eq!(rs.num_rules(), 20_000);
     assert!(
@@ -170,7 +170,7 @@ fn interpolations_in_rule_files_cost_linear_time() {
     );
     // Spans inside interpolations still point into the file.
     let bad = "phase p {\n// r\nrule r { match %o = optimizer(param: %p); where \"{nme(%p)}\" == \"x\"; erase %o; }\n}\n";
-    let e = irw::rules::load_str("bad.rw", bad, std::path::Path::new("rules"), &[])
+    let e = irw::load_rules_str("bad.rw", bad, std::path::Path::new("rules"), &[])
         .err()
         .map(|d| d.to_string())
         .unwrap_or_default();
