@@ -65,13 +65,8 @@ pub fn format_size(n: u64) -> String {
 pub use crate::source_text::UTF8_BOM;
 
 /// Reads `path` (`-` for standard input) as a [`SourceFile`], refusing inputs larger than
-/// `limit` bytes (`--max-input-size`) without reading more than that. A leading UTF-8 byte
-/// order mark is dropped.
-pub fn read_source(path: &str, limit: u64) -> Result<SourceFile, Diagnostic> {
-    read_source_within(path, limit, None)
-}
-
-/// [`read_source`], ended by a [`Watchdog`] after `timeout` if the read blocks (a FIFO).
+/// `limit` bytes (`--max-input-size`) without reading more than that, ended by a [`Watchdog`]
+/// after `timeout` if the read blocks (a FIFO). A leading UTF-8 byte order mark is dropped.
 pub fn read_source_within(
     path: &str,
     limit: u64,

@@ -22,10 +22,7 @@ mod pair;
 mod run;
 mod streams;
 
-pub use io::{
-    default_max_input_bytes, format_size, read_source, write_output, write_outputs, Content,
-    UTF8_BOM,
-};
+pub use io::{default_max_input_bytes, write_output, write_outputs, Content};
 pub use limits::{InputLimitArgs, Limits, MemoryArgs, TimeoutArgs};
 pub use streams::set_closed_at_start;
 

@@ -11,7 +11,8 @@
 //! Also: every op of those dumps has a result-type family, and where the family derives a type
 //! it is the type Paddle printed.
 
-use crate::dialect::{infer, Dialect, ProgramOp, Shape};
+use crate::dialect::shape_family::{infer, ProgramOp, Shape};
+use crate::dialect::Dialect;
 use crate::json::{write_module, TagHints};
 use crate::test_support::*;
 use crate::{ir, SourceFile};

@@ -24,13 +24,13 @@ pub mod shape_family;
 pub mod table;
 mod verify;
 
-pub use data::{AttrSpec, AttrType};
-pub use shape_family::{infer, OpView, ProgramOp, Shape};
+pub use data::AttrSpec;
+pub use shape_family::Shape;
 
 pub use defaults::{default_attrs, DefaultAttr};
 pub use protocol::{stage_role, ROLE_ATTR, STAGES};
-pub use result_type::{broadcast, dim0_scaled, reduced, result_type, ResultRule};
-pub use verify::{findings, fits, misfit_ops, verify_module, verify_program, Finding, FindingKind};
+pub use result_type::{result_type, ResultRule};
+pub use verify::{findings, misfit_ops, verify_module, verify_program, Finding, FindingKind};
 
 use crate::ir::{Context, OpId, Program};
 use rustc_hash::FxHashMap;
@@ -237,6 +237,7 @@ impl Dialect {
 
 #[cfg(test)]
 mod tests {
+    use super::result_type::dim0_scaled;
     use super::*;
     use crate::ir::{DType, Type};
 

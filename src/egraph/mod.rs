@@ -58,12 +58,10 @@ pub mod run;
 #[cfg(test)]
 mod tests;
 
-pub use analysis::{ClassData, IrAnalysis, IrEGraph};
+pub use analysis::{IrAnalysis, IrEGraph};
 pub use elaborate::ElabStats;
-pub use lang::Node;
 pub use pattern::{
-    AttrTest, BinOp, Build, Cap, EqRule, Expr, Label, OpBuild, OpPattern, Pattern, TypesBuild,
-    Value, Var,
+    AttrTest, Build, Cap, EqRule, Expr, Label, OpBuild, OpPattern, Pattern, TypesBuild, Value, Var,
 };
 pub use run::{Limits, Options, Outcome};
 

@@ -90,6 +90,7 @@ impl Options {
         self.limits = limits;
         self
     }
+    #[cfg(test)]
     pub fn with_cse(mut self, cse: bool) -> Self {
         self.cse = cse;
         self

@@ -240,8 +240,6 @@ impl Combine {
 pub struct MicroReference {
     /// The gradients of the k micro-batches, combined as the loss combines rows.
     pub grads: IndexMap<String, Tensor>,
-    /// The largest magnitude of any single micro-batch gradient (for the tolerance).
-    pub grad_scale: f64,
     /// Every rank after micro-steps 1..k−1 (forward and backward, no optimizer): where the
     /// optimize step of micro-step k starts from.
     pub before_last: Vec<Rank>,
@@ -263,16 +261,12 @@ pub fn micro_reference(
     let mut carried: Vec<Rank> = init.to_vec();
     let mut sum: IndexMap<String, Vec<f64>> = IndexMap::new();
     let mut like: IndexMap<String, Tensor> = IndexMap::new();
-    let mut grad_scale = 0.0f64;
     let mut after_micro_step = Vec::new();
     for i in 0..k {
         let mut probe = carried.clone();
         run(&mut probe, i, Stage::Full)?;
         for (name, g) in &probe[0].observed.optimizer_grads {
             let v = g.to_f64_vec();
-            if g.dtype().is_float() {
-                grad_scale = v.iter().fold(grad_scale, |m, x| m.max(x.abs()));
-            }
             let acc = sum
                 .entry(name.clone())
                 .or_insert_with(|| vec![0.0; v.len()]);
@@ -302,7 +296,6 @@ pub fn micro_reference(
     }
     Ok(MicroReference {
         grads,
-        grad_scale,
         before_last: carried,
         after_micro_step,
     })

@@ -25,7 +25,9 @@ use std::fmt;
 
 use indexmap::IndexMap;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
+#[cfg(test)]
+use serde_json::{json, Map};
 
 use crate::diag::{Diagnostic, SourceFile};
 use crate::exec::dtype::DType;
@@ -988,6 +990,7 @@ pub fn slice_rows(
 }
 
 /// A tensor as `{shape, dtype, values}` (values widened to f64, exact).
+#[cfg(test)]
 pub fn tensor_to_json(t: &Tensor) -> Value {
     let values: Vec<Value> = match t.data() {
         Data::I64(v) => v.iter().map(|&x| json!(x)).collect(),
@@ -1000,6 +1003,7 @@ pub fn tensor_to_json(t: &Tensor) -> Value {
 }
 
 /// A scope as a JSON object of tensors (keys sorted, as a `serde_json` map holds them).
+#[cfg(test)]
 pub fn scope_to_json(scope: &Scope) -> Value {
     let mut m = Map::new();
     for (k, t) in scope.iter() {

@@ -861,7 +861,6 @@ impl<'p> Interp<'p> {
                             inputs[*gi] = Input::Tensor(t);
                         }
                         let call = OpCall {
-                            name,
                             attrs,
                             inputs,
                             n_results: results.len(),

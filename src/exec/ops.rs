@@ -32,7 +32,6 @@ pub enum Input<'a> {
 
 /// An op about to run: its operands, attributes and number of results.
 pub struct OpCall<'a> {
-    pub name: &'a str,
     pub attrs: Attrs<'a>,
     pub inputs: Vec<Input<'a>>,
     pub n_results: usize,

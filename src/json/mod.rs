@@ -43,8 +43,5 @@ pub mod types;
 pub mod write;
 
 pub use attrs::TagHints;
-pub use check::check_module;
-pub use read::{
-    looks_like_json, read_module, read_module_with_hints, read_program, read_startup_into,
-};
-pub use write::{write_module, write_program, JsonModule};
+pub use read::{looks_like_json, read_module, read_module_with_hints, read_startup_into};
+pub use write::{write_module, JsonModule};

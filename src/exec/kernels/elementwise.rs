@@ -46,6 +46,7 @@ pub fn promote(a: DType, b: DType) -> DType {
     }
 }
 
+#[cfg(test)]
 #[inline(always)]
 fn f32_op(op: BinaryOp) -> impl Fn(f32, f32) -> f32 + Copy {
     move |x: f32, y: f32| match op {
@@ -151,7 +152,8 @@ pub fn binary(op: BinaryOp, x: &Tensor, y: &Tensor, axis: i64) -> KResult<Tensor
     }
 }
 
-/// Scalar reference of [`binary`]'s f32 arithmetic (for tests and slow paths).
+/// Scalar reference of [`binary`]'s f32 arithmetic, for the tests.
+#[cfg(test)]
 pub fn f32_scalar(op: BinaryOp, x: f32, y: f32) -> f32 {
     f32_op(op)(x, y)
 }
