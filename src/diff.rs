@@ -145,7 +145,7 @@ fn op_lines(ctx: &Context, p: &Program) -> FxHashMap<OpId, String> {
 
 /// Compares two programs.
 /// Attributes named in `ignore` are left out of the comparison.
-pub fn diff_programs(
+fn diff_programs(
     ca: &Context,
     a: &Program,
     cb: &Context,

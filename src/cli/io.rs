@@ -27,11 +27,11 @@ use std::sync::Mutex;
 
 /// Largest input irw reads by default on any machine (bytes). A program of 10^6 ops is about
 /// 180 MB.
-pub const MAX_INPUT_BYTES: u64 = 4 << 30;
+const MAX_INPUT_BYTES: u64 = 4 << 30;
 
 /// Peak memory of a rewrite per byte of input, rounded up from `benches/scaling.sh` (parse,
 /// grad_merge and print of 10^6 and 10^7 ops; see README.md, Performance).
-pub const PEAK_BYTES_PER_INPUT_BYTE: u64 = 5;
+const PEAK_BYTES_PER_INPUT_BYTE: u64 = 5;
 
 /// The default `--max-input-size`: [`MAX_INPUT_BYTES`], or less on a machine whose memory
 /// (`MemTotal` in /proc/meminfo) could not hold the rewrite of an input that large
@@ -53,7 +53,7 @@ pub fn default_max_input_bytes() -> u64 {
 }
 
 /// `4294967296` as `4 GiB`, `1536` as `1536 bytes`: sizes in messages, exact.
-pub fn format_size(n: u64) -> String {
+fn format_size(n: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
         if n >= 1 << shift && n.is_multiple_of(1 << shift) {
             return format!("{} {unit}", n >> shift);

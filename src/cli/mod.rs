@@ -100,7 +100,7 @@ pub fn parse_ranks(s: &str) -> Result<usize, String> {
 }
 
 /// Parses a positive, finite number of seconds (`--egraph-time`).
-pub fn parse_positive_seconds(s: &str) -> Result<std::time::Duration, String> {
+fn parse_positive_seconds(s: &str) -> Result<std::time::Duration, String> {
     match parse_seconds(s) {
         Ok(d) if !d.is_zero() => Ok(d),
         _ => Err(format!("`{s}` is not a positive number of seconds")),
@@ -443,7 +443,7 @@ impl From<Diagnostic> for Failure {
 }
 
 /// Reads INPUT (and `--startup`), parses and verifies them.
-pub fn load_module(
+fn load_module(
     input: &str,
     startup: Option<&str>,
     limits: &Limits,
@@ -453,7 +453,7 @@ pub fn load_module(
 
 /// [`load_module`], also returning the attribute tags JSON inputs used (for writing JSON back).
 /// Each file may be Paddle's program text or its PIR JSON, told apart by content.
-pub fn load_module_with_hints(
+fn load_module_with_hints(
     input: &str,
     startup: Option<&str>,
     limits: &Limits,
@@ -463,7 +463,7 @@ pub fn load_module_with_hints(
 
 /// [`load_module_with_hints`], also returning INPUT's text (so `--trace` can point at its
 /// lines).
-pub fn load_module_full(
+fn load_module_full(
     input: &str,
     startup: Option<&str>,
     limits: &Limits,

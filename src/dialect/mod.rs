@@ -103,7 +103,7 @@ pub const INHERITED_ATTRS: &[&str] = &["op_role", "stop_gradient"];
 /// The ops that hold regions, with how many (each one block): `pd_op.if` has its true region
 /// and its false region, `pd_op.while` its body. A rule that builds one of these ops builds its
 /// regions empty (Paddle prints an `if` without results with regions that have no `cf.yield`).
-pub const REGION_OPS: &[(&str, u32)] = &[("pd_op.if", 2), ("pd_op.while", 1)];
+const REGION_OPS: &[(&str, u32)] = &[("pd_op.if", 2), ("pd_op.while", 1)];
 
 /// How many regions an op `name` holds when built ([`REGION_OPS`]; 0 for every other op).
 pub fn region_count(name: &str) -> u32 {

@@ -50,7 +50,7 @@ pub struct CouplingRule {
 }
 
 /// The ops whose output on a row can depend on the other rows of the batch.
-pub static COUPLING: &[CouplingRule] = &[
+static COUPLING: &[CouplingRule] = &[
     CouplingRule {
         op: "pd_op.batch_norm_",
         when: When::BatchStatistics,

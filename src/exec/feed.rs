@@ -991,7 +991,7 @@ pub fn slice_rows(
 
 /// A tensor as `{shape, dtype, values}` (values widened to f64, exact).
 #[cfg(test)]
-pub fn tensor_to_json(t: &Tensor) -> Value {
+fn tensor_to_json(t: &Tensor) -> Value {
     let values: Vec<Value> = match t.data() {
         Data::I64(v) => v.iter().map(|&x| json!(x)).collect(),
         Data::I32(v) => v.iter().map(|&x| json!(x)).collect(),
@@ -1004,7 +1004,7 @@ pub fn tensor_to_json(t: &Tensor) -> Value {
 
 /// A scope as a JSON object of tensors (keys sorted, as a `serde_json` map holds them).
 #[cfg(test)]
-pub fn scope_to_json(scope: &Scope) -> Value {
+fn scope_to_json(scope: &Scope) -> Value {
     let mut m = Map::new();
     for (k, t) in scope.iter() {
         m.insert(k.to_string(), tensor_to_json(t));

@@ -262,7 +262,7 @@ fn inverse_perm(perm: &[i64]) -> Vec<i64> {
 }
 
 /// The table: op name → kernel entry.
-pub static KERNELS: &[(&str, KernelFn)] = &[
+static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.add", |c| binary(c, ew::BinaryOp::Add)),
     ("pd_op.add_", |c| binary(c, ew::BinaryOp::Add)),
     ("pd_op.subtract", |c| binary(c, ew::BinaryOp::Subtract)),

@@ -64,7 +64,7 @@ impl MeshNames {
 
 /// The placements Paddle derives from a dims mapping and partial status
 /// (`TensorDistAttribute::placements`): `None` for an empty mesh.
-pub fn derive_placements(
+fn derive_placements(
     mesh_shape: &[i64],
     dims_mapping: &[i64],
     partial: &[(i64, ReduceKind)],
@@ -105,7 +105,7 @@ pub fn derive_placements(
 }
 
 /// The local dims of a tensor of global `shape` (Paddle's `InferLocalDDim`).
-pub fn local_dims(shape: &[i64], d: &TensorDist) -> Result<Vec<i64>, String> {
+fn local_dims(shape: &[i64], d: &TensorDist) -> Result<Vec<i64>, String> {
     if shape.is_empty() {
         return Ok(Vec::new());
     }
@@ -276,7 +276,7 @@ fn ints(v: &Value, what: &str) -> Result<Vec<i64>, String> {
 }
 
 /// Reads a process mesh into `(shape, process ids)`, learning its dimension names.
-pub fn mesh_from_json(v: &Value, names: &mut MeshNames) -> Result<(Vec<i64>, Vec<i64>), String> {
+fn mesh_from_json(v: &Value, names: &mut MeshNames) -> Result<(Vec<i64>, Vec<i64>), String> {
     let d = tagged(v, PROCESS_MESH_TAG, 3)?;
     let shape = ints(&d[0], "a process mesh's shape")?;
     let ids = ints(&d[1], "a process mesh's process ids")?;

@@ -505,7 +505,7 @@ impl<'r> Searcher<'_, 'r> {
 
 /// The memo key of an application: rule index, the matched ops, then the operand position of
 /// each `(.., %v, ..)` pattern.
-pub fn memo_key(rule_index: usize, ops: &[OpId], positions: &[u32]) -> MemoKey {
+fn memo_key(rule_index: usize, ops: &[OpId], positions: &[u32]) -> MemoKey {
     let words = std::iter::once(rule_index as u32)
         .chain(ops.iter().map(|o| o.0))
         .chain(positions.iter().copied());

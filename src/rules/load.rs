@@ -79,11 +79,11 @@ pub fn parse_set(arg: &str) -> Result<(String, String), Diagnostic> {
 
 /// Largest rule file irw reads: rule files are hand-written and small; the bound keeps
 /// `import "/dev/zero"` from exhausting memory.
-pub const MAX_RULE_FILE_BYTES: u64 = 4 << 20;
+const MAX_RULE_FILE_BYTES: u64 = 4 << 20;
 
 /// Largest total of all rule files one run reads, imports included: 24 imports of
 /// [`MAX_RULE_FILE_BYTES`] each must end in this error, not in an allocation failure.
-pub const MAX_RULE_BYTES_TOTAL: u64 = 16 << 20;
+const MAX_RULE_BYTES_TOTAL: u64 = 16 << 20;
 
 /// Reads `path`, at most [`MAX_RULE_FILE_BYTES`] and at most `budget` bytes (what is left of
 /// [`MAX_RULE_BYTES_TOTAL`]).

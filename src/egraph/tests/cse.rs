@@ -41,7 +41,7 @@ fn effectful(names: &[String]) -> Vec<String> {
 #[test]
 fn no_rules_without_cse_is_the_identity_on_every_fixture() {
     let mut files = files_with_ext(&paddle_fixtures(), "ir");
-    files.retain(|f| !f.ends_with("after_256.ir")); // covered by egraph_perf
+    files.retain(|f| !f.ends_with("after_256.ir")); // covered by perf.rs
     assert!(files.len() > 10);
     for path in files {
         let text = std::fs::read_to_string(&path).expect("fixture is readable");

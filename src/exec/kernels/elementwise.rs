@@ -32,7 +32,7 @@ pub enum BinaryOp {
 }
 
 /// The dtype a binary op on `a` and `b` produces.
-pub fn promote(a: DType, b: DType) -> DType {
+fn promote(a: DType, b: DType) -> DType {
     use DType::*;
     if a == b {
         return a;
@@ -154,7 +154,7 @@ pub fn binary(op: BinaryOp, x: &Tensor, y: &Tensor, axis: i64) -> KResult<Tensor
 
 /// Scalar reference of [`binary`]'s f32 arithmetic, for the tests.
 #[cfg(test)]
-pub fn f32_scalar(op: BinaryOp, x: f32, y: f32) -> f32 {
+fn f32_scalar(op: BinaryOp, x: f32, y: f32) -> f32 {
     f32_op(op)(x, y)
 }
 
@@ -384,7 +384,7 @@ pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
 /// Outputs at least this long (f32 elements, 4 MiB) are written with non-temporal stores on
 /// AVX-512: they would not fit in cache anyway, and streaming stores skip the read-for-ownership
 /// of the destination (a quarter of the memory traffic of an out-of-place add).
-pub const STREAM_MIN: usize = 1 << 20;
+const STREAM_MIN: usize = 1 << 20;
 
 /// `out = a + b` over same-length f32 slices, vectorized (the benchmark's streaming add). The
 /// results are bitwise those of the fallback: only the kind of store differs.
