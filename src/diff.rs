@@ -27,7 +27,7 @@ pub struct ProgramDiff {
 }
 
 impl ProgramDiff {
-    pub fn is_equal(&self) -> bool {
+    fn is_equal(&self) -> bool {
         self.only_a.is_empty() && self.only_b.is_empty()
     }
 }

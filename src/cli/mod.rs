@@ -229,7 +229,7 @@ pub struct RuleArgs {
 
 impl RuleArgs {
     /// The e-graph limits these flags ask for (the defaults where a flag is absent).
-    pub fn egraph_limits(&self) -> crate::egraph::Limits {
+    fn egraph_limits(&self) -> crate::egraph::Limits {
         let mut l = crate::egraph::Limits::default();
         if let Some(n) = self.egraph_iters {
             l = l.with_iter_limit(n);
@@ -443,11 +443,7 @@ impl From<Diagnostic> for Failure {
 }
 
 /// Reads INPUT (and `--startup`), parses and verifies them.
-fn load_module(
-    input: &str,
-    startup: Option<&str>,
-    limits: &Limits,
-) -> Result<Module, Diagnostic> {
+fn load_module(input: &str, startup: Option<&str>, limits: &Limits) -> Result<Module, Diagnostic> {
     load_module_with_hints(input, startup, limits).map(|(m, _)| m)
 }
 

@@ -32,7 +32,6 @@ pub use protocol::{stage_role, ROLE_ATTR, STAGES};
 pub use result_type::{result_type, ResultRule};
 pub use verify::{findings, misfit_ops, verify_module, verify_program, Finding, FindingKind};
 
-use crate::ir::{Context, OpId, Program};
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
@@ -222,11 +221,6 @@ impl Dialect {
     /// The effect class of an op name; [`Effect::Unknown`] if not in the table.
     pub fn effect(&self, name: &str) -> Effect {
         self.spec(name).map_or(Effect::Unknown, |s| s.effect)
-    }
-
-    /// The effect of an op in a program.
-    pub fn op_effect(&self, ctx: &Context, p: &Program, op: OpId) -> Effect {
-        self.effect(ctx.str(p.op_name(op)))
     }
 
     /// All specs, in name order.

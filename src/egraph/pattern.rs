@@ -202,14 +202,6 @@ impl OpPattern {
         self.label = Some(l);
         self
     }
-
-    /// Result `index` of this (multi-result) op.
-    pub fn proj(self, index: u32) -> Pattern {
-        Pattern::Proj {
-            index,
-            op: Box::new(self),
-        }
-    }
 }
 
 impl From<Var> for Build {
@@ -276,9 +268,6 @@ impl Expr {
     #[allow(clippy::should_implement_trait)]
     pub fn eq(self, rhs: Expr) -> Expr {
         self.bin(BinOp::Eq, rhs)
-    }
-    pub fn ne(self, rhs: Expr) -> Expr {
-        self.bin(BinOp::Ne, rhs)
     }
     #[allow(clippy::should_implement_trait)]
     pub fn mul(self, rhs: Expr) -> Expr {

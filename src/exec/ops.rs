@@ -80,7 +80,7 @@ impl<'a> OpCall<'a> {
         self.attrs.get(key)
     }
 
-    pub fn f64_or(&self, key: &str, default: f64) -> KResult<f64> {
+    fn f64_or(&self, key: &str, default: f64) -> KResult<f64> {
         match self.attr(key) {
             None => Ok(default),
             Some(a) => a
@@ -89,7 +89,7 @@ impl<'a> OpCall<'a> {
         }
     }
 
-    pub fn bool_or(&self, key: &str, default: bool) -> KResult<bool> {
+    fn bool_or(&self, key: &str, default: bool) -> KResult<bool> {
         match self.attr(key) {
             None => Ok(default),
             Some(a) => a
@@ -98,7 +98,7 @@ impl<'a> OpCall<'a> {
         }
     }
 
-    pub fn i64_or(&self, key: &str, default: i64) -> KResult<i64> {
+    fn i64_or(&self, key: &str, default: i64) -> KResult<i64> {
         match self.attr(key) {
             None => Ok(default),
             Some(a) => a

@@ -222,14 +222,6 @@ impl Tensor {
         }
     }
 
-    /// Mutable f32 buffer if this is an f32 tensor.
-    pub fn as_f32_mut(&mut self) -> Option<&mut [f32]> {
-        match &mut self.data {
-            Data::F32(v) => Some(v),
-            _ => None,
-        }
-    }
-
     /// The values widened (or narrowed, for f64/ints) to f32: borrowed for f32 tensors, converted
     /// with the vectorized casts otherwise.
     pub fn to_f32(&self) -> Cow<'_, [f32]> {

@@ -152,11 +152,6 @@ impl TensorDist {
         }
     }
 
-    /// Whether `rank` (a process id) is in the mesh.
-    pub fn contains_process(&self, rank: i64) -> bool {
-        self.process_ids.contains(&rank)
-    }
-
     pub fn write_to(&self, out: &mut String) {
         out.push_str("mesh_shape:");
         write_ints(out, &self.mesh_shape);

@@ -367,10 +367,6 @@ impl Program {
         &self.regions[r.index()].blocks
     }
 
-    pub fn region_parent(&self, r: RegionId) -> OpId {
-        OpId(self.regions[r.index()].parent_op)
-    }
-
     /// The block holding `op` (`None` when detached or erased).
     pub fn op_block(&self, op: OpId) -> Option<BlockId> {
         opt(self.ops[op.index()].parent).map(BlockId)
@@ -398,7 +394,8 @@ impl Program {
         opt(self.blocks[block.index()].last).map(OpId)
     }
 
-    pub fn block_len(&self, block: BlockId) -> usize {
+    #[cfg(test)]
+    fn block_len(&self, block: BlockId) -> usize {
         self.blocks[block.index()].len as usize
     }
 
@@ -688,7 +685,8 @@ impl Program {
     }
 
     /// Moves `op` just after `anchor`.
-    pub fn move_after(&mut self, op: OpId, anchor: OpId) {
+    #[cfg(test)]
+    fn move_after(&mut self, op: OpId, anchor: OpId) {
         if op == anchor {
             return;
         }
@@ -799,7 +797,8 @@ impl Program {
     }
 
     /// Replaces the whole operand list of `op`.
-    pub fn set_operands(&mut self, op: OpId, operands: &[Option<ValueId>]) {
+    #[cfg(test)]
+    fn set_operands(&mut self, op: OpId, operands: &[Option<ValueId>]) {
         self.drop_operands(op);
         let start = self.push_operands(op, operands);
         let d = &mut self.ops[op.index()];

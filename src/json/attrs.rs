@@ -140,7 +140,7 @@ fn infer_tag(a: &Attr) -> Option<AttrTag> {
     }
 }
 
-pub fn tag_name(t: Tag) -> &'static str {
+fn tag_name(t: Tag) -> &'static str {
     TAG_NAMES
         .iter()
         .find(|(u, _)| *u == t)

@@ -141,7 +141,7 @@ fn local_dims(shape: &[i64], d: &TensorDist) -> Result<Vec<i64>, String> {
 
 // ---- writing ------------------------------------------------------------------------------
 
-pub fn mesh_to_json(shape: &[i64], ids: &[i64], names: &MeshNames) -> Value {
+fn mesh_to_json(shape: &[i64], ids: &[i64], names: &MeshNames) -> Value {
     json!({"#": PROCESS_MESH_TAG, "D": [shape, ids, names.names(shape, ids)]})
 }
 
@@ -153,7 +153,7 @@ fn reduce_code(r: &ReduceKind) -> Result<i64, String> {
         .ok_or_else(|| format!("reduce type `{}` has no code in Paddle 3.3.1", r.name()))
 }
 
-pub fn tensor_dist_to_json(d: &TensorDist, names: &MeshNames) -> Result<Value, String> {
+fn tensor_dist_to_json(d: &TensorDist, names: &MeshNames) -> Result<Value, String> {
     let derived = derive_placements(&d.mesh_shape, &d.dims_mapping, &d.partial)?;
     if let Some(ps) = &d.placements {
         if derived.as_ref() != Some(ps) {
@@ -319,7 +319,7 @@ fn mesh_from_json(v: &Value, names: &mut MeshNames) -> Result<(Vec<i64>, Vec<i64
     Ok((shape, ids))
 }
 
-pub fn tensor_dist_from_json(v: &Value, names: &mut MeshNames) -> Result<TensorDist, String> {
+fn tensor_dist_from_json(v: &Value, names: &mut MeshNames) -> Result<TensorDist, String> {
     let d = tagged(v, TENSOR_DIST_TAG, 3)?;
     let (mesh_shape, process_ids) = mesh_from_json(&d[0], names)?;
     let dims_mapping = ints(&d[1], "a dims mapping")?;

@@ -66,7 +66,7 @@ impl Accept {
     /// Whether some op named `name` may be accepted: everything but the attribute tests of
     /// alternatives, which depend on the op (the rule index of the worklist asks this once per
     /// op name, then [`Accept::accepts`] decides per op).
-    pub fn may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
+    fn may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
         match self {
             Accept::Any => true,
             Accept::Names(n) => n.contains(&name),
