@@ -238,11 +238,6 @@ impl OpBuild {
         self
     }
 
-    pub fn remove(mut self, key: &str) -> Self {
-        self.remove.push(key.to_string());
-        self
-    }
-
     pub fn types(mut self, t: TypesBuild) -> Self {
         self.types = t;
         self
@@ -276,9 +271,6 @@ impl Expr {
     #[allow(clippy::should_implement_trait)]
     pub fn add(self, rhs: Expr) -> Expr {
         self.bin(BinOp::Add, rhs)
-    }
-    pub fn and(self, rhs: Expr) -> Expr {
-        self.bin(BinOp::And, rhs)
     }
 }
 

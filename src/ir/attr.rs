@@ -296,10 +296,6 @@ impl AttrDict {
         self.entries.iter().map(|(k, v)| (*k, v))
     }
 
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -105,16 +105,6 @@ impl Placement {
             Placement::Other(s) => out.push_str(s),
         }
     }
-
-    /// The name a rule compares with: `Replicate`, `Shard`, `Partial` (or the written text).
-    pub fn kind(&self) -> &str {
-        match self {
-            Placement::Replicate => "Replicate",
-            Placement::Shard(_) => "Shard",
-            Placement::Partial(_) => "Partial",
-            Placement::Other(s) => s,
-        }
-    }
 }
 
 /// A tensor's distribution: its process mesh, which mesh dimension splits each tensor
