@@ -86,7 +86,6 @@ static COUPLING: &[CouplingRule] = &[
 /// One op of a program that couples rows.
 #[derive(Clone, Debug)]
 pub struct Coupled {
-    pub op: OpId,
     pub name: String,
     /// `file:line:col`, or `op #i` for a program without a source.
     pub at: String,
@@ -150,7 +149,6 @@ pub fn find(ctx: &Context, prog: &Program, src: Option<&SourceFile>) -> Vec<Coup
             _ => format!("op #{i}"),
         };
         out.push(Coupled {
-            op,
             name: name.to_string(),
             at,
             why,

@@ -76,7 +76,6 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         for r in &phase.structural {
             stats.rules.push(RuleStats {
                 name: r.name.clone(),
-                phase: phase.name.clone(),
                 location: format!("{}:{}", rules.sources[r.file].name, r.line),
                 matches: 0,
                 applications: 0,

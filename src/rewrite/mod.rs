@@ -183,7 +183,6 @@ pub struct TracedOp {
 #[derive(Debug, Clone)]
 pub struct RuleStats {
     pub name: String,
-    pub phase: String,
     /// `file:line` of the rule.
     pub location: String,
     /// Complete matches (patterns and guards), including ones applied before.

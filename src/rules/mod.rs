@@ -111,9 +111,6 @@ pub struct Param {
     pub value: Val,
     /// Given with `--set`.
     pub set: bool,
-    /// Where it is declared (file index, span of the name).
-    pub file: usize,
-    pub span: Span,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,7 +249,5 @@ pub struct LoadedRule {
     pub file: usize,
     /// 1-based line of the `rule`/`rewrite` keyword.
     pub line: usize,
-    /// The one-line comment above the rule (its identity or soundness argument).
-    pub comment: String,
     pub rule: ast::Rule,
 }
