@@ -38,9 +38,6 @@ mod source_text;
 mod suggest;
 mod value;
 
-#[cfg(test)]
-mod test_support;
-
 pub use diag::{Diagnostic, SourceFile};
 
 // Programs: Paddle's text ⇄ IR, and the IR a test inspects or edits.
@@ -101,3 +98,6 @@ pub mod kernels {
 pub mod command {
     pub use crate::cli::{load_feed, main, set_closed_at_start, Limits};
 }
+
+#[cfg(test)]
+mod test_support;

@@ -15,8 +15,6 @@
 
 pub mod data;
 mod defaults;
-#[cfg(test)]
-mod json_tests;
 pub mod paddle_json;
 pub mod protocol;
 mod result_type;
@@ -228,6 +226,9 @@ impl Dialect {
         table::ops()
     }
 }
+
+#[cfg(test)]
+mod json_tests;
 
 #[cfg(test)]
 mod tests {

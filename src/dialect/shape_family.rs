@@ -16,8 +16,6 @@
 //! ([`ResultRule::Explicit`]), as before.
 
 use super::ResultRule;
-#[cfg(test)]
-use crate::ir::{Attrs, Context, DType, OpId, Program, Type};
 
 /// A shape family, with the operand positions it reads resolved when the data is loaded.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -358,6 +356,9 @@ impl Shape {
         }
     }
 }
+
+#[cfg(test)]
+use crate::ir::{Attrs, Context, DType, OpId, Program, Type};
 
 /// What a family reads of an op: operand types, the items of a vector operand, the constant
 /// integers an operand holds, and the attributes.

@@ -55,8 +55,6 @@ pub mod lang;
 pub mod pattern;
 pub mod rewrite;
 pub mod run;
-#[cfg(test)]
-mod tests;
 
 pub use analysis::{IrAnalysis, IrEGraph};
 pub use elaborate::ElabStats;
@@ -346,3 +344,6 @@ fn saturate_program(
     };
     (ctx, Ok(report))
 }
+
+#[cfg(test)]
+mod tests;

@@ -42,8 +42,6 @@ pub mod lower;
 pub mod parse;
 mod require;
 pub(crate) use crate::suggest;
-#[cfg(test)]
-mod tests;
 pub mod ty;
 
 pub use crate::value::operators::Span;
@@ -251,3 +249,6 @@ pub struct LoadedRule {
     pub line: usize,
     pub rule: ast::Rule,
 }
+
+#[cfg(test)]
+mod tests;

@@ -46,21 +46,6 @@ fn promote(a: DType, b: DType) -> DType {
     }
 }
 
-#[cfg(test)]
-#[inline(always)]
-fn f32_op(op: BinaryOp) -> impl Fn(f32, f32) -> f32 + Copy {
-    move |x: f32, y: f32| match op {
-        BinaryOp::Add => x + y,
-        BinaryOp::Subtract => x - y,
-        BinaryOp::Multiply => x * y,
-        BinaryOp::Divide => x / y,
-        BinaryOp::Pow => x.powf(y),
-        BinaryOp::Maximum => x.max(y),
-        BinaryOp::Minimum => x.min(y),
-        BinaryOp::Remainder => x - (x / y).floor() * y,
-    }
-}
-
 fn f32_binary(
     op: BinaryOp,
     a: &[f32],
@@ -150,12 +135,6 @@ pub fn binary(op: BinaryOp, x: &Tensor, y: &Tensor, axis: i64) -> KResult<Tensor
             Tensor::from_f32_as(&s, v, dt)
         }
     }
-}
-
-/// Scalar reference of [`binary`]'s f32 arithmetic, for the tests.
-#[cfg(test)]
-fn f32_scalar(op: BinaryOp, x: f32, y: f32) -> f32 {
-    f32_op(op)(x, y)
 }
 
 /// Widens to f32, applies `f` element-wise (vectorized when `f` allows), and rounds back to the
@@ -428,6 +407,27 @@ unsafe fn add_stream_avx512(a: &[f32], b: &[f32], out: &mut [f32]) {
         out[j] = a[j] + b[j];
     }
     _mm_sfence();
+}
+
+#[cfg(test)]
+#[inline(always)]
+fn f32_op(op: BinaryOp) -> impl Fn(f32, f32) -> f32 + Copy {
+    move |x: f32, y: f32| match op {
+        BinaryOp::Add => x + y,
+        BinaryOp::Subtract => x - y,
+        BinaryOp::Multiply => x * y,
+        BinaryOp::Divide => x / y,
+        BinaryOp::Pow => x.powf(y),
+        BinaryOp::Maximum => x.max(y),
+        BinaryOp::Minimum => x.min(y),
+        BinaryOp::Remainder => x - (x / y).floor() * y,
+    }
+}
+
+/// Scalar reference of [`binary`]'s f32 arithmetic, for the tests.
+#[cfg(test)]
+fn f32_scalar(op: BinaryOp, x: f32, y: f32) -> f32 {
+    f32_op(op)(x, y)
 }
 
 #[cfg(test)]
