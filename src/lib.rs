@@ -2,7 +2,7 @@
 //!
 //! See `ARCHITECTURE.md` for the bird's-eye view and the code map.
 //!
-//! The modules are private, so the compiler sees every item nothing uses. What other crates
+//! The modules are private, so the compiler reports every item nothing uses. What other crates
 //! use is re-exported below: the binary (`src/main.rs`), the Python bindings (`python/`), the
 //! benchmarks, the fuzz targets and the integration tests. Programs, rules, rewriting,
 //! verification and lint are at the crate root; the rest is grouped in small modules:
