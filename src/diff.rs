@@ -20,7 +20,7 @@ use std::hash::{Hash, Hasher};
 
 /// What `irw diff` found for one pair of programs.
 #[derive(Debug, Default)]
-pub struct ProgramDiff {
+struct ProgramDiff {
     /// Printed op lines present only in the first / second program.
     pub only_a: Vec<String>,
     pub only_b: Vec<String>,

@@ -51,7 +51,7 @@ program instead. The output holds both, main first. Any input may instead be Pad
 /// A declarative rewrite-rule engine for PaddlePaddle training programs.
 #[derive(Parser, Debug)]
 #[command(name = "irw", version, about, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
-pub struct Cli {
+struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
@@ -246,7 +246,7 @@ impl RuleArgs {
 
 /// Options of the rewrite command (the default command).
 #[derive(Args, Debug, Default)]
-pub struct RewriteArgs {
+struct RewriteArgs {
     #[command(flatten)]
     pub rule: RuleArgs,
     /// Read the startup program from FILE (a separate Paddle dump).

@@ -43,7 +43,7 @@ pub enum When {
 }
 
 /// An op that couples the rows of its batch, when it does, and why.
-pub struct CouplingRule {
+struct CouplingRule {
     pub op: &'static str,
     pub when: When,
     pub why: &'static str,

@@ -38,7 +38,7 @@ pub struct OpCall<'a> {
 }
 
 /// A kernel entry: computes the op's results (`None` for a result it does not produce).
-pub type KernelFn = fn(&OpCall<'_>) -> KResult<Vec<Option<Tensor>>>;
+type KernelFn = fn(&OpCall<'_>) -> KResult<Vec<Option<Tensor>>>;
 
 /// One result of an op some of whose results are vectors of tensors (`split`'s `out`).
 pub enum Out {
@@ -47,7 +47,7 @@ pub enum Out {
 }
 
 /// A kernel entry of [`VECTOR_KERNELS`]: like [`KernelFn`], for ops with vector results.
-pub type VectorKernelFn = fn(&OpCall<'_>) -> KResult<Vec<Option<Out>>>;
+type VectorKernelFn = fn(&OpCall<'_>) -> KResult<Vec<Option<Out>>>;
 
 impl<'a> OpCall<'a> {
     /// Operand `i`, which must be present and a tensor.

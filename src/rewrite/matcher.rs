@@ -21,7 +21,7 @@ use rustc_hash::FxHashSet;
 
 /// Which ops a selector accepts, with its op names interned in this run's module.
 #[derive(Debug, Clone)]
-pub enum Accept {
+enum Accept {
     Any,
     Names(Vec<Sym>),
     Class(Effect),

@@ -129,7 +129,7 @@ fn pair(v: &[i64], key: &str, default: usize) -> KResult<[usize; 2]> {
 
 /// A convolution's sizes, all in NCHW terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Geometry {
+struct Geometry {
     pub n: usize,
     pub c: usize,
     pub h: usize,
@@ -256,7 +256,7 @@ impl Geometry {
 }
 
 /// Numbers im2col copies and col2im adds.
-pub trait ConvScalar: GemmScalar + std::ops::AddAssign {}
+trait ConvScalar: GemmScalar + std::ops::AddAssign {}
 impl ConvScalar for f32 {}
 impl ConvScalar for f64 {}
 
