@@ -12,10 +12,10 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use irw::exec::kernels::batch_norm::{batch_norm, batch_norm_grad, BatchNormAttrs};
-use irw::exec::kernels::conv::{conv2d, conv2d_grad, ConvAttrs, PaddingAlgorithm};
-use irw::exec::rng::Rng;
-use irw::exec::Tensor;
+use irw::executor::Tensor;
+use irw::kernels::Rng;
+use irw::kernels::{batch_norm, batch_norm_grad, BatchNormAttrs};
+use irw::kernels::{conv2d, conv2d_grad, ConvAttrs, PaddingAlgorithm};
 
 const N: usize = 8;
 const C: usize = 64;

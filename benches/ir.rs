@@ -4,10 +4,10 @@
 //! `cargo bench --bench ir`. The end-to-end table with peak memory is `benches/scaling.sh`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use irw::dialect::verify_module;
-use irw::gen::{mlp, MlpOptions};
-use irw::ir::{parse_module, print_module};
+use irw::generate::{mlp, MlpOptions};
+use irw::verify_module;
 use irw::SourceFile;
+use irw::{parse_module, print_module};
 use std::num::NonZeroUsize;
 
 /// Layer counts giving about 10^3 .. 10^6 ops (main + startup, ~17 ops per layer).

@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use gemm::Parallelism;
-use irw::exec::data::f32_to_bf16_slice;
-use irw::exec::kernels::elementwise::{add_slices, axpy};
-use irw::exec::kernels::matmul::{gemm_into, MatRef};
-use irw::exec::rng::Rng;
-use irw::exec::simd::{detected, with_level, Level};
+use irw::kernels::f32_to_bf16_slice;
+use irw::kernels::Rng;
+use irw::kernels::{add_slices, axpy};
+use irw::kernels::{detected, with_level, Level};
+use irw::kernels::{gemm_into, MatRef};
 
 const N_MM: usize = 1024;
 const N_STREAM: usize = 16 << 20;

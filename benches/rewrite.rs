@@ -4,8 +4,8 @@
 //! `rules/canonicalize.rw`, the e-graph (`canonicalize`). `cargo bench --bench rewrite`.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use irw::gen::{mlp, Dtype, MlpOptions};
-use irw::ir::parse_module;
+use irw::generate::{mlp, Dtype, MlpOptions};
+use irw::parse_module;
 use irw::SourceFile;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
@@ -18,13 +18,13 @@ fn sizes() -> Vec<usize> {
     v
 }
 
-fn load(file: &str, params: &[(&str, &str)]) -> irw::rules::RuleSet {
+fn load(file: &str, params: &[(&str, &str)]) -> irw::RuleSet {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let params: Vec<(String, String)> = params
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    irw::rules::load(&[root.join(file)], &params).expect("the shipped rules load")
+    irw::load_rules(&[root.join(file)], &params).expect("the shipped rules load")
 }
 
 fn bench(c: &mut Criterion) {
@@ -49,9 +49,7 @@ fn bench(c: &mut Criterion) {
             g.bench_function(BenchmarkId::new(label, m.num_ops()), |b| {
                 b.iter_batched(
                     || m.clone(),
-                    |mut m| {
-                        irw::rewrite::apply(&mut m, rules, &Default::default()).expect("applies")
-                    },
+                    |mut m| irw::rewrite(&mut m, rules, &Default::default()).expect("applies"),
                     BatchSize::LargeInput,
                 )
             });

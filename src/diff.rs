@@ -20,14 +20,14 @@ use std::hash::{Hash, Hasher};
 
 /// What `irw diff` found for one pair of programs.
 #[derive(Debug, Default)]
-pub struct ProgramDiff {
+struct ProgramDiff {
     /// Printed op lines present only in the first / second program.
     pub only_a: Vec<String>,
     pub only_b: Vec<String>,
 }
 
 impl ProgramDiff {
-    pub fn is_equal(&self) -> bool {
+    fn is_equal(&self) -> bool {
         self.only_a.is_empty() && self.only_b.is_empty()
     }
 }
@@ -145,7 +145,7 @@ fn op_lines(ctx: &Context, p: &Program) -> FxHashMap<OpId, String> {
 
 /// Compares two programs.
 /// Attributes named in `ignore` are left out of the comparison.
-pub fn diff_programs(
+fn diff_programs(
     ca: &Context,
     a: &Program,
     cb: &Context,

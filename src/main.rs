@@ -1,10 +1,10 @@
-//! The `irw` binary: see [`irw::cli`].
+//! The `irw` binary: see [`irw::command`].
 
 fn main() {
     configure_allocator();
     let (stdout, stderr) = closed_at_start::streams();
-    irw::cli::set_closed_at_start(stdout, stderr);
-    std::process::exit(irw::cli::main());
+    irw::command::set_closed_at_start(stdout, stderr);
+    std::process::exit(irw::command::main());
 }
 
 /// Which of standard output and standard error were closed when the process started

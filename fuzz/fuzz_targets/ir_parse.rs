@@ -4,8 +4,8 @@
 //! parser's reference path, which must give the same module or the same diagnostic.
 #![no_main]
 
-use irw::dialect::verify_module;
-use irw::ir::{parse_module, parse_module_reference, parse_startup_into, Module};
+use irw::verify_module;
+use irw::{parse_module, parse_module_reference, parse_startup_into, Module};
 use irw::SourceFile;
 use libfuzzer_sys::fuzz_target;
 

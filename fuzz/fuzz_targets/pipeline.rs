@@ -5,8 +5,8 @@
 //! panic, and whatever it returns must verify and round-trip.
 #![no_main]
 
-use irw::dialect::verify_module;
-use irw::ir::parse_module;
+use irw::verify_module;
+use irw::parse_module;
 use irw::SourceFile;
 use libfuzzer_sys::fuzz_target;
 
@@ -21,10 +21,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     irw_fuzz::assert_round_trip(&m, "pipeline input");
-    let opts = irw::rewrite::Options::default();
+    let opts = irw::RewriteOptions::default();
     for (name, rules) in irw_fuzz::shipped_rules() {
         let mut m2 = m.clone();
-        match irw::rewrite::apply(&mut m2, rules, &opts) {
+        match irw::rewrite(&mut m2, rules, &opts) {
             Err(d) => {
                 let _ = d.to_string();
             }

@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let sets = [("k_steps".to_string(), "4".to_string())];
-    match irw::rules::load_str("fuzz.rw", text, &irw_fuzz::rules_dir(), &sets) {
+    match irw::load_rules_str("fuzz.rw", text, &irw_fuzz::rules_dir(), &sets) {
         Err(d) => {
             let _ = d.to_string();
         }

@@ -6,9 +6,9 @@
 //! printer is a fixpoint after one round). A failure is a bug in the parser, the printer or the
 //! verifier, so it panics and libFuzzer keeps the input.
 
-use irw::dialect::verify_module;
-use irw::ir::{parse_module, print_module, Module};
-use irw::rules::RuleSet;
+use irw::verify_module;
+use irw::{parse_module, print_module, Module};
+use irw::RuleSet;
 use irw::SourceFile;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -50,7 +50,7 @@ pub fn shipped_rules() -> &'static [(&'static str, RuleSet)] {
                 .iter()
                 .map(|(a, b)| (a.to_string(), b.to_string()))
                 .collect();
-            irw::rules::load(&[dir.join(file)], &sets)
+            irw::load_rules(&[dir.join(file)], &sets)
                 .unwrap_or_else(|d| panic!("shipped rule file {file} does not load:\n{d}"))
         };
         vec![

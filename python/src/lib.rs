@@ -92,7 +92,7 @@ fn check<'py>(
     startup_name: String,
 ) -> PyResult<Bound<'py, PyDict>> {
     let r = rules(rules_files, params);
-    let opts = irw::exec::check::CheckOptions {
+    let opts = irw::executor::CheckOptions {
         k_steps,
         seed,
         rtol,

@@ -27,11 +27,11 @@ use std::sync::Mutex;
 
 /// Largest input irw reads by default on any machine (bytes). A program of 10^6 ops is about
 /// 180 MB.
-pub const MAX_INPUT_BYTES: u64 = 4 << 30;
+const MAX_INPUT_BYTES: u64 = 4 << 30;
 
 /// Peak memory of a rewrite per byte of input, rounded up from `benches/scaling.sh` (parse,
 /// grad_merge and print of 10^6 and 10^7 ops; see README.md, Performance).
-pub const PEAK_BYTES_PER_INPUT_BYTE: u64 = 5;
+const PEAK_BYTES_PER_INPUT_BYTE: u64 = 5;
 
 /// The default `--max-input-size`: [`MAX_INPUT_BYTES`], or less on a machine whose memory
 /// (`MemTotal` in /proc/meminfo) could not hold the rewrite of an input that large
@@ -53,7 +53,7 @@ pub fn default_max_input_bytes() -> u64 {
 }
 
 /// `4294967296` as `4 GiB`, `1536` as `1536 bytes`: sizes in messages, exact.
-pub fn format_size(n: u64) -> String {
+fn format_size(n: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
         if n >= 1 << shift && n.is_multiple_of(1 << shift) {
             return format!("{} {unit}", n >> shift);
@@ -65,13 +65,8 @@ pub fn format_size(n: u64) -> String {
 pub use crate::source_text::UTF8_BOM;
 
 /// Reads `path` (`-` for standard input) as a [`SourceFile`], refusing inputs larger than
-/// `limit` bytes (`--max-input-size`) without reading more than that. A leading UTF-8 byte
-/// order mark is dropped.
-pub fn read_source(path: &str, limit: u64) -> Result<SourceFile, Diagnostic> {
-    read_source_within(path, limit, None)
-}
-
-/// [`read_source`], ended by a [`Watchdog`] after `timeout` if the read blocks (a FIFO).
+/// `limit` bytes (`--max-input-size`) without reading more than that, ended by a [`Watchdog`]
+/// after `timeout` if the read blocks (a FIFO). A leading UTF-8 byte order mark is dropped.
 pub fn read_source_within(
     path: &str,
     limit: u64,
@@ -561,5 +556,22 @@ mod tests {
         assert_eq!(vm_hwm_kb(status), Some(204800));
         assert_eq!(vm_hwm_kb("VmRSS:\t1 kB\n"), None);
         assert_eq!(vm_hwm_kb("VmHWM:\t12 MB\n"), None);
+    }
+
+    /// README, Limits: the default `--max-input-size` is 4 GiB, or a fifth of the machine's memory
+    /// (`MemTotal`) when that is less, but never under 64 MiB.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_default_max_input_size_is_4g_or_a_fifth_of_memory() {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+        let kib: u64 = meminfo
+            .lines()
+            .find(|l| l.starts_with("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .expect("MemTotal in /proc/meminfo");
+        let fifth = kib * 1024 / 5;
+        let want = fifth.clamp(64 << 20, 4 << 30);
+        assert_eq!(super::default_max_input_bytes(), want, "MemTotal {kib} KiB");
     }
 }

@@ -22,10 +22,7 @@ mod pair;
 mod run;
 mod streams;
 
-pub use io::{
-    default_max_input_bytes, format_size, read_source, write_output, write_outputs, Content,
-    UTF8_BOM,
-};
+pub use io::{default_max_input_bytes, write_output, write_outputs, Content};
 pub use limits::{InputLimitArgs, Limits, MemoryArgs, TimeoutArgs};
 pub use streams::set_closed_at_start;
 
@@ -54,7 +51,7 @@ program instead. The output holds both, main first. Any input may instead be Pad
 /// A declarative rewrite-rule engine for PaddlePaddle training programs.
 #[derive(Parser, Debug)]
 #[command(name = "irw", version, about, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
-pub struct Cli {
+struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
@@ -103,7 +100,7 @@ pub fn parse_ranks(s: &str) -> Result<usize, String> {
 }
 
 /// Parses a positive, finite number of seconds (`--egraph-time`).
-pub fn parse_positive_seconds(s: &str) -> Result<std::time::Duration, String> {
+fn parse_positive_seconds(s: &str) -> Result<std::time::Duration, String> {
     match parse_seconds(s) {
         Ok(d) if !d.is_zero() => Ok(d),
         _ => Err(format!("`{s}` is not a positive number of seconds")),
@@ -232,7 +229,7 @@ pub struct RuleArgs {
 
 impl RuleArgs {
     /// The e-graph limits these flags ask for (the defaults where a flag is absent).
-    pub fn egraph_limits(&self) -> crate::egraph::Limits {
+    fn egraph_limits(&self) -> crate::egraph::Limits {
         let mut l = crate::egraph::Limits::default();
         if let Some(n) = self.egraph_iters {
             l = l.with_iter_limit(n);
@@ -249,7 +246,7 @@ impl RuleArgs {
 
 /// Options of the rewrite command (the default command).
 #[derive(Args, Debug, Default)]
-pub struct RewriteArgs {
+struct RewriteArgs {
     #[command(flatten)]
     pub rule: RuleArgs,
     /// Read the startup program from FILE (a separate Paddle dump).
@@ -446,17 +443,13 @@ impl From<Diagnostic> for Failure {
 }
 
 /// Reads INPUT (and `--startup`), parses and verifies them.
-pub fn load_module(
-    input: &str,
-    startup: Option<&str>,
-    limits: &Limits,
-) -> Result<Module, Diagnostic> {
+fn load_module(input: &str, startup: Option<&str>, limits: &Limits) -> Result<Module, Diagnostic> {
     load_module_with_hints(input, startup, limits).map(|(m, _)| m)
 }
 
 /// [`load_module`], also returning the attribute tags JSON inputs used (for writing JSON back).
 /// Each file may be Paddle's program text or its PIR JSON, told apart by content.
-pub fn load_module_with_hints(
+fn load_module_with_hints(
     input: &str,
     startup: Option<&str>,
     limits: &Limits,
@@ -466,7 +459,7 @@ pub fn load_module_with_hints(
 
 /// [`load_module_with_hints`], also returning INPUT's text (so `--trace` can point at its
 /// lines).
-pub fn load_module_full(
+fn load_module_full(
     input: &str,
     startup: Option<&str>,
     limits: &Limits,

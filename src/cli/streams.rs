@@ -58,7 +58,7 @@ pub fn print(text: &str) -> Result<(), Failure> {
 }
 
 /// What a failed write to standard output ends the command with.
-pub fn stdout_failure(e: &std::io::Error) -> Failure {
+fn stdout_failure(e: &std::io::Error) -> Failure {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         Failure::BrokenPipe
     } else {

@@ -80,18 +80,6 @@ impl ScalarType {
         })
     }
 
-    fn name(self) -> &'static str {
-        match self {
-            ScalarType::Bool => "bool",
-            ScalarType::I32 => "i32",
-            ScalarType::I64 => "i64",
-            ScalarType::F32 => "f32",
-            ScalarType::F64 => "f64",
-            ScalarType::Str => "str",
-            ScalarType::Any => "scalar",
-        }
-    }
-
     /// How `irw ops` says it: Paddle's C++ spelling.
     fn paddle_name(self) -> &'static str {
         match self {
@@ -128,23 +116,6 @@ impl AttrType {
                 ScalarType::Any => AttrType::Scalar(ScalarType::Any),
             },
         })
-    }
-
-    /// The data file's spelling.
-    pub fn name(self) -> String {
-        match self {
-            AttrType::Bool => "bool".into(),
-            AttrType::I32 => "i32".into(),
-            AttrType::I64 => "i64".into(),
-            AttrType::F32 => "f32".into(),
-            AttrType::F64 => "f64".into(),
-            AttrType::Str => "str".into(),
-            AttrType::DType => "dtype".into(),
-            AttrType::Place => "place".into(),
-            AttrType::IntArray => "intarray".into(),
-            AttrType::Scalar(t) => format!("scalar({})", t.name()),
-            AttrType::Array(t) => format!("{}[]", t.name()),
-        }
     }
 
     /// How a user reads it: `float32`, `int64[]`, `IntArray`, `Scalar (float32)`.

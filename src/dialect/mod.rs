@@ -22,15 +22,14 @@ pub mod shape_family;
 pub mod table;
 mod verify;
 
-pub use data::{AttrSpec, AttrType};
-pub use shape_family::{infer, OpView, ProgramOp, Shape};
+pub use data::AttrSpec;
+pub use shape_family::Shape;
 
 pub use defaults::{default_attrs, DefaultAttr};
 pub use protocol::{stage_role, ROLE_ATTR, STAGES};
-pub use result_type::{broadcast, dim0_scaled, reduced, result_type, ResultRule};
-pub use verify::{findings, fits, misfit_ops, verify_module, verify_program, Finding, FindingKind};
+pub use result_type::{result_type, ResultRule};
+pub use verify::{findings, misfit_ops, verify_module, verify_program, Finding, FindingKind};
 
-use crate::ir::{Context, OpId, Program};
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
@@ -101,7 +100,7 @@ pub const INHERITED_ATTRS: &[&str] = &["op_role", "stop_gradient"];
 /// The ops that hold regions, with how many (each one block): `pd_op.if` has its true region
 /// and its false region, `pd_op.while` its body. A rule that builds one of these ops builds its
 /// regions empty (Paddle prints an `if` without results with regions that have no `cf.yield`).
-pub const REGION_OPS: &[(&str, u32)] = &[("pd_op.if", 2), ("pd_op.while", 1)];
+const REGION_OPS: &[(&str, u32)] = &[("pd_op.if", 2), ("pd_op.while", 1)];
 
 /// How many regions an op `name` holds when built ([`REGION_OPS`]; 0 for every other op).
 pub fn region_count(name: &str) -> u32 {
@@ -222,11 +221,6 @@ impl Dialect {
         self.spec(name).map_or(Effect::Unknown, |s| s.effect)
     }
 
-    /// The effect of an op in a program.
-    pub fn op_effect(&self, ctx: &Context, p: &Program, op: OpId) -> Effect {
-        self.effect(ctx.str(p.op_name(op)))
-    }
-
     /// All specs, in name order.
     pub fn all(&self) -> &'static [OpSpec] {
         table::ops()
@@ -234,7 +228,11 @@ impl Dialect {
 }
 
 #[cfg(test)]
+mod json_tests;
+
+#[cfg(test)]
 mod tests {
+    use super::result_type::dim0_scaled;
     use super::*;
     use crate::ir::{DType, Type};
 

@@ -8,7 +8,7 @@
 //! attribute no definition types is refused rather than guessed. The tags follow from the
 //! attribute types of each op's definition in the dialect data ([`tag_of_type`]); they are
 //! checked against every tag of the JSON Paddle 3.3.1 wrote for the fixtures
-//! (`tests/all/dialect_json.rs`).
+//! (`dialect/json_tests.rs`).
 //!
 //! Nothing here is code that decides per op: the JSON reader and writer (`crate::json`) only
 //! look names up.

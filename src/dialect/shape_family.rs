@@ -6,8 +6,9 @@
 //! files name an op's family (`shape=layer_norm`); [`infer`] computes what Paddle would print
 //! for its results from the operand types, the attributes, and the constant integer arrays an
 //! operand holds (`full_int_array` axes, a `full` scalar axis). It is checked against every op
-//! of the Paddle fixtures (`tests/all/dialect_shapes.rs`): a family that disagrees with Paddle's
-//! printed types on any of them fails the test.
+//! of the Paddle fixtures (`dialect/json_tests.rs`): a family that disagrees with Paddle's
+//! printed types on any of them fails the test. Nothing else needs the full derivation, so
+//! [`infer`] and what it reads through ([`OpView`], [`ProgramOp`]) are compiled for the tests.
 //!
 //! The engines build ops through [`ResultRule`], the subset of a family that needs no constant
 //! operand ([`Shape::engine_rule`]): `unchanged(x)` is `SameAs(x)`, `cast` `CastOf`, the
@@ -15,7 +16,6 @@
 //! ([`ResultRule::Explicit`]), as before.
 
 use super::ResultRule;
-use crate::ir::{Attrs, Context, DType, OpId, Program, Type};
 
 /// A shape family, with the operand positions it reads resolved when the data is loaded.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -86,6 +86,7 @@ pub enum Shape {
     /// `AddNInferMeta`: the first tensor of the vector operand.
     AddN,
     /// `ShapeInferMeta`: `[rank]` int32 (`shape`) or int64 (`shape64`).
+    #[allow(clippy::enum_variant_names)] // the family of the op named `shape`
     ShapeOf(bool),
     /// `CrossEntropyWithSoftmaxInferMeta`: softmax is the input, loss has 1 at `axis`.
     CrossEntropy,
@@ -356,8 +357,12 @@ impl Shape {
     }
 }
 
+#[cfg(test)]
+use crate::ir::{Attrs, Context, DType, OpId, Program, Type};
+
 /// What a family reads of an op: operand types, the items of a vector operand, the constant
 /// integers an operand holds, and the attributes.
+#[cfg(test)]
 pub trait OpView {
     /// Operand `i`'s type; `None` when absent (`<<NULL VALUE>>`) or out of range.
     fn ty(&self, i: usize) -> Option<&Type>;
@@ -376,12 +381,14 @@ pub trait OpView {
 
 /// An op of a program as an [`OpView`]: constants are read off the defining `full_int_array`
 /// (`value`) or `full` (`value`, when integral).
+#[cfg(test)]
 pub struct ProgramOp<'a> {
     pub ctx: &'a Context,
     pub prog: &'a Program,
     pub op: OpId,
 }
 
+#[cfg(test)]
 impl OpView for ProgramOp<'_> {
     fn ty(&self, i: usize) -> Option<&Type> {
         let v = self.prog.operand(self.op, i)?;
@@ -439,6 +446,7 @@ impl OpView for ProgramOp<'_> {
     }
 }
 
+#[cfg(test)]
 fn dense(t: &Type) -> Option<(&[i64], DType)> {
     match t {
         Type::Tensor { shape, dtype } => Some((shape, *dtype)),
@@ -446,27 +454,33 @@ fn dense(t: &Type) -> Option<(&[i64], DType)> {
     }
 }
 
+#[cfg(test)]
 fn tensor(shape: Vec<i64>, dtype: DType) -> Type {
     Type::Tensor { shape, dtype }
 }
 
+#[cfg(test)]
 fn int_attr(a: &Attrs<'_>, k: &str) -> Option<i64> {
     a.get(k)?.as_i64()
 }
 
+#[cfg(test)]
 fn ints_attr(a: &Attrs<'_>, k: &str) -> Option<Vec<i64>> {
     a.get(k)?.as_array()?.iter().map(|x| x.as_i64()).collect()
 }
 
+#[cfg(test)]
 fn bool_attr(a: &Attrs<'_>, k: &str) -> Option<bool> {
     a.get(k)?.as_bool()
 }
 
+#[cfg(test)]
 fn dtype_attr(a: &Attrs<'_>) -> Option<DType> {
     DType::from_attr_name(a.get("dtype")?.as_word()?)
 }
 
 /// A negative axis counted from the end; `None` outside `0..rank`.
+#[cfg(test)]
 fn axis(a: i64, rank: usize) -> Option<usize> {
     let r = rank as i64;
     let a = if a < 0 { a + r } else { a };
@@ -474,6 +488,7 @@ fn axis(a: i64, rank: usize) -> Option<usize> {
 }
 
 /// Numpy broadcasting with Paddle's dynamic dimensions (`-1` against `n > 1` is `n`).
+#[cfg(test)]
 fn broadcast(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
@@ -500,6 +515,7 @@ fn broadcast(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
     Some(out)
 }
 
+#[cfg(test)]
 fn product(dims: &[i64]) -> i64 {
     if dims.iter().any(|&d| d < 0) {
         -1
@@ -509,6 +525,7 @@ fn product(dims: &[i64]) -> i64 {
 }
 
 /// Statistics of half-precision inputs are kept in float32 (Paddle's norm kernels).
+#[cfg(test)]
 fn stat_dtype(d: DType) -> DType {
     match d {
         DType::F16 | DType::BF16 => DType::F32,
@@ -519,6 +536,7 @@ fn stat_dtype(d: DType) -> DType {
 /// The result types `shape` derives for `op`, one per result (`None` where it cannot say);
 /// `None` when the family derives nothing for these operands (a missing constant, a
 /// distributed type, a shape the family refuses).
+#[cfg(test)]
 pub fn infer(shape: Shape, op: &dyn OpView, n_results: usize) -> Option<Vec<Option<Type>>> {
     let attrs = op.attrs();
     let one = |t: Type| Some(vec![Some(t)]);
@@ -943,17 +961,21 @@ pub fn infer(shape: Shape, op: &dyn OpView, n_results: usize) -> Option<Vec<Opti
                 Some(tensor(s.to_vec(), DType::U8)),
             ])
         }
-        Shape::Reduced(i) => one(super::reduced(op.ty(i as usize)?)),
+        Shape::Reduced(i) => one(super::result_type::reduced(op.ty(i as usize)?)),
         Shape::Dim0Times(i) | Shape::Dim0Over(i) => {
             let n = int_attr(&attrs, "nranks")?;
-            let t =
-                super::dim0_scaled(op.ty(i as usize)?, n, matches!(shape, Shape::Dim0Times(_)))?;
+            let t = super::result_type::dim0_scaled(
+                op.ty(i as usize)?,
+                n,
+                matches!(shape, Shape::Dim0Times(_)),
+            )?;
             one(t)
         }
     }
 }
 
 /// Output size of one spatial dimension of a convolution or pooling window.
+#[cfg(test)]
 fn window(len: i64, k: i64, pad: (i64, i64), stride: i64, dilation: i64, ceil: bool) -> i64 {
     if len < 0 {
         return -1;
@@ -969,6 +991,7 @@ fn window(len: i64, k: i64, pad: (i64, i64), stride: i64, dilation: i64, ceil: b
 
 /// Paddings as `(before, after)` per spatial dimension (`[p]`, `[ph, pw]` or 4 values), after
 /// `padding_algorithm` (`SAME` pads to `ceil(len / stride)`, `VALID` not at all).
+#[cfg(test)]
 fn pads(
     attrs: &Attrs<'_>,
     spatial: &[i64],
@@ -1003,6 +1026,7 @@ fn pads(
     })
 }
 
+#[cfg(test)]
 fn channels_last(attrs: &Attrs<'_>) -> bool {
     attrs
         .get("data_format")
@@ -1011,6 +1035,7 @@ fn channels_last(attrs: &Attrs<'_>) -> bool {
 }
 
 /// Splits `[N, C, spatial..]` (or channels last) into (N, C, spatial).
+#[cfg(test)]
 fn layout(s: &[i64], last: bool) -> Option<(i64, i64, Vec<i64>)> {
     if s.len() < 3 {
         return None;
@@ -1022,6 +1047,7 @@ fn layout(s: &[i64], last: bool) -> Option<(i64, i64, Vec<i64>)> {
     })
 }
 
+#[cfg(test)]
 fn assemble(n: i64, c: i64, spatial: Vec<i64>, last: bool) -> Vec<i64> {
     let mut out = vec![n];
     if !last {
@@ -1034,6 +1060,7 @@ fn assemble(n: i64, c: i64, spatial: Vec<i64>, last: bool) -> Vec<i64> {
     out
 }
 
+#[cfg(test)]
 fn per_dim(v: Option<Vec<i64>>, n: usize, default: i64) -> Vec<i64> {
     match v {
         Some(v) if v.len() == n => v,
@@ -1042,6 +1069,7 @@ fn per_dim(v: Option<Vec<i64>>, n: usize, default: i64) -> Vec<i64> {
     }
 }
 
+#[cfg(test)]
 fn conv(op: &dyn OpView, attrs: &Attrs<'_>) -> Option<Type> {
     let (s, d) = dense(op.ty(0)?)?;
     let (f, _) = dense(op.ty(1)?)?;
@@ -1061,6 +1089,7 @@ fn conv(op: &dyn OpView, attrs: &Attrs<'_>) -> Option<Type> {
     Some(tensor(assemble(n, f[0], out, last), d))
 }
 
+#[cfg(test)]
 fn pool(op: &dyn OpView, attrs: &Attrs<'_>) -> Option<Type> {
     let (s, d) = dense(op.ty(0)?)?;
     let last = channels_last(attrs);

@@ -30,14 +30,14 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// How many e-classes the DAG cost of one candidate explores before it is considered "large".
-pub const DAG_BUDGET: usize = 1024;
+const DAG_BUDGET: usize = 1024;
 
 /// Classes pass 2 may explore per e-node of the e-graph (see the module docs).
-pub const PASS2_WORK_PER_NODE: usize = 64;
+pub(crate) const PASS2_WORK_PER_NODE: usize = 64;
 
 /// Classes pass 2 may explore besides [`PASS2_WORK_PER_NODE`] per e-node: a small e-graph is
 /// never cut short.
-pub const PASS2_WORK_BASE: usize = 1 << 20;
+pub(crate) const PASS2_WORK_BASE: usize = 1 << 20;
 
 const SUBSUMED_PENALTY: u32 = 1 << 20;
 

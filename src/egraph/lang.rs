@@ -66,19 +66,6 @@ impl Node {
             Node::Null => 3,
         }
     }
-
-    /// The op name, for op nodes.
-    pub fn op_name(&self) -> Option<Sym> {
-        match self {
-            Node::Op { name, .. } => Some(*name),
-            _ => None,
-        }
-    }
-
-    /// Whether this node is an op with exactly one result (a value rather than a tuple).
-    pub fn is_single_result_op(&self) -> bool {
-        matches!(self, Node::Op { types, .. } if types.len() == 1)
-    }
 }
 
 impl PartialOrd for Node {

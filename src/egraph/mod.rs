@@ -43,18 +43,8 @@
 //! it sees the dialect table (which ops are pure, which operands are written) and the rules.
 //!
 //! # Example
-//! ```
-//! use irw::egraph::{saturate, Options};
-//! use irw::ir::{parse_module, print_module, Which};
-//! use irw::SourceFile;
-//!
-//! let text = "{\n    (%0) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[1],value:2} : () -> tensor<1xf32>\n    (%1) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[1],value:2} : () -> tensor<1xf32>\n    () = \"builtin.shadow_output\" (%1) {output_name:\"y\"} : (tensor<1xf32>) -> \n}\n";
-//! let mut m = parse_module(&SourceFile::new("ex.ir", text)).unwrap();
-//! let report = saturate(&mut m, Which::Main, &[], &Options::default()).unwrap();
-//! assert_eq!(m.main.num_ops(), 2); // the duplicate `full` merged into the first
-//! assert!(print_module(&m).contains("\"builtin.shadow_output\" (%0)"));
-//! assert_eq!(report.elab.erased, 1);
-//! ```
+//! [`saturate`] without rules merges duplicates: `tests::saturate_example` (in `tests/mod.rs`)
+//! runs it on a program with two equal constants.
 
 pub mod analysis;
 pub mod build;
@@ -66,12 +56,10 @@ pub mod pattern;
 pub mod rewrite;
 pub mod run;
 
-pub use analysis::{ClassData, IrAnalysis, IrEGraph};
+pub use analysis::{IrAnalysis, IrEGraph};
 pub use elaborate::ElabStats;
-pub use lang::Node;
 pub use pattern::{
-    AttrTest, BinOp, Build, Cap, EqRule, Expr, Label, OpBuild, OpPattern, Pattern, TypesBuild,
-    Value, Var,
+    AttrTest, Build, Cap, EqRule, Expr, Label, OpBuild, OpPattern, Pattern, TypesBuild, Value, Var,
 };
 pub use run::{Limits, Options, Outcome};
 
@@ -361,3 +349,6 @@ fn saturate_program(
     };
     (ctx, Ok(report))
 }
+
+#[cfg(test)]
+mod tests;

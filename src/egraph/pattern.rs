@@ -38,19 +38,8 @@
 //! rules that only ever simplify.
 //!
 //! # Writing rules in Rust
-//! ```
-//! use irw::egraph::{AttrTest, Build, Cap, EqRule, Expr, OpPattern, Var};
-//! // pd_op.cast(%x) {dtype: d} where dtype(%x) == d  =>  %x
-//! let (x, d) = (Var(0), Cap(0));
-//! let rule = EqRule::new(
-//!     "cast_same_dtype",
-//!     OpPattern::new("pd_op.cast", [x.into()]).attr("dtype", AttrTest::Capture(d)),
-//!     Build::Var(x),
-//! )
-//! .guard(Expr::dtype(x).eq(Expr::Cap(d)))
-//! .subsume(true);
-//! assert!(rule.check().is_ok());
-//! ```
+//! The e-graph's tests write the rules of `rules/canonicalize.rw` this way (`tests/mod.rs`:
+//! `cast_same_dtype` is `pd_op.cast(%x) {dtype: d} where dtype(%x) == d => %x`).
 
 use crate::ir::{Attr, Type};
 
@@ -213,14 +202,6 @@ impl OpPattern {
         self.label = Some(l);
         self
     }
-
-    /// Result `index` of this (multi-result) op.
-    pub fn proj(self, index: u32) -> Pattern {
-        Pattern::Proj {
-            index,
-            op: Box::new(self),
-        }
-    }
 }
 
 impl From<Var> for Build {
@@ -257,11 +238,6 @@ impl OpBuild {
         self
     }
 
-    pub fn remove(mut self, key: &str) -> Self {
-        self.remove.push(key.to_string());
-        self
-    }
-
     pub fn types(mut self, t: TypesBuild) -> Self {
         self.types = t;
         self
@@ -288,9 +264,6 @@ impl Expr {
     pub fn eq(self, rhs: Expr) -> Expr {
         self.bin(BinOp::Eq, rhs)
     }
-    pub fn ne(self, rhs: Expr) -> Expr {
-        self.bin(BinOp::Ne, rhs)
-    }
     #[allow(clippy::should_implement_trait)]
     pub fn mul(self, rhs: Expr) -> Expr {
         self.bin(BinOp::Mul, rhs)
@@ -298,9 +271,6 @@ impl Expr {
     #[allow(clippy::should_implement_trait)]
     pub fn add(self, rhs: Expr) -> Expr {
         self.bin(BinOp::Add, rhs)
-    }
-    pub fn and(self, rhs: Expr) -> Expr {
-        self.bin(BinOp::And, rhs)
     }
 }
 

@@ -90,10 +90,6 @@ impl Options {
         self.limits = limits;
         self
     }
-    pub fn with_cse(mut self, cse: bool) -> Self {
-        self.cse = cse;
-        self
-    }
 }
 
 /// Why saturation stopped.
@@ -225,4 +221,12 @@ pub fn run(eg: IrEGraph, rules: &[PreparedRule], limits: &Limits) -> (IrEGraph, 
     eg.rebuild();
     IrAnalysis::canonicalize_subsumed(&mut eg);
     (eg, outcome, iterations)
+}
+
+#[cfg(test)]
+impl Options {
+    pub fn with_cse(mut self, cse: bool) -> Self {
+        self.cse = cse;
+        self
+    }
 }

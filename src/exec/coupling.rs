@@ -43,14 +43,14 @@ pub enum When {
 }
 
 /// An op that couples the rows of its batch, when it does, and why.
-pub struct CouplingRule {
+struct CouplingRule {
     pub op: &'static str,
     pub when: When,
     pub why: &'static str,
 }
 
 /// The ops whose output on a row can depend on the other rows of the batch.
-pub static COUPLING: &[CouplingRule] = &[
+static COUPLING: &[CouplingRule] = &[
     CouplingRule {
         op: "pd_op.batch_norm_",
         when: When::BatchStatistics,
@@ -86,7 +86,6 @@ pub static COUPLING: &[CouplingRule] = &[
 /// One op of a program that couples rows.
 #[derive(Clone, Debug)]
 pub struct Coupled {
-    pub op: OpId,
     pub name: String,
     /// `file:line:col`, or `op #i` for a program without a source.
     pub at: String,
@@ -150,7 +149,6 @@ pub fn find(ctx: &Context, prog: &Program, src: Option<&SourceFile>) -> Vec<Coup
             _ => format!("op #{i}"),
         };
         out.push(Coupled {
-            op,
             name: name.to_string(),
             at,
             why,

@@ -96,7 +96,7 @@ impl Data {
 
 /// Round-to-nearest-even f32 → bf16 bits (NaN → quiet NaN).
 #[inline(always)]
-pub fn bf16_bits_from_f32(x: f32) -> u16 {
+fn bf16_bits_from_f32(x: f32) -> u16 {
     let b = x.to_bits();
     let rounded = (b.wrapping_add(0x7FFF + ((b >> 16) & 1)) >> 16) as u16;
     let quiet_nan = ((b >> 16) | 0x0040) as u16;
@@ -115,7 +115,7 @@ pub fn bf16_from_f32(x: f32) -> bf16 {
 
 /// Exact bf16 → f32.
 #[inline(always)]
-pub fn f32_from_bf16(x: bf16) -> f32 {
+fn f32_from_bf16(x: bf16) -> f32 {
     f32::from_bits((x.to_bits() as u32) << 16)
 }
 
@@ -140,34 +140,34 @@ pub fn f32_to_bf16_slice(src: &[f32], dst: &mut [bf16]) {
 }
 
 /// Vectorized bf16 → f32. `dst` must be as long as `src`.
-pub fn bf16_to_f32_slice(src: &[bf16], dst: &mut [f32]) {
+fn bf16_to_f32_slice(src: &[bf16], dst: &mut [f32]) {
     assert_eq!(src.len(), dst.len());
     dispatch(|| bf16_to_f32_loop(src, dst));
 }
 
 /// f32 → bf16 into a new vector.
-pub fn f32_to_bf16_vec(src: &[f32]) -> Vec<bf16> {
+fn f32_to_bf16_vec(src: &[f32]) -> Vec<bf16> {
     let mut out = vec![bf16::ZERO; src.len()];
     f32_to_bf16_slice(src, &mut out);
     out
 }
 
 /// bf16 → f32 into a new vector.
-pub fn bf16_to_f32_vec(src: &[bf16]) -> Vec<f32> {
+fn bf16_to_f32_vec(src: &[bf16]) -> Vec<f32> {
     let mut out = vec![0.0; src.len()];
     bf16_to_f32_slice(src, &mut out);
     out
 }
 
 /// f32 → f16 (round to nearest even, F16C when available).
-pub fn f32_to_f16_vec(src: &[f32]) -> Vec<f16> {
+fn f32_to_f16_vec(src: &[f32]) -> Vec<f16> {
     let mut out = vec![f16::ZERO; src.len()];
     out.convert_from_f32_slice(src);
     out
 }
 
 /// f16 → f32 (exact, F16C when available).
-pub fn f16_to_f32_vec(src: &[f16]) -> Vec<f32> {
+fn f16_to_f32_vec(src: &[f16]) -> Vec<f32> {
     let mut out = vec![0.0; src.len()];
     src.convert_to_f32_slice(&mut out);
     out

@@ -25,7 +25,7 @@ use std::fmt;
 
 use indexmap::IndexMap;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::diag::{Diagnostic, SourceFile};
 use crate::exec::dtype::DType;
@@ -987,27 +987,6 @@ pub fn slice_rows(
     Ok(out)
 }
 
-/// A tensor as `{shape, dtype, values}` (values widened to f64, exact).
-pub fn tensor_to_json(t: &Tensor) -> Value {
-    let values: Vec<Value> = match t.data() {
-        Data::I64(v) => v.iter().map(|&x| json!(x)).collect(),
-        Data::I32(v) => v.iter().map(|&x| json!(x)).collect(),
-        Data::Bool(v) => v.iter().map(|&x| json!(x)).collect(),
-        Data::U8(v) => v.iter().map(|&x| json!(x)).collect(),
-        _ => t.to_f64_vec().into_iter().map(|x| json!(x)).collect(),
-    };
-    json!({ "shape": t.shape(), "dtype": t.dtype().attr_name(), "values": values })
-}
-
-/// A scope as a JSON object of tensors (keys sorted, as a `serde_json` map holds them).
-pub fn scope_to_json(scope: &Scope) -> Value {
-    let mut m = Map::new();
-    for (k, t) in scope.iter() {
-        m.insert(k.to_string(), tensor_to_json(t));
-    }
-    Value::Object(m)
-}
-
 /// What `irw run --dump` writes: `{"loss": [[per rank] per step], "state": {name: tensor}}`,
 /// the layout of [`scope_to_json`] and [`tensor_to_json`], byte for byte, but serialized as it
 /// is written: a tree of the whole state would take about 17× the state's bytes, outside the
@@ -1105,6 +1084,32 @@ impl serde::Serialize for ValuesJson<'_> {
             Data::F64(v) => s.collect_seq(v.iter()),
         }
     }
+}
+
+#[cfg(test)]
+use serde_json::{json, Map};
+
+/// A tensor as `{shape, dtype, values}` (values widened to f64, exact).
+#[cfg(test)]
+fn tensor_to_json(t: &Tensor) -> Value {
+    let values: Vec<Value> = match t.data() {
+        Data::I64(v) => v.iter().map(|&x| json!(x)).collect(),
+        Data::I32(v) => v.iter().map(|&x| json!(x)).collect(),
+        Data::Bool(v) => v.iter().map(|&x| json!(x)).collect(),
+        Data::U8(v) => v.iter().map(|&x| json!(x)).collect(),
+        _ => t.to_f64_vec().into_iter().map(|x| json!(x)).collect(),
+    };
+    json!({ "shape": t.shape(), "dtype": t.dtype().attr_name(), "values": values })
+}
+
+/// A scope as a JSON object of tensors (keys sorted, as a `serde_json` map holds them).
+#[cfg(test)]
+fn scope_to_json(scope: &Scope) -> Value {
+    let mut m = Map::new();
+    for (k, t) in scope.iter() {
+        m.insert(k.to_string(), tensor_to_json(t));
+    }
+    Value::Object(m)
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ use crate::kbail;
 
 /// The most iterations one `pd_op.while` runs before the run stops with an error (a loop whose
 /// condition never turns false would otherwise hang `irw run` and `irw check`).
-pub const MAX_WHILE_ITERATIONS: usize = 1 << 20;
+const MAX_WHILE_ITERATIONS: usize = 1 << 20;
 
 /// Which ops of a program run in a pass.
 ///
@@ -861,7 +861,6 @@ impl<'p> Interp<'p> {
                             inputs[*gi] = Input::Tensor(t);
                         }
                         let call = OpCall {
-                            name,
                             attrs,
                             inputs,
                             n_results: results.len(),

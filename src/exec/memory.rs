@@ -129,7 +129,7 @@ pub fn live() -> u64 {
 
 /// Bytes of a buffer of `shape` with `elem` bytes per element; `None` when that does not fit
 /// in 64 bits.
-pub fn bytes_of(shape: &[usize], elem: usize) -> Option<u64> {
+fn bytes_of(shape: &[usize], elem: usize) -> Option<u64> {
     shape
         .iter()
         .try_fold(elem as u64, |acc, &d| acc.checked_mul(d as u64))
@@ -137,7 +137,7 @@ pub fn bytes_of(shape: &[usize], elem: usize) -> Option<u64> {
 
 /// `3.64 TiB`, `512 MiB`, `20.3 KiB`, `12 bytes`: a size for a message, to three significant
 /// digits (whole units print without decimals).
-pub fn approx_size(n: u64) -> String {
+fn approx_size(n: u64) -> String {
     const UNITS: [(u32, &str); 5] = [
         (50, "PiB"),
         (40, "TiB"),

@@ -29,5 +29,5 @@ pub mod simd;
 pub mod tensor;
 
 pub use dtype::DType;
-pub use error::{KResult, KernelError};
+pub use error::KernelError;
 pub use tensor::{Data, Tensor};

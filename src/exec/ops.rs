@@ -32,14 +32,13 @@ pub enum Input<'a> {
 
 /// An op about to run: its operands, attributes and number of results.
 pub struct OpCall<'a> {
-    pub name: &'a str,
     pub attrs: Attrs<'a>,
     pub inputs: Vec<Input<'a>>,
     pub n_results: usize,
 }
 
 /// A kernel entry: computes the op's results (`None` for a result it does not produce).
-pub type KernelFn = fn(&OpCall<'_>) -> KResult<Vec<Option<Tensor>>>;
+type KernelFn = fn(&OpCall<'_>) -> KResult<Vec<Option<Tensor>>>;
 
 /// One result of an op some of whose results are vectors of tensors (`split`'s `out`).
 pub enum Out {
@@ -48,7 +47,7 @@ pub enum Out {
 }
 
 /// A kernel entry of [`VECTOR_KERNELS`]: like [`KernelFn`], for ops with vector results.
-pub type VectorKernelFn = fn(&OpCall<'_>) -> KResult<Vec<Option<Out>>>;
+type VectorKernelFn = fn(&OpCall<'_>) -> KResult<Vec<Option<Out>>>;
 
 impl<'a> OpCall<'a> {
     /// Operand `i`, which must be present and a tensor.
@@ -81,7 +80,7 @@ impl<'a> OpCall<'a> {
         self.attrs.get(key)
     }
 
-    pub fn f64_or(&self, key: &str, default: f64) -> KResult<f64> {
+    fn f64_or(&self, key: &str, default: f64) -> KResult<f64> {
         match self.attr(key) {
             None => Ok(default),
             Some(a) => a
@@ -90,7 +89,7 @@ impl<'a> OpCall<'a> {
         }
     }
 
-    pub fn bool_or(&self, key: &str, default: bool) -> KResult<bool> {
+    fn bool_or(&self, key: &str, default: bool) -> KResult<bool> {
         match self.attr(key) {
             None => Ok(default),
             Some(a) => a
@@ -99,7 +98,7 @@ impl<'a> OpCall<'a> {
         }
     }
 
-    pub fn i64_or(&self, key: &str, default: i64) -> KResult<i64> {
+    fn i64_or(&self, key: &str, default: i64) -> KResult<i64> {
         match self.attr(key) {
             None => Ok(default),
             Some(a) => a
@@ -263,7 +262,7 @@ fn inverse_perm(perm: &[i64]) -> Vec<i64> {
 }
 
 /// The table: op name → kernel entry.
-pub static KERNELS: &[(&str, KernelFn)] = &[
+static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.add", |c| binary(c, ew::BinaryOp::Add)),
     ("pd_op.add_", |c| binary(c, ew::BinaryOp::Add)),
     ("pd_op.subtract", |c| binary(c, ew::BinaryOp::Subtract)),

@@ -277,7 +277,7 @@ pub fn batch_rows(k: usize, n: usize, b: usize) -> Result<usize, Diagnostic> {
 }
 
 /// Micro-batch size for `k` micro-steps on `n` ranks.
-pub fn resolve_micro_batch(
+fn resolve_micro_batch(
     feed: Option<&Feed>,
     explicit: Option<usize>,
     k: usize,

@@ -169,11 +169,6 @@ impl Tensor {
         Tensor::make(shape.to_vec(), data)
     }
 
-    /// Zeros of the given shape and dtype.
-    pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
-        Tensor::full(shape, dtype, 0.0)
-    }
-
     /// Rounds f32 values to `dtype` (the inverse of [`Tensor::to_f32`]).
     pub fn from_f32_as(shape: &[usize], values: Vec<f32>, dtype: DType) -> KResult<Tensor> {
         let t = Tensor::new(shape.to_vec(), Data::F32(values))?;
@@ -217,14 +212,6 @@ impl Tensor {
     /// The f32 buffer if this is an f32 tensor.
     pub fn as_f32(&self) -> Option<&[f32]> {
         match &self.data {
-            Data::F32(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    /// Mutable f32 buffer if this is an f32 tensor.
-    pub fn as_f32_mut(&mut self) -> Option<&mut [f32]> {
-        match &mut self.data {
             Data::F32(v) => Some(v),
             _ => None,
         }

@@ -233,7 +233,7 @@ pub fn format_float_like_paddle(v: f64) -> String {
 /// shortest round trip), in the shape Paddle prints: positional for exponents -4 to 15
 /// (`0.0001`, `0.3333333333333333`, `2`), else scientific with a signed two-digit exponent
 /// (`1e-08`, `1.5e+20`), which both irw's parser and C++'s `strtod` read.
-pub fn format_float_shortest(v: f64) -> String {
+fn format_float_shortest(v: f64) -> String {
     if !v.is_finite() || v == 0.0 {
         return format_float_like_paddle(v);
     }
@@ -294,10 +294,6 @@ impl AttrDict {
     /// The entries in print order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Attr)> {
         self.entries.iter().map(|(k, v)| (*k, v))
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {

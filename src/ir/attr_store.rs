@@ -138,10 +138,6 @@ impl AttrStore {
         self.spans.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
-    }
-
     fn entry(&self, e: Entry) -> (&str, &Attr) {
         (self.keys[e.key as usize], &self.values[e.value as usize])
     }
@@ -178,17 +174,6 @@ impl<'a> Attrs<'a> {
     /// The entries in print order.
     pub fn iter(self) -> AttrsIter<'a> {
         AttrsIter { attrs: self, i: 0 }
-    }
-
-    pub fn len(self) -> usize {
-        match self {
-            Attrs::Stored { entries, .. } => entries.len(),
-            Attrs::Dict(d) => d.len(),
-        }
-    }
-
-    pub fn is_empty(self) -> bool {
-        self.len() == 0
     }
 
     /// An owned copy, to edit and intern again.

@@ -105,16 +105,6 @@ impl Placement {
             Placement::Other(s) => out.push_str(s),
         }
     }
-
-    /// The name a rule compares with: `Replicate`, `Shard`, `Partial` (or the written text).
-    pub fn kind(&self) -> &str {
-        match self {
-            Placement::Replicate => "Replicate",
-            Placement::Shard(_) => "Shard",
-            Placement::Partial(_) => "Partial",
-            Placement::Other(s) => s,
-        }
-    }
 }
 
 /// A tensor's distribution: its process mesh, which mesh dimension splits each tensor
@@ -150,11 +140,6 @@ impl TensorDist {
             partial: Vec::new(),
             placements: Some(vec![Placement::Replicate; self.mesh_shape.len().max(1)]),
         }
-    }
-
-    /// Whether `rank` (a process id) is in the mesh.
-    pub fn contains_process(&self, rank: i64) -> bool {
-        self.process_ids.contains(&rank)
     }
 
     pub fn write_to(&self, out: &mut String) {

@@ -45,7 +45,7 @@ impl Context {
 
     /// The `op_dist_attr` an op with these operand types (`None`: an absent operand) and result
     /// types has; `None` when nothing is distributed.
-    pub fn derive_op_dist_attr(
+    fn derive_op_dist_attr(
         &self,
         operands: &[Option<TypeId>],
         results: &[TypeId],

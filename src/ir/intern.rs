@@ -54,10 +54,6 @@ impl<T: Hash + Eq + Clone> Interner<T> {
     pub fn len(&self) -> usize {
         self.items.len()
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
 }
 
 /// String interner.

@@ -1,7 +1,7 @@
 //! The IR: Paddle PIR programs as an arena of ops, values, blocks and regions.
 //!
 //! ```
-//! use irw::ir::{parse_module, print_module};
+//! use irw::{parse_module, print_module};
 //! use irw::SourceFile;
 //!
 //! let text = "{\n    (%0) = \"pd_op.full\" () {dtype:float32,value:1} : () -> tensor<f32>\n}\n";
@@ -29,20 +29,15 @@ mod types;
 pub mod verify;
 pub mod verify_dist;
 
-pub use attr::{
-    format_float_like_paddle, format_float_shortest, intern_key, Attr, AttrDict, AttrId, AttrKey,
-};
-pub use attr_store::{Attrs, AttrsIter};
+pub use attr::{format_float_like_paddle, intern_key, Attr, AttrDict, AttrId};
+pub use attr_store::Attrs;
 pub use context::Context;
 pub use dist::{DistSlot, OpDistAttr, Placement, ReduceKind, SlotType, TensorDist};
 pub use dist_derive::declared_result_dist;
-pub use intern::{Interner, Sym, Symbols};
+pub use intern::Sym;
 pub use module::{Module, Which};
 pub use parse::{parse_module, parse_module_reference, parse_startup_into};
 pub use print::{print_module, print_module_to, print_program, print_program_to};
-pub use program::{
-    BlockArg, BlockId, BlockOps, Kwarg, OpData, OpId, OpSyntax, Program, RegionId, Use, Uses,
-    ValueDef, ValueId, MAX_RESULTS,
-};
+pub use program::{BlockId, Kwarg, OpId, OpSyntax, Program, ValueDef, ValueId};
 pub use types::{DType, Type, TypeId};
-pub use verify::{verify_module, OpCounts, VerifyError};
+pub use verify::{OpCounts, VerifyError};

@@ -367,10 +367,6 @@ impl Program {
         &self.regions[r.index()].blocks
     }
 
-    pub fn region_parent(&self, r: RegionId) -> OpId {
-        OpId(self.regions[r.index()].parent_op)
-    }
-
     /// The block holding `op` (`None` when detached or erased).
     pub fn op_block(&self, op: OpId) -> Option<BlockId> {
         opt(self.ops[op.index()].parent).map(BlockId)
@@ -396,10 +392,6 @@ impl Program {
 
     pub fn last_op(&self, block: BlockId) -> Option<OpId> {
         opt(self.blocks[block.index()].last).map(OpId)
-    }
-
-    pub fn block_len(&self, block: BlockId) -> usize {
-        self.blocks[block.index()].len as usize
     }
 
     /// The ops of a block in order.
@@ -687,15 +679,6 @@ impl Program {
         self.insert_before(anchor, op);
     }
 
-    /// Moves `op` just after `anchor`.
-    pub fn move_after(&mut self, op: OpId, anchor: OpId) {
-        if op == anchor {
-            return;
-        }
-        self.detach(op);
-        self.insert_after(anchor, op);
-    }
-
     /// Erases `op` (and any ops nested in its regions). Its results must have no uses left
     /// outside the erased ops.
     ///
@@ -798,15 +781,6 @@ impl Program {
         start
     }
 
-    /// Replaces the whole operand list of `op`.
-    pub fn set_operands(&mut self, op: OpId, operands: &[Option<ValueId>]) {
-        self.drop_operands(op);
-        let start = self.push_operands(op, operands);
-        let d = &mut self.ops[op.index()];
-        d.operands_start = start;
-        d.operands_len = operands.len() as u32;
-    }
-
     /// Replaces every use of `old` by `new`. O(uses of `old`).
     pub fn replace_all_uses(&mut self, old: ValueId, new: ValueId) {
         if old == new {
@@ -881,6 +855,31 @@ impl Iterator for Uses<'_> {
             op,
             index: slot - self.prog.ops[op.index()].operands_start,
         })
+    }
+}
+
+#[cfg(test)]
+impl Program {
+    fn block_len(&self, block: BlockId) -> usize {
+        self.blocks[block.index()].len as usize
+    }
+
+    /// Moves `op` just after `anchor`.
+    fn move_after(&mut self, op: OpId, anchor: OpId) {
+        if op == anchor {
+            return;
+        }
+        self.detach(op);
+        self.insert_after(anchor, op);
+    }
+
+    /// Replaces the whole operand list of `op`.
+    fn set_operands(&mut self, op: OpId, operands: &[Option<ValueId>]) {
+        self.drop_operands(op);
+        let start = self.push_operands(op, operands);
+        let d = &mut self.ops[op.index()];
+        d.operands_start = start;
+        d.operands_len = operands.len() as u32;
     }
 }
 

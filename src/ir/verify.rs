@@ -281,8 +281,8 @@ impl Verifier<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::OpCounts;
-    use crate::ir::{parse_module, verify_module};
+    use super::{verify_module, OpCounts};
+    use crate::ir::parse_module;
     use crate::SourceFile;
 
     /// Knows one op: `t.unary` takes one operand (the dialect's table is tested in the dialect).

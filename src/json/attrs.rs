@@ -59,7 +59,7 @@ fn table() -> &'static FxHashMap<(&'static str, &'static str), AttrTag> {
 
 /// The dialect's tag for `attr` of `op`: from the attribute's type in the op's definition
 /// ([`tag_of_type`]), else a line of [`ATTR_TAGS`] (the op's own, then the any-op line).
-pub fn table_tag(op: &str, attr: &str) -> Option<AttrTag> {
+fn table_tag(op: &str, attr: &str) -> Option<AttrTag> {
     if let Some(a) = Dialect::get().spec(op).and_then(|s| s.attr(attr)) {
         if let Some(t) = tag_of_type(a.ty) {
             return Some(t);
@@ -72,7 +72,7 @@ pub fn table_tag(op: &str, attr: &str) -> Option<AttrTag> {
 }
 
 /// The tag to write `attr` of `op` with: the dialect's, else one learned from the input.
-pub fn tag_for(op: &str, attr: &str, hints: &TagHints) -> Option<AttrTag> {
+fn tag_for(op: &str, attr: &str, hints: &TagHints) -> Option<AttrTag> {
     table_tag(op, attr).or_else(|| hints.get(op, attr))
 }
 
@@ -107,7 +107,7 @@ pub fn write_tag(op: &str, attr: &str, a: &Attr, hints: &TagHints) -> Result<Att
 /// `Place(..)` a place, an array the array of its elements' common tag (an int array of i64
 /// when one needs it; empty: an empty array). Paddle keeps such attributes and no kernel reads
 /// them. `None` for values with no single tag (dictionaries, mixed arrays).
-pub fn infer_tag(a: &Attr) -> Option<AttrTag> {
+fn infer_tag(a: &Attr) -> Option<AttrTag> {
     fn one(a: &Attr) -> Option<Tag> {
         Some(match a {
             Attr::Bool(_) => Tag::Bool,
@@ -140,7 +140,7 @@ pub fn infer_tag(a: &Attr) -> Option<AttrTag> {
     }
 }
 
-pub fn tag_name(t: Tag) -> &'static str {
+fn tag_name(t: Tag) -> &'static str {
     TAG_NAMES
         .iter()
         .find(|(u, _)| *u == t)
@@ -164,7 +164,7 @@ pub fn describe(t: AttrTag) -> String {
 
 /// A float the way the text parser would hold what Paddle prints for it: an integer when
 /// Paddle prints an integer (`value:2`), else the value with Paddle's 6-digit text.
-pub fn float_attr(v: f64) -> Attr {
+fn float_attr(v: f64) -> Attr {
     let text = format_float_like_paddle(v);
     // -0.0 stays a float: the integer 0 would lose its sign.
     if v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative()) {
@@ -368,7 +368,7 @@ fn one_to_json(a: &Attr, t: Tag) -> Result<Value, String> {
 }
 
 /// `Place(cpu)` → `[1,0,""]`, `Place(undefined:0)` → `[0,0,""]`.
-pub fn place_to_json(word: &str) -> Option<Value> {
+fn place_to_json(word: &str) -> Option<Value> {
     let inner = word.strip_prefix("Place(")?.strip_suffix(')')?;
     let (name, dev) = match inner.split_once(':') {
         Some((n, d)) => (n, Some(d.parse::<i64>().ok()?)),

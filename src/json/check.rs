@@ -37,7 +37,7 @@ fn refuse(which: Which, msg: String) -> Diagnostic {
 }
 
 /// Every operand is defined earlier in write order (the order [`super::write`] uses).
-pub fn check_order(ctx: &Context, p: &Program, which: Which) -> Result<(), Diagnostic> {
+fn check_order(ctx: &Context, p: &Program, which: Which) -> Result<(), Diagnostic> {
     let mut defined = vec![false; p.value_capacity()];
     let mut n = 0usize;
     order_block(ctx, p, p.top_block(), &mut defined, &mut n).map_err(|m| refuse(which, m))

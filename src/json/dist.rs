@@ -64,7 +64,7 @@ impl MeshNames {
 
 /// The placements Paddle derives from a dims mapping and partial status
 /// (`TensorDistAttribute::placements`): `None` for an empty mesh.
-pub fn derive_placements(
+fn derive_placements(
     mesh_shape: &[i64],
     dims_mapping: &[i64],
     partial: &[(i64, ReduceKind)],
@@ -105,7 +105,7 @@ pub fn derive_placements(
 }
 
 /// The local dims of a tensor of global `shape` (Paddle's `InferLocalDDim`).
-pub fn local_dims(shape: &[i64], d: &TensorDist) -> Result<Vec<i64>, String> {
+fn local_dims(shape: &[i64], d: &TensorDist) -> Result<Vec<i64>, String> {
     if shape.is_empty() {
         return Ok(Vec::new());
     }
@@ -141,7 +141,7 @@ pub fn local_dims(shape: &[i64], d: &TensorDist) -> Result<Vec<i64>, String> {
 
 // ---- writing ------------------------------------------------------------------------------
 
-pub fn mesh_to_json(shape: &[i64], ids: &[i64], names: &MeshNames) -> Value {
+fn mesh_to_json(shape: &[i64], ids: &[i64], names: &MeshNames) -> Value {
     json!({"#": PROCESS_MESH_TAG, "D": [shape, ids, names.names(shape, ids)]})
 }
 
@@ -153,7 +153,7 @@ fn reduce_code(r: &ReduceKind) -> Result<i64, String> {
         .ok_or_else(|| format!("reduce type `{}` has no code in Paddle 3.3.1", r.name()))
 }
 
-pub fn tensor_dist_to_json(d: &TensorDist, names: &MeshNames) -> Result<Value, String> {
+fn tensor_dist_to_json(d: &TensorDist, names: &MeshNames) -> Result<Value, String> {
     let derived = derive_placements(&d.mesh_shape, &d.dims_mapping, &d.partial)?;
     if let Some(ps) = &d.placements {
         if derived.as_ref() != Some(ps) {
@@ -276,7 +276,7 @@ fn ints(v: &Value, what: &str) -> Result<Vec<i64>, String> {
 }
 
 /// Reads a process mesh into `(shape, process ids)`, learning its dimension names.
-pub fn mesh_from_json(v: &Value, names: &mut MeshNames) -> Result<(Vec<i64>, Vec<i64>), String> {
+fn mesh_from_json(v: &Value, names: &mut MeshNames) -> Result<(Vec<i64>, Vec<i64>), String> {
     let d = tagged(v, PROCESS_MESH_TAG, 3)?;
     let shape = ints(&d[0], "a process mesh's shape")?;
     let ids = ints(&d[1], "a process mesh's process ids")?;
@@ -319,7 +319,7 @@ pub fn mesh_from_json(v: &Value, names: &mut MeshNames) -> Result<(Vec<i64>, Vec
     Ok((shape, ids))
 }
 
-pub fn tensor_dist_from_json(v: &Value, names: &mut MeshNames) -> Result<TensorDist, String> {
+fn tensor_dist_from_json(v: &Value, names: &mut MeshNames) -> Result<TensorDist, String> {
     let d = tagged(v, TENSOR_DIST_TAG, 3)?;
     let (mesh_shape, process_ids) = mesh_from_json(&d[0], names)?;
     let dims_mapping = ints(&d[1], "a dims mapping")?;

@@ -4,7 +4,7 @@
 //! behind each rule, in `fixtures/paddle-json/SPEC.md`.
 //!
 //! ```
-//! use irw::json::{looks_like_json, read_module, write_module, TagHints};
+//! use irw::paddle_json::{looks_like_json, read_module, write_module, TagHints};
 //! use irw::SourceFile;
 //!
 //! let text = r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[
@@ -17,7 +17,7 @@
 //! assert!(looks_like_json(&src.text));
 //! let m = read_module(&src).unwrap();
 //! assert_eq!(
-//!     irw::ir::print_module(&m),
+//!     irw::print_module(&m),
 //!     "{\n    (%0) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[],stop_gradient:[true],value:2} : () -> tensor<f32>\n}\n"
 //! );
 //! let out = write_module(&m, &TagHints::default()).unwrap();
@@ -43,8 +43,5 @@ pub mod types;
 pub mod write;
 
 pub use attrs::TagHints;
-pub use check::check_module;
-pub use read::{
-    looks_like_json, read_module, read_module_with_hints, read_program, read_startup_into,
-};
-pub use write::{write_module, write_program, JsonModule};
+pub use read::{looks_like_json, read_module, read_module_with_hints, read_startup_into};
+pub use write::{write_module, JsonModule};

@@ -159,7 +159,7 @@ pub fn read_startup_into(
 }
 
 /// Reads one program (a whole JSON file) with names, types and attributes interned in `ctx`.
-pub fn read_program(
+fn read_program(
     ctx: &mut Context,
     src: &SourceFile,
     hints: &mut TagHints,
@@ -213,7 +213,7 @@ pub fn read_program(
 
 /// The deepest JSON irw reads: what it writes for [`MAX_REGION_DEPTH`] nested regions (six
 /// levels each: op, `regions`, region, `blocks`, block, `ops`), with room for attributes.
-pub const MAX_JSON_DEPTH: usize = 8 * MAX_REGION_DEPTH + 64;
+const MAX_JSON_DEPTH: usize = 8 * MAX_REGION_DEPTH + 64;
 
 /// The offset of the first bracket nested deeper than [`MAX_JSON_DEPTH`], if any: a linear scan
 /// (strings skipped) before anything recurses.

@@ -56,7 +56,7 @@ pub fn write_module(m: &Module, hints: &TagHints) -> Result<JsonModule, Diagnost
 }
 
 /// Writes one program. `which` only names it in messages.
-pub fn write_program(
+fn write_program(
     ctx: &Context,
     p: &Program,
     hints: &TagHints,

@@ -102,7 +102,6 @@ impl<'a> Engine<'a> {
         for r in &phase.structural {
             stats.rules.push(RuleStats {
                 name: r.name.clone(),
-                phase: phase.name.clone(),
                 location: format!("{}:{}", rules.sources[r.file].name, r.line),
                 matches: 0,
                 applications: 0,

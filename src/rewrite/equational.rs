@@ -26,7 +26,7 @@ use crate::rules::Phase;
 use std::fmt::Write;
 
 /// The attribute that keeps a published value's defining op from merging (see module docs).
-pub const PUBLISH_MARK: &str = "__irw_published";
+const PUBLISH_MARK: &str = "__irw_published";
 
 /// What one saturation of one phase did, for `--stats`.
 #[derive(Debug, Clone)]

@@ -21,7 +21,7 @@ use rustc_hash::FxHashSet;
 
 /// Which ops a selector accepts, with its op names interned in this run's module.
 #[derive(Debug, Clone)]
-pub enum Accept {
+enum Accept {
     Any,
     Names(Vec<Sym>),
     Class(Effect),
@@ -66,7 +66,7 @@ impl Accept {
     /// Whether some op named `name` may be accepted: everything but the attribute tests of
     /// alternatives, which depend on the op (the rule index of the worklist asks this once per
     /// op name, then [`Accept::accepts`] decides per op).
-    pub fn may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
+    fn may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
         match self {
             Accept::Any => true,
             Accept::Names(n) => n.contains(&name),
@@ -505,7 +505,7 @@ impl<'r> Searcher<'_, 'r> {
 
 /// The memo key of an application: rule index, the matched ops, then the operand position of
 /// each `(.., %v, ..)` pattern.
-pub fn memo_key(rule_index: usize, ops: &[OpId], positions: &[u32]) -> MemoKey {
+fn memo_key(rule_index: usize, ops: &[OpId], positions: &[u32]) -> MemoKey {
     let words = std::iter::once(rule_index as u32)
         .chain(ops.iter().map(|o| o.0))
         .chain(positions.iter().copied());

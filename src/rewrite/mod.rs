@@ -38,9 +38,9 @@
 //! How a caller runs it (the CLI does exactly this):
 //!
 //! ```ignore
-//! let rules = irw::rules::load(&paths, &sets)?;          // parse, resolve, --set
-//! let stats = irw::rewrite::apply(&mut module, &rules, &Options { trace, ..Default::default() })?;
-//! irw::dialect::verify_module(&module)?;
+//! let rules = irw::load_rules(&paths, &sets)?;           // parse, resolve, --set
+//! let stats = irw::rewrite(&mut module, &rules, &RewriteOptions { trace, ..Default::default() })?;
+//! irw::verify_module(&module)?;
 //! if stats_flag { eprint!("{}", stats.render()); }
 //! for line in &stats.trace { eprintln!("{line}"); }      // with --trace
 //! ```
@@ -183,7 +183,6 @@ pub struct TracedOp {
 #[derive(Debug, Clone)]
 pub struct RuleStats {
     pub name: String,
-    pub phase: String,
     /// `file:line` of the rule.
     pub location: String,
     /// Complete matches (patterns and guards), including ones applied before.

@@ -165,7 +165,7 @@ pub fn dtype_name(s: &str) -> Option<DType> {
 }
 
 /// A pure builtin ([`Kind::Pure`]) applied to evaluated arguments.
-pub fn pure_function(f: Builtin, a: &[Val], span: Span) -> EvalResult {
+fn pure_function(f: Builtin, a: &[Val], span: Span) -> EvalResult {
     use Builtin as B;
     match (f, a) {
         (B::Len, [Val::List(v)]) => Ok(Val::Int(v.len() as i64)),

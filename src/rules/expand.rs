@@ -41,8 +41,8 @@ use indexmap::{IndexMap, IndexSet};
 /// Largest expression a predicate call may expand to, in nodes, and its deepest nesting: a
 /// chain of predicates that each call the next twice doubles at every step, and everything
 /// after this module recurses once per level of the tree (see `limits.rs`).
-pub const MAX_PRED_NODES: usize = 4096;
-pub const MAX_PRED_DEPTH: usize = 256;
+const MAX_PRED_NODES: usize = 4096;
+const MAX_PRED_DEPTH: usize = 256;
 
 /// Desugars `files[idx]` in place: its definitions are substituted into its rules. The files it
 /// imports (`imports`) must have been desugared already (the loader loads imports first).

@@ -17,9 +17,9 @@
 use crate::diag::{Diagnostic, SourceFile};
 
 /// Deepest nesting of `(`, `[` and `{` in a rule file.
-pub const MAX_RULE_NESTING: usize = 64;
+const MAX_RULE_NESTING: usize = 64;
 /// Most operators and opening brackets in one `;`-terminated clause.
-pub const MAX_CLAUSE_OPERATORS: usize = 256;
+const MAX_CLAUSE_OPERATORS: usize = 256;
 
 /// Rejects text nested deeper than [`MAX_RULE_NESTING`] or with a clause longer than
 /// [`MAX_CLAUSE_OPERATORS`] operators.

@@ -20,7 +20,6 @@
 use super::ast::*;
 use super::check::Checker;
 use super::eval::{eval_const, eval_const_str};
-use super::parse::comment_above;
 use super::parse::parse_file;
 use super::require::loaded_require;
 use super::suggest::{closest, did_you_mean};
@@ -79,11 +78,11 @@ pub fn parse_set(arg: &str) -> Result<(String, String), Diagnostic> {
 
 /// Largest rule file irw reads: rule files are hand-written and small; the bound keeps
 /// `import "/dev/zero"` from exhausting memory.
-pub const MAX_RULE_FILE_BYTES: u64 = 4 << 20;
+const MAX_RULE_FILE_BYTES: u64 = 4 << 20;
 
 /// Largest total of all rule files one run reads, imports included: 24 imports of
 /// [`MAX_RULE_FILE_BYTES`] each must end in this error, not in an allocation failure.
-pub const MAX_RULE_BYTES_TOTAL: u64 = 16 << 20;
+const MAX_RULE_BYTES_TOTAL: u64 = 16 << 20;
 
 /// Reads `path`, at most [`MAX_RULE_FILE_BYTES`] and at most `budget` bytes (what is left of
 /// [`MAX_RULE_BYTES_TOTAL`]).
@@ -429,12 +428,10 @@ impl Loader {
     }
 
     fn loaded(&self, f: usize, line_starts: &[usize], r: &Rule) -> LoadedRule {
-        let src = &self.sources[f];
         let line = line_starts.partition_point(|&s| s <= r.span().0);
         LoadedRule {
             file: f,
             line,
-            comment: comment_above(src, r.span().0).unwrap_or_default(),
             rule: r.clone(),
         }
     }
@@ -504,8 +501,6 @@ impl Loader {
                         ty,
                         value: default.unwrap_or(Val::Bool(false)),
                         set: false,
-                        file: fi,
-                        span: p.name.span,
                     },
                 );
                 if p.default.is_none() {

@@ -21,20 +21,8 @@
 //! [`builtins`] is the one table of built-in functions; [`eval`] the one evaluator. Nothing
 //! here depends on the engines.
 //!
-//! ```
-//! use irw::rules::{load_str, Val};
-//! let text = "param k: int = 2 where k >= 1;\n\
-//!             // A cast to the dtype its input already has is the identity.\n\
-//!             rule drop_cast {\n\
-//!                 match %c = pd_op.cast(%x) {dtype: $d};\n\
-//!                 where dtype(%x) == $d;\n\
-//!                 replace %c with %x;\n\
-//!                 erase %c;\n\
-//!             }\n";
-//! let set = load_str("ex.rw", text, std::path::Path::new("."), &[("k".into(), "3".into())]).unwrap();
-//! assert_eq!(set.params["k"].value, Val::Int(3));
-//! assert_eq!(set.phases[0].name, "ex");
-//! ```
+//! [`load_str`] on a rule with a parameter set by `--set`: `tests::load_str_example` (in
+//! `tests/mod.rs`).
 //!
 //! Architecture invariant: nothing here knows a particular pass. Op names, op classes and
 //! operand names come from the dialect table; stages from [`STAGES`].
@@ -53,7 +41,7 @@ pub mod load;
 pub mod lower;
 pub mod parse;
 mod require;
-pub use crate::suggest;
+pub(crate) use crate::suggest;
 pub mod ty;
 
 pub use crate::value::operators::Span;
@@ -121,9 +109,6 @@ pub struct Param {
     pub value: Val,
     /// Given with `--set`.
     pub set: bool,
-    /// Where it is declared (file index, span of the name).
-    pub file: usize,
-    pub span: Span,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,7 +247,8 @@ pub struct LoadedRule {
     pub file: usize,
     /// 1-based line of the `rule`/`rewrite` keyword.
     pub line: usize,
-    /// The one-line comment above the rule (its identity or soundness argument).
-    pub comment: String,
     pub rule: ast::Rule,
 }
+
+#[cfg(test)]
+mod tests;

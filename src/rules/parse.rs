@@ -40,14 +40,6 @@ pub fn parse_file(src: &SourceFile) -> Result<File, Diagnostic> {
         .map_err(|e| to_diagnostic(src, e))
 }
 
-/// Parses one expression (used by tests and by `--set` constraint messages).
-pub fn parse_expr(src: &SourceFile) -> Result<Expr, Diagnostic> {
-    super::limits::check(src)?;
-    expr_parser()
-        .parse(&src.text)
-        .map_err(|e| to_diagnostic(src, e))
-}
-
 fn to_diagnostic<T: std::fmt::Display>(src: &SourceFile, e: PErr<T>) -> Diagnostic {
     match e {
         ParseError::InvalidToken { location } => {

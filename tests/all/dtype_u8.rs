@@ -3,9 +3,9 @@
 //! `0.t_ui8`). Text → parse → print is the identity, a type irw builds itself prints `u8`, and
 //! the JSON form round-trips through `0.t_ui8` back to `u8` text.
 
-use irw::dialect::verify_module;
-use irw::ir::{parse_module, print_module, Context, DType, Type};
+use irw::verify_module;
 use irw::SourceFile;
+use irw::{parse_module, print_module, Context, DType, Type};
 
 tests![
     u8_text_round_trips,
@@ -35,8 +35,9 @@ fn a_built_u8_type_prints_u8() {
 
 fn u8_json_round_trips_to_u8_text() {
     let m = parse_module(&SourceFile::new("u8.ir", PROG)).expect("parses");
-    let j = irw::json::write_module(&m, &Default::default()).expect("writes JSON");
+    let j = irw::paddle_json::write_module(&m, &Default::default()).expect("writes JSON");
     assert!(j.main.contains("\"0.t_ui8\""), "{}", j.main);
-    let back = irw::json::read_module(&SourceFile::new("u8.json", j.main)).expect("reads JSON");
+    let back =
+        irw::paddle_json::read_module(&SourceFile::new("u8.json", j.main)).expect("reads JSON");
     assert_eq!(print_module(&back), PROG);
 }

@@ -1,6 +1,7 @@
 //! "The bad-input corpus covers every error message irw can print", checked.
 //!
-//! **Messages.** Every string literal in `src/` (outside `#[cfg(test)]` modules) that is the
+//! **Messages.** Every string literal in `src/` (outside `#[cfg(test)]` modules and the unit
+//! tests' own files, [`is_unit_test_file`]) that is the
 //! message of an error: a literal argument of an error constructor ([`CONSTRUCTORS`]:
 //! `Diagnostic::error`/`at`/`in_file`, `kbail!`, `KernelError::new`, `Failure::Usage`, the
 //! modules' `err`/`err_at`/`bad`/`fail` helpers, `Err(..)`, `ok_or(..)`, `map_err(..)`), or the
@@ -12,8 +13,8 @@
 //!
 //! **Expectations.** What the tests assert about standard error: the `CHECK-ERR`/`EXPECT`/`CHECK`
 //! lines of every golden case under `tests/golden/` (the bad-input corpus included), and every
-//! string literal of the integration tests (`tests/**/*.rs`: the
-//! fragments they assert).
+//! string literal of the integration tests (`tests/**/*.rs`) and of the unit tests that have
+//! files of their own (the fragments they assert).
 //!
 //! **Covered.** A message is split at its `{...}` placeholders. An expectation covers it when it
 //! holds two of its pieces of 6 characters or more in order (the one piece of a one-piece
@@ -364,9 +365,25 @@ fn rs_files(dir: &Path) -> Vec<PathBuf> {
     files_with_ext(dir, "rs")
 }
 
+/// A unit test module in a file of its own (`src/**/tests/*.rs`, `src/**/*_tests.rs`), or their
+/// shared helpers (`src/test_support.rs`): tests of internals, which call kernels and engines
+/// directly, live beside the code.
+fn is_unit_test_file(path: &Path) -> bool {
+    let Ok(rel) = path.strip_prefix(root().join("src")) else {
+        return false;
+    };
+    let name = rel.file_name().unwrap_or_default().to_string_lossy();
+    rel.components().any(|c| c.as_os_str() == "tests")
+        || name.ends_with("_tests.rs")
+        || name == "test_support.rs"
+}
+
 fn messages() -> Vec<Message> {
     let mut out = Vec::new();
     for path in rs_files(&root().join("src")) {
+        if is_unit_test_file(&path) {
+            continue;
+        }
         let text = std::fs::read_to_string(&path).unwrap();
         let file = path
             .strip_prefix(root())
@@ -428,7 +445,13 @@ fn expectations() -> Vec<String> {
             }
         }
     }
-    for p in rs_files(&root().join("tests")) {
+    let unit_tests = rs_files(&root().join("src"))
+        .into_iter()
+        .filter(|p| is_unit_test_file(p));
+    for p in rs_files(&root().join("tests"))
+        .into_iter()
+        .chain(unit_tests)
+    {
         // This file's own literals (the extractor's test, ALLOW) are not expectations.
         if p.ends_with("error_coverage.rs") {
             continue;

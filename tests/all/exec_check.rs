@@ -5,10 +5,10 @@ use crate::common::note;
 use std::path::PathBuf;
 use std::process::Command;
 
-use irw::cli::{load_feed, Limits};
-use irw::exec::check::{check, CheckOptions, CheckReport};
-use irw::ir::{parse_module, parse_startup_into, Module};
+use irw::command::{load_feed, Limits};
+use irw::executor::{check, CheckOptions, CheckReport};
 use irw::SourceFile;
+use irw::{parse_module, parse_startup_into, Module};
 
 tests![
     paddles_rewrites_pass,

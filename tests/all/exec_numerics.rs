@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use irw::exec::feed::{tensor_from_json, Feed};
-use irw::exec::run::{run, RunOptions};
-use irw::exec::Tensor;
-use irw::ir::{parse_module, parse_startup_into, Module};
+use irw::executor::Tensor;
+use irw::executor::{run, RunOptions};
+use irw::executor::{tensor_from_json, Feed};
 use irw::SourceFile;
+use irw::{parse_module, parse_startup_into, Module};
 use serde_json::Value;
 
 tests![

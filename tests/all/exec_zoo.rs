@@ -15,15 +15,15 @@
 
 use std::path::PathBuf;
 
-use irw::dialect::{Dialect, Effect};
-use irw::exec::feed::{tensor_from_json, Feed};
-use irw::exec::interp::op_role;
-use irw::exec::run::{run, RunOptions};
-use irw::exec::Tensor;
-use irw::ir::{
+use irw::executor::op_role;
+use irw::executor::Tensor;
+use irw::executor::{run, RunOptions};
+use irw::executor::{tensor_from_json, Feed};
+use irw::SourceFile;
+use irw::{
     intern_key, parse_module, parse_startup_into, Attr, AttrDict, Module, OpSyntax, ValueId,
 };
-use irw::SourceFile;
+use irw::{Dialect, Effect};
 use serde_json::Value;
 
 tests![

@@ -5,10 +5,10 @@
 
 use std::num::NonZeroUsize;
 
-use irw::dialect::verify_module;
-use irw::gen::{mlp, Dtype, MlpOptions, Optimizer};
-use irw::ir::{parse_module, print_module};
+use irw::generate::{mlp, Dtype, MlpOptions, Optimizer};
+use irw::verify_module;
 use irw::SourceFile;
+use irw::{parse_module, print_module};
 
 tests![every_configuration_parses_verifies_and_round_trips];
 

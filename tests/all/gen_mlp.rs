@@ -7,7 +7,7 @@
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
-use irw::gen::{mlp, Dtype, MlpOptions, Optimizer};
+use irw::generate::{mlp, Dtype, MlpOptions, Optimizer};
 
 tests![
     sgd_f32_3_layers_is_before_ir,

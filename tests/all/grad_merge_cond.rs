@@ -2,7 +2,7 @@
 //! optimize stage inside a `pd_op.if`), rewritten through the embedding API, executed by
 //! `irw check` (every op at every micro-step) and linted inside its region.
 use irw::api::{check, rewrite, Format, Input, Rules};
-use irw::exec::check::CheckOptions;
+use irw::executor::CheckOptions;
 
 tests![
     cond_form_has_the_optimize_stage_in_an_if,
@@ -81,8 +81,8 @@ fn cond_form_has_the_optimize_stage_in_an_if() {
     .expect("reparse");
     assert_eq!(again.main, main);
     // irw lint sees the region's ops and finds no unordered access there.
-    let m = irw::ir::parse_module(&irw::SourceFile::new("m.ir", main.as_str())).unwrap();
-    let report = irw::lint::lint(&m);
+    let m = irw::parse_module(&irw::SourceFile::new("m.ir", main.as_str())).unwrap();
+    let report = irw::lint(&m);
     assert!(report.hazards.is_empty(), "{:?}", report.hazards);
     assert!(report.instructions > 0);
 }

@@ -3,8 +3,8 @@
 //! into the file.
 
 use crate::common::*;
-use irw::json::{read_module, read_module_with_hints};
-use irw::{ir, SourceFile};
+use irw::paddle_json::{read_module, read_module_with_hints};
+use irw::SourceFile;
 
 tests![
     main_json_prints_as_before_ir,
@@ -30,8 +30,8 @@ fn text_fixture(name: &str) -> String {
 
 fn prints_as(json: &str, ir: &str) {
     let m = read_module(&json_fixture(json)).unwrap_or_else(|d| panic!("{d}"));
-    irw::dialect::verify_module(&m).unwrap_or_else(|e| panic!("{}", e.message));
-    let got = ir::print_module(&m);
+    irw::verify_module(&m).unwrap_or_else(|e| panic!("{}", e.message));
+    let got = irw::print_module(&m);
     let want = text_fixture(ir);
     if got != want {
         let line = got.lines().zip(want.lines()).position(|(a, b)| a != b);
@@ -85,7 +85,7 @@ fn the_binary_detects_json_by_content() {
 fn kwargs_are_read_as_keyword_arguments() {
     // main_gm_fixed.json: Paddle's gradient-merged program with its kwargs put back by hand.
     let m = read_module(&json_fixture("main_gm_fixed.json")).unwrap_or_else(|d| panic!("{d}"));
-    irw::dialect::verify_module(&m).unwrap_or_else(|e| panic!("{}", e.message));
+    irw::verify_module(&m).unwrap_or_else(|e| panic!("{}", e.message));
     let top = m.main.top_block();
     let names: Vec<&str> = m
         .main
@@ -95,7 +95,7 @@ fn kwargs_are_read_as_keyword_arguments() {
         .collect();
     assert_eq!(names.len(), 6);
     assert_eq!(names[0], "linear_0.w_0@GRAD@MERGE");
-    let text = ir::print_module(&m);
+    let text = irw::print_module(&m);
     assert!(text.contains(
         "(%31) = \"pd_op.add_\" (%kwarg_linear_2.b_0@GRAD@MERGE, %30) {op_role:1,stop_gradient:[false]}"
     ));
@@ -108,15 +108,15 @@ const UNKNOWN: &str = r##"{"base_code":{"magic":"pir","version":4},"program":{"r
 
 fn unknown_ops_and_attributes_are_kept() {
     let src = SourceFile::new("u.json", UNKNOWN);
-    let mut hints = irw::json::TagHints::default();
+    let mut hints = irw::paddle_json::TagHints::default();
     let m = read_module_with_hints(&src, &mut hints).unwrap_or_else(|d| panic!("{d}"));
-    let text = ir::print_module(&m);
+    let text = irw::print_module(&m);
     assert_eq!(
         text,
         "{\n    (%0) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[2],value:0.5} : () -> tensor<2xf32>\n    (%1) = \"pd_op.no_such_op\" (%0, <<NULL VALUE>>) {ax:[1],k:7} : (tensor<2xf32>, <<NULL TYPE>>) -> tensor<-1xi64>\n}\n"
     );
     // Written back with the tags the input used (the table does not know this op).
-    let out = irw::json::write_module(&m, &hints).unwrap_or_else(|d| panic!("{d}"));
+    let out = irw::paddle_json::write_module(&m, &hints).unwrap_or_else(|d| panic!("{d}"));
     let v: serde_json::Value = serde_json::from_str(&out.main).expect("valid JSON");
     let op = &v["program"]["regions"][0]["blocks"][0]["ops"][1];
     assert_eq!(op["#"], "1.no_such_op");
@@ -130,7 +130,7 @@ fn unknown_ops_and_attributes_are_kept() {
     );
     // Without the hints (the program came through text) nothing says which tags Paddle wants
     // for an op the dialect does not know: refused, never guessed (a wrong tag crashes Paddle).
-    let e = irw::json::write_module(&m, &Default::default())
+    let e = irw::paddle_json::write_module(&m, &Default::default())
         .expect_err("no tags for an unknown op's attributes")
         .to_string();
     assert!(
@@ -208,8 +208,8 @@ fn paddles_dist_json_prints_as_the_dist_fixtures() {
         let p = root().join("tests/paddle_dist_json").join(json);
         let src = SourceFile::new(json, std::fs::read_to_string(&p).expect("measured JSON"));
         let m = read_module(&src).unwrap_or_else(|d| panic!("{d}"));
-        irw::dialect::verify_module(&m).unwrap_or_else(|e| panic!("{json}: {}", e.message));
-        let got = ir::print_module(&m);
+        irw::verify_module(&m).unwrap_or_else(|e| panic!("{json}: {}", e.message));
+        let got = irw::print_module(&m);
         let want = std::fs::read_to_string(dist_fixtures().join(text))
             .expect("paddle-dist fixture")
             .replace("replace_all_uses_with_reshard_var:true,", "");

@@ -4,8 +4,8 @@
 //! files Paddle would load and then crash on.
 
 use crate::common::*;
-use irw::json::{read_module, read_startup_into, write_module, TagHints};
-use irw::{ir, SourceFile};
+use irw::paddle_json::{read_module, read_startup_into, write_module, TagHints};
+use irw::SourceFile;
 use serde_json::Value;
 
 tests![
@@ -111,7 +111,7 @@ fn startup_gm_round_trips() {
 
 fn text_main_program_is_written_as_paddle_writes_it() {
     // before.ir has no float that 6 printed digits would round, so the JSON is Paddle's exactly.
-    let m = ir::parse_module(&text_fixture("before.ir")).unwrap_or_else(|d| panic!("{d}"));
+    let m = irw::parse_module(&text_fixture("before.ir")).unwrap_or_else(|d| panic!("{d}"));
     let out = write_module(&m, &TagHints::default()).unwrap_or_else(|d| panic!("{d}"));
     let (g, w) = (parse(&out.main), parse(&json_fixture("main.json").text));
     assert!(g == w, "{}", first_difference(&g, &w));
@@ -131,12 +131,12 @@ fn collectives_are_written_and_read_as_paddle_does() {
         )
     };
     let (text, json) = (read("collectives.ir"), read("collectives.json"));
-    let m = ir::parse_module(&text).unwrap_or_else(|d| panic!("{d}"));
+    let m = irw::parse_module(&text).unwrap_or_else(|d| panic!("{d}"));
     let out = write_module(&m, &TagHints::default()).unwrap_or_else(|d| panic!("{d}"));
     let (g, w) = (parse(&out.main), parse(&json.text));
     assert!(g == w, "{}", first_difference(&g, &w));
     let back = read_module(&json).unwrap_or_else(|d| panic!("{d}"));
-    assert_eq!(ir::print_module(&back), text.text);
+    assert_eq!(irw::print_module(&back), text.text);
 }
 
 fn ops(v: &Value) -> &Vec<Value> {
@@ -146,8 +146,8 @@ fn ops(v: &Value) -> &Vec<Value> {
 }
 
 fn kwargs_become_persistable_data_ops_bound_by_name() {
-    let mut m = ir::parse_module(&text_fixture("after.ir")).unwrap_or_else(|d| panic!("{d}"));
-    ir::parse_startup_into(&mut m, &text_fixture("startup_after.ir"))
+    let mut m = irw::parse_module(&text_fixture("after.ir")).unwrap_or_else(|d| panic!("{d}"));
+    irw::parse_startup_into(&mut m, &text_fixture("startup_after.ir"))
         .unwrap_or_else(|d| panic!("{d}"));
     let out = write_module(&m, &TagHints::default()).unwrap_or_else(|d| panic!("{d}"));
     let v = parse(&out.main);
@@ -223,9 +223,9 @@ fn kwargs_become_persistable_data_ops_bound_by_name() {
 }
 
 fn refusal(main: &str, startup: Option<&str>) -> String {
-    let mut m = ir::parse_module(&SourceFile::new("m.ir", main)).unwrap_or_else(|d| panic!("{d}"));
+    let mut m = irw::parse_module(&SourceFile::new("m.ir", main)).unwrap_or_else(|d| panic!("{d}"));
     if let Some(s) = startup {
-        ir::parse_startup_into(&mut m, &SourceFile::new("s.ir", s))
+        irw::parse_startup_into(&mut m, &SourceFile::new("s.ir", s))
             .unwrap_or_else(|d| panic!("{d}"));
     }
     write_module(&m, &TagHints::default())
@@ -272,7 +272,7 @@ fn unknown_attributes_take_the_tag_of_their_value() {
     // not in the table: their tag follows from the value, so a rule file
     // can introduce a marker without a change to irw.
     let main = "{\n    (%0) = \"pd_op.data\" () {dtype:float32,name:\"x\",place:Place(undefined:0),shape:[2,2],stop_gradient:[true]} : () -> tensor<2x2xf32>\n    (%1) = \"pd_op.relu\" (%0) {big:3000000000,flag:true,ints:[1,2],mark:\"m\",n:3,p:Place(cpu),t:bfloat16,x:0.5,none:[]} : (tensor<2x2xf32>) -> tensor<2x2xf32>\n}\n";
-    let m = ir::parse_module(&SourceFile::new("m.ir", main)).unwrap_or_else(|d| panic!("{d}"));
+    let m = irw::parse_module(&SourceFile::new("m.ir", main)).unwrap_or_else(|d| panic!("{d}"));
     let out = write_module(&m, &TagHints::default()).unwrap_or_else(|d| panic!("{d}"));
     let v: serde_json::Value = serde_json::from_str(&out.main).expect("valid JSON");
     let ops = v["program"]["regions"][0]["blocks"][0]["ops"]
@@ -308,8 +308,8 @@ const MAIN: &str = "{\n    (%0) = \"pd_op.data\" () {dtype:float32,name:\"lr\",p
 
 fn persistable_values_must_be_marked() {
     // The pair as given is fine.
-    let mut m = ir::parse_module(&SourceFile::new("m.ir", MAIN)).unwrap_or_else(|d| panic!("{d}"));
-    ir::parse_startup_into(&mut m, &SourceFile::new("s.ir", STARTUP))
+    let mut m = irw::parse_module(&SourceFile::new("m.ir", MAIN)).unwrap_or_else(|d| panic!("{d}"));
+    irw::parse_startup_into(&mut m, &SourceFile::new("s.ir", STARTUP))
         .unwrap_or_else(|d| panic!("{d}"));
     assert!(write_module(&m, &TagHints::default()).is_ok());
     // Startup stores a value not marked persistable (SPEC.md E5c).
@@ -338,7 +338,7 @@ fn kwargs_need_an_initializer_and_a_free_name() {
 }
 
 fn uses_before_definitions_are_refused() {
-    let mut m = ir::parse_module(&SourceFile::new("m.ir", MAIN)).unwrap_or_else(|d| panic!("{d}"));
+    let mut m = irw::parse_module(&SourceFile::new("m.ir", MAIN)).unwrap_or_else(|d| panic!("{d}"));
     let top = m.main.top_block();
     let ops: Vec<_> = m.main.block_ops(top).collect();
     m.main.move_before(ops[1], ops[0]);
@@ -465,9 +465,9 @@ fn dist_text_is_written_as_paddle_writes_it() {
         // Reading Paddle's file teaches irw the mesh dimension names ("dp"), which the text
         // form does not print; with them, irw's JSON of the text is Paddle's JSON.
         let mut hints = TagHints::default();
-        irw::json::read_module_with_hints(&paddle_dist_json(json), &mut hints)
+        irw::paddle_json::read_module_with_hints(&paddle_dist_json(json), &mut hints)
             .unwrap_or_else(|d| panic!("{json}: {d}"));
-        let m = ir::parse_module(&dist_text(text)).unwrap_or_else(|d| panic!("{d}"));
+        let m = irw::parse_module(&dist_text(text)).unwrap_or_else(|d| panic!("{d}"));
         let out = write_module(&m, &hints).unwrap_or_else(|d| panic!("{text}: {d}"));
         let (g, w) = (
             as_f32(without_dropped(parse(&out.main))),

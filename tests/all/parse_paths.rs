@@ -5,8 +5,8 @@
 
 use crate::common::prop_gen;
 
-use irw::ir::{parse_module, parse_module_reference};
 use irw::SourceFile;
+use irw::{parse_module, parse_module_reference};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -164,11 +164,11 @@ proptest! {
 
 /// A program large enough to be parsed in many chunks on worker threads.
 fn large_program() -> String {
-    let opts = irw::gen::MlpOptions {
+    let opts = irw::generate::MlpOptions {
         layers: std::num::NonZeroUsize::new(1500).unwrap(),
         ..Default::default()
     };
-    irw::gen::mlp(&opts)
+    irw::generate::mlp(&opts)
 }
 
 fn a_large_program_parses_the_same_on_both_paths() {
@@ -269,9 +269,9 @@ fn every_one_byte_edit_of_a_dist_op_line_parses_the_same_on_both_paths() {
             if let Ok(m) = parse_module(&src) {
                 // Printing is canonical (indentation, value numbers): what it prints
                 // prints back unchanged, and most edits are reproduced exactly.
-                let once = irw::ir::print_module(&m);
+                let once = irw::print_module(&m);
                 let again = parse_module(&SourceFile::new("p.ir", once.as_str()))
-                    .map(|m| irw::ir::print_module(&m));
+                    .map(|m| irw::print_module(&m));
                 assert_eq!(again.as_ref(), Ok(&once), "printing is not a fixed point");
                 printed += usize::from(once == text);
             }

@@ -34,11 +34,11 @@
 
 use crate::common::prop_gen;
 
-use irw::dialect::verify_module;
-use irw::exec::check::{check, CheckOptions, Outcome};
-use irw::gen::{Dtype, MlpOptions};
-use irw::ir::{parse_module, print_module, Module};
+use irw::executor::{check, CheckOptions, Outcome};
+use irw::generate::{Dtype, MlpOptions};
+use irw::verify_module;
 use irw::SourceFile;
+use irw::{parse_module, print_module, Module};
 use proptest::prelude::*;
 
 tests![
@@ -48,8 +48,8 @@ tests![
     bf16_check_failures_are_rounding_of_the_comparison,
 ];
 
-fn apply(m: &mut Module, rules: irw::rules::RuleSet) -> Result<(), TestCaseError> {
-    irw::rewrite::apply(m, &rules, &Default::default())
+fn apply(m: &mut Module, rules: irw::RuleSet) -> Result<(), TestCaseError> {
+    irw::rewrite(m, &rules, &Default::default())
         .map_err(|d| TestCaseError::fail(format!("rewrite failed:\n{d}")))?;
     verify_module(m).map_err(|e| TestCaseError::fail(format!("does not verify: {e}")))?;
     Ok(())
@@ -101,7 +101,7 @@ proptest! {
     #![proptest_config(config())]
 
     fn grad_merge_passes_irw_check((opts, k, avg, sync, seed) in case()) {
-        let text = irw::gen::mlp(&opts);
+        let text = irw::generate::mlp(&opts);
         let original =
             parse_module(&SourceFile::new("gen.ir", text.as_str())).expect("generated text parses");
         let mut rewritten = original.clone();
@@ -110,7 +110,7 @@ proptest! {
             ("avg".to_string(), avg.to_string()),
             ("gradient_sync_after_accumulate".to_string(), sync.to_string()),
         ];
-        let rules = irw::rules::load(&["rules/grad_merge.rw".into()], &sets)
+        let rules = irw::load_rules(&["rules/grad_merge.rw".into()], &sets)
             .unwrap_or_else(|d| panic!("{d}"));
         apply(&mut rewritten, rules)?;
         let mut tries = 0u64;
@@ -157,7 +157,7 @@ fn fixture(main: &str, startup: &str) -> Module {
         SourceFile::new(p, text)
     };
     let mut m = parse_module(&read(main)).unwrap_or_else(|d| panic!("{d}"));
-    irw::ir::parse_startup_into(&mut m, &read(startup)).unwrap_or_else(|d| panic!("{d}"));
+    irw::parse_startup_into(&mut m, &read(startup)).unwrap_or_else(|d| panic!("{d}"));
     m
 }
 
@@ -167,15 +167,15 @@ fn fixture(main: &str, startup: &str) -> Module {
 /// with bit-identical persistables: parameters, master weights, learning rate and buffers.
 fn bf16_gradient_merge_is_bit_identical_to_paddles_pass() {
     let mut ours = fixture("master_grad_before.ir", "master_grad_startup_before.ir");
-    let rules = irw::rules::load(
+    let rules = irw::load_rules(
         &["rules/grad_merge.rw".into()],
         &[("k_steps".to_string(), "4".to_string())],
     )
     .unwrap_or_else(|d| panic!("{d}"));
-    irw::rewrite::apply(&mut ours, &rules, &Default::default()).unwrap_or_else(|d| panic!("{d}"));
+    irw::rewrite(&mut ours, &rules, &Default::default()).unwrap_or_else(|d| panic!("{d}"));
     let paddle = fixture("master_grad_after.ir", "master_grad_startup_after.ir");
     for seed in 0..4 {
-        let opts = irw::exec::run::RunOptions {
+        let opts = irw::executor::RunOptions {
             k_steps: 4,
             ranks: 1,
             steps: 1,
@@ -184,8 +184,8 @@ fn bf16_gradient_merge_is_bit_identical_to_paddles_pass() {
             feed: None,
             ..Default::default()
         };
-        let a = irw::exec::run::run(&ours, &opts).unwrap_or_else(|d| panic!("{d}"));
-        let b = irw::exec::run::run(&paddle, &opts).unwrap_or_else(|d| panic!("{d}"));
+        let a = irw::executor::run(&ours, &opts).unwrap_or_else(|d| panic!("{d}"));
+        let b = irw::executor::run(&paddle, &opts).unwrap_or_else(|d| panic!("{d}"));
         let names: Vec<&str> = b.scopes[0].names().collect();
         assert!(names.len() >= 12, "{names:?}");
         assert!(names.iter().any(|n| n.ends_with("@GRAD@MERGE")));
@@ -208,13 +208,13 @@ fn bf16_gradient_merge_is_bit_identical_to_paddles_pass() {
 /// `cargo test --release -- prop_check --ignored`.
 fn bf16_check_failures_are_rounding_of_the_comparison() {
     use indexmap::IndexMap;
-    use irw::exec::interp::{Interp, Stage};
-    use irw::exec::run::{init_ranks, micro_feeds, step_batch};
-    use irw::exec::Tensor;
-    use irw::gen::Optimizer;
+    use irw::executor::Tensor;
+    use irw::executor::{init_ranks, micro_feeds, step_batch};
+    use irw::executor::{Interp, Stage};
+    use irw::generate::Optimizer;
 
     let parse = |o: &MlpOptions| {
-        parse_module(&SourceFile::new("gen.ir", irw::gen::mlp(o).as_str())).expect("parses")
+        parse_module(&SourceFile::new("gen.ir", irw::generate::mlp(o).as_str())).expect("parses")
     };
     // Within the check's bf16 tolerance of the f32 oracle.
     let within = |g: &Tensor, oracle: &Tensor| {
@@ -246,12 +246,12 @@ fn bf16_check_failures_are_rounding_of_the_comparison() {
                 });
                 for k in 2..=8usize {
                     let mut rewritten = original.clone();
-                    let rules = irw::rules::load(
+                    let rules = irw::load_rules(
                         &["rules/grad_merge.rw".into()],
                         &[("k_steps".to_string(), k.to_string())],
                     )
                     .unwrap_or_else(|d| panic!("{d}"));
-                    irw::rewrite::apply(&mut rewritten, &rules, &Default::default())
+                    irw::rewrite(&mut rewritten, &rules, &Default::default())
                         .unwrap_or_else(|d| panic!("{d}"));
                     for seed in 0..4 {
                         cases += 1;

@@ -2,7 +2,7 @@
 //! JSON → text → JSON exactly, or are refused when read, with an error at their JSON position:
 //! the text is never a different program (`op_role:2,zz` read back as `op_role:2`).
 
-use irw::json::{read_module_with_hints, write_module, TagHints};
+use irw::paddle_json::{read_module_with_hints, write_module, TagHints};
 use irw::SourceFile;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -103,8 +103,8 @@ fn check(op: &str, key: &str, text: &str, kw: &str) -> Result<bool, TestCaseErro
             return Ok(false);
         }
     };
-    let printed = irw::ir::print_module(&m);
-    let back = irw::ir::parse_module(&SourceFile::new("p.ir", printed.clone())).map_err(|d| {
+    let printed = irw::print_module(&m);
+    let back = irw::parse_module(&SourceFile::new("p.ir", printed.clone())).map_err(|d| {
         TestCaseError::fail(format!(
             "the text irw printed does not parse:\n{d}\n{printed}"
         ))
@@ -163,18 +163,19 @@ fn json_as_deep_as_irw_writes_is_read() {
             {"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":nest(levels)}]}]}});
         SourceFile::new("deep.json", d.to_string())
     };
-    let deepest = irw::ir::parse::MAX_REGION_DEPTH - 1;
+    let deepest = irw::MAX_REGION_DEPTH - 1;
     for levels in [20, deepest] {
-        let m = irw::json::read_module(&doc(levels)).unwrap_or_else(|d| panic!("{levels}: {d}"));
-        let text = irw::ir::print_module(&m);
-        irw::ir::parse_module(&SourceFile::new("deep.ir", text))
+        let m =
+            irw::paddle_json::read_module(&doc(levels)).unwrap_or_else(|d| panic!("{levels}: {d}"));
+        let text = irw::print_module(&m);
+        irw::parse_module(&SourceFile::new("deep.ir", text))
             .unwrap_or_else(|d| panic!("{levels}: irw cannot parse the text it printed: {d}"));
         let out = write_module(&m, &TagHints::default()).unwrap_or_else(|d| panic!("{d}"));
         let again = SourceFile::new("again.json", out.main);
-        irw::json::read_module(&again)
+        irw::paddle_json::read_module(&again)
             .unwrap_or_else(|d| panic!("{levels}: irw cannot read what it wrote: {d}"));
     }
-    let err = match irw::json::read_module(&doc(deepest + 1)) {
+    let err = match irw::paddle_json::read_module(&doc(deepest + 1)) {
         Ok(_) => panic!("{} nested regions were read", deepest + 1),
         Err(d) => d.to_string(),
     };
@@ -182,7 +183,7 @@ fn json_as_deep_as_irw_writes_is_read() {
         err.starts_with("deep.json:1:")
             && err.contains(&format!(
                 "regions nested deeper than {} levels",
-                irw::ir::parse::MAX_REGION_DEPTH
+                irw::MAX_REGION_DEPTH
             )),
         "{err}"
     );

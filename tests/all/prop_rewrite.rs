@@ -13,10 +13,10 @@
 
 use crate::common::prop_gen;
 
-use irw::dialect::verify_module;
-use irw::ir::{parse_module, print_module, Attr, AttrDict, Module, OpSyntax};
-use irw::rules::RuleSet;
+use irw::verify_module;
+use irw::RuleSet;
 use irw::SourceFile;
+use irw::{parse_module, print_module, Attr, AttrDict, Module, OpSyntax};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use std::path::PathBuf;
@@ -31,7 +31,7 @@ fn rules(file: &str, sets: &[(&str, String)]) -> RuleSet {
         .iter()
         .map(|(a, b)| (a.to_string(), b.clone()))
         .collect();
-    irw::rules::load(&[PathBuf::from("rules").join(file)], &sets)
+    irw::load_rules(&[PathBuf::from("rules").join(file)], &sets)
         .unwrap_or_else(|d| panic!("{file} does not load:\n{d}"))
 }
 
@@ -68,7 +68,7 @@ fn parse_with_observers(text: &str, observers: &[(usize, usize)]) -> Module {
 
 /// Rewrites `m` with `rs`; `Ok(None)` when the rules refused with a diagnostic.
 fn rewrite(mut m: Module, rs: &RuleSet) -> Result<Option<String>, TestCaseError> {
-    match irw::rewrite::apply(&mut m, rs, &irw::rewrite::Options::default()) {
+    match irw::rewrite(&mut m, rs, &irw::RewriteOptions::default()) {
         Err(d) => {
             let _ = d.to_string();
             Ok(None)
@@ -104,7 +104,7 @@ proptest! {
         sync in any::<bool>(),
         observers in vec((any::<usize>(), any::<usize>()), 0..4),
     ) {
-        let text = irw::gen::mlp(&opts);
+        let text = irw::generate::mlp(&opts);
         let sets = [
             ("k_steps", k.to_string()),
             ("avg", avg.to_string()),

@@ -1,6 +1,6 @@
 //! Property: printing a parsed program gives back the same bytes, for random valid programs
 //! (random ops, attributes, types, keyword arguments, `if` and `while` regions, startup
-//! programs; see `prop_gen`) and random MLP training programs from `irw::gen::mlp`.
+//! programs; see `prop_gen`) and random MLP training programs from `irw::generate::mlp`.
 //!
 //! Both generators write Paddle's text form without the IR, so a difference is a bug in the
 //! parser, the printer, or the generator's knowledge of the format. Every generated program must
@@ -8,9 +8,9 @@
 
 use crate::common::prop_gen;
 
-use irw::dialect::verify_module;
-use irw::ir::{parse_module, print_module};
+use irw::verify_module;
 use irw::SourceFile;
+use irw::{parse_module, print_module};
 use proptest::prelude::*;
 
 tests![
@@ -64,7 +64,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     fn random_mlps_print_back_to_the_same_bytes(opts in prop_gen::mlp_options(4)) {
-        round_trip(&irw::gen::mlp(&opts))?;
+        round_trip(&irw::generate::mlp(&opts))?;
     }
 }
 

@@ -8,12 +8,12 @@
 
 use crate::common::prop_gen;
 
-use irw::exec::check::{check, CheckOptions, Outcome};
-use irw::exec::feed::Feed;
-use irw::exec::run::step_batch;
-use irw::exec::tensor::Tensor;
-use irw::gen::Dtype;
-use irw::ir::parse_module;
+use irw::executor::step_batch;
+use irw::executor::Feed;
+use irw::executor::Tensor;
+use irw::executor::{check, CheckOptions, Outcome};
+use irw::generate::Dtype;
+use irw::parse_module;
 use irw::SourceFile;
 use proptest::prelude::*;
 
@@ -60,7 +60,7 @@ fn a_corrupted_gradient_never_passes() {
             opts.roles = true;
             opts.dtype = Dtype::F32;
             opts.allreduce = false;
-            let original = parse_module(&SourceFile::new("gen.ir", irw::gen::mlp(&opts)))
+            let original = parse_module(&SourceFile::new("gen.ir", irw::generate::mlp(&opts)))
                 .expect("generated text parses");
             let params: Vec<String> = (0..opts.layers.get())
                 .flat_map(|l| {
@@ -77,13 +77,13 @@ fn a_corrupted_gradient_never_passes() {
             let dir = tempfile::tempdir().unwrap();
             let bad = dir.path().join("corrupt.rw");
             std::fs::write(&bad, corruption(param, c, times)).unwrap();
-            let rules = irw::rules::load(
+            let rules = irw::load_rules(
                 &["rules/grad_merge.rw".into(), bad],
                 &[("k_steps".to_string(), k.to_string())],
             )
             .unwrap_or_else(|d| panic!("{d}"));
             let mut rewritten = original.clone();
-            let stats = irw::rewrite::apply(&mut rewritten, &rules, &Default::default())
+            let stats = irw::rewrite(&mut rewritten, &rules, &Default::default())
                 .unwrap_or_else(|d| panic!("{d}"));
             prop_assert!(stats.applications_of("corrupt_one_gradient") == 1);
             // The generated inputs, scaled.

@@ -2,10 +2,10 @@
 //! branch does not own is kept here as an ignored failing test until its owner fixes it.)
 
 use crate::common::note;
-use irw::dialect::verify_module;
-use irw::exec::check::{check, CheckOptions, CheckReport};
-use irw::ir::{parse_module, parse_startup_into, print_module, Module};
+use irw::executor::{check, CheckOptions, CheckReport};
+use irw::verify_module;
 use irw::SourceFile;
+use irw::{parse_module, parse_startup_into, print_module, Module};
 
 tests![
     hoist_reduce_keeps_dominance_when_two_accumulations_share_a_buffer,
@@ -72,8 +72,8 @@ fn rewrite(rules: &str, sets: &[(&str, &str)], mut m: Module) -> Module {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let rs = irw::rules::load(&[rules.into()], &sets).unwrap_or_else(|d| panic!("{d}"));
-    irw::rewrite::apply(&mut m, &rs, &Default::default()).unwrap_or_else(|d| panic!("{d}"));
+    let rs = irw::load_rules(&[rules.into()], &sets).unwrap_or_else(|d| panic!("{d}"));
+    irw::rewrite(&mut m, &rs, &Default::default()).unwrap_or_else(|d| panic!("{d}"));
     verify_module(&m).unwrap_or_else(|e| panic!("{e}"));
     m
 }

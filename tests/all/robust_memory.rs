@@ -15,8 +15,8 @@
 
 use crate::common::*;
 
-use irw::exec::memory;
-use irw::exec::{DType, Tensor};
+use irw::executor::memory;
+use irw::executor::{DType, Tensor};
 use std::process::Output;
 
 tests![
@@ -215,9 +215,9 @@ fn the_live_count_follows_tensors() {
 /// The limit is an option of the run, and the live count belongs to the run: a run under a
 /// tiny limit fails while runs beside it, on other threads and on this one, do not notice.
 fn runs_in_one_process_have_their_own_limit() {
-    use irw::exec::run::{run, RunOptions};
+    use irw::executor::{run, RunOptions};
     let text = std::fs::read_to_string(root().join("examples/mlp.ir")).expect("example");
-    let m = irw::ir::parse_module(&irw::SourceFile::new("mlp.ir", text.as_str())).expect("parses");
+    let m = irw::parse_module(&irw::SourceFile::new("mlp.ir", text.as_str())).expect("parses");
     let before = memory::live();
     std::thread::scope(|s| {
         let big = s.spawn(|| {

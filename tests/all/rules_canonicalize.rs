@@ -4,9 +4,9 @@
 //! merge still passes `irw check` against the original program.
 
 use crate::common::*;
-use irw::dialect::{Dialect, Effect};
-use irw::ir::{parse_module, Module, Program};
 use irw::SourceFile;
+use irw::{parse_module, Module, Program};
+use irw::{Dialect, Effect};
 use std::collections::BTreeMap;
 
 tests![
@@ -59,7 +59,7 @@ fn after_ir_keeps_effects_and_merges_constants() {
     let out = canonicalize(&[&fixture("after.ir")]);
     let before = parse("after.ir", &input);
     let after = parse("out.ir", &out);
-    irw::dialect::verify_module(&after).expect("output verifies");
+    irw::verify_module(&after).expect("output verifies");
     assert_eq!(
         effectful(&before, &before.main),
         effectful(&after, &after.main)
@@ -133,7 +133,7 @@ fn master_grad_casts_written_in_place_are_kept() {
     let input = std::fs::read_to_string(fixture("master_grad_after.ir")).unwrap();
     let out = canonicalize(&[&fixture("master_grad_after.ir")]);
     let m = parse("out.ir", &out);
-    irw::dialect::verify_module(&m).expect("output verifies");
+    irw::verify_module(&m).expect("output verifies");
     assert_eq!(
         count_lines(&input, "master_grad_cast:true"),
         count_lines(&out, "master_grad_cast:true")

@@ -23,7 +23,7 @@ fn bad_rule_files_report_their_errors() {
             .collect();
         assert!(!expects.is_empty(), "{}: no // EXPECT: line", f.display());
         let sets = vec![];
-        match irw::rules::load(std::slice::from_ref(f), &sets) {
+        match irw::load_rules(std::slice::from_ref(f), &sets) {
             Ok(_) => failures.push(format!("{}: loaded without error", f.display())),
             Err(d) => {
                 let shown = d.to_string();

@@ -11,9 +11,9 @@
 //!   keyword argument: Paddle's form races in its own multi-threaded executor;
 //! - master-grad casts run in the backward stage (with an op_role, which Paddle omits) and no
 //!   f32 -> f32 cast is left on the buffers (Paddle leaves one per buffer).
-use irw::ir::{parse_module, parse_startup_into, print_module, Module};
-use irw::rewrite::{apply, Options};
 use irw::SourceFile;
+use irw::{parse_module, parse_startup_into, print_module, Module};
+use irw::{rewrite as apply, RewriteOptions as Options};
 use std::path::{Path, PathBuf};
 
 tests![
@@ -68,10 +68,9 @@ fn sets(kv: &[(&str, &str)]) -> Vec<(String, String)> {
 
 /// Runs a rule file on a module; returns (main text, startup text).
 fn run(rules: &str, mut m: Module, kv: &[(&str, &str)]) -> Result<(String, String), String> {
-    let rs = irw::rules::load(&[rules.into()], &sets(kv)).map_err(|d| d.to_string())?;
+    let rs = irw::load_rules(&[rules.into()], &sets(kv)).map_err(|d| d.to_string())?;
     apply(&mut m, &rs, &Options::default()).map_err(|d| d.to_string())?;
-    irw::dialect::verify_module(&m)
-        .map_err(|e| format!("the rewritten program does not verify: {e}"))?;
+    irw::verify_module(&m).map_err(|e| format!("the rewritten program does not verify: {e}"))?;
     let text = print_module(&m);
     let (main, startup) = match text.find("\nstartup ") {
         Some(i) => (
@@ -267,12 +266,12 @@ fn collectives_are_hoisted_to_the_optimize_stage_and_read_the_buffers() {
 /// that the collective, too, runs once per k steps, on the f32 buffer. `irw check` on this
 /// family runs in tests/all/prop_check.rs.
 fn bf16_collectives_are_hoisted_and_reduce_the_f32_buffer() {
-    let opts = irw::gen::MlpOptions {
-        dtype: irw::gen::Dtype::Bf16,
+    let opts = irw::generate::MlpOptions {
+        dtype: irw::generate::Dtype::Bf16,
         allreduce: true,
-        ..irw::gen::MlpOptions::with_layers(std::num::NonZeroUsize::new(3).unwrap())
+        ..irw::generate::MlpOptions::with_layers(std::num::NonZeroUsize::new(3).unwrap())
     };
-    let src = SourceFile::new("bf16_allreduce.ir", irw::gen::mlp(&opts));
+    let src = SourceFile::new("bf16_allreduce.ir", irw::generate::mlp(&opts));
     let m = parse_module(&src).unwrap_or_else(|d| panic!("{d}"));
     let (main, _) = run("rules/grad_merge.rw", m, &[("k_steps", "4")]).unwrap();
     for c in hoisted_collectives(&main) {
@@ -322,15 +321,15 @@ fn dp_scale_after_a_sum_is_hoisted_with_it() {
     );
     assert!(dp_scale[0].contains("op_role:2"), "{}", dp_scale[0]);
 
-    let rules = irw::rules::load(&["rules/grad_merge.rw".into()], &sets(&[("k_steps", "4")]))
+    let rules = irw::load_rules(&["rules/grad_merge.rw".into()], &sets(&[("k_steps", "4")]))
         .unwrap_or_else(|d| panic!("{d}"));
     let mut rewritten = original.clone();
     apply(&mut rewritten, &rules, &Options::default()).unwrap_or_else(|d| panic!("{d}"));
-    let opts = irw::exec::check::CheckOptions {
+    let opts = irw::executor::CheckOptions {
         k_steps: 4,
         ..Default::default()
     };
-    let report = irw::exec::check::check(&original, &rewritten, &opts).unwrap();
+    let report = irw::executor::check(&original, &rewritten, &opts).unwrap();
     assert_eq!(report.ranks, 2);
     assert!(report.passed(), "{report}");
 }
@@ -538,16 +537,16 @@ fn collective_program(op: &str, attrs: &str) -> Module {
     m
 }
 
-fn check_k4(original: &Module) -> irw::exec::check::CheckReport {
-    let rules = irw::rules::load(&["rules/grad_merge.rw".into()], &sets(&[("k_steps", "4")]))
+fn check_k4(original: &Module) -> irw::executor::CheckReport {
+    let rules = irw::load_rules(&["rules/grad_merge.rw".into()], &sets(&[("k_steps", "4")]))
         .unwrap_or_else(|d| panic!("{d}"));
     let mut rewritten = original.clone();
     apply(&mut rewritten, &rules, &Options::default()).unwrap_or_else(|d| panic!("{d}"));
-    let opts = irw::exec::check::CheckOptions {
+    let opts = irw::executor::CheckOptions {
         k_steps: 4,
         ..Default::default()
     };
-    irw::exec::check::check(original, &rewritten, &opts).unwrap_or_else(|d| panic!("{d}"))
+    irw::executor::check(original, &rewritten, &opts).unwrap_or_else(|d| panic!("{d}"))
 }
 
 /// `pd_op.all_reduce` with reduce_type 0 (SUM) or 4 (AVG) is hoisted exactly as

@@ -92,7 +92,7 @@ use crate::exec::interp::Sources;
 use crate::exec::tensor::Tensor;
 use crate::ir::Module;
 
-pub use report::{CheckReport, Outcome, Row, Verdict};
+pub use report::{CheckReport, Outcome};
 
 /// One rank's inputs by `pd_op.data` name.
 type Feeds = IndexMap<String, Tensor>;

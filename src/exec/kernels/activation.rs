@@ -19,7 +19,7 @@ extern "C" {
 }
 
 /// The error function (C library `erff`).
-pub fn erf(x: f32) -> f32 {
+fn erf(x: f32) -> f32 {
     // SAFETY: `erff` is a pure C function with no preconditions.
     unsafe { erff(x) }
 }

@@ -48,7 +48,7 @@ pub struct BatchNormAttrs {
 
 impl BatchNormAttrs {
     /// Whether the forward normalizes with the running statistics (see the module doc).
-    pub fn global_stats(&self) -> bool {
+    fn global_stats(&self) -> bool {
         self.use_global_stats || (self.is_test && !self.trainable_statistics)
     }
 

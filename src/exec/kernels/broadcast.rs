@@ -40,7 +40,7 @@ pub fn align(small: &[usize], big_rank: usize, axis: i64) -> KResult<Vec<usize>>
 }
 
 /// Both shapes padded to a common rank (the shorter one aligned at `axis`).
-pub fn align_pair(a: &[usize], b: &[usize], axis: i64) -> KResult<(Vec<usize>, Vec<usize>)> {
+fn align_pair(a: &[usize], b: &[usize], axis: i64) -> KResult<(Vec<usize>, Vec<usize>)> {
     if a.len() >= b.len() {
         Ok((a.to_vec(), align(b, a.len(), axis)?))
     } else {

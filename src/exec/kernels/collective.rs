@@ -26,7 +26,7 @@ pub use crate::ir::ReduceKind;
 /// The reduction a `reduce_type` attribute value names (`phi::ReduceType`,
 /// `paddle.distributed.ReduceOp`, the dialect's codes), when the executor runs it:
 /// 0 SUM, 1 MAX, 2 MIN, 3 PROD, 4 AVG.
-pub fn reduce_kind_of(code: i64) -> Option<ReduceKind> {
+fn reduce_kind_of(code: i64) -> Option<ReduceKind> {
     REDUCE_TYPES
         .iter()
         .find(|(c, _)| *c == code)
@@ -247,7 +247,7 @@ pub fn reduce(xs: &[&Tensor], kind: ReduceKind, root: usize) -> KResult<Vec<Tens
 
 /// The tensors concatenated along axis 0, in order (they must agree in dtype and in every
 /// other dimension; a 0-d tensor counts as one row).
-pub fn concat_rows(xs: &[&Tensor]) -> KResult<Tensor> {
+fn concat_rows(xs: &[&Tensor]) -> KResult<Tensor> {
     let Some(first) = xs.first() else {
         kbail!("a collective needs at least one rank");
     };

@@ -129,7 +129,7 @@ fn pair(v: &[i64], key: &str, default: usize) -> KResult<[usize; 2]> {
 
 /// A convolution's sizes, all in NCHW terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Geometry {
+struct Geometry {
     pub n: usize,
     pub c: usize,
     pub h: usize,
@@ -256,13 +256,13 @@ impl Geometry {
 }
 
 /// Numbers im2col copies and col2im adds.
-pub trait ConvScalar: GemmScalar + std::ops::AddAssign {}
+trait ConvScalar: GemmScalar + std::ops::AddAssign {}
 impl ConvScalar for f32 {}
 impl ConvScalar for f64 {}
 
 /// Columns of one sample's group: `col[(c·KH + i)·KW + j][oy·OW + ox] = x[c][oy·s − p + i·d]
 /// [ox·s − p + j·d]`, zero outside the input. `x` is the group's `[C/g, H, W]` block.
-pub fn im2col<T: ConvScalar>(g: &Geometry, x: &[T], col: &mut [T]) {
+fn im2col<T: ConvScalar>(g: &Geometry, x: &[T], col: &mut [T]) {
     let (h, w, oh, ow) = (g.h, g.w, g.oh, g.ow);
     let (ox_lo_hi, mut row) = (
         (0..g.kw)
@@ -303,7 +303,7 @@ pub fn im2col<T: ConvScalar>(g: &Geometry, x: &[T], col: &mut [T]) {
 
 /// The transpose of [`im2col`]: adds each column entry to the input position it was copied
 /// from (`dx` is the group's `[C/g, H, W]` block, added to).
-pub fn col2im<T: ConvScalar>(g: &Geometry, col: &[T], dx: &mut [T]) {
+fn col2im<T: ConvScalar>(g: &Geometry, col: &[T], dx: &mut [T]) {
     let (h, w, oh, ow) = (g.h, g.w, g.oh, g.ow);
     let mut row = 0;
     for c in 0..g.cg() {
@@ -354,7 +354,7 @@ fn mat_t<T>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
 }
 
 /// NCHW forward on plain buffers: `out` is `[N, O, OH, OW]`.
-pub fn conv2d_nchw<T: ConvScalar>(g: &Geometry, x: &[T], filter: &[T], out: &mut [T]) {
+fn conv2d_nchw<T: ConvScalar>(g: &Geometry, x: &[T], filter: &[T], out: &mut [T]) {
     let (cg, og, kk, ohw) = (g.cg(), g.og(), g.col_rows(), g.ohw());
     let mut col = if g.pointwise() {
         Vec::new()
@@ -379,7 +379,7 @@ pub fn conv2d_nchw<T: ConvScalar>(g: &Geometry, x: &[T], filter: &[T], out: &mut
 
 /// NCHW backward on plain buffers: the input gradient (`[N, C, H, W]`, when asked for) and the
 /// filter gradient (`[O, C/g, KH, KW]`).
-pub fn conv2d_grad_nchw<T: ConvScalar>(
+fn conv2d_grad_nchw<T: ConvScalar>(
     g: &Geometry,
     x: &[T],
     filter: &[T],

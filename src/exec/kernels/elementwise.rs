@@ -32,7 +32,7 @@ pub enum BinaryOp {
 }
 
 /// The dtype a binary op on `a` and `b` produces.
-pub fn promote(a: DType, b: DType) -> DType {
+fn promote(a: DType, b: DType) -> DType {
     use DType::*;
     if a == b {
         return a;
@@ -43,20 +43,6 @@ pub fn promote(a: DType, b: DType) -> DType {
         (false, false) => I64,
         (true, true) if a == F64 || b == F64 => F64,
         (true, true) => F32,
-    }
-}
-
-#[inline(always)]
-fn f32_op(op: BinaryOp) -> impl Fn(f32, f32) -> f32 + Copy {
-    move |x: f32, y: f32| match op {
-        BinaryOp::Add => x + y,
-        BinaryOp::Subtract => x - y,
-        BinaryOp::Multiply => x * y,
-        BinaryOp::Divide => x / y,
-        BinaryOp::Pow => x.powf(y),
-        BinaryOp::Maximum => x.max(y),
-        BinaryOp::Minimum => x.min(y),
-        BinaryOp::Remainder => x - (x / y).floor() * y,
     }
 }
 
@@ -149,11 +135,6 @@ pub fn binary(op: BinaryOp, x: &Tensor, y: &Tensor, axis: i64) -> KResult<Tensor
             Tensor::from_f32_as(&s, v, dt)
         }
     }
-}
-
-/// Scalar reference of [`binary`]'s f32 arithmetic (for tests and slow paths).
-pub fn f32_scalar(op: BinaryOp, x: f32, y: f32) -> f32 {
-    f32_op(op)(x, y)
 }
 
 /// Widens to f32, applies `f` element-wise (vectorized when `f` allows), and rounds back to the
@@ -382,7 +363,7 @@ pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
 /// Outputs at least this long (f32 elements, 4 MiB) are written with non-temporal stores on
 /// AVX-512: they would not fit in cache anyway, and streaming stores skip the read-for-ownership
 /// of the destination (a quarter of the memory traffic of an out-of-place add).
-pub const STREAM_MIN: usize = 1 << 20;
+const STREAM_MIN: usize = 1 << 20;
 
 /// `out = a + b` over same-length f32 slices, vectorized (the benchmark's streaming add). The
 /// results are bitwise those of the fallback: only the kind of store differs.
@@ -426,6 +407,27 @@ unsafe fn add_stream_avx512(a: &[f32], b: &[f32], out: &mut [f32]) {
         out[j] = a[j] + b[j];
     }
     _mm_sfence();
+}
+
+#[cfg(test)]
+#[inline(always)]
+fn f32_op(op: BinaryOp) -> impl Fn(f32, f32) -> f32 + Copy {
+    move |x: f32, y: f32| match op {
+        BinaryOp::Add => x + y,
+        BinaryOp::Subtract => x - y,
+        BinaryOp::Multiply => x * y,
+        BinaryOp::Divide => x / y,
+        BinaryOp::Pow => x.powf(y),
+        BinaryOp::Maximum => x.max(y),
+        BinaryOp::Minimum => x.min(y),
+        BinaryOp::Remainder => x - (x / y).floor() * y,
+    }
+}
+
+/// Scalar reference of [`binary`]'s f32 arithmetic, for the tests.
+#[cfg(test)]
+fn f32_scalar(op: BinaryOp, x: f32, y: f32) -> f32 {
+    f32_op(op)(x, y)
 }
 
 #[cfg(test)]

@@ -286,7 +286,7 @@ pub fn matmul(x: &Tensor, y: &Tensor, tx: bool, ty: bool) -> KResult<Tensor> {
 }
 
 /// [`matmul`] with an explicit `gemm` parallelism.
-pub fn matmul_par(x: &Tensor, y: &Tensor, tx: bool, ty: bool, par: Parallelism) -> KResult<Tensor> {
+fn matmul_par(x: &Tensor, y: &Tensor, tx: bool, ty: bool, par: Parallelism) -> KResult<Tensor> {
     let (xr, yr) = (x.shape().len(), y.shape().len());
     if xr == 0 || yr == 0 {
         kbail!(

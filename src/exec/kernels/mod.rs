@@ -27,3 +27,5 @@ pub mod softmax;
 
 #[cfg(test)]
 pub(crate) mod testdata;
+#[cfg(test)]
+mod tests;

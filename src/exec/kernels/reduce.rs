@@ -17,7 +17,7 @@ use crate::exec::tensor::{numel, Data, Tensor};
 use crate::kbail;
 
 /// Which dimensions of a rank-`rank` tensor the axis list reduces.
-pub fn reduced_dims(rank: usize, axes: &[i64], reduce_all: bool) -> KResult<Vec<bool>> {
+fn reduced_dims(rank: usize, axes: &[i64], reduce_all: bool) -> KResult<Vec<bool>> {
     if reduce_all || axes.is_empty() {
         return Ok(vec![true; rank]);
     }
@@ -37,7 +37,7 @@ pub fn reduced_dims(rank: usize, axes: &[i64], reduce_all: bool) -> KResult<Vec<
 }
 
 /// Shape after reducing `dims`: 1s when `keepdim`, removed otherwise.
-pub fn reduced_shape(shape: &[usize], dims: &[bool], keepdim: bool) -> Vec<usize> {
+fn reduced_shape(shape: &[usize], dims: &[bool], keepdim: bool) -> Vec<usize> {
     shape
         .iter()
         .zip(dims)

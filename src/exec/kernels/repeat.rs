@@ -20,7 +20,7 @@ fn float_dtype(d: DType) -> DType {
 }
 
 /// The shape `expand(shape)` gives `x_shape` (right-aligned; `-1` keeps `x`'s dimension).
-pub fn expand_shape(x_shape: &[usize], shape: &[i64]) -> KResult<Vec<usize>> {
+fn expand_shape(x_shape: &[usize], shape: &[i64]) -> KResult<Vec<usize>> {
     if shape.len() < x_shape.len() {
         kbail!(
             "expand: shape {:?} has fewer dimensions than x {:?}",

@@ -48,7 +48,7 @@ pub fn full_int_array(values: &[i64], dtype: DType) -> Tensor {
 }
 
 /// The shape `reshape` produces for `x_shape` and the requested `shape`.
-pub fn reshape_shape(x_shape: &[usize], shape: &[i64]) -> KResult<Vec<usize>> {
+fn reshape_shape(x_shape: &[usize], shape: &[i64]) -> KResult<Vec<usize>> {
     let mut out = Vec::with_capacity(shape.len());
     let mut infer = None;
     for (i, &d) in shape.iter().enumerate() {
@@ -444,7 +444,7 @@ pub fn shape_of(x: &Tensor, dtype: DType) -> Tensor {
 }
 
 /// The shape `squeeze(axes)` gives `shape`.
-pub fn squeeze_shape(shape: &[usize], axes: &[i64]) -> KResult<Vec<usize>> {
+fn squeeze_shape(shape: &[usize], axes: &[i64]) -> KResult<Vec<usize>> {
     let r = shape.len() as i64;
     let mut drop = vec![false; shape.len()];
     if axes.is_empty() {
@@ -477,7 +477,7 @@ pub fn squeeze(x: &Tensor, axes: &[i64]) -> KResult<Tensor> {
 }
 
 /// The shape `unsqueeze(axes)` gives `shape`.
-pub fn unsqueeze_shape(shape: &[usize], axes: &[i64]) -> KResult<Vec<usize>> {
+fn unsqueeze_shape(shape: &[usize], axes: &[i64]) -> KResult<Vec<usize>> {
     let mut out = shape.to_vec();
     for &a in axes {
         let r = out.len() as i64;

@@ -44,7 +44,7 @@ pub type Error = (usize, String);
 /// More alternatives than this from op classes and `(a | b)` sets is refused: such a rule is
 /// almost certainly a mistake, and each alternative is a rule the e-graph searches every
 /// iteration.
-pub const MAX_EXPANSION: usize = 64;
+const MAX_EXPANSION: usize = 64;
 
 /// Checks an equational rule as the checker sees it: translates it with the parameters'
 /// values and prepares every resulting rule against a scratch context.

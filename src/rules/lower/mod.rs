@@ -19,6 +19,6 @@ pub mod equational;
 mod expr;
 pub mod structural;
 
-pub use equational::{check, translate, Error, MAX_EXPANSION};
+pub use equational::{check, translate, Error};
 pub use expr::{constant, constant_str};
 pub use structural::structural;

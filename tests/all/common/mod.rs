@@ -1,12 +1,11 @@
 //! Helpers shared by the integration tests: locating fixtures and running the real binary.
 //!
-//! Submodules: `harness` (a module's tests as trials of the one test binary), `egraph_support`
-//! (equational rules written in Rust), `prop_gen` (random programs for the property tests).
+//! Submodules: `harness` (a module's tests as trials of the one test binary), `prop_gen` (random
+//! programs for the property tests).
 #![allow(dead_code)]
 
 #[macro_use]
 mod harness;
-pub mod egraph_support;
 pub mod prop_gen;
 
 pub use harness::{note, trial};
@@ -36,14 +35,6 @@ pub fn irw() -> Command {
     c.current_dir(root());
     c.stdin(Stdio::null());
     c
-}
-
-/// Asserts that a kernel refused its operands with a message containing `words`.
-pub fn says<T>(r: Result<T, irw::exec::KernelError>, words: &str) {
-    match r {
-        Ok(_) => panic!("expected an error saying {words:?}"),
-        Err(e) => assert!(e.message.contains(words), "{:?} lacks {words:?}", e.message),
-    }
 }
 
 /// Runs `irw` with `args`.

@@ -14,11 +14,11 @@
 //! type is not printed where they are defined (keyword and block arguments, `while` results) get
 //! a fixed type that every later use prints.
 //!
-//! The generator is independent of `irw::ir::print`: it knows the format from Paddle's dumps
+//! The generator is independent of `irw::print`: it knows the format from Paddle's dumps
 //! (`regions.ir`, the MLP fixtures), not from the printer it is used to test.
 #![allow(dead_code)]
 
-use irw::ir::format_float_like_paddle;
+use irw::format_float_like_paddle;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -640,10 +640,10 @@ pub fn render(p: &ProgSpec) -> String {
 
 // ---- MLP-like programs -------------------------------------------------------------------
 
-/// Random options for `irw::gen::mlp`: every optimizer and dtype, with or without all-reduce
+/// Random options for `irw::generate::mlp`: every optimizer and dtype, with or without all-reduce
 /// (either collective) and roles, random widths, name indices and learning rate.
-pub fn mlp_options(max_layers: usize) -> impl Strategy<Value = irw::gen::MlpOptions> {
-    use irw::gen::{Collective, Dtype, MlpOptions, Optimizer};
+pub fn mlp_options(max_layers: usize) -> impl Strategy<Value = irw::generate::MlpOptions> {
+    use irw::generate::{Collective, Dtype, MlpOptions, Optimizer};
     use std::num::NonZeroUsize;
     let nz = |n: usize| NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN);
     (

@@ -1,9 +1,33 @@
-//! Equational rules written in Rust, shared by the e-graph tests (the same rules
-//! `rules/canonicalize.rw` states in the rule language).
-#![allow(dead_code)]
+//! The e-graph's tests, and the equational rules written in Rust that they share (the same
+//! rules `rules/canonicalize.rw` states in the rule language).
 
-use irw::egraph::{AttrTest, Build, Cap, EqRule, Expr, Label, OpBuild, OpPattern, TypesBuild, Var};
-use irw::ir::Attr;
+mod cse;
+mod perf;
+mod rules;
+
+use crate::egraph::{saturate, Options};
+use crate::ir::{parse_module, print_module, Which};
+use crate::SourceFile;
+
+#[test]
+fn saturate_example() {
+    let text = "{\n    (%0) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[1],value:2} : () -> tensor<1xf32>\n    (%1) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[1],value:2} : () -> tensor<1xf32>\n    () = \"builtin.shadow_output\" (%1) {output_name:\"y\"} : (tensor<1xf32>) -> \n}\n";
+    let mut m = parse_module(&SourceFile::new("ex.ir", text)).unwrap();
+    let report = saturate(&mut m, Which::Main, &[], &Options::default()).unwrap();
+    assert_eq!(m.main.num_ops(), 2); // the duplicate `full` merged into the first
+    assert!(print_module(&m).contains("\"builtin.shadow_output\" (%0)"));
+    assert_eq!(report.elab.erased, 1);
+}
+
+#[test]
+fn a_rule_written_in_rust_checks() {
+    assert!(cast_same_dtype().check().is_ok());
+}
+
+use crate::egraph::{
+    AttrTest, Build, Cap, EqRule, Expr, Label, OpBuild, OpPattern, TypesBuild, Var,
+};
+use crate::ir::Attr;
 
 /// `pd_op.cast(%x) {dtype: d} where dtype(%x) == d => %x`
 pub fn cast_same_dtype() -> EqRule {

@@ -6,13 +6,13 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use irw::exec::dtype::DType;
-use irw::exec::feed::tensor_from_json;
-use irw::exec::kernels::{activation as act, index, join, layer_norm as ln, reduce, repeat, shape};
-use irw::exec::Tensor;
+use crate::exec::dtype::DType;
+use crate::exec::feed::tensor_from_json;
+use crate::exec::kernels::{
+    activation as act, index, join, layer_norm as ln, reduce, repeat, shape,
+};
+use crate::exec::Tensor;
 use serde_json::Value;
-
-tests![every_recorded_case_matches_paddle];
 
 type Outputs = BTreeMap<&'static str, Tensor>;
 
@@ -152,6 +152,7 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
     o
 }
 
+#[test]
 fn every_recorded_case_matches_paddle() {
     let p =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/exec_fixtures/paddle_kernels.json");

@@ -2,12 +2,10 @@
 //! message (never a panic): each case calls the kernel as the op table would and asserts the
 //! words.
 
-use crate::common::says;
-use irw::exec::kernels::coalesce::{coalesce_tensor, CoalesceAttrs};
-use irw::exec::kernels::rnn::{rnn, rnn_grad, Mode, RnnAttrs};
-use irw::exec::{DType, Tensor};
-
-tests![rnn_errors, rnn_grad_errors, coalesce_errors];
+use crate::exec::kernels::coalesce::{coalesce_tensor, CoalesceAttrs};
+use crate::exec::kernels::rnn::{rnn, rnn_grad, Mode, RnnAttrs};
+use crate::exec::{DType, Tensor};
+use crate::test_support::says;
 
 /// A one-layer LSTM: time 2, batch 2, input 3, hidden 2 (4 gates: 8 rows per weight).
 fn lstm() -> RnnAttrs {
@@ -45,6 +43,7 @@ fn refs(v: &[Tensor]) -> Vec<&Tensor> {
     v.iter().collect()
 }
 
+#[test]
 fn rnn_errors() {
     let o = operands();
     let (s, w) = (refs(&o.state), refs(&o.weights));
@@ -107,6 +106,7 @@ fn rnn_errors() {
     );
 }
 
+#[test]
 fn rnn_grad_errors() {
     let o = operands();
     let (s, w) = (refs(&o.state), refs(&o.weights));
@@ -170,6 +170,7 @@ fn coalesce() -> CoalesceAttrs {
     }
 }
 
+#[test]
 fn coalesce_errors() {
     let a = Tensor::f32(&[2], vec![1.0, 2.0]);
     assert!(coalesce_tensor(&[&a], &coalesce()).is_ok());

@@ -1,21 +1,10 @@
 //! The e-graph with no rules: identity on programs with nothing to merge, CSE on the real
 //! Paddle dump, effectful ops kept in order, determinism, and in-place writes respected.
 
-use crate::common::*;
-use irw::egraph::{saturate, Options};
-use irw::ir::{parse_module, print_module, Module, Which};
-use irw::SourceFile;
-
-tests![
-    no_rules_without_cse_is_the_identity_on_every_fixture,
-    regions_ir_has_nothing_to_merge_at_top_level_and_comes_back_unchanged,
-    after_ir_cse_merges_duplicate_constants_and_keeps_effects_in_order,
-    saturation_is_deterministic,
-    reads_across_an_in_place_write_do_not_merge,
-    a_pure_op_whose_result_is_written_in_place_stays_put,
-    startup_program_saturates_too,
-    duplicate_multi_result_ops_merge_through_projections,
-];
+use crate::egraph::{saturate, Options};
+use crate::ir::{parse_module, print_module, Module, Which};
+use crate::test_support::*;
+use crate::SourceFile;
 
 fn load(name: &str) -> (String, Module) {
     let path = paddle_fixtures().join(name);
@@ -41,7 +30,7 @@ fn op_names(text: &str) -> Vec<String> {
 }
 
 fn effectful(names: &[String]) -> Vec<String> {
-    let d = irw::dialect::Dialect::get();
+    let d = crate::dialect::Dialect::get();
     names
         .iter()
         .filter(|n| !d.effect(n).is_pure())
@@ -49,9 +38,10 @@ fn effectful(names: &[String]) -> Vec<String> {
         .collect()
 }
 
+#[test]
 fn no_rules_without_cse_is_the_identity_on_every_fixture() {
     let mut files = files_with_ext(&paddle_fixtures(), "ir");
-    files.retain(|f| !f.ends_with("after_256.ir")); // covered by egraph_perf
+    files.retain(|f| !f.ends_with("after_256.ir")); // covered by perf.rs
     assert!(files.len() > 10);
     for path in files {
         let text = std::fs::read_to_string(&path).expect("fixture is readable");
@@ -74,6 +64,7 @@ fn no_rules_without_cse_is_the_identity_on_every_fixture() {
     }
 }
 
+#[test]
 fn regions_ir_has_nothing_to_merge_at_top_level_and_comes_back_unchanged() {
     let (text, mut m) = load("regions.ir");
     let r = saturate(&mut m, Which::Main, &[], &Options::default()).expect("saturates");
@@ -83,6 +74,7 @@ fn regions_ir_has_nothing_to_merge_at_top_level_and_comes_back_unchanged() {
     assert!(r.skeleton_ops >= 3);
 }
 
+#[test]
 fn after_ir_cse_merges_duplicate_constants_and_keeps_effects_in_order() {
     let (text, mut m) = load("after.ir");
     let before_names = op_names(&text);
@@ -134,6 +126,7 @@ fn after_ir_cse_merges_duplicate_constants_and_keeps_effects_in_order() {
     assert!(lines[first_scale - 1].contains("value:0.25"));
 }
 
+#[test]
 fn saturation_is_deterministic() {
     let (_, mut a) = load("after.ir");
     let (_, mut b) = load("after.ir");
@@ -142,6 +135,7 @@ fn saturation_is_deterministic() {
     assert_eq!(print_module(&a), print_module(&b));
 }
 
+#[test]
 fn reads_across_an_in_place_write_do_not_merge() {
     // %2 and %4 read %kwarg_m before and after `add_` writes it: they are different values.
     let text = "{\n    ^kw:\n        %kwarg_m {persistable:true}\n    (%0) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[4],value:1} : () -> tensor<4xf32>\n    (%1) = \"pd_op.relu\" (%kwarg_m) {} : (tensor<4xf32>) -> tensor<4xf32>\n    (%2) = \"pd_op.add_\" (%kwarg_m, %0) {} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n    (%3) = \"pd_op.relu\" (%kwarg_m) {} : (tensor<4xf32>) -> tensor<4xf32>\n    () = \"builtin.shadow_output\" (%1) {output_name:\"a\"} : (tensor<4xf32>) -> \n    () = \"builtin.shadow_output\" (%3) {output_name:\"b\"} : (tensor<4xf32>) -> \n}\n";
@@ -151,6 +145,7 @@ fn reads_across_an_in_place_write_do_not_merge() {
     assert_eq!(print_module(&m), text);
 }
 
+#[test]
 fn a_pure_op_whose_result_is_written_in_place_stays_put() {
     // Two identical `full 0` buffers, one of which is then accumulated into in place: merging
     // them would make the other one change too.
@@ -164,6 +159,7 @@ fn a_pure_op_whose_result_is_written_in_place_stays_put() {
     assert_eq!(print_module(&m), text);
 }
 
+#[test]
 fn startup_program_saturates_too() {
     let (_, mut m) = load("startup_after.ir");
     let before = m.main.num_ops();
@@ -173,6 +169,7 @@ fn startup_program_saturates_too() {
     assert!(saturate(&mut none, Which::Startup, &[], &Options::default()).is_err());
 }
 
+#[test]
 fn duplicate_multi_result_ops_merge_through_projections() {
     let text = "{
     (%0) = \"pd_op.data\" () {dtype:float32,name:\"x\",place:Place(undefined:0),shape:[2,4],stop_gradient:[true]} : () -> tensor<2x4xf32>

@@ -2,18 +2,11 @@
 //! the engine counts, and that `%v in STAGE` outside `uses` is still a stage test. (Its resolve
 //! errors are bad files under `tests/golden/rules/errors/uses_in_*.rw`.)
 
-use irw::dialect::verify_module;
-use irw::ir::{parse_module, print_module};
-use irw::rules::ast::{BinOp, Clause, Expr, Item, Rule};
-use irw::rules::parse::parse_file;
-use irw::SourceFile;
-
-tests![
-    parses_as_a_call_on_a_stage_test,
-    counts_the_uses_by_ops_of_one_stage,
-    guards_on_the_count,
-    is_refused_where_there_is_no_program,
-];
+use crate::dialect::verify_module;
+use crate::ir::{parse_module, print_module};
+use crate::rules::ast::{BinOp, Clause, Expr, Item, Rule};
+use crate::rules::parse::parse_file;
+use crate::SourceFile;
 
 /// `%0` is used once in forward (the relu the rule matches), three times in backward (a relu
 /// and an add that reads it twice), once in optimize, and once by an op without a stage.
@@ -28,14 +21,15 @@ const PROGRAM: &str = r#"{
 "#;
 
 fn rewrite(rules: &str) -> String {
-    let rs = irw::rules::load_str("t.rw", rules, std::path::Path::new("rules"), &[])
+    let rs = crate::rules::load_str("t.rw", rules, std::path::Path::new("rules"), &[])
         .unwrap_or_else(|d| panic!("{d}"));
     let mut m = parse_module(&SourceFile::new("p.ir", PROGRAM)).unwrap_or_else(|d| panic!("{d}"));
-    irw::rewrite::apply(&mut m, &rs, &Default::default()).unwrap_or_else(|d| panic!("{d}"));
+    crate::rewrite::apply(&mut m, &rs, &Default::default()).unwrap_or_else(|d| panic!("{d}"));
     verify_module(&m).unwrap_or_else(|e| panic!("{e}"));
     print_module(&m)
 }
 
+#[test]
 fn parses_as_a_call_on_a_stage_test() {
     let text = "// Test rule.\nrule r { match %c = pd_op.relu(%x); where uses(%x in backward) == 3; erase %c; }\n";
     let f = parse_file(&SourceFile::new("t.rw", text)).unwrap_or_else(|d| panic!("{d}"));
@@ -65,6 +59,7 @@ fn parses_as_a_call_on_a_stage_test() {
     assert!(matches!(r.as_ref(), Expr::Ident(i) if i.name == "backward"));
 }
 
+#[test]
 fn counts_the_uses_by_ops_of_one_stage() {
     let out = rewrite(
         "// Records the counts on the forward relu.\n\
@@ -83,6 +78,7 @@ fn counts_the_uses_by_ops_of_one_stage() {
     }
 }
 
+#[test]
 fn guards_on_the_count() {
     let rule = |guard: &str| {
         format!(
@@ -97,10 +93,11 @@ fn guards_on_the_count() {
     assert!(rewrite(&rule("%x in forward and not (%x in backward)")).contains("marked:true"));
 }
 
+#[test]
 fn is_refused_where_there_is_no_program() {
     let bad = "param n: int = 1 where uses(n in backward) == 1;\n";
-    let e =
-        irw::rules::load_str("t.rw", bad, std::path::Path::new("rules"), &[]).expect_err("refused");
+    let e = crate::rules::load_str("t.rw", bad, std::path::Path::new("rules"), &[])
+        .expect_err("refused");
     let shown = e.to_string();
     assert!(
         shown.contains("t.rw:1:24: error: `uses` asks the program; it cannot be used here"),

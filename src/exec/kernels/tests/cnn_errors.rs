@@ -1,15 +1,13 @@
 //! The kernels of convolutional models refuse what does not fit their contract with a message
 //! (never a panic): each case calls the kernel as the op table would and asserts the words.
 
-use crate::common::says;
-use irw::exec::kernels::batch_norm::{batch_norm, BatchNormAttrs};
-use irw::exec::kernels::conv::{channels_last, conv2d, ConvAttrs, PaddingAlgorithm};
-use irw::exec::kernels::dropout::{dropout, dropout_grad, DropoutMode};
-use irw::exec::kernels::flatten::flatten_shape;
-use irw::exec::kernels::pool::{pool2d, pool2d_grad, PoolAttrs, PoolKind};
-use irw::exec::{Data, Tensor};
-
-tests![conv_errors, pool_errors, batch_norm_errors, dropout_errors];
+use crate::exec::kernels::batch_norm::{batch_norm, BatchNormAttrs};
+use crate::exec::kernels::conv::{channels_last, conv2d, ConvAttrs, PaddingAlgorithm};
+use crate::exec::kernels::dropout::{dropout, dropout_grad, DropoutMode};
+use crate::exec::kernels::flatten::flatten_shape;
+use crate::exec::kernels::pool::{pool2d, pool2d_grad, PoolAttrs, PoolKind};
+use crate::exec::{Data, Tensor};
+use crate::test_support::says;
 
 fn conv_attrs() -> ConvAttrs {
     ConvAttrs {
@@ -22,6 +20,7 @@ fn conv_attrs() -> ConvAttrs {
     }
 }
 
+#[test]
 fn conv_errors() {
     let x = Tensor::f32(&[1, 2, 4, 4], vec![0.0; 32]);
     let w = Tensor::f32(&[2, 2, 3, 3], vec![0.0; 36]);
@@ -91,6 +90,7 @@ fn pool_attrs() -> PoolAttrs {
     }
 }
 
+#[test]
 fn pool_errors() {
     let x = Tensor::f32(&[1, 1, 4, 4], vec![0.0; 16]);
     says(
@@ -154,6 +154,7 @@ fn pool_errors() {
     );
 }
 
+#[test]
 fn batch_norm_errors() {
     let at = BatchNormAttrs {
         is_test: false,
@@ -187,6 +188,7 @@ fn batch_norm_errors() {
     );
 }
 
+#[test]
 fn dropout_errors() {
     let x = Tensor::f32(&[3], vec![1.0, 2.0, 3.0]);
     says(

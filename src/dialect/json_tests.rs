@@ -12,18 +12,13 @@
 //! Also: every op of those dumps has a result-type family, and where the family derives a type
 //! it is the type Paddle printed.
 
-use crate::common::*;
-use irw::dialect::{infer, Dialect, ProgramOp, Shape};
-use irw::json::{write_module, TagHints};
-use irw::{ir, SourceFile};
+use crate::dialect::shape_family::{infer, ProgramOp, Shape};
+use crate::dialect::Dialect;
+use crate::json::{write_module, TagHints};
+use crate::test_support::*;
+use crate::{ir, SourceFile};
 use serde_json::Value;
 use std::path::PathBuf;
-
-tests![
-    every_fixture_is_written_with_paddles_tags_and_types,
-    shape_families_give_paddles_result_types,
-    unknown_op_attributes_are_refused,
-];
 
 /// `(main .ir, startup .ir, main .json, startup .json)`.
 fn pairs() -> Vec<(PathBuf, Option<PathBuf>, PathBuf, Option<PathBuf>)> {
@@ -209,6 +204,7 @@ fn compare(label: &str, ours: &Value, paddle: &Value, kwargs: usize, out: &mut V
     }
 }
 
+#[test]
 fn every_fixture_is_written_with_paddles_tags_and_types() {
     let mut diffs = Vec::new();
     let mut compared = 0;
@@ -222,7 +218,7 @@ fn every_fixture_is_written_with_paddles_tags_and_types() {
         // Mesh dimension names are not in the text form: irw writes those of an input JSON
         // (here Paddle's own), as it does for a program read from JSON.
         let mut hints = TagHints::default();
-        let _ = irw::json::read_module_with_hints(
+        let _ = crate::json::read_module_with_hints(
             &SourceFile::new(jmain.display().to_string(), read(&jmain)),
             &mut hints,
         );
@@ -261,6 +257,7 @@ fn every_fixture_is_written_with_paddles_tags_and_types() {
 
 /// Every op of the dumps has a family (or is one whose types irw never derives: feeds,
 /// parameters, control flow, combine); where the family derives a type, it is Paddle's.
+#[test]
 fn shape_families_give_paddles_result_types() {
     let mut files: Vec<PathBuf> = Vec::new();
     for d in ["paddle", "paddle-zoo", "paddle-dist"] {
@@ -344,6 +341,7 @@ fn shape_families_give_paddles_result_types() {
 
 /// An op the dialect does not know, not read from JSON: its attributes have no known type,
 /// and guessing one can crash Paddle.
+#[test]
 fn unknown_op_attributes_are_refused() {
     let main = "{\n    (%0) = \"pd_op.data\" () {dtype:float32,name:\"x\",place:Place(undefined:0),shape:[2],stop_gradient:[true]} : () -> tensor<2xf32>\n    (%1) = \"pd_op.foo\" (%0) {eps:0.5,op_role:0} : (tensor<2xf32>) -> tensor<2xf32>\n}\n";
     let m = ir::parse_module(&SourceFile::new("m.ir", main)).unwrap_or_else(|d| panic!("{d}"));

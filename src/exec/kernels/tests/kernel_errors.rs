@@ -2,12 +2,10 @@
 //! with a message saying what is wrong (never a panic or a read out of bounds). Each case calls
 //! the kernel as the op table would, with one thing wrong, and checks the message.
 
-use irw::exec::dtype::DType;
-use irw::exec::kernels::{activation as act, index, join, layer_norm as ln, pick, repeat};
-use irw::exec::tensor::Data;
-use irw::exec::{KernelError, Tensor};
-
-tests![every_bad_input_is_named];
+use crate::exec::dtype::DType;
+use crate::exec::kernels::{activation as act, index, join, layer_norm as ln, pick, repeat};
+use crate::exec::tensor::Data;
+use crate::exec::{KernelError, Tensor};
 
 fn f(shape: &[usize]) -> Tensor {
     Tensor::f32(shape, vec![0.5; shape.iter().product()])
@@ -24,6 +22,7 @@ fn expect_err<T>(what: &str, r: Result<T, KernelError>, fragment: &str) {
     }
 }
 
+#[test]
 fn every_bad_input_is_named() {
     let (x23, x3) = (f(&[2, 3]), f(&[3]));
     let idx = Tensor::i64(&[1], vec![5]);

@@ -1,9 +1,8 @@
 //! Every shipped rule file parses.
-use irw::rules::parse::parse_file;
-use irw::SourceFile;
+use crate::rules::parse::parse_file;
+use crate::SourceFile;
 
-tests![shipped_rule_files_parse, shipped_rule_files_resolve];
-
+#[test]
 fn shipped_rule_files_parse() {
     let mut n = 0;
     for e in std::fs::read_dir("rules").unwrap() {
@@ -22,10 +21,11 @@ fn shipped_rule_files_parse() {
     assert!(n >= 3);
 }
 
+#[test]
 fn shipped_rule_files_resolve() {
     let sets = vec![("k_steps".to_string(), "4".to_string())];
-    let rs =
-        irw::rules::load(&["rules/grad_merge.rw".into()], &sets).unwrap_or_else(|d| panic!("{d}"));
+    let rs = crate::rules::load(&["rules/grad_merge.rw".into()], &sets)
+        .unwrap_or_else(|d| panic!("{d}"));
     let names: Vec<&str> = rs.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
         names,
@@ -51,8 +51,8 @@ fn shipped_rule_files_resolve() {
             "false".to_string(),
         ),
     ];
-    let rs =
-        irw::rules::load(&["rules/grad_merge.rw".into()], &sets).unwrap_or_else(|d| panic!("{d}"));
+    let rs = crate::rules::load(&["rules/grad_merge.rw".into()], &sets)
+        .unwrap_or_else(|d| panic!("{d}"));
     let names: Vec<&str> = rs.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
         names,

@@ -1,0 +1,7 @@
+//! The kernels called directly, as the op table calls them: Paddle's recorded outputs, and the
+//! refusal of every input that breaks a kernel's contract.
+
+mod cnn_errors;
+mod kernel_errors;
+mod kernels_paddle;
+mod rnn_errors;
