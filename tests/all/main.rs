@@ -30,6 +30,7 @@ mod egraph_cse;
 mod egraph_perf;
 mod egraph_rules;
 mod error_coverage;
+mod exec_amp;
 mod exec_check;
 mod exec_cnn_errors;
 mod exec_collectives;
@@ -82,6 +83,7 @@ fn main() {
     tests.extend(egraph_perf::tests());
     tests.extend(egraph_rules::tests());
     tests.extend(error_coverage::tests());
+    tests.extend(exec_amp::tests());
     tests.extend(exec_check::tests());
     tests.extend(exec_cnn_errors::tests());
     tests.extend(exec_rnn_errors::tests());
