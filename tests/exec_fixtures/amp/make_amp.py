@@ -38,13 +38,17 @@ def program():
                 if op.op_role == -1:
                     op.op_role = role
 
+        # The learning rate's persistable `pd_op.data` is made here, as in the paddle-zoo
+        # programs, so it lands at the top of the block in the forward stage.
+        opt = paddle.optimizer.SGD(0.1)
+        opt._create_global_learning_rate()
         mark(0)
         pg = paddle.static.append_backward(scaled)
         mark(1)
         grads = [g for _, g in pg]
         _, found = check_finite_and_unscale(grads, ls)
         update_loss_scaling(grads, found, ls, good, bad, 2, 1, 2.0, 0.5)
-        paddle.optimizer.SGD(0.1).apply_gradients(pg)
+        opt.apply_gradients(pg)
         mark(2)
     with open(f"{OUT}/mlp_loss_scaling.ir", "w") as f:
         f.write(str(main).rstrip("\n") + "\nstartup " + str(startup).lstrip())
