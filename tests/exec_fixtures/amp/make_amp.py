@@ -8,6 +8,8 @@
 #   ../../../../shared/fixtures/paddle-zoo/README.md.
 # - on standard output, Paddle's results of both kernels on small inputs (finite, infinite, NaN;
 #   the counters reaching their thresholds): the unit tests of src/exec/kernels/amp.rs hold them.
+# - mlp_loss_scaling.stepN.json: four steps of Paddle on that program (tests/all/exec_amp.rs), and
+#   mlp_loss_scaling.numerics.json, step 0 for tests/interop/zoo.py (run by zoo.sh).
 import json, sys
 import numpy as np
 import paddle
@@ -74,6 +76,13 @@ def program():
                        "state before (`state_init`) and after (`state_after`) the step",
                        "inputs": {n: enc(v) for n, v in feed.items()},
                        "state_init": states[i], "state_after": states[i + 1]}, f)
+    # Step 0 in the layout of the paddle-zoo numerics, for tests/interop/zoo.py (the feed is
+    # mlp_loss_scaling.step0.json).
+    with open(f"{OUT}/mlp_loss_scaling.numerics.json", "w") as f:
+        json.dump({"note": "Paddle 3.3.1's full-batch step 0 of mlp_loss_scaling.ir",
+                   "state_after_full_batch_step": states[1],
+                   "compare_params": ["linear_0.w_0", "linear_0.b_0", "linear_1.w_0", "linear_1.b_0"],
+                   "compare_state": ["loss_scaling", "num_good_steps", "num_bad_steps"]}, f)
     paddle.disable_static()
 
 
