@@ -5,6 +5,11 @@
 //! the scale), a third, and one whose scaled gradients overflow (the gradients are zeroed, the
 //! parameters stay, the scale halves). Every persistable after each step is compared with
 //! Paddle's, within `|a − b| ≤ 1e-5·|b| + 1e-5·max|b|` (the counters and the scale exactly).
+//!
+//! Then the gradient merge of that program (`rules/grad_merge.rw`, k_steps=4) on the overflowing
+//! batch: the window's merged gradient is not finite, so the window leaves the parameters, halves
+//! the scale once, and its buffers are zero again afterwards (`irw check` cannot judge this: it
+//! refuses an original whose step is not finite).
 
 use std::path::PathBuf;
 
@@ -12,10 +17,14 @@ use irw::exec::feed::{tensor_from_json, Feed};
 use irw::exec::run::{run, RunOptions};
 use irw::exec::Tensor;
 use irw::ir::parse_module;
+use irw::rewrite::{apply, Options};
 use irw::SourceFile;
 use serde_json::Value;
 
-tests![loss_scaled_steps_match_paddle];
+tests![
+    loss_scaled_steps_match_paddle,
+    merged_window_that_overflows_skips_the_step
+];
 
 fn read(name: &str) -> String {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/exec_fixtures/amp");
@@ -83,4 +92,52 @@ fn loss_scaled_steps_match_paddle() {
         }
     }
     assert_eq!(scales, vec![1024.0, 2048.0, 2048.0, 1024.0]);
+}
+
+fn merged_window_that_overflows_skips_the_step() {
+    let name = "mlp_loss_scaling.ir";
+    let mut m = parse_module(&SourceFile::new(name.to_string(), read(name))).expect("parses");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let sets = vec![("k_steps".to_string(), "4".to_string())];
+    let rules = irw::rules::load(&[root.join("rules/grad_merge.rw")], &sets).expect("rules load");
+    apply(&mut m, &rules, &Options::default()).expect("rewrites");
+    let file = "mlp_loss_scaling.step3.json";
+    let text = read(file);
+    let recorded: Value = serde_json::from_str(&text).expect("json");
+    let rep = run(
+        &m,
+        &RunOptions {
+            k_steps: 4,
+            feed: Some(Feed::parse(file, &text).expect("feed parses")),
+            ..Default::default()
+        },
+    )
+    .expect("runs");
+    assert_eq!(rep.micro_batch, 2);
+    let scope = &rep.scopes[0];
+    let before = recorded["state_init"].as_object().expect("state_init");
+    assert_eq!(
+        tensor_from_json(&before["loss_scaling"])
+            .expect("t")
+            .to_f64_vec(),
+        [2048.0]
+    );
+    for p in [
+        "linear_0.w_0",
+        "linear_0.b_0",
+        "linear_1.w_0",
+        "linear_1.b_0",
+    ] {
+        let want = tensor_from_json(&before[p]).expect("tensor").to_f64_vec();
+        assert_eq!(scope.get(p).expect("param").to_f64_vec(), want, "{p} moved");
+        let buf = scope.get(&format!("{p}@GRAD@MERGE")).expect("buffer");
+        assert!(
+            buf.to_f64_vec().iter().all(|&v| v == 0.0),
+            "{p}'s buffer not zeroed"
+        );
+    }
+    let get = |n: &str| scope.get(n).expect("state").to_f64_vec();
+    assert_eq!(get("loss_scaling"), [1024.0]);
+    assert_eq!(get("num_good_steps"), [0.0]);
+    assert_eq!(get("num_bad_steps"), [0.0]);
 }
