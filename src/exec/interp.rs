@@ -223,7 +223,10 @@ impl Rank {
                 }
                 *old = ts;
             }
-            _ => kbail!("value %{} is not a vector, cannot be written in place", v.0),
+            _ => kbail!(
+                "value %{} is not a vector: a vector result cannot go into it in place",
+                v.0
+            ),
         }
         Ok(())
     }
