@@ -338,6 +338,11 @@ struct GenMlpArgs {
     /// Leave out the `op_role` attributes (as a program built without roles prints).
     #[arg(long)]
     no_roles: bool,
+    /// Dynamic loss scaling (AMP; f32 only): the loss times a persistable `loss_scaling`
+    /// (32768) before backward, `check_finite_and_unscale_` and `update_loss_scaling_` on the
+    /// gradients before the optimizers, as Paddle prints them.
+    #[arg(long, conflicts_with = "dist")]
+    loss_scaling: bool,
     /// An auto-parallel (Engine) program on a mesh of N processes: `pd_dist.tensor` types with
     /// the data `Shard(dim=0)` and parameters `Replicate()`, an `op_dist_attr` on every op, and
     /// each gradient averaged over the mesh by a `pd_op.all_reduce` in the optimize stage, as
@@ -876,8 +881,14 @@ fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
         allreduce: a.allreduce,
         collective: a.collective,
         roles: !a.no_roles,
+        loss_scaling: a.loss_scaling,
         ..crate::gen::MlpOptions::with_layers(a.layers)
     };
+    if a.loss_scaling && a.dtype != crate::gen::Dtype::F32 {
+        return Err(Failure::Usage(
+            "--loss-scaling needs --dtype f32: Paddle's AMP turns dynamic loss scaling off for bf16".into(),
+        ));
+    }
     if a.dist.is_some() && a.allreduce && a.collective != crate::gen::Collective::AllReduce {
         return Err(Failure::Usage(
             "--dist with --allreduce needs --collective all_reduce: pd_dist programs sync with pd_op.all_reduce".into(),

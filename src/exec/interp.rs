@@ -194,6 +194,42 @@ impl Rank {
         }
         Ok(())
     }
+
+    /// Writes a vector result in place into the vector `v` names: each tensor into its element
+    /// of a `builtin.combine` (a `check_finite_and_unscale_` writes the gradients it was given),
+    /// or over a vector a kernel made.
+    fn write_through_list(&mut self, v: ValueId, ts: Vec<Tensor>) -> KResult<()> {
+        let r = self.root(v);
+        match &mut self.slots[r.index()] {
+            Slot::List(items) => {
+                if items.len() != ts.len() {
+                    kbail!(
+                        "writes {} tensors in place into a vector of {}",
+                        ts.len(),
+                        items.len()
+                    );
+                }
+                for (item, t) in items.clone().into_iter().zip(ts) {
+                    self.write_through(item, t)?;
+                }
+            }
+            Slot::Tensors(old) => {
+                if old.len() != ts.len() {
+                    kbail!(
+                        "writes {} tensors in place into a vector of {}",
+                        ts.len(),
+                        old.len()
+                    );
+                }
+                *old = ts;
+            }
+            _ => kbail!(
+                "value %{} is not a vector: a vector result cannot go into it in place",
+                v.0
+            ),
+        }
+        Ok(())
+    }
 }
 
 /// Where a module's programs were read from, so that an error at an op shows the op's line
@@ -915,7 +951,16 @@ impl<'p> Interp<'p> {
                 None => continue,
                 Some(Out::Tensor(t)) => t,
                 Some(Out::List(ts)) => {
-                    rank.slots[res.index()] = Slot::Tensors(ts);
+                    let aliased = spec
+                        .and_then(|s| s.aliased_operand(i))
+                        .and_then(|o| operands.get(o).copied().flatten());
+                    match aliased {
+                        Some(v) => {
+                            rank.write_through_list(v, ts)?;
+                            rank.slots[res.index()] = Slot::Alias(v);
+                        }
+                        None => rank.slots[res.index()] = Slot::Tensors(ts),
+                    }
                     continue;
                 }
             };

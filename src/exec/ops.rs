@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
-    activation as act, batch_norm as bn, broadcast, cast, coalesce, conv, dropout,
+    activation as act, amp, batch_norm as bn, broadcast, cast, coalesce, conv, dropout,
     elementwise as ew, flatten, index, join, layer_norm as ln, matmul, optimizer as opt, pool,
     reduce, repeat, rnn, shape, softmax as sm,
 };
@@ -869,6 +869,38 @@ pub static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
         let (outs, fused) = coalesce::coalesce_tensor(&first, &at)?;
         Ok(vec![Some(Out::List(outs)), Some(Out::Tensor(fused))])
     }),
+    ("pd_op.check_finite_and_unscale_", |c| {
+        let (outs, found) = amp::check_finite_and_unscale(&c.list(0)?, c.t(1)?)?;
+        Ok(vec![Some(Out::List(outs)), Some(Out::Tensor(found))])
+    }),
+    ("pd_op.update_loss_scaling_", |c| {
+        let at = amp::LossScalingAttrs {
+            incr_every_n_steps: required_i32(c, "incr_every_n_steps")?,
+            decr_every_n_nan_or_inf: required_i32(c, "decr_every_n_nan_or_inf")?,
+            incr_ratio: required_f64(c, "incr_ratio")? as f32,
+            decr_ratio: required_f64(c, "decr_ratio")? as f32,
+        };
+        // `stop_update` is a Scalar in Paddle's API: an operand here, false when absent.
+        let stop_update = match c.opt(5) {
+            Some(t) => t.scalar_f32()? != 0.0,
+            None => false,
+        };
+        let u = amp::update_loss_scaling(
+            &c.list(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            c.t(4)?,
+            stop_update,
+            &at,
+        )?;
+        Ok(vec![
+            Some(Out::List(u.outs)),
+            Some(Out::Tensor(u.loss_scaling)),
+            Some(Out::Tensor(u.good_steps)),
+            Some(Out::Tensor(u.bad_steps)),
+        ])
+    }),
     ("pd_op.split_with_num", |c| {
         vector(join::split_with_num(
             c.t(0)?,
@@ -877,6 +909,25 @@ pub static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
         )?)
     }),
 ];
+
+/// An attribute the op cannot run without (Paddle gives it no default).
+fn required_f64(c: &OpCall<'_>, key: &str) -> KResult<f64> {
+    match c.attr(key) {
+        None => kbail!("has no `{}` attribute", key),
+        Some(_) => c.f64_or(key, 0.0),
+    }
+}
+
+/// An int32 attribute the op cannot run without.
+fn required_i32(c: &OpCall<'_>, key: &str) -> KResult<i32> {
+    match c.attr(key) {
+        None => kbail!("has no `{}` attribute", key),
+        Some(_) => match i32::try_from(c.i64_or(key, 0)?) {
+            Ok(v) => Ok(v),
+            Err(_) => kbail!("attribute {} is beyond int32", key),
+        },
+    }
+}
 
 /// A string attribute, `default` when absent.
 fn str_attr(c: &OpCall<'_>, key: &str, default: &str) -> KResult<String> {

@@ -69,6 +69,16 @@
 //!   `stop_gradient:[true]` like them.
 //! - The learning rate is 0.1 for SGD and Momentum and 0.01 for Adam and AdamW (as in the
 //!   fixtures) unless [`MlpOptions::learning_rate`] says otherwise.
+//! - `loss_scaling` (f32): the ops `paddle.static.amp`'s decorator adds, in the form of
+//!   `tests/exec_fixtures/amp/mlp_loss_scaling.ir` (which Paddle 3.3.1 printed): the mean loss
+//!   times a persistable `[1]` `loss_scaling` (`pd_op.multiply`, so backward starts with
+//!   `multiply_grad`); `num_good_steps` and `num_bad_steps` (int32 `[1]`); persistable data ops
+//!   printed after the learning rate (`loss_scaling` last) and initialized before it in startup;
+//!   at the start of the optimize stage `check_finite_and_unscale_` and `update_loss_scaling_`,
+//!   each on a `builtin.combine` of the gradients in optimizer order and followed by a
+//!   `builtin.split`, with the decorator's defaults (initial scale 32768, `incr_every_n_steps`
+//!   1000, `decr_every_n_nan_or_inf` 2, `incr_ratio` 2, `decr_ratio` 0.8, `stop_update` a
+//!   `full` false); the optimizers read the gradients themselves.
 
 use std::num::NonZeroUsize;
 
@@ -176,6 +186,11 @@ pub struct MlpOptions {
     /// The value the startup program gives the learning rate; `None` means the fixtures'
     /// value for the optimizer (0.1 for SGD and Momentum, 0.01 for Adam and AdamW).
     pub learning_rate: Option<f64>,
+    /// Dynamic loss scaling (AMP): the loss times a persistable `loss_scaling` before backward,
+    /// and `check_finite_and_unscale_` and `update_loss_scaling_` on the gradients at the start
+    /// of the optimize stage (see the module docs). f32 only: ignored with bf16, for which
+    /// Paddle's AMP turns dynamic loss scaling off (`irw gen mlp` refuses the pair).
+    pub loss_scaling: bool,
 }
 
 impl Default for MlpOptions {
@@ -193,6 +208,7 @@ impl Default for MlpOptions {
             first_layer_index: 0,
             lr_index: 0,
             learning_rate: None,
+            loss_scaling: false,
         }
     }
 }
@@ -366,6 +382,8 @@ enum Elem {
     F32,
     Bf16,
     I64,
+    I32,
+    Bool,
 }
 
 impl Elem {
@@ -374,6 +392,8 @@ impl Elem {
             Elem::F32 => "f32",
             Elem::Bf16 => "bf16",
             Elem::I64 => "i64",
+            Elem::I32 => "i32",
+            Elem::Bool => "b",
         }
     }
 
@@ -382,6 +402,8 @@ impl Elem {
             Elem::F32 => "float32",
             Elem::Bf16 => "bfloat16",
             Elem::I64 => "int64",
+            Elem::I32 => "int32",
+            Elem::Bool => "bool",
         }
     }
 }
@@ -456,6 +478,16 @@ fn accumulators(opt: Optimizer) -> &'static [(&'static str, bool, f64)] {
     }
 }
 
+/// Dynamic loss scaling's state, in creation order: the scale and its two step counters.
+const AMP_STATE: [(&str, Elem); 3] = [
+    ("loss_scaling", Elem::F32),
+    ("num_good_steps", Elem::I32),
+    ("num_bad_steps", Elem::I32),
+];
+
+/// The initial loss scale, 2^15 (`paddle.static.amp.decorate`'s `init_loss_scaling`).
+const LOSS_SCALE: f64 = 32768.0;
+
 /// Adam's beta1, beta2 and epsilon, which PIR materializes as `pd_op.full` operands.
 const ADAM_HYPER: [f64; 3] = [0.9, 0.999, 1e-8];
 
@@ -486,6 +518,9 @@ struct Gen<'o> {
     params: Vec<ParamIds>,
     /// Float attributes already formatted, by bit pattern (a handful of values).
     floats: Vec<(u64, String)>,
+    /// With `loss_scaling`: the `pd_op.data` of `loss_scaling`, `num_good_steps` and
+    /// `num_bad_steps` in main.
+    amp: [u64; 3],
 }
 
 impl<'o> Gen<'o> {
@@ -502,11 +537,17 @@ impl<'o> Gen<'o> {
             layers,
             params: vec![ParamIds::default(); 2 * layers],
             floats: Vec::new(),
+            amp: [0; 3],
         }
     }
 
     fn bf16(&self) -> bool {
         self.o.dtype == Dtype::Bf16
+    }
+
+    /// Whether the program has dynamic loss scaling: `loss_scaling`, for f32 only.
+    fn amp_on(&self) -> bool {
+        self.o.loss_scaling && !self.bf16()
     }
 
     // ---- model shape ----------------------------------------------------------------------
@@ -535,6 +576,23 @@ impl<'o> Gen<'o> {
         } else {
             Ty::vec(self.fan_out(layer), self.pe)
         }
+    }
+
+    /// Parameter indices in the order the optimizer ops update them and create their
+    /// accumulators: optimizer order, or with `loss_scaling` by name as strings (the AMP
+    /// decorator hands its gradients to `Optimizer.apply_gradients`, which sorts them so:
+    /// `linear_0.b_0`, `linear_0.w_0`, `linear_1.b_0`, …, `linear_10.b_0` before `linear_2.b_0`).
+    fn update_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = self.opt_order().collect();
+        if self.amp_on() {
+            let name = |idx: usize| {
+                let layer = self.o.first_layer_index.saturating_add(idx / 2);
+                let kind = if idx.is_multiple_of(2) { "w" } else { "b" };
+                format!("linear_{layer}.{kind}_0")
+            };
+            order.sort_by_cached_key(|&idx| name(idx));
+        }
+        order
     }
 
     /// Parameter indices in optimizer order (the order main lists them).
@@ -740,8 +798,9 @@ impl<'o> Gen<'o> {
     fn globals(&mut self) -> u64 {
         let accs = accumulators(self.o.optimizer);
         // Inserted one by one at the start of main, so they print in reverse creation order:
-        // parameters in creation order, accumulators of each in reverse.
-        for idx in 0..2 * self.layers {
+        // parameters in reverse update order (creation order without loss scaling),
+        // accumulators of each in reverse.
+        for idx in self.update_order().into_iter().rev() {
             for (k, &(suffix, scalar, _)) in accs.iter().enumerate().rev() {
                 let t = self.acc_ty(idx, scalar);
                 let id = self.begin(1, "pd_op.data");
@@ -762,6 +821,21 @@ impl<'o> Gen<'o> {
         self.lr_name();
         self.s("\",");
         self.persistable_data_tail(lr_ty);
+        if self.amp_on() {
+            // Created before the learning rate (by the AMP decorator, before backward), so
+            // printed after it, in reverse creation order.
+            for (k, (name, elem)) in AMP_STATE.iter().enumerate().rev() {
+                let id = self.begin(1, "pd_op.data");
+                self.operands(&[]);
+                self.s("dtype:");
+                self.s(elem.attr_name());
+                self.s(",name:\"");
+                self.s(name);
+                self.s("\",");
+                self.persistable_data_tail(Ty::vec(1, *elem));
+                self.amp[k] = id;
+            }
+        }
         if self.bf16() {
             for idx in self.opt_order() {
                 let t = self.param_ty(idx).with_elem(Elem::F32);
@@ -901,6 +975,15 @@ impl<'o> Gen<'o> {
         self.role(0);
         self.s("stop_gradient:[false]");
         self.signature(&[Some(out_ty), Some(int_array)], &[Some(scalar)]);
+        fwd.loss = fwd.mean;
+        if self.amp_on() {
+            fwd.loss = self.begin(1, "pd_op.multiply");
+            self.operands(&[Some(fwd.mean), Some(self.amp[0])]);
+            self.role(0);
+            self.s("stop_gradient:[false]");
+            let one = Ty::vec(1, Elem::F32);
+            self.signature(&[Some(scalar), Some(one)], &[Some(one)]);
+        }
         fwd
     }
 
@@ -918,15 +1001,29 @@ impl<'o> Gen<'o> {
         self.s("place:Place(cpu),shape:[1],stop_gradient:[true],value:1");
         self.signature(&[], &[Some(one_ty)]);
 
-        let seed = self.begin(1, "pd_op.full_like");
-        self.operands(&[Some(fwd.mean), Some(one)]);
+        // The loss's type: the mean's, or `[1]` once multiplied by the loss scale.
+        let loss_ty = if self.amp_on() { one_ty } else { scalar };
+        let mut seed = self.begin(1, "pd_op.full_like");
+        self.operands(&[Some(fwd.loss), Some(one)]);
         self.s("dtype:");
         self.s(pe.attr_name());
         self.out.push(',');
         self.role(1);
         self.s("place:Place(undefined:0),");
         self.backward_stop_gradient(1);
-        self.signature(&[Some(scalar), Some(one_ty)], &[Some(scalar)]);
+        self.signature(&[Some(loss_ty), Some(one_ty)], &[Some(loss_ty)]);
+        if self.amp_on() {
+            let g = self.begin(2, "pd_op.multiply_grad");
+            self.operands(&[Some(fwd.mean), Some(self.amp[0]), Some(seed)]);
+            self.s("axis:-1,");
+            self.role(1);
+            self.backward_stop_gradient(2);
+            self.signature(
+                &[Some(scalar), Some(one_ty), Some(one_ty)],
+                &[Some(scalar), None],
+            );
+            seed = g;
+        }
 
         let mean_grad = self.begin(1, "pd_op.mean_grad");
         self.operands(&[Some(fwd.pow), Some(seed), Some(fwd.axes)]);
@@ -1046,13 +1143,110 @@ impl<'o> Gen<'o> {
                 self.params[idx].grad = id;
             }
         }
-        for idx in self.opt_order() {
+        if self.amp_on() {
+            self.loss_scaling_ops();
+        }
+        for idx in self.update_order() {
             match self.o.optimizer {
                 Optimizer::Sgd => self.sgd(idx, lr),
                 Optimizer::Momentum => self.momentum(idx, lr),
                 Optimizer::Adam | Optimizer::AdamW => self.adam(idx, lr),
             }
         }
+    }
+
+    /// `check_finite_and_unscale_` and `update_loss_scaling_` on every gradient (optimizer
+    /// order), each on a `builtin.combine` of them and followed by the `builtin.split` Paddle
+    /// prints for its vector result. The optimizers read the gradients themselves, which both
+    /// ops write in place.
+    fn loss_scaling_ops(&mut self) {
+        let grads: Vec<Slot> = self
+            .opt_order()
+            .map(|i| Some(self.params[i].grad))
+            .collect();
+        let types: Vec<Option<Ty>> = self.opt_order().map(|i| Some(self.param_ty(i))).collect();
+        let n = grads.len();
+        let one = Ty::vec(1, Elem::F32);
+        let (flag, count) = (Ty::vec(1, Elem::Bool), Ty::vec(1, Elem::I32));
+        let [scale, good, bad] = self.amp;
+        let combine = |g: &mut Self| {
+            let id = g.begin(1, "builtin.combine");
+            g.operands(&grads);
+            g.role(2);
+            g.s("stop_gradient:[false]} : (");
+            g.ty_list(&types);
+            g.s(") -> ");
+            g.vec_ty(&types);
+            g.out.push('\n');
+            id
+        };
+        let split = |g: &mut Self, v: u64| {
+            g.begin(n, "builtin.split");
+            g.operands(&[Some(v)]);
+            g.role(2);
+            g.stop_gradient(&vec![false; n]);
+            g.s("} : (");
+            g.vec_ty(&types);
+            g.s(") -> ");
+            g.ty_list(&types);
+            g.out.push('\n');
+        };
+        let c = combine(self);
+        let check = self.begin(2, "pd_op.check_finite_and_unscale_");
+        self.operands(&[Some(c), Some(scale)]);
+        self.role(2);
+        self.s("stop_gradient:[false,false]} : (");
+        self.vec_ty(&types);
+        self.s(", ");
+        self.ty(one);
+        self.s(") -> ");
+        self.vec_ty(&types);
+        self.s(", ");
+        self.ty(flag);
+        self.out.push('\n');
+        split(self, check);
+        let stop = self.begin(1, "pd_op.full");
+        self.operands(&[]);
+        self.s("dtype:bool,");
+        self.role(2);
+        self.s("place:Place(cpu),shape:[1],stop_gradient:[true],value:0");
+        self.signature(&[], &[Some(flag)]);
+        let c = combine(self);
+        let update = self.begin(4, "pd_op.update_loss_scaling_");
+        self.operands(&[
+            Some(c),
+            Some(check + 1),
+            Some(scale),
+            Some(good),
+            Some(bad),
+            Some(stop),
+        ]);
+        self.s("decr_every_n_nan_or_inf:2,decr_ratio:0.8,incr_every_n_steps:1000,incr_ratio:2,");
+        self.role(2);
+        self.s("stop_gradient:[false,false,false,false]} : (");
+        self.vec_ty(&types);
+        self.s(", ");
+        self.ty_list(&[Some(flag), Some(one), Some(count), Some(count), Some(flag)]);
+        self.s(") -> ");
+        self.vec_ty(&types);
+        self.s(", ");
+        self.ty_list(&[Some(one), Some(count), Some(count)]);
+        self.out.push('\n');
+        split(self, update);
+    }
+
+    /// `vec[t1,t2,...]`, a vector's type.
+    fn vec_ty(&mut self, types: &[Option<Ty>]) {
+        self.s("vec[");
+        for (k, t) in types.iter().enumerate() {
+            if k > 0 {
+                self.out.push(',');
+            }
+            if let Some(t) = t {
+                self.ty(*t);
+            }
+        }
+        self.out.push(']');
     }
 
     /// The master weight slot of an optimizer op: the master with bf16, absent otherwise.
@@ -1251,6 +1445,15 @@ impl<'o> Gen<'o> {
             self.params[2 * layer + 1].init = b;
         }
 
+        if self.amp_on() {
+            for (name, elem) in AMP_STATE {
+                let t = Ty::vec(1, elem);
+                let v = self.persistable_full(t, if elem == Elem::F32 { LOSS_SCALE } else { 0.0 });
+                self.shadow_output_begin(v);
+                self.s(name);
+                self.shadow_output_end(t);
+            }
+        }
         let lr_ty = Ty::scalar(pe);
         let lr = self.persistable_full(lr_ty, self.o.lr_value());
         self.shadow_output_begin(lr);
@@ -1258,7 +1461,7 @@ impl<'o> Gen<'o> {
         self.shadow_output_end(lr_ty);
 
         let accs = accumulators(self.o.optimizer);
-        for idx in self.opt_order() {
+        for idx in self.update_order() {
             if self.bf16() {
                 let t = self.param_ty(idx);
                 let master_ty = t.with_elem(Elem::F32);
@@ -1338,6 +1541,8 @@ struct Forward {
     pow: u64,
     axes: u64,
     mean: u64,
+    /// What backward is seeded from: the mean, or the mean times the loss scale.
+    loss: u64,
 }
 
 #[cfg(test)]

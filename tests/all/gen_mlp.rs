@@ -21,6 +21,7 @@ tests![
     main_op_count_matches_paddle,
     value_ids_are_dense_in_every_configuration,
     momentum_and_adamw_have_their_own_optimizer_ops_and_state,
+    loss_scaling_is_what_paddle_printed,
 ];
 
 fn fixtures_dir() -> PathBuf {
@@ -288,4 +289,28 @@ fn momentum_and_adamw_have_their_own_optimizer_ops_and_state() {
     assert!(adamw.contains("name:\"linear_0.w_0_fp32_master_0_moment1_0\""));
     assert!(adamw.contains("multi_precision:true"));
     assert!(!adamw.contains("multi_precision:false"));
+}
+
+/// `loss_scaling` against `tests/exec_fixtures/amp/mlp_loss_scaling.ir`, which Paddle 3.3.1
+/// printed for a 6 → 8 → 3 MLP: byte-identical once the four numbers that script chose instead
+/// of the decorator's defaults are put back (initial scale 1024, `incr_every_n_steps` 2,
+/// `decr_every_n_nan_or_inf` 1, `decr_ratio` 0.5).
+fn loss_scaling_is_what_paddle_printed() {
+    let opts = MlpOptions {
+        loss_scaling: true,
+        in_features: layers(6),
+        hidden: layers(8),
+        out_features: layers(3),
+        ..MlpOptions::with_layers(layers(2))
+    };
+    let text = mlp(&opts)
+        .replace(
+            "decr_every_n_nan_or_inf:2,decr_ratio:0.8,incr_every_n_steps:1000,",
+            "decr_every_n_nan_or_inf:1,decr_ratio:0.5,incr_every_n_steps:2,",
+        )
+        .replace("value:32768}", "value:1024}");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/exec_fixtures/amp/mlp_loss_scaling.ir");
+    let want = std::fs::read_to_string(&path).expect("fixture readable");
+    assert_same("mlp_loss_scaling.ir", &text, &want);
 }

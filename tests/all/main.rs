@@ -26,6 +26,7 @@ mod atomic_output;
 mod dist;
 mod dtype_u8;
 mod error_coverage;
+mod exec_amp;
 mod exec_check;
 mod exec_collectives;
 mod exec_declared;
@@ -68,6 +69,7 @@ fn main() {
     tests.extend(dist::tests());
     tests.extend(dtype_u8::tests());
     tests.extend(error_coverage::tests());
+    tests.extend(exec_amp::tests());
     tests.extend(exec_check::tests());
     tests.extend(exec_collectives::tests());
     tests.extend(exec_declared::tests());

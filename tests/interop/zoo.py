@@ -53,7 +53,8 @@ def train(main_p, start_p, feed, k):
                 raise SystemExit(f"zoo.py: the program has no persistable `{n}`")
         data = {}
         for n, rows in feed["inputs"].items():
-            a = np.array(rows)
+            # Nested rows, or a tensor written as {shape, dtype, values}.
+            a = array(rows) if isinstance(rows, dict) else np.array(rows)
             data[n] = a.astype("float32") if a.dtype == np.float64 else a
         rows = len(next(iter(data.values())))
         if k == 1:

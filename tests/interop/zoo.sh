@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Paddle 3.3.1 trains irw's gradient merge of each paddle-zoo model (`--emit paddle-json`,
 # rules/grad_merge.rw, k_steps=4) the Engine way and must reach Paddle's own full-batch step of
-# the original (`state_after_full_batch_step`: parameters and optimizer state), once with the
+# the original (`state_after_full_batch_step`: parameters and optimizer state), and so must its
+# merge of the loss-scaled MLP of tests/exec_fixtures/amp (parameters, scale, counters); once with the
 # sequential executor and N times (default 10) with the default multi-threaded one; `irw lint`
 # must be clean on each output. Each model is rewritten from Paddle's text dump (M_before.ir) and
 # from Paddle's own JSON of it (M_before.paddle.json, whose attribute tags irw keeps). tests/interop/zoo.py is the training harness. Prints per model
@@ -45,12 +46,12 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-# train LABEL SEQUENTIAL MAIN START MODEL K: one run; prints the harness's summary line (and the
-# tensors when wrong); returns its exit code.
+# train LABEL SEQUENTIAL MAIN START FEED NUMERICS K: one run; prints the harness's summary line
+# (and the tensors when wrong); returns its exit code.
 train() {
-    local label=$1 seq=$2 main=$3 start=$4 m=$5 k=$6 rc=0
+    local label=$1 seq=$2 main=$3 start=$4 feed=$5 num=$6 k=$7 rc=0
     FLAGS_new_executor_sequential_run=$seq timeout 300 "$venv/bin/python" "$repo/tests/interop/zoo.py" \
-        "$main" "$start" "$zoo/$m.feed.json" "$zoo/$m.numerics.json" "$k" >"$work/out" 2>&1 || rc=$?
+        "$main" "$start" "$feed" "$num" "$k" >"$work/out" 2>&1 || rc=$?
     if [ "$rc" -eq 0 ]; then
         echo "   $label: $(grep '^zoo:' "$work/out")"
     else
@@ -81,13 +82,13 @@ for m in "${models[@]}"; do
         fi
         "$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 "${in[@]}" \
             --emit paddle-json -o "$work/$m.am.json" --startup-out "$work/$m.as.json"
-        train "irw from $from, sequential executor" 1 "$work/$m.am.json" "$work/$m.as.json" "$m" 4 \
-            || status=1
+        train "irw from $from, sequential executor" 1 "$work/$m.am.json" "$work/$m.as.json" \
+            "$zoo/$m.feed.json" "$zoo/$m.numerics.json" 4 || status=1
         wrong=0
         for i in $(seq 1 "$n"); do
             rc=0
             train "irw from $from, default executor, run $i" 0 "$work/$m.am.json" \
-                "$work/$m.as.json" "$m" 4 >"$work/run" || rc=$?
+                "$work/$m.as.json" "$zoo/$m.feed.json" "$zoo/$m.numerics.json" 4 >"$work/run" || rc=$?
             if [ "$rc" -ne 0 ]; then
                 wrong=$((wrong + 1))
                 [ "$wrong" -gt 1 ] || cat "$work/run"
@@ -100,7 +101,37 @@ for m in "${models[@]}"; do
         "$IRW" --startup "$zoo/${m}_startup_after.ir" "$zoo/${m}_after.ir" \
             --emit paddle-json -o "$work/$m.pm.json" --startup-out "$work/$m.ps.json"
         train "Paddle's own pass (control), sequential executor" 1 \
-            "$work/$m.pm.json" "$work/$m.ps.json" "$m" 4 || true
+            "$work/$m.pm.json" "$work/$m.ps.json" "$zoo/$m.feed.json" "$zoo/$m.numerics.json" 4 \
+            || true
     fi
 done
+
+# Dynamic loss scaling (tests/exec_fixtures/amp, a program Paddle built): the merged window must
+# reach Paddle's full-batch step, parameters, the scale and its counters.
+amp="$repo/tests/exec_fixtures/amp"
+echo "== mlp_loss_scaling"
+"$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 "$amp/mlp_loss_scaling.ir" \
+    -o "$work/amp.gm.ir"
+if "$IRW" lint "$work/amp.gm.ir" >"$work/lint" 2>&1; then
+    echo "   irw lint: clean"
+else
+    echo "   irw lint: hazards"; sed 's/^/     /' "$work/lint" | head -20
+    status=1
+fi
+"$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 "$amp/mlp_loss_scaling.ir" \
+    --emit paddle-json -o "$work/amp.am.json" --startup-out "$work/amp.as.json"
+amp_train=("$work/amp.am.json" "$work/amp.as.json" "$amp/mlp_loss_scaling.step0.json"
+    "$amp/mlp_loss_scaling.numerics.json" 4)
+train "irw, sequential executor" 1 "${amp_train[@]}" || status=1
+wrong=0
+for i in $(seq 1 "$n"); do
+    rc=0
+    train "irw, default executor, run $i" 0 "${amp_train[@]}" >"$work/run" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        wrong=$((wrong + 1))
+        [ "$wrong" -gt 1 ] || cat "$work/run"
+    fi
+done
+echo "   irw, default executor: wrong $wrong/$n"
+[ "$wrong" -eq 0 ] || status=1
 exit "$status"

@@ -3,6 +3,7 @@
 //! [`KernelError`](super::KernelError) instead of panicking on inputs a program controls.
 
 pub mod activation;
+pub mod amp;
 pub mod batch_norm;
 pub mod broadcast;
 pub mod cast;

@@ -656,6 +656,7 @@ pub fn mlp_options(max_layers: usize) -> impl Strategy<Value = irw::generate::Ml
         (0usize..200, 0usize..4),
         proptest::option::of(prop_oneof![Just(0.1f64), Just(1e-3), 1e-6f64..1.0]),
         select(&Collective::ALL[..]),
+        any::<bool>(),
     )
         .prop_map(
             move |(
@@ -668,6 +669,7 @@ pub fn mlp_options(max_layers: usize) -> impl Strategy<Value = irw::generate::Ml
                 (fli, lri),
                 lr,
                 collective,
+                loss_scaling,
             )| {
                 MlpOptions {
                     layers: nz(layers),
@@ -682,6 +684,8 @@ pub fn mlp_options(max_layers: usize) -> impl Strategy<Value = irw::generate::Ml
                     first_layer_index: fli,
                     lr_index: lri,
                     learning_rate: lr,
+                    // Dynamic loss scaling is f32 only (Paddle's AMP turns it off for bf16).
+                    loss_scaling: loss_scaling && dtype == Dtype::F32,
                 }
             },
         )
