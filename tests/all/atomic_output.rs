@@ -456,7 +456,7 @@ fn signal_while_writing(
 #[cfg(unix)]
 fn sigterm_or_sigint_while_writing_removes_the_temporary_file() {
     use std::os::unix::process::ExitStatusExt;
-    // Before: the `.irw-XXXXXX.tmp` file stayed behind, as after SIGKILL.
+    // Only SIGKILL may leave the `.irw-XXXXXX.tmp` file behind; a catchable signal removes it.
     for sig in [libc::SIGTERM, libc::SIGINT] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out.ir");
@@ -492,7 +492,8 @@ fn sigterm_or_sigint_while_writing_removes_the_temporary_file() {
 
 #[cfg(unix)]
 fn output_through_a_symlink_writes_the_file_it_points_to() {
-    // Before: the rename replaced the link with a regular file; the target kept the old text.
+    // The link stays a link, and the file it points to gets the new text (a rename onto the
+    // link would replace the link with a regular file and leave the target stale).
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("real");
     std::fs::create_dir(&sub).unwrap();

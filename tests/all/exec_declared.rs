@@ -45,7 +45,7 @@ fn rows(n: usize) -> String {
 }
 
 fn a_fed_parameter_of_another_dtype_is_an_error_at_the_parameter() {
-    // Before: the int64 tensor ran as the f32 parameter.
+    // An int64 tensor fed for an f32 parameter must not run as that parameter.
     let dir = tempfile::tempdir().unwrap();
     let ir = write(
         dir.path(),
@@ -75,7 +75,7 @@ fn a_fed_parameter_of_another_dtype_is_an_error_at_the_parameter() {
 }
 
 fn a_parameter_made_with_another_shape_and_dtype_is_an_error_at_the_parameter() {
-    // Before: a 3x3xi32 parameter ran as 16x4 f32.
+    // A 3x3xi32 tensor must not run as a 16x4 f32 parameter.
     let dir = tempfile::tempdir().unwrap();
     let startup = "    (%0) = \"pd_op.full\" () {dtype:int32,place:Place(cpu),shape:[3,3],stop_gradient:[true],value:1} : () -> tensor<3x3xi32>\n    () = \"builtin.set_parameter\" (%0) {parameter_name:\"w\"} : (tensor<3x3xi32>) -> \n";
     let ir = write(dir.path(), "p.ir", &program("tensor<4x16xf32>", 2, startup));
@@ -99,7 +99,7 @@ fn a_parameter_made_with_another_shape_and_dtype_is_an_error_at_the_parameter() 
 }
 
 fn a_feed_contradicting_a_fixed_batch_is_an_error_and_multiples_run() {
-    // Before: 3 rows ran through an op declaring 8.
+    // 3 rows must not run through a data op declaring 8; 8 and 16 rows (a multiple) run.
     let dir = tempfile::tempdir().unwrap();
     let ir = write(
         dir.path(),

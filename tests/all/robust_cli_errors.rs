@@ -236,7 +236,7 @@ fn limits_are_offered_where_they_apply() {
 }
 
 fn a_repeated_set_is_a_usage_error() {
-    // Before: the last value silently won.
+    // Two values for one parameter: neither may silently win.
     let f = fixture("before.ir");
     let args = [
         "--rules",
