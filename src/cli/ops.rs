@@ -94,10 +94,14 @@ fn signature(s: &OpSpec) -> String {
     )
 }
 
-/// Whether the executor's op table has a kernel for `name` (either table: ops with a vector
-/// among their results, such as `split` and `rnn`, are in `VECTOR_KERNELS`).
-fn has_kernel(name: &str) -> bool {
-    crate::exec::ops::kernel(name).is_some() || crate::exec::ops::vector_kernel(name).is_some()
+/// How the executor runs `name`, in words (`None`: it cannot).
+fn executor_runs(name: &str) -> Option<&'static str> {
+    match crate::exec::ops::exec_of(name)? {
+        crate::exec::ops::Exec::Kernel(_) => Some("has a kernel (src/exec/ops.rs)"),
+        crate::exec::ops::Exec::Context(_) => {
+            Some("runs it in the interpreter, with the run's context: scope, feeds, random generator, every rank or its regions (src/exec/ops.rs)")
+        }
+    }
 }
 
 /// Everything the dialect says about one op.
@@ -186,11 +190,7 @@ fn detail(s: &OpSpec) -> String {
     let _ = writeln!(
         o,
         "  executor (irw run/check): {}",
-        if has_kernel(s.name) {
-            "has a kernel (src/exec/ops.rs)"
-        } else {
-            "no kernel in src/exec/ops.rs"
-        }
+        executor_runs(s.name).unwrap_or("no kernel in src/exec/ops.rs")
     );
     o
 }

@@ -28,7 +28,7 @@ use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{cast::cast, collective};
 use crate::exec::memory;
-use crate::exec::ops::{kernel, vector_kernel, Input, OpCall, Out};
+use crate::exec::ops::{exec_of, ContextOp, Exec, Input, OpCall, Out};
 use crate::exec::rng::Rng;
 use crate::exec::scope::Scope;
 use crate::exec::tensor::{numel, Data, Tensor};
@@ -736,12 +736,19 @@ impl<'p> Interp<'p> {
             kbail!("runs in every micro-step but uses a value of the optimize stage (op_role 2)");
         }
         let spec = Dialect::get().spec(name);
-        match name {
+        let Some(exec) = exec_of(name) else {
+            kbail!("the executor has no kernel for this op");
+        };
+        match exec {
             // Its operands are the region's results: the op holding the region reads them.
-            "cf.yield" => {}
-            "pd_op.if" => self.run_if(op, &operands, &results, ranks, feeds, stage)?,
-            "pd_op.while" => self.run_while(op, &operands, &results, ranks, feeds, stage)?,
-            "pd_op.data" | "pd_op.feed" => {
+            Exec::Context(ContextOp::Yield) => {}
+            Exec::Context(ContextOp::If) => {
+                self.run_if(op, &operands, &results, ranks, feeds, stage)?
+            }
+            Exec::Context(ContextOp::While) => {
+                self.run_while(op, &operands, &results, ranks, feeds, stage)?
+            }
+            Exec::Context(ContextOp::Feed) => {
                 let Some(var) = attr_str(attrs, "name") else {
                     kbail!("has no `name` attribute")
                 };
@@ -772,7 +779,7 @@ impl<'p> Interp<'p> {
                     }
                 }
             }
-            "builtin.parameter" => {
+            Exec::Context(ContextOp::Parameter) => {
                 let Some(var) = attr_str(attrs, "parameter_name") else {
                     kbail!("has no `parameter_name`")
                 };
@@ -795,7 +802,7 @@ impl<'p> Interp<'p> {
             }
             // A writer of the scope (`builtin.set_parameter`, `builtin.shadow_output`): the
             // protocol says which attribute names the variable.
-            _ if scope_writer_name_attr(name).is_some() => {
+            Exec::Context(ContextOp::ScopeWrite) => {
                 let key = scope_writer_name_attr(name).unwrap_or_default();
                 let Some(var) = attr_str(attrs, key) else {
                     kbail!("has no `{}`", key)
@@ -808,7 +815,7 @@ impl<'p> Interp<'p> {
                     rank.scope.set(&var, t);
                 }
             }
-            "pd_op.fetch" => {
+            Exec::Context(ContextOp::Fetch) => {
                 let Some(v) = operands.first().copied().flatten() else {
                     kbail!("has no operand")
                 };
@@ -819,13 +826,13 @@ impl<'p> Interp<'p> {
                     }
                 }
             }
-            "builtin.combine" => {
+            Exec::Context(ContextOp::Combine) => {
                 let items: Vec<ValueId> = operands.iter().flatten().copied().collect();
                 for rank in ranks.iter_mut() {
                     rank.slots[results[0].index()] = Slot::List(items.clone());
                 }
             }
-            "builtin.split" => {
+            Exec::Context(ContextOp::Split) => {
                 let Some(v) = operands.first().copied().flatten() else {
                     kbail!("has no operand")
                 };
@@ -856,13 +863,13 @@ impl<'p> Interp<'p> {
                     }
                 }
             }
-            "pd_op.uniform" | "pd_op.gaussian" => {
+            Exec::Context(ContextOp::Random) => {
                 let t = self.random(name, attrs, &ranks[0], &operands)?;
                 for rank in ranks.iter_mut() {
                     rank.slots[results[0].index()] = Slot::Local(t.clone());
                 }
             }
-            _ if spec.is_some_and(|s| s.effect == Effect::Collective) => {
+            Exec::Context(ContextOp::Collective) => {
                 let Some(v) = operands.first().copied().flatten() else {
                     kbail!("has no operand")
                 };
@@ -874,11 +881,7 @@ impl<'p> Interp<'p> {
                     self.store(rank, spec, &operands, &results, vec![Some(Out::Tensor(t))])?;
                 }
             }
-            _ => {
-                let (tensor_kernel, vector_kernel) = (kernel(name), vector_kernel(name));
-                if tensor_kernel.is_none() && vector_kernel.is_none() {
-                    kbail!("the executor has no kernel for this op");
-                }
+            Exec::Kernel(kernel) => {
                 let is_optimizer = spec.is_some_and(|s| s.effect == Effect::Optimizer);
                 let grad_index = spec.and_then(|s| s.operand_index("grad"));
                 for rank in ranks.iter_mut() {
@@ -901,13 +904,7 @@ impl<'p> Interp<'p> {
                             inputs,
                             n_results: results.len(),
                         };
-                        match (tensor_kernel, vector_kernel) {
-                            (Some(k), _) => {
-                                k(&call)?.into_iter().map(|o| o.map(Out::Tensor)).collect()
-                            }
-                            (None, Some(k)) => k(&call)?,
-                            (None, None) => unreachable!("checked above"),
-                        }
+                        kernel.call(&call)?
                     };
                     if let Some((p, g)) = grad_index
                         .filter(|_| is_optimizer)

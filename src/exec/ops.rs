@@ -1,15 +1,21 @@
-//! The op → kernel table: for each Paddle op the executor computes, a function that reads the
-//! op's operands and attributes and calls a kernel.
+//! The op table: how the executor runs each op it runs, looked up once by name ([`exec_of`]).
 //!
-//! This is the single place that knows how an op's operands and attributes map onto a kernel's
-//! arguments (operand *positions* follow the dialect table, `src/dialect/table.rs`, which names
-//! them after Paddle's `ops.yaml`). Ops that touch named state, feeds, random generators, lists or
-//! other ranks (`pd_op.data`, `builtin.parameter`, `builtin.combine`, `pd_op.uniform`, the
-//! collectives) are the interpreter's business and are not in this table.
+//! Most ops are kernels: a function of the op's operands and attributes on one rank
+//! ([`Exec::Kernel`]; [`Kernel::Vectors`] for ops with a vector among their results). This file is
+//! the single place that knows how an op's operands and attributes map onto a kernel's arguments
+//! (operand *positions* follow the dialect table, `src/dialect/table.rs`, which names them after
+//! Paddle's `ops.yaml`). The others act on the run's context rather than on their operands alone
+//! ([`Exec::Context`]): the scope of persistables (`pd_op.data`, `builtin.parameter`, the
+//! protocol's scope writers), the feeds, the random generator (`pd_op.uniform`), every rank at
+//! once (the collectives), vectors of values (`builtin.combine`, `builtin.split`) and regions
+//! (`pd_op.if`, `pd_op.while`). The table names them too; the interpreter, which holds that
+//! context, runs them.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use crate::dialect::protocol::scope_writer_name_attr;
+use crate::dialect::{Dialect, Effect};
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
@@ -261,7 +267,7 @@ fn inverse_perm(perm: &[i64]) -> Vec<i64> {
     inv
 }
 
-/// The table: op name → kernel entry.
+/// The kernels: op name → kernel entry.
 static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.add", |c| binary(c, ew::BinaryOp::Add)),
     ("pd_op.add_", |c| binary(c, ew::BinaryOp::Add)),
@@ -792,8 +798,8 @@ static KERNELS: &[(&str, KernelFn)] = &[
     }),
 ];
 
-/// The table of ops with vector results: op name → kernel entry.
-pub static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
+/// The kernels of ops with vector results: op name → kernel entry.
+static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
     ("pd_op.stack_grad", |c| {
         vector(join::stack_grad(
             c.list(0)?.len(),
@@ -1061,26 +1067,106 @@ fn cast_op(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
     one(cast::cast(x, c.dtype("dtype")?.unwrap_or(x.dtype())))
 }
 
-/// The kernel for an op name, if the executor has one.
-pub fn kernel(name: &str) -> Option<KernelFn> {
-    static MAP: OnceLock<HashMap<&'static str, KernelFn>> = OnceLock::new();
-    MAP.get_or_init(|| KERNELS.iter().copied().collect())
-        .get(name)
-        .copied()
+/// How the executor runs an op.
+#[derive(Clone, Copy)]
+pub enum Exec {
+    /// A kernel of the op's operands and attributes, run on each rank.
+    Kernel(Kernel),
+    /// An op that acts on the run's context; the interpreter runs it.
+    Context(ContextOp),
 }
 
-/// The kernel of an op with vector results, if the executor has one.
-pub fn vector_kernel(name: &str) -> Option<VectorKernelFn> {
-    static MAP: OnceLock<HashMap<&'static str, VectorKernelFn>> = OnceLock::new();
-    MAP.get_or_init(|| VECTOR_KERNELS.iter().copied().collect())
-        .get(name)
-        .copied()
+/// A kernel entry of the table.
+#[derive(Clone, Copy)]
+pub enum Kernel {
+    Tensors(KernelFn),
+    /// For an op with a vector of tensors among its results.
+    Vectors(VectorKernelFn),
+}
+
+impl Kernel {
+    /// The op's results on one rank.
+    pub fn call(self, c: &OpCall<'_>) -> KResult<Vec<Option<Out>>> {
+        match self {
+            Kernel::Tensors(k) => Ok(k(c)?.into_iter().map(|o| o.map(Out::Tensor)).collect()),
+            Kernel::Vectors(k) => k(c),
+        }
+    }
+}
+
+/// The ops that act on the run's context rather than on their operands alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContextOp {
+    /// `cf.yield`: its operands are the region's results, read by the op holding the region.
+    Yield,
+    /// `pd_op.if`: runs one of its regions.
+    If,
+    /// `pd_op.while`: runs its body while its condition holds.
+    While,
+    /// `pd_op.data`, `pd_op.feed`: a fed input, or a persistable of the scope.
+    Feed,
+    /// `builtin.parameter`: a parameter of the scope, held to its declared type.
+    Parameter,
+    /// A writer of the scope (`builtin.set_parameter`, `builtin.shadow_output`): the protocol
+    /// names the attribute that names the variable.
+    ScopeWrite,
+    /// `pd_op.fetch`: its operand, as a result.
+    Fetch,
+    /// `builtin.combine`: a vector of values.
+    Combine,
+    /// `builtin.split`: a vector's elements.
+    Split,
+    /// `pd_op.uniform`, `pd_op.gaussian`: the run's random generator, one draw for every rank.
+    Random,
+    /// A collective (the dialect's effect class): every rank's operand at once.
+    Collective,
+}
+
+/// The ops of [`ContextOp`] known by name (scope writers and collectives are known by class).
+static CONTEXT_OPS: &[(&str, ContextOp)] = &[
+    ("cf.yield", ContextOp::Yield),
+    ("pd_op.if", ContextOp::If),
+    ("pd_op.while", ContextOp::While),
+    ("pd_op.data", ContextOp::Feed),
+    ("pd_op.feed", ContextOp::Feed),
+    ("builtin.parameter", ContextOp::Parameter),
+    ("pd_op.fetch", ContextOp::Fetch),
+    ("builtin.combine", ContextOp::Combine),
+    ("builtin.split", ContextOp::Split),
+    ("pd_op.uniform", ContextOp::Random),
+    ("pd_op.gaussian", ContextOp::Random),
+];
+
+/// How the executor runs `name`, or `None` when it cannot. Ops named in the table first, then
+/// the protocol's scope writers and the dialect's collectives, then the kernels.
+pub fn exec_of(name: &str) -> Option<Exec> {
+    static MAP: OnceLock<HashMap<&'static str, Exec>> = OnceLock::new();
+    let map = MAP.get_or_init(|| {
+        let tensors = KERNELS
+            .iter()
+            .map(|&(n, k)| (n, Exec::Kernel(Kernel::Tensors(k))));
+        let vectors = VECTOR_KERNELS
+            .iter()
+            .map(|&(n, k)| (n, Exec::Kernel(Kernel::Vectors(k))));
+        let context = CONTEXT_OPS.iter().map(|&(n, c)| (n, Exec::Context(c)));
+        tensors.chain(vectors).chain(context).collect()
+    });
+    match map.get(name) {
+        Some(e @ Exec::Context(_)) => Some(*e),
+        _ if scope_writer_name_attr(name).is_some() => Some(Exec::Context(ContextOp::ScopeWrite)),
+        _ if Dialect::get()
+            .spec(name)
+            .is_some_and(|s| s.effect == Effect::Collective) =>
+        {
+            Some(Exec::Context(ContextOp::Collective))
+        }
+        e => e.copied(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::Dialect;
 
     #[test]
     fn every_kernel_names_an_op_in_the_dialect_table() {
@@ -1091,5 +1177,40 @@ mod tests {
                 "{name} is not in the dialect table"
             );
         }
+    }
+
+    /// Every name is in the table once, and no kernel is shadowed by a rule of [`exec_of`]
+    /// that comes before the kernels (a scope writer or a collective).
+    #[test]
+    fn each_op_runs_one_way() {
+        let names: Vec<&str> = KERNELS
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(VECTOR_KERNELS.iter().map(|(n, _)| *n))
+            .chain(CONTEXT_OPS.iter().map(|(n, _)| *n))
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        for n in &names {
+            assert!(seen.insert(*n), "{n} is in the table twice");
+        }
+        let kernels = KERNELS
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(VECTOR_KERNELS.iter().map(|(n, _)| *n));
+        for n in kernels {
+            assert!(
+                !matches!(exec_of(n), Some(Exec::Context(_))),
+                "the kernel of {n} is shadowed by a context op"
+            );
+        }
+        assert!(matches!(
+            exec_of("builtin.shadow_output"),
+            Some(Exec::Context(ContextOp::ScopeWrite))
+        ));
+        assert!(matches!(
+            exec_of("pd_op.all_reduce"),
+            Some(Exec::Context(ContextOp::Collective))
+        ));
+        assert!(exec_of("pd_op.sdg_").is_none());
     }
 }
