@@ -200,33 +200,28 @@ impl Rank {
     /// or over a vector a kernel made.
     fn write_through_list(&mut self, v: ValueId, ts: Vec<Tensor>) -> KResult<()> {
         let r = self.root(v);
-        match &mut self.slots[r.index()] {
-            Slot::List(items) => {
-                if items.len() != ts.len() {
-                    kbail!(
-                        "writes {} tensors in place into a vector of {}",
-                        ts.len(),
-                        items.len()
-                    );
-                }
-                for (item, t) in items.clone().into_iter().zip(ts) {
-                    self.write_through(item, t)?;
-                }
-            }
-            Slot::Tensors(old) => {
-                if old.len() != ts.len() {
-                    kbail!(
-                        "writes {} tensors in place into a vector of {}",
-                        ts.len(),
-                        old.len()
-                    );
-                }
-                *old = ts;
-            }
+        let len = match &self.slots[r.index()] {
+            Slot::List(items) => items.len(),
+            Slot::Tensors(old) => old.len(),
             _ => kbail!(
                 "value %{} is not a vector: a vector result cannot go into it in place",
                 v.0
             ),
+        };
+        if len != ts.len() {
+            kbail!(
+                "writes {} tensors in place into a vector of {}",
+                ts.len(),
+                len
+            );
+        }
+        match &mut self.slots[r.index()] {
+            Slot::List(items) => {
+                for (item, t) in items.clone().into_iter().zip(ts) {
+                    self.write_through(item, t)?;
+                }
+            }
+            slot => *slot = Slot::Tensors(ts),
         }
         Ok(())
     }
@@ -944,33 +939,22 @@ impl<'p> Interp<'p> {
     ) -> KResult<()> {
         for (i, out) in outs.into_iter().enumerate() {
             let Some(&res) = results.get(i) else { break };
-            let t = match out {
-                None => continue,
-                Some(Out::Tensor(t)) => t,
-                Some(Out::List(ts)) => {
-                    let aliased = spec
-                        .and_then(|s| s.aliased_operand(i))
-                        .and_then(|o| operands.get(o).copied().flatten());
-                    match aliased {
-                        Some(v) => {
-                            rank.write_through_list(v, ts)?;
-                            rank.slots[res.index()] = Slot::Alias(v);
-                        }
-                        None => rank.slots[res.index()] = Slot::Tensors(ts),
-                    }
-                    continue;
-                }
-            };
+            let Some(out) = out else { continue };
             let aliased = spec
                 .and_then(|s| s.aliased_operand(i))
                 .and_then(|o| operands.get(o).copied().flatten());
-            match aliased {
-                Some(v) => {
+            rank.slots[res.index()] = match (out, aliased) {
+                (Out::Tensor(t), Some(v)) => {
                     rank.write_through(v, t)?;
-                    rank.slots[res.index()] = Slot::Alias(v);
+                    Slot::Alias(v)
                 }
-                None => rank.slots[res.index()] = Slot::Local(t),
-            }
+                (Out::List(ts), Some(v)) => {
+                    rank.write_through_list(v, ts)?;
+                    Slot::Alias(v)
+                }
+                (Out::Tensor(t), None) => Slot::Local(t),
+                (Out::List(ts), None) => Slot::Tensors(ts),
+            };
         }
         Ok(())
     }
