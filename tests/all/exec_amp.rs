@@ -13,7 +13,8 @@
 
 use std::path::PathBuf;
 
-use irw::executor::{run, tensor_from_json, Feed, RunOptions, Tensor};
+use crate::common::assert_close;
+use irw::executor::{run, tensor_from_json, Feed, RunOptions};
 use irw::{parse_module, rewrite, RewriteOptions, SourceFile};
 use serde_json::Value;
 
@@ -25,18 +26,6 @@ tests![
 fn read(name: &str) -> String {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/exec_fixtures/amp");
     std::fs::read_to_string(dir.join(name)).expect("fixture readable")
-}
-
-fn assert_close(what: &str, got: &Tensor, want: &Tensor) {
-    let (g, w) = (got.to_f64_vec(), want.to_f64_vec());
-    assert_eq!(got.shape(), want.shape(), "{what}: shape");
-    let max = w.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
-        assert!(
-            (a - b).abs() <= 1e-5 * b.abs() + 1e-5 * max,
-            "{what}[{i}]: irw {a}, Paddle {b}"
-        );
-    }
 }
 
 fn loss_scaled_steps_match_paddle() {

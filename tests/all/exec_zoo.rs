@@ -15,8 +15,8 @@
 
 use std::path::PathBuf;
 
+use crate::common::assert_close;
 use irw::executor::op_role;
-use irw::executor::Tensor;
 use irw::executor::{run, RunOptions};
 use irw::executor::{tensor_from_json, Feed};
 use irw::SourceFile;
@@ -53,19 +53,6 @@ fn load(main: &str, startup: &str) -> Module {
 fn json(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(zoo(name)).expect("json readable"))
         .expect("valid json")
-}
-
-/// `|a − b| ≤ 1e-5·|b| + 1e-5·max|b|` per element (the fixtures' tolerance).
-fn assert_close(what: &str, got: &Tensor, want: &Tensor) {
-    let (g, w) = (got.to_f64_vec(), want.to_f64_vec());
-    assert_eq!(got.shape(), want.shape(), "{what}: shape");
-    let max = w.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
-        assert!(
-            (a - b).abs() <= 1e-5 * b.abs() + 1e-5 * max,
-            "{what}[{i}]: irw {a}, Paddle {b}"
-        );
-    }
 }
 
 fn names(j: &Value, key: &str) -> Vec<String> {

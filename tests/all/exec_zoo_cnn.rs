@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use irw::executor::Tensor;
+use crate::common::assert_close;
 use irw::executor::{run, RunOptions};
 use irw::executor::{tensor_from_json, Feed};
 use irw::SourceFile;
@@ -28,18 +28,6 @@ fn load(model: &str) -> Module {
     let mut m = parse_module(&src(format!("{model}_before.ir"))).expect("parses");
     parse_startup_into(&mut m, &src(format!("{model}_startup_before.ir"))).expect("startup");
     m
-}
-
-fn assert_close(what: &str, got: &Tensor, want: &Tensor) {
-    let (g, w) = (got.to_f64_vec(), want.to_f64_vec());
-    assert_eq!(got.shape(), want.shape(), "{what}: shape");
-    let max = w.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
-        assert!(
-            (a - b).abs() <= 1e-5 * b.abs() + 1e-5 * max,
-            "{what}[{i}]: irw {a}, Paddle {b}"
-        );
-    }
 }
 
 fn full_batch_case(model: &str) {

@@ -62,3 +62,17 @@ pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Asserts `got` is within the Paddle fixtures' tolerance of `want`, Paddle's value:
+/// `|a − b| ≤ 1e-5·|b| + 1e-5·max|b|` per element, shapes equal.
+pub fn assert_close(what: &str, got: &irw::executor::Tensor, want: &irw::executor::Tensor) {
+    let (g, w) = (got.to_f64_vec(), want.to_f64_vec());
+    assert_eq!(got.shape(), want.shape(), "{what}: shape");
+    let max = w.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-5 * b.abs() + 1e-5 * max,
+            "{what}[{i}]: irw {a}, Paddle {b}"
+        );
+    }
+}
