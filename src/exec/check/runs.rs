@@ -142,46 +142,50 @@ impl Reference {
         // instead; when that fails too, or the time limit stopped the full step, the full
         // step's error stands.
         let mut fixed_batch = None;
-        let mut full = plan.original_start.clone();
-        if micro.is_none() {
-            if let Err(e) = original.step(&mut full, &full_batch) {
-                let timed_out = original
-                    .opts
-                    .deadline
-                    .is_some_and(|d| std::time::Instant::now() >= d);
-                match original.micro_reference(plan, combine) {
-                    Ok(m) if k > 1 && !timed_out => {
-                        let at = e.location.as_ref().map_or(String::new(), |l| {
-                            format!("{}:{}:{}: ", l.file, l.line, l.col)
-                        });
-                        fixed_batch = Some(format!(
-                            "the original cannot run on the full batch of {} rows per rank ({at}{}), but runs on micro-batches of {b}: its ops fix the batch size, so there is no full-batch step to compare with, and the references are its run micro-batch by micro-batch",
-                            k * b,
-                            e.message
-                        ));
-                        micro = Some(m);
+        let grads = if let Some(m) = &micro {
+            m.grads.clone()
+        } else {
+            let mut full = plan.original_start.clone();
+            match original.step(&mut full, &full_batch) {
+                Ok(()) => {
+                    for r in &full {
+                        if let Some((what, value)) =
+                            first_non_finite(r.observed.loss, &r.observed.optimizer_grads, &r.scope)
+                        {
+                            return Ok(Err(original.refusal(
+                                &plan.original_start,
+                                &full_batch,
+                                what,
+                                value,
+                                "",
+                            )?));
+                        }
                     }
-                    _ => return Err(e),
+                    full[0].observed.optimizer_grads.clone()
                 }
-            }
-        }
-        let grads = match &micro {
-            Some(m) => m.grads.clone(),
-            None => {
-                for r in &full {
-                    if let Some((what, value)) =
-                        first_non_finite(r.observed.loss, &r.observed.optimizer_grads, &r.scope)
-                    {
-                        return Ok(Err(original.refusal(
-                            &plan.original_start,
-                            &full_batch,
-                            what,
-                            value,
-                            "",
-                        )?));
+                Err(e) => {
+                    let timed_out = original
+                        .opts
+                        .deadline
+                        .is_some_and(|d| std::time::Instant::now() >= d);
+                    if k == 1 || timed_out {
+                        return Err(e);
                     }
+                    let Ok(m) = original.micro_reference(plan, combine) else {
+                        return Err(e);
+                    };
+                    let at = e.location.as_ref().map_or(String::new(), |l| {
+                        format!("{}:{}:{}: ", l.file, l.line, l.col)
+                    });
+                    fixed_batch = Some(format!(
+                        "the original cannot run on the full batch of {} rows per rank ({at}{}), but runs on micro-batches of {b}: its ops fix the batch size, so there is no full-batch step to compare with, and the references are its run micro-batch by micro-batch",
+                        k * b,
+                        e.message
+                    ));
+                    let grads = m.grads.clone();
+                    micro = Some(m);
+                    grads
                 }
-                full[0].observed.optimizer_grads.clone()
             }
         };
 
