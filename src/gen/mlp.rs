@@ -585,12 +585,10 @@ impl<'o> Gen<'o> {
     fn update_order(&self) -> Vec<usize> {
         let mut order: Vec<usize> = self.opt_order().collect();
         if self.amp_on() {
-            let name = |idx: usize| {
-                let layer = self.o.first_layer_index.saturating_add(idx / 2);
-                let kind = if idx.is_multiple_of(2) { "w" } else { "b" };
-                format!("linear_{layer}.{kind}_0")
-            };
-            order.sort_by_cached_key(|&idx| name(idx));
+            order.sort_by_cached_key(|&idx| {
+                let (layer, suffix) = self.param_layer_suffix(idx);
+                format!("linear_{layer}{suffix}")
+            });
         }
         order
     }
@@ -731,14 +729,24 @@ impl<'o> Gen<'o> {
 
     // ---- names ----------------------------------------------------------------------------
 
+    /// Parameter `idx`'s name is `linear_{layer}{suffix}`: a layer's weight, then its bias.
+    fn param_layer_suffix(&self, idx: usize) -> (u64, &'static str) {
+        let layer = self.o.first_layer_index.saturating_add(idx / 2) as u64;
+        (
+            layer,
+            if idx.is_multiple_of(2) {
+                ".w_0"
+            } else {
+                ".b_0"
+            },
+        )
+    }
+
     fn param_name(&mut self, idx: usize) {
+        let (layer, suffix) = self.param_layer_suffix(idx);
         self.s("linear_");
-        self.uint(self.o.first_layer_index.saturating_add(idx / 2) as u64);
-        self.s(if idx.is_multiple_of(2) {
-            ".w_0"
-        } else {
-            ".b_0"
-        });
+        self.uint(layer);
+        self.s(suffix);
     }
 
     fn master_name(&mut self, idx: usize) {
