@@ -28,7 +28,7 @@ use crate::ir::{
     TensorDist, Type, TypeId, ValueDef, ValueId, Which,
 };
 use crate::rules::compiled::{Action, Build, CompiledRule, InsertPoint, OperandSel};
-use crate::rules::compiled::{Expr, ValueRef};
+use crate::rules::compiled::{Expr, ValueRef, Var};
 use crate::rules::eval::{eval, eval_str};
 use crate::rules::{Phase, RuleSet, Span, Val, ROLE_ATTR};
 use crate::value::operators::EvalError;

@@ -35,7 +35,6 @@
 
 /// Spans and operators are shared with the lowered form ([`crate::value::operators`]).
 pub use crate::value::operators::{BinOp, Span, UnOp};
-use crate::value::Val;
 
 /// A name with its place in the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -394,21 +393,8 @@ pub struct StrLit {
 impl StrLit {
     /// The text when the string has no interpolation.
     pub fn as_plain(&self) -> Option<String> {
-        let mut s = String::new();
-        for p in &self.parts {
-            match p {
-                StrPart::Lit(l) => s.push_str(l),
-                StrPart::Expr(_) => return None,
-            }
-        }
-        Some(s)
+        super::expr::plain(&self.parts)
     }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum StrPart {
-    Lit(String),
-    Expr(Expr),
 }
 
 /// `%x` or `%x.field` (a named or numbered result of the op bound to `%x`).
@@ -419,87 +405,132 @@ pub struct ValueRef {
     pub span: Span,
 }
 
+/// The names of the syntax tree: as the author wrote them, resolved by the checker and the
+/// lowering.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Syntax;
+
+/// An expression as written (see [`super::expr`]).
+pub type Expr = super::expr::Expr<Syntax>;
+/// A piece of an interpolated string as written.
+pub type StrPart = super::expr::StrPart<Syntax>;
+
+/// A name in an expression.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Expr {
-    Int(i64, Span),
-    Float(f64, Span),
-    Bool(bool, Span),
-    Str(StrLit),
-    /// A parameter, a stage, a dtype or another dialect constant, decided by the resolver.
-    Ident(Ident),
+pub enum Var {
+    /// A parameter, a stage, a dtype or `none`, decided by the resolver.
+    Bare(Ident),
+    /// `%x`: a value, or the op a pattern bound to `%x`.
     Value(ValueRef),
+    /// `$x`: a captured attribute or computed constant.
     Capture(Ident),
-    /// `Place(cpu)`, `Place(undefined:0)`: kept as written, inner text only.
-    Place(String, Span),
-    List(Vec<Expr>, Span),
-    /// A built-in function: `name`, `dtype`, `shape`, `type`, `uses`, `rank`, `attr`, ...
-    Call {
-        func: Ident,
-        args: Vec<Expr>,
-        span: Span,
-    },
-    Unary {
-        op: UnOp,
-        e: Box<Expr>,
-        span: Span,
-    },
-    Binary {
-        op: BinOp,
-        l: Box<Expr>,
-        r: Box<Expr>,
-        span: Span,
-    },
-    If {
-        c: Box<Expr>,
-        t: Box<Expr>,
-        e: Box<Expr>,
-        span: Span,
-    },
-    /// An op to build (in an action, or inline as an operand of another build).
-    Build(Box<Build>),
-    /// `exists(%s = pd_op.scale_(%m, _) in optimize, pd_op.set_value_with_tensor_(%s, ..))`:
-    /// whether the program has ops matching these patterns, given what the rule's match bound.
-    /// Variables the match bound keep their value; the others are local to the `exists`. The
-    /// patterns must share a value with the match (checked by the resolver), so they are found
-    /// through def/use edges, never by a scan. `not exists(...)` is the absence guard.
-    Exists(Vec<OpPattern>, Span),
 }
 
-impl Expr {
-    /// The value of a literal expression (a number, possibly negated, a bool, a string without
-    /// interpolation, or a list of literals); `None` for anything else.
-    pub fn literal(&self) -> Option<Val> {
-        Some(match self {
-            Expr::Int(i, _) => Val::Int(*i),
-            Expr::Float(f, _) => Val::Float(*f),
-            Expr::Bool(b, _) => Val::Bool(*b),
-            Expr::Str(s) => Val::Str(s.as_plain()?),
-            Expr::List(v, _) => Val::List(v.iter().map(Expr::literal).collect::<Option<_>>()?),
-            Expr::Unary {
-                op: UnOp::Neg, e, ..
-            } => match e.literal()? {
-                Val::Int(i) => Val::Int(i.checked_neg()?),
-                Val::Float(f) => Val::Float(-f),
-                _ => return None,
-            },
-            _ => return None,
-        })
+/// `exists(%s = pd_op.scale_(%m, _) in optimize, pd_op.set_value_with_tensor_(%s, ..))`:
+/// whether the program has ops matching these patterns, given what the rule's match bound.
+/// Variables the match bound keep their value; the others are local to the `exists`. The
+/// patterns must share a value with the match (checked by the resolver), so they are found
+/// through def/use edges, never by a scan. `not exists(...)` is the absence guard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exists {
+    pub patterns: Vec<OpPattern>,
+    pub span: Span,
+}
+
+impl super::expr::Spanned for Var {
+    fn span(&self) -> Span {
+        match self {
+            Var::Bare(i) | Var::Capture(i) => i.span,
+            Var::Value(v) => v.span,
+        }
+    }
+}
+
+impl super::expr::Spanned for Ident {
+    fn span(&self) -> Span {
+        self.span
+    }
+}
+
+impl super::expr::Spanned for Build {
+    fn span(&self) -> Span {
+        self.span
+    }
+}
+
+impl super::expr::Spanned for Exists {
+    fn span(&self) -> Span {
+        self.span
+    }
+}
+
+impl super::expr::Names for Syntax {
+    type Var = Var;
+    /// A call names its function as written (`name`, `dtype`, `shape`, `uses`, ...).
+    type Callee = Ident;
+    type Build = Build;
+    type Exists = Exists;
+
+    fn payload<'a>(p: super::expr::Payload<'a, Self>, f: &mut dyn FnMut(&'a Expr)) {
+        match p {
+            super::expr::Payload::Build(b) => b.exprs(f),
+            super::expr::Payload::Exists(x) => x.patterns.iter().for_each(|p| p.exprs(f)),
+        }
     }
 
-    pub fn span(&self) -> Span {
-        match self {
-            Expr::Int(_, s) | Expr::Float(_, s) | Expr::Bool(_, s) | Expr::Place(_, s) => *s,
-            Expr::List(_, s) => *s,
-            Expr::Str(l) => l.span,
-            Expr::Ident(i) | Expr::Capture(i) => i.span,
-            Expr::Value(v) => v.span,
-            Expr::Call { span, .. }
-            | Expr::Unary { span, .. }
-            | Expr::Binary { span, .. }
-            | Expr::If { span, .. } => *span,
-            Expr::Build(b) => b.span,
-            Expr::Exists(_, s) => *s,
+    fn payload_mut(p: super::expr::PayloadMut<'_, Self>, f: &mut dyn FnMut(&mut Expr)) {
+        match p {
+            super::expr::PayloadMut::Build(b) => b.exprs_mut(f),
+            super::expr::PayloadMut::Exists(x) => {
+                x.patterns.iter_mut().for_each(|p| p.exprs_mut(f))
+            }
         }
+    }
+}
+
+impl OpPattern {
+    /// The expressions of the pattern and its nested patterns: attribute values it tests.
+    pub fn exprs<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        for a in &self.attrs {
+            if let AttrPatVal::Equals(e) = &a.val {
+                f(e)
+            }
+        }
+        for a in &self.args {
+            if let ValPat::Op(p) = &a.pat {
+                p.exprs(f)
+            }
+        }
+    }
+
+    /// [`OpPattern::exprs`], mutably.
+    pub fn exprs_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        for a in &mut self.attrs {
+            if let AttrPatVal::Equals(e) = &mut a.val {
+                f(e)
+            }
+        }
+        for a in &mut self.args {
+            if let ValPat::Op(p) = &mut a.pat {
+                p.exprs_mut(f)
+            }
+        }
+    }
+}
+
+impl Build {
+    /// Its operands, attribute values and result types, in source order.
+    pub fn exprs<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        self.args.iter().for_each(|a| f(&a.value));
+        self.attrs.iter().for_each(|(_, e)| f(e));
+        self.ty.iter().for_each(f);
+    }
+
+    /// [`Build::exprs`], mutably.
+    pub fn exprs_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        self.args.iter_mut().for_each(|a| f(&mut a.value));
+        self.attrs.iter_mut().for_each(|(_, e)| f(e));
+        self.ty.iter_mut().for_each(f);
     }
 }
 

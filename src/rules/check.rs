@@ -29,6 +29,7 @@ use super::ty::Ty;
 use super::{stage_role, OpClass, Param, ParamType, STAGES};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, OpSpec, ResultRule};
+use crate::value::Val;
 use indexmap::{IndexMap, IndexSet};
 
 /// What a `%name` is bound to in a rule.
@@ -407,7 +408,7 @@ impl<'a> Checker<'a> {
     /// The op of `at end of region N of E` / `into region N of E`: an op the rule bound (by a
     /// pattern or a build) that holds regions when its name is known.
     fn region_op(&self, e: &Expr) -> Result<(), Diagnostic> {
-        let Expr::Value(v) = e else {
+        let Expr::Var(Var::Value(v)) = e else {
             return Err(self.at(
                 e.span().0,
                 "`region N of` needs an op the rule bound, such as `%if`",
@@ -578,7 +579,7 @@ impl<'a> Checker<'a> {
                         }
                     }
                     OperandSel::Value(v) => {
-                        self.expr_no_build(&Expr::Value(v.clone()))?;
+                        self.expr_no_build(&Expr::Var(Var::Value(v.clone())))?;
                     }
                 }
                 let t = self.expr(value)?;
@@ -957,7 +958,11 @@ impl<'a> Checker<'a> {
     }
 
     fn str_lit(&mut self, s: &StrLit) -> Result<(), Diagnostic> {
-        for p in &s.parts {
+        self.str_parts(&s.parts)
+    }
+
+    fn str_parts(&mut self, parts: &[StrPart]) -> Result<(), Diagnostic> {
+        for p in parts {
             if let StrPart::Expr(e) = p {
                 self.expr_no_build(e)?;
             }
@@ -967,15 +972,19 @@ impl<'a> Checker<'a> {
 
     fn expr(&mut self, e: &Expr) -> Result<Ty, Diagnostic> {
         Ok(match e {
-            Expr::Int(..) => Ty::Int,
-            Expr::Float(..) => Ty::Float,
-            Expr::Bool(..) => Ty::Bool,
-            Expr::Str(s) => {
-                self.str_lit(s)?;
+            Expr::Lit(v, _) => match v {
+                Val::Int(_) => Ty::Int,
+                Val::Float(_) => Ty::Float,
+                Val::Bool(_) => Ty::Bool,
+                Val::Place(_) => Ty::Place,
+                Val::Str(_) => Ty::Str,
+                _ => Ty::Any,
+            },
+            Expr::Str(parts, _) => {
+                self.str_parts(parts)?;
                 Ty::Str
             }
-            Expr::Place(..) => Ty::Place,
-            Expr::Ident(i) => {
+            Expr::Var(Var::Bare(i)) => {
                 if let Some(p) = self.params.get(&i.name) {
                     p.ty.ty()
                 } else if STAGES.iter().any(|(n, _)| *n == i.name) {
@@ -1011,7 +1020,7 @@ impl<'a> Checker<'a> {
                     return Err(d);
                 }
             }
-            Expr::Value(v) => match self.values.get(&v.name.name) {
+            Expr::Var(Var::Value(v)) => match self.values.get(&v.name.name) {
                 None => return Err(self.unbound(&v.name)),
                 Some(Binding::Value) => {
                     if let Some(f) = &v.field {
@@ -1044,7 +1053,7 @@ impl<'a> Checker<'a> {
                     }
                 }
             },
-            Expr::Capture(c) => {
+            Expr::Var(Var::Capture(c)) => {
                 if !self.captures.contains(&c.name) {
                     return Err(self.at(c.span.0, format!("`{}` is not bound", c.name))
                         .with_hint("a capture is bound by an attribute pattern (`{dtype: $d}`), a type pattern (`%x: $t`) or `let`"));
@@ -1232,7 +1241,7 @@ impl<'a> Checker<'a> {
                 info.result
             }
             Expr::Build(b) => self.build(b)?,
-            Expr::Exists(pats, span) => self.exists(pats, *span)?,
+            Expr::Exists(x) => self.exists(&x.patterns, x.span)?,
         })
     }
 
@@ -1316,7 +1325,7 @@ impl<'a> Checker<'a> {
                 .with_hint("uses(%v in backward) counts the uses of %v by backward ops"));
         }
         match stage {
-            Expr::Ident(i) if !self.params.contains_key(&i.name) => self.stage_name(i)?,
+            Expr::Var(Var::Bare(i)) if !self.params.contains_key(&i.name) => self.stage_name(i)?,
             e => {
                 return Err(self
                     .at(
@@ -1346,11 +1355,9 @@ impl<'a> Checker<'a> {
                 if attrs.iter().any(|(_, e)| {
                     !matches!(
                         e,
-                        Expr::Capture(_)
-                            | Expr::Int(..)
-                            | Expr::Float(..)
-                            | Expr::Bool(..)
-                            | Expr::Str(_)
+                        Expr::Var(Var::Capture(_))
+                            | Expr::Lit(Val::Int(_) | Val::Float(_) | Val::Bool(_), _)
+                            | Expr::Str(..)
                     )
                 }) {
                     return Err(self.at(span.0, "`<=>` needs both sides to be patterns: computed attributes are only allowed with `=>`"));
@@ -1413,7 +1420,7 @@ impl<'a> Checker<'a> {
                 }
                 for (k, e) in attrs {
                     if k.name == SPREAD_KEY {
-                        let ok = matches!(e, Expr::Value(v) if v.field.is_none()
+                        let ok = matches!(e, Expr::Var(Var::Value(v)) if v.field.is_none()
                             && matches!(self.values.get(&v.name.name), Some(Binding::Op(_))));
                         if !ok {
                             return Err(self.at(e.span().0, "`..` copies the attributes of an op the left-hand side binds (`%s = pd_op.scale(..)`)"));
@@ -1441,14 +1448,14 @@ fn clause_start(c: &Clause, default: usize) -> usize {
 
 /// Whether an operand of a build is `none` (an absent optional operand).
 fn is_none(e: &Expr) -> bool {
-    matches!(e, Expr::Ident(i) if i.name == NONE_NAME)
+    matches!(e, Expr::Var(Var::Bare(i)) if i.name == NONE_NAME)
 }
 
 /// `like(%o)` in a result-type position: the op `%o`.
 pub(super) fn like_arg(e: &Expr) -> Option<&ValueRef> {
     match e {
         Expr::Call { func, args, .. } if func.name == "like" => match &args[..] {
-            [Expr::Value(v)] => Some(v),
+            [Expr::Var(Var::Value(v))] => Some(v),
             _ => None,
         },
         _ => None,
@@ -1474,17 +1481,21 @@ pub(super) fn pattern_vars(p: &OpPattern, out: &mut IndexSet<String>) {
     }
 }
 
+/// The first build of an expression, outside interpolations and `exists` (which check their
+/// own expressions).
 fn find_build(e: &Expr) -> Option<&Build> {
     match e {
         Expr::Build(b) => Some(b),
-        Expr::List(v, _) => v.iter().find_map(find_build),
-        Expr::Call { args, .. } => args.iter().find_map(find_build),
-        Expr::Unary { e, .. } => find_build(e),
-        Expr::Binary { l, r, .. } => find_build(l).or_else(|| find_build(r)),
-        Expr::If { c, t, e, .. } => find_build(c)
-            .or_else(|| find_build(t))
-            .or_else(|| find_build(e)),
-        _ => None,
+        Expr::Str(..) | Expr::Exists(_) => None,
+        _ => {
+            let mut found = None;
+            e.children(&mut |c| {
+                if found.is_none() {
+                    found = find_build(c)
+                }
+            });
+            found
+        }
     }
 }
 

@@ -27,9 +27,10 @@
 //! `exists` patterns and actions hold expressions, so the two live in this one file.
 
 use super::builtins::Builtin;
+use super::expr::{Names, Payload, PayloadMut, Spanned};
 use super::OpClass;
 use crate::dialect::OpSpec;
-use crate::value::operators::{BinOp, Span, UnOp};
+use crate::value::operators::Span;
 use crate::value::Val;
 
 /// A structural rule ready to run.
@@ -320,19 +321,20 @@ pub struct Field {
     pub index: Option<usize>,
 }
 
-/// A piece of an interpolated string.
-#[derive(Debug, Clone)]
-pub enum StrPart {
-    Lit(String),
-    Expr(Expr),
-}
+/// The names of a lowered expression: parameters, stages and dtypes are literals, `%x` and
+/// `$x` are slots, calls name a [`Builtin`], builds and `exists` are lowered too.
+#[derive(Debug, Clone, Copy)]
+pub struct Lowered;
 
+/// A lowered expression (see [`super::expr`]).
+pub type Expr = super::expr::Expr<Lowered>;
+/// A piece of a lowered interpolated string.
+pub type StrPart = super::expr::StrPart<Lowered>;
+
+/// A lowered name.
 #[derive(Debug, Clone)]
-pub enum Expr {
-    /// A literal, or a parameter, stage or dtype resolved at load.
-    Lit(Val, Span),
-    /// A string with `{expr}` interpolations.
-    Str(Vec<StrPart>, Span),
+pub enum Var {
+    /// `%x` or `%x.field`.
     Value(ValueRef),
     /// `$x`; the name as written is kept for messages.
     Capture {
@@ -340,91 +342,134 @@ pub enum Expr {
         name: String,
         span: Span,
     },
-    List(Vec<Expr>, Span),
-    /// A builtin applied to its evaluated arguments. `func_span` is the function's name.
-    Call {
-        func: Builtin,
-        args: Vec<Expr>,
-        func_span: Span,
-        span: Span,
-    },
-    /// `uses(%v in STAGE)`: the stage restricts the count; it is not a stage test.
-    UsesIn {
-        value: Box<Expr>,
-        stage: Box<Expr>,
-        func_span: Span,
-        span: Span,
-    },
-    Unary {
-        op: UnOp,
-        e: Box<Expr>,
-        span: Span,
-    },
-    Binary {
-        op: BinOp,
-        l: Box<Expr>,
-        r: Box<Expr>,
-        span: Span,
-    },
-    If {
-        c: Box<Expr>,
-        t: Box<Expr>,
-        e: Box<Expr>,
-        span: Span,
-    },
-    /// An op built inline (an operand of an action's build, a replacement).
-    Build(Box<Build>),
-    /// `exists(...)`: whether ops matching the patterns exist around the match.
-    Exists(Box<Exists>),
     /// A name that is no parameter, stage or dtype: `unknown name` when evaluated.
-    UnknownName(String, Span),
-    /// A call of a function that is no builtin: its arguments are evaluated, then `unknown
-    /// function`.
-    UnknownCall {
-        name: String,
-        args: Vec<Expr>,
-        func_span: Span,
-    },
+    Unknown(String, Span),
 }
 
-impl Expr {
-    pub fn span(&self) -> Span {
+/// What a lowered call applies. The span is the function's name.
+#[derive(Debug, Clone)]
+pub enum Callee {
+    Builtin(Builtin, Span),
+    /// `uses(%v in STAGE)`, called with the value and the stage: the stage restricts the
+    /// count; it is not a stage test.
+    UsesIn(Span),
+    /// A function that is no builtin: its arguments are evaluated, then `unknown function`.
+    Unknown(String, Span),
+}
+
+impl Spanned for Var {
+    fn span(&self) -> Span {
         match self {
-            Expr::Lit(_, s) | Expr::Str(_, s) | Expr::List(_, s) | Expr::UnknownName(_, s) => *s,
-            Expr::Value(v) => v.span,
-            Expr::Capture { span, .. }
-            | Expr::Call { span, .. }
-            | Expr::UsesIn { span, .. }
-            | Expr::Unary { span, .. }
-            | Expr::Binary { span, .. }
-            | Expr::If { span, .. } => *span,
-            Expr::Build(b) => b.span,
-            Expr::Exists(x) => x.span,
-            Expr::UnknownCall { func_span, .. } => *func_span,
+            Var::Value(v) => v.span,
+            Var::Capture { span, .. } | Var::Unknown(_, span) => *span,
+        }
+    }
+}
+
+impl Spanned for Callee {
+    fn span(&self) -> Span {
+        match self {
+            Callee::Builtin(_, s) | Callee::UsesIn(s) | Callee::Unknown(_, s) => *s,
+        }
+    }
+}
+
+impl Spanned for Build {
+    fn span(&self) -> Span {
+        self.span
+    }
+}
+
+impl Spanned for Box<Exists> {
+    fn span(&self) -> Span {
+        self.span
+    }
+}
+
+impl Names for Lowered {
+    type Var = Var;
+    type Callee = Callee;
+    type Build = Build;
+    type Exists = Box<Exists>;
+
+    fn payload<'a>(p: Payload<'a, Self>, f: &mut dyn FnMut(&'a Expr)) {
+        match p {
+            Payload::Build(b) => b.exprs(f),
+            Payload::Exists(x) => x.patterns.iter().for_each(|p| p.exprs(f)),
         }
     }
 
+    fn payload_mut(p: PayloadMut<'_, Self>, f: &mut dyn FnMut(&mut Expr)) {
+        match p {
+            PayloadMut::Build(b) => b.exprs_mut(f),
+            PayloadMut::Exists(x) => x.patterns.iter_mut().for_each(|p| p.exprs_mut(f)),
+        }
+    }
+}
+
+impl Pattern {
+    /// The attribute values the pattern and its nested patterns test.
+    pub fn exprs<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        for a in &self.attrs {
+            if let AttrTest::Equals(e) = &a.test {
+                f(e)
+            }
+        }
+        for a in &self.args {
+            if let ValPat::Op(p) = &a.pat {
+                p.exprs(f)
+            }
+        }
+    }
+
+    /// [`Pattern::exprs`], mutably.
+    pub fn exprs_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        for a in &mut self.attrs {
+            if let AttrTest::Equals(e) = &mut a.test {
+                f(e)
+            }
+        }
+        for a in &mut self.args {
+            if let ValPat::Op(p) = &mut a.pat {
+                p.exprs_mut(f)
+            }
+        }
+    }
+}
+
+impl Build {
+    /// Its operands, attribute values and given result types.
+    pub fn exprs<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        self.args.iter().for_each(|a| f(&a.value));
+        self.attrs.iter().for_each(|a| f(&a.value));
+        if let ResultTypes::Given(t) = &self.types {
+            f(t)
+        }
+    }
+
+    /// [`Build::exprs`], mutably.
+    pub fn exprs_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        self.args.iter_mut().for_each(|a| f(&mut a.value));
+        self.attrs.iter_mut().for_each(|a| f(&mut a.value));
+        if let ResultTypes::Given(t) = &mut self.types {
+            f(t)
+        }
+    }
+}
+
+impl Expr {
     /// Whether the value is the same for every match: no program values, captures, calls,
     /// builds or `exists` in it (parameters were resolved when the rule was lowered).
     pub fn is_fixed(&self) -> bool {
-        match self {
-            Expr::Lit(..) | Expr::UnknownName(..) => true,
-            Expr::Str(parts, _) => parts.iter().all(|p| match p {
-                StrPart::Lit(_) => true,
-                StrPart::Expr(e) => e.is_fixed(),
-            }),
-            Expr::List(v, _) => v.iter().all(Expr::is_fixed),
-            Expr::Unary { e, .. } => e.is_fixed(),
-            Expr::Binary { l, r, .. } => l.is_fixed() && r.is_fixed(),
-            Expr::If { c, t, e, .. } => c.is_fixed() && t.is_fixed() && e.is_fixed(),
-            Expr::Value(_)
-            | Expr::Capture { .. }
-            | Expr::Call { .. }
-            | Expr::UsesIn { .. }
-            | Expr::UnknownCall { .. }
-            | Expr::Build(_)
-            | Expr::Exists(_) => false,
-        }
+        !self.any(&mut |e| {
+            matches!(
+                e,
+                Expr::Var(Var::Value(_) | Var::Capture { .. })
+                    | Expr::Call { .. }
+                    | Expr::Build(_)
+                    | Expr::Exists(_)
+            )
+        })
     }
 }
 

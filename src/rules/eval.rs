@@ -12,7 +12,7 @@
 //! the e-graph's compiled guards (`egraph::eval`) evaluate with exactly the same semantics.
 
 use super::builtins::{Builtin, Kind};
-use super::compiled::{Build, Exists, Expr, Slot, StrPart, ValueRef};
+use super::compiled::{Build, Callee, Exists, Expr, Slot, StrPart, ValueRef, Var};
 use crate::ir::DType;
 use crate::value::operators::{
     as_bool, binary_values, err, logic, num, unary, BinOp, EvalError, EvalResult, Span,
@@ -45,9 +45,9 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
     match e {
         Expr::Lit(v, _) => Ok(v.clone()),
         Expr::Str(parts, _) => eval_str(env, parts).map(Val::Str),
-        Expr::UnknownName(name, span) => err(*span, format!("unknown name `{name}`")),
-        Expr::Value(v) => env.value(v),
-        Expr::Capture { slot, name, span } => env
+        Expr::Var(Var::Unknown(name, span)) => err(*span, format!("unknown name `{name}`")),
+        Expr::Var(Var::Value(v)) => env.value(v),
+        Expr::Var(Var::Capture { slot, name, span }) => env
             .capture(*slot)
             .map_or_else(|| err(*span, format!("`{name}` is not bound")), Ok),
         Expr::List(items, _) => Ok(Val::List(
@@ -75,58 +75,47 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
                 eval(env, e)
             }
         }
-        Expr::UsesIn {
-            value,
-            stage,
-            func_span,
+        Expr::Call {
+            func: Callee::UsesIn(func_span),
+            args,
             span,
         } => {
             // `uses(%v in STAGE)`: the stage restricts the count; it is not a stage test.
-            let v = eval(env, value)?;
-            let s = match eval(env, stage)? {
-                Val::Stage(s) => Val::Stage(s),
-                other => {
-                    return err(
-                        stage.span(),
-                        format!(
-                            "`uses(%v in STAGE)` needs a stage, found {}",
-                            other.a_kind()
-                        ),
-                    )
-                }
-            };
-            match env.query(Builtin::Uses, &[v, s], *span) {
-                Some(r) => r,
-                None => unknown_function(Builtin::Uses.name(), *func_span),
-            }
-        }
-        Expr::Call {
-            func,
-            args,
-            func_span,
-            span,
-        } => {
             let vals: Vec<Val> = args
                 .iter()
                 .map(|a| eval(env, a))
                 .collect::<Result<_, _>>()?;
-            match func.kind() {
-                Kind::Pure => pure_function(*func, &vals, *span),
-                Kind::Query => match env.query(*func, &vals, *span) {
+            match &vals[..] {
+                [_, Val::Stage(_)] => match env.query(Builtin::Uses, &vals, *span) {
                     Some(r) => r,
-                    None => unknown_function(func.name(), *func_span),
+                    None => unknown_function(Builtin::Uses.name(), *func_span),
                 },
+                _ => err(
+                    args.last().map_or(*span, Expr::span),
+                    format!(
+                        "`uses(%v in STAGE)` needs a stage, found {}",
+                        vals.last()
+                            .map_or_else(|| "nothing".to_string(), Val::a_kind)
+                    ),
+                ),
             }
         }
-        Expr::UnknownCall {
-            name,
-            args,
-            func_span,
-        } => {
-            for a in args {
-                eval(env, a)?;
+        Expr::Call { func, args, span } => {
+            let vals: Vec<Val> = args
+                .iter()
+                .map(|a| eval(env, a))
+                .collect::<Result<_, _>>()?;
+            match func {
+                Callee::Builtin(f, func_span) => match f.kind() {
+                    Kind::Pure => pure_function(*f, &vals, *span),
+                    Kind::Query => match env.query(*f, &vals, *span) {
+                        Some(r) => r,
+                        None => unknown_function(f.name(), *func_span),
+                    },
+                },
+                Callee::Unknown(name, func_span) => unknown_function(name, *func_span),
+                Callee::UsesIn(func_span) => unknown_function(Builtin::Uses.name(), *func_span),
             }
-            unknown_function(name, *func_span)
         }
         Expr::Build(b) => env.build(b),
         Expr::Exists(x) => env.exists(x),

@@ -544,17 +544,17 @@ impl Desugar<'_> {
             .with_hint("a predicate sees only its parameters, the file's parameters, stages and dtypes: pass the value as an argument")
         };
         match e {
-            Expr::Value(v) => {
+            Expr::Var(Var::Value(v)) => {
                 if !params.contains(&v.name.name) && !locals.contains(&v.name.name) {
                     return Err(stray(self, &v.name));
                 }
             }
-            Expr::Capture(c) => {
+            Expr::Var(Var::Capture(c)) => {
                 if !locals.contains(&c.name) {
                     return Err(stray(self, c));
                 }
             }
-            Expr::Exists(pats, _) => {
+            Expr::Exists(Exists { patterns: pats, .. }) => {
                 let mut names = IndexSet::new();
                 for p in pats.iter() {
                     pattern_names(p, &mut names);
@@ -578,7 +578,7 @@ impl Desugar<'_> {
                 locals.extend(renames.into_values());
                 for p in pats.iter_mut() {
                     let mut r = Ok(());
-                    pattern_exprs_mut(p, &mut |x| {
+                    p.exprs_mut(&mut |x| {
                         if r.is_ok() {
                             r = self.body_expr(scope, pred, params, locals, x, stack);
                         }
@@ -614,7 +614,7 @@ impl Desugar<'_> {
             }
             _ => {
                 let mut r = Ok(());
-                children_mut(e, &mut |x| {
+                e.children_mut(&mut |x| {
                     if r.is_ok() {
                         r = self.body_expr(scope, pred, params, locals, x, stack);
                     }
@@ -675,7 +675,7 @@ impl Desugar<'_> {
         let mut map: IndexMap<String, Ident> = IndexMap::new();
         for (p, a) in def.params.iter().zip(args) {
             match a {
-                Expr::Value(v) if v.field.is_none() => {
+                Expr::Var(Var::Value(v)) if v.field.is_none() => {
                     map.insert(p.name.clone(), v.name.clone());
                 }
                 other => {
@@ -763,13 +763,13 @@ enum Visit<'a> {
 
 fn walk_expr(e: &mut Expr, f: &mut dyn FnMut(Visit<'_>)) {
     f(Visit::Expr(e));
-    if let Expr::Exists(pats, _) = e {
-        for p in pats {
+    if let Expr::Exists(x) = e {
+        for p in &mut x.patterns {
             walk_pattern(p, f);
         }
         return;
     }
-    children_mut(e, &mut |c| walk_expr(c, f));
+    e.children_mut(&mut |c| walk_expr(c, f));
 }
 
 fn walk_pattern(p: &mut OpPattern, f: &mut dyn FnMut(Visit<'_>)) {
@@ -863,65 +863,6 @@ fn walk_rhs(t: &mut Term, f: &mut dyn FnMut(Visit<'_>)) {
     }
 }
 
-/// Calls `f` on each direct sub-expression of `e` (an `exists`'s patterns excepted; a build's
-/// operands and attributes included).
-fn children_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
-    match e {
-        Expr::Int(..)
-        | Expr::Float(..)
-        | Expr::Bool(..)
-        | Expr::Ident(_)
-        | Expr::Value(_)
-        | Expr::Capture(_)
-        | Expr::Place(..)
-        | Expr::Exists(..) => {}
-        Expr::Str(s) => {
-            for p in &mut s.parts {
-                if let StrPart::Expr(x) = p {
-                    f(x);
-                }
-            }
-        }
-        Expr::List(v, _) => v.iter_mut().for_each(f),
-        Expr::Call { args, .. } => args.iter_mut().for_each(f),
-        Expr::Unary { e, .. } => f(e),
-        Expr::Binary { l, r, .. } => {
-            f(l);
-            f(r);
-        }
-        Expr::If { c, t, e, .. } => {
-            f(c);
-            f(t);
-            f(e);
-        }
-        Expr::Build(b) => {
-            for a in &mut b.args {
-                f(&mut a.value);
-            }
-            for (_, x) in &mut b.attrs {
-                f(x);
-            }
-            if let Some(t) = &mut b.ty {
-                f(t);
-            }
-        }
-    }
-}
-
-/// Calls `f` on the attribute expressions of a pattern and its nested patterns.
-fn pattern_exprs_mut(p: &mut OpPattern, f: &mut dyn FnMut(&mut Expr)) {
-    for a in &mut p.attrs {
-        if let AttrPatVal::Equals(e) = &mut a.val {
-            f(e);
-        }
-    }
-    for a in &mut p.args {
-        if let ValPat::Op(inner) = &mut a.pat {
-            pattern_exprs_mut(inner, f);
-        }
-    }
-}
-
 /// The `%names` and `$captures` a pattern binds (its name, operands, type and attribute
 /// captures, nested patterns included).
 fn pattern_names(p: &OpPattern, out: &mut IndexSet<String>) {
@@ -984,19 +925,19 @@ fn rename_pattern(p: &mut OpPattern, to: Renamer<'_>) {
 /// takes the argument's name *and* span, so "not bound" points at the call.
 fn rename_expr(e: &mut Expr, to: Renamer<'_>) {
     match e {
-        Expr::Value(v) => {
+        Expr::Var(Var::Value(v)) => {
             rename_ident(&mut v.name, to);
             if v.field.is_none() {
                 v.span = v.name.span;
             }
         }
-        Expr::Capture(c) => rename_ident(c, to),
-        Expr::Exists(pats, _) => {
-            for p in pats {
+        Expr::Var(Var::Capture(c)) => rename_ident(c, to),
+        Expr::Exists(x) => {
+            for p in &mut x.patterns {
                 rename_pattern(p, to);
             }
         }
-        _ => children_mut(e, &mut |c| rename_expr(c, to)),
+        _ => e.children_mut(&mut |c| rename_expr(c, to)),
     }
 }
 
@@ -1008,7 +949,7 @@ fn set_top_span(e: &mut Expr, to: Span) {
         | Expr::Unary { span, .. }
         | Expr::Binary { span, .. }
         | Expr::If { span, .. }
-        | Expr::Exists(_, span)
+        | Expr::Exists(Exists { span, .. })
         | Expr::List(_, span) => *span = to,
         _ => {}
     }
@@ -1016,21 +957,13 @@ fn set_top_span(e: &mut Expr, to: Span) {
 
 /// Node count and depth of an expression.
 fn measure(e: &Expr) -> (usize, usize) {
-    fn go(e: &mut Expr, depth: usize, n: &mut usize, d: &mut usize) {
+    fn go(e: &Expr, depth: usize, n: &mut usize, d: &mut usize) {
         *n += 1;
         *d = (*d).max(depth);
-        if let Expr::Exists(pats, _) = e {
-            for p in pats {
-                pattern_exprs_mut(p, &mut |x| go(x, depth + 1, n, d));
-            }
-            return;
-        }
-        children_mut(e, &mut |c| go(c, depth + 1, n, d));
+        e.children(&mut |c| go(c, depth + 1, n, d));
     }
-    // `children_mut` takes `&mut`; measuring a copy keeps this function's signature honest.
-    let mut copy = e.clone();
     let (mut n, mut d) = (0, 0);
-    go(&mut copy, 1, &mut n, &mut d);
+    go(e, 1, &mut n, &mut d);
     (n, d)
 }
 
@@ -1061,9 +994,8 @@ fn respan_sel(s: &mut OpSel, to: Span) {
 
 fn respan_literal(e: &mut Expr, to: Span) {
     match e {
-        Expr::Int(_, s) | Expr::Float(_, s) | Expr::Bool(_, s) | Expr::Place(_, s) => *s = to,
-        Expr::Str(l) => l.span = to,
-        Expr::Ident(i) | Expr::Capture(i) => i.span = to,
+        Expr::Lit(_, s) | Expr::Str(_, s) => *s = to,
+        Expr::Var(Var::Bare(i) | Var::Capture(i)) => i.span = to,
         Expr::List(v, s) => {
             *s = to;
             for x in v {

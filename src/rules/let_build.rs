@@ -182,13 +182,15 @@ fn first_use(a: &mut Action, name: &str, build: &mut Option<Box<Build>>) -> bool
 /// `%name` itself (replaced by the build), or a build whose operands use it first.
 fn in_value(e: &mut Expr, name: &str, build: &mut Option<Box<Build>>) -> bool {
     match e {
-        Expr::Value(v) if v.name.name == name && v.field.is_none() => match build.take() {
-            Some(b) => {
-                *e = Expr::Build(b);
-                true
+        Expr::Var(Var::Value(v)) if v.name.name == name && v.field.is_none() => {
+            match build.take() {
+                Some(b) => {
+                    *e = Expr::Build(b);
+                    true
+                }
+                None => false,
             }
-            None => false,
-        },
+        }
         Expr::Build(b) => in_build(b, name, build),
         _ => false,
     }
@@ -218,39 +220,28 @@ fn in_build(b: &mut Build, name: &str, build: &mut Option<Box<Build>>) -> bool {
 }
 
 fn mentions_build(b: &Build, name: &str) -> bool {
-    b.args.iter().any(|a| mentions(&a.value, name))
-        || b.attrs.iter().any(|(_, e)| mentions(e, name))
-        || b.ty.as_ref().is_some_and(|t| mentions(t, name))
+    let mut found = false;
+    b.exprs(&mut |e| found = found || mentions(e, name));
+    found
 }
 
 /// Whether an expression reads `%name` (a value, a result field, an interpolation, ...).
 fn mentions(e: &Expr, name: &str) -> bool {
-    match e {
-        Expr::Value(v) => v.name.name == name,
-        Expr::Str(s) => s
-            .parts
-            .iter()
-            .any(|p| matches!(p, StrPart::Expr(x) if mentions(x, name))),
-        Expr::List(v, _) => v.iter().any(|x| mentions(x, name)),
-        Expr::Call { args, .. } => args.iter().any(|x| mentions(x, name)),
-        Expr::Unary { e, .. } => mentions(e, name),
-        Expr::Binary { l, r, .. } => mentions(l, name) || mentions(r, name),
-        Expr::If { c, t, e, .. } => mentions(c, name) || mentions(t, name) || mentions(e, name),
-        Expr::Build(b) => mentions_build(b, name),
-        Expr::Exists(pats, _) => pats.iter().any(|p| pattern_mentions(p, name)),
+    e.any(&mut |x| match x {
+        Expr::Var(Var::Value(v)) => v.name.name == name,
+        Expr::Exists(x) => x.patterns.iter().any(|p| pattern_names(p, name)),
         _ => false,
-    }
+    })
 }
 
-fn pattern_mentions(p: &OpPattern, name: &str) -> bool {
+/// Whether a pattern (or a nested one) names `%name` (the expressions it tests are
+/// [`mentions`]'s).
+fn pattern_names(p: &OpPattern, name: &str) -> bool {
     p.bind.as_ref().is_some_and(|b| b.name == name)
-        || p.attrs
-            .iter()
-            .any(|a| matches!(&a.val, AttrPatVal::Equals(e) if mentions(e, name)))
         || p.args.iter().any(|a| match &a.pat {
             ValPat::Var { name: n, .. } => n.name == name,
             ValPat::Wild(_) => false,
-            ValPat::Op(inner) => pattern_mentions(inner, name),
+            ValPat::Op(inner) => pattern_names(inner, name),
         })
 }
 
@@ -284,7 +275,10 @@ fn mentions_action(a: &Action, name: &str) -> bool {
         Action::If {
             cond, then, els, ..
         } => mentions(cond, name) || then.iter().chain(els).any(|x| mentions_action(x, name)),
-        Action::Error { message, .. } => mentions(&Expr::Str(message.clone()), name),
+        Action::Error { message, .. } => message
+            .parts
+            .iter()
+            .any(|p| matches!(p, StrPart::Expr(x) if mentions(x, name))),
     }
 }
 

@@ -35,6 +35,7 @@ mod connected;
 pub mod decl;
 pub mod eval;
 pub mod expand;
+pub mod expr;
 mod let_build;
 pub mod limits;
 pub mod load;

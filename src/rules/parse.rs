@@ -10,6 +10,7 @@
 use crate::diag::{Diagnostic, SourceFile};
 use crate::rules::ast::*;
 use crate::rules::grammar;
+use crate::value::Val;
 use lalrpop_util::ParseError;
 
 /// An error raised inside a grammar action: a byte offset and a message.
@@ -168,13 +169,13 @@ fn describe_expected(expected: &[String]) -> String {
 
 pub fn int_lit<T>(s: &str, l: usize, r: usize) -> Result<Expr, PErr<T>> {
     s.parse::<i64>()
-        .map(|v| Expr::Int(v, (l, r)))
+        .map(|v| Expr::Lit(Val::Int(v), (l, r)))
         .map_err(|_| user(l, format!("integer `{s}` does not fit in 64 bits")))
 }
 
 pub fn float_lit<T>(s: &str, l: usize, r: usize) -> Result<Expr, PErr<T>> {
     s.parse::<f64>()
-        .map(|v| Expr::Float(v, (l, r)))
+        .map(|v| Expr::Lit(Val::Float(v), (l, r)))
         .map_err(|_| user(l, format!("bad number `{s}`")))
 }
 
@@ -190,7 +191,7 @@ pub fn type_lit<T>(s: &str, l: usize, r: usize) -> Result<Expr, PErr<T>> {
             break;
         };
         match d.parse::<i64>() {
-            Ok(n) if n >= -1 => dims.push(Expr::Int(n, (l, r))),
+            Ok(n) if n >= -1 => dims.push(Expr::Lit(Val::Int(n), (l, r))),
             _ => {
                 return Err(user(
                     l,
@@ -209,10 +210,10 @@ pub fn type_lit<T>(s: &str, l: usize, r: usize) -> Result<Expr, PErr<T>> {
         },
         args: vec![
             Expr::List(dims, (l, r)),
-            Expr::Ident(Ident {
+            Expr::Var(Var::Bare(Ident {
                 name: dtype.to_string(),
                 span: (dtype_at, r - 1),
-            }),
+            })),
         ],
         span: (l, r),
     })
@@ -365,7 +366,9 @@ fn expr_parser() -> &'static grammar::ExprParser {
     P.get_or_init(grammar::ExprParser::new)
 }
 
-/// Moves every span in an op pattern by `by` bytes (an `exists(...)` inside an interpolation).
+/// Moves the spans of an op pattern by `by` bytes (an `exists(...)` inside an interpolation).
+/// The expressions its attributes test are moved with the rest of the expression tree
+/// ([`shift_expr`] visits them), those of an alternative's literal tests here.
 fn shift_pattern(p: &mut OpPattern, by: usize) {
     let sh = |s: &mut Span| *s = (s.0 + by, s.1 + by);
     sh(&mut p.span);
@@ -389,7 +392,7 @@ fn shift_pattern(p: &mut OpPattern, by: usize) {
         }
     }
     for a in &mut p.attrs {
-        shift_attr(a, by);
+        shift_attr(a, by, false);
     }
     if let Some(s) = &mut p.stage {
         sh(&mut s.span);
@@ -409,70 +412,45 @@ fn shift_sel(sel: &mut OpSel, by: usize) {
             *span = (span.0 + by, span.1 + by);
             shift_sel(sel, by);
             for a in attrs {
-                shift_attr(a, by);
+                shift_attr(a, by, true);
             }
         }
     }
 }
 
-fn shift_attr(a: &mut AttrPat, by: usize) {
+/// Moves an attribute test's spans, and its expression's when `with_expr`.
+fn shift_attr(a: &mut AttrPat, by: usize, with_expr: bool) {
     let sh = |s: &mut Span| *s = (s.0 + by, s.1 + by);
     sh(&mut a.key.span);
     match &mut a.val {
         AttrPatVal::Capture(c) => sh(&mut c.span),
         AttrPatVal::Present(s) | AttrPatVal::Absent(s) => sh(s),
-        AttrPatVal::Equals(e) => shift_expr(e, by),
+        AttrPatVal::Equals(e) if with_expr => shift_expr(e, by),
+        AttrPatVal::Equals(_) => {}
     }
 }
 
 /// Moves every span in `e` by `by` bytes (an expression parsed out of its file).
 fn shift_expr(e: &mut Expr, by: usize) {
     let sh = |s: &mut Span| *s = (s.0 + by, s.1 + by);
-    match e {
-        Expr::Int(_, s) | Expr::Float(_, s) | Expr::Bool(_, s) | Expr::Place(_, s) => sh(s),
-        Expr::Str(l) => {
-            sh(&mut l.span);
-            for p in &mut l.parts {
-                if let StrPart::Expr(x) = p {
-                    shift_expr(x, by);
-                }
-            }
-        }
-        Expr::Ident(i) | Expr::Capture(i) => sh(&mut i.span),
-        Expr::Value(v) => {
+    e.visit_mut(&mut |e| match e {
+        Expr::Lit(_, s) | Expr::Str(_, s) | Expr::List(_, s) => sh(s),
+        Expr::Var(Var::Bare(i) | Var::Capture(i)) => sh(&mut i.span),
+        Expr::Var(Var::Value(v)) => {
             sh(&mut v.span);
             sh(&mut v.name.span);
             if let Some(f) = &mut v.field {
                 sh(&mut f.span);
             }
         }
-        Expr::List(items, s) => {
-            sh(s);
-            items.iter_mut().for_each(|x| shift_expr(x, by));
-        }
-        Expr::Call { func, args, span } => {
+        Expr::Call { func, span, .. } => {
             sh(span);
             sh(&mut func.span);
-            args.iter_mut().for_each(|x| shift_expr(x, by));
         }
-        Expr::Unary { e, span, .. } => {
-            sh(span);
-            shift_expr(e, by);
-        }
-        Expr::Binary { l, r, span, .. } => {
-            sh(span);
-            shift_expr(l, by);
-            shift_expr(r, by);
-        }
-        Expr::If { c, t, e, span } => {
-            sh(span);
-            shift_expr(c, by);
-            shift_expr(t, by);
-            shift_expr(e, by);
-        }
-        Expr::Exists(pats, span) => {
-            sh(span);
-            pats.iter_mut().for_each(|p| shift_pattern(p, by));
+        Expr::Unary { span, .. } | Expr::Binary { span, .. } | Expr::If { span, .. } => sh(span),
+        Expr::Exists(x) => {
+            sh(&mut x.span);
+            x.patterns.iter_mut().for_each(|p| shift_pattern(p, by));
         }
         Expr::Build(b) => {
             sh(&mut b.span);
@@ -484,14 +462,12 @@ fn shift_expr(e: &mut Expr, by: usize) {
                 if let Some(i) = &mut a.operand {
                     sh(&mut i.span);
                 }
-                shift_expr(&mut a.value, by);
             }
-            for (k, v) in &mut b.attrs {
+            for (k, _) in &mut b.attrs {
                 sh(&mut k.span);
-                shift_expr(v, by);
             }
         }
-    }
+    });
 }
 
 trait UserHint {
@@ -553,7 +529,7 @@ pub fn eq_lhs<T>(p: OpPattern) -> Result<OpPattern, PErr<T>> {
 /// The right-hand side of an equational rule: a variable or an op built from right-hand sides.
 pub fn expr_to_term<T>(e: Expr) -> Result<Term, PErr<T>> {
     match e {
-        Expr::Value(v) => {
+        Expr::Var(Var::Value(v)) => {
             if let Some(f) = &v.field {
                 return Err(user(
                     f.span.0,

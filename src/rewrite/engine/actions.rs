@@ -207,7 +207,7 @@ impl<'a> Engine<'a> {
                         }
                     }
                     OperandSel::Value(v) => {
-                        let old = self.value_of(lr, b, &Expr::Value(v.clone()))?;
+                        let old = self.value_of(lr, b, &Expr::Var(Var::Value(v.clone())))?;
                         self.m
                             .main
                             .operands(o)

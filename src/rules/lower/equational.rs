@@ -28,6 +28,7 @@ use crate::egraph::{
     OpPattern, Pattern, TypesBuild, Value, Var,
 };
 use crate::ir::Attr;
+use crate::rules::ast::Var as AVar;
 use crate::rules::ast::{
     AttrPatVal, BinOp, Direction, EqRule, Expr, Ident, OpPattern as LhsOp, OpSel, Term, UnOp,
     ValPat, SPREAD_KEY,
@@ -312,7 +313,7 @@ impl<'a> Tr<'a> {
                 let mut p = OpPattern::new(&op.name.name, []);
                 for (k, e) in attrs {
                     let test = match e {
-                        Expr::Capture(c) => AttrTest::Capture(self.cap(&c.name)),
+                        Expr::Var(AVar::Capture(c)) => AttrTest::Capture(self.cap(&c.name)),
                         e => AttrTest::Eq(self.const_attr(e)?),
                     };
                     p = p.attr(&k.name, test);
@@ -394,7 +395,7 @@ impl<'a> Tr<'a> {
                 }
                 for (k, e) in attrs {
                     if k.name == SPREAD_KEY {
-                        let Expr::Value(v) = e else {
+                        let Expr::Var(AVar::Value(v)) = e else {
                             return Err((e.span().0, "`..` takes a bound op: `..%s`".into()));
                         };
                         let l = self.labels.get(&v.name.name).copied().ok_or((
@@ -499,7 +500,7 @@ impl<'a> Tr<'a> {
 
     fn value_var(&self, args: &[Expr], func: &Ident) -> Result<Var, Error> {
         match args {
-            [Expr::Value(v)] if v.field.is_none() => self.bound_var(&v.name),
+            [Expr::Var(AVar::Value(v))] if v.field.is_none() => self.bound_var(&v.name),
             _ => Err((
                 func.span.0,
                 format!(
@@ -515,11 +516,11 @@ impl<'a> Tr<'a> {
             return Ok(GExpr::Lit(self.const_val(e)?));
         }
         Ok(match e {
-            Expr::Capture(c) => GExpr::Cap(*self.caps.get(&c.name).ok_or((
+            Expr::Var(AVar::Capture(c)) => GExpr::Cap(*self.caps.get(&c.name).ok_or((
                 c.span.0,
                 format!("`{}` is not captured by the left-hand side", c.name),
             ))?),
-            Expr::Ident(i) => {
+            Expr::Var(AVar::Bare(i)) => {
                 // Constant names are handled by `is_const`; anything left is unknown.
                 return Err((i.span.0, format!("unknown name `{}`", i.name)));
             }
@@ -528,7 +529,7 @@ impl<'a> Tr<'a> {
                 Some(Builtin::Type) => GExpr::Type(self.value_var(args, func)?),
                 Some(Builtin::Const) => GExpr::Const(self.value_var(args, func)?),
                 Some(Builtin::Attr) => match args.as_slice() {
-                    [Expr::Value(v), k] if v.field.is_none() => {
+                    [Expr::Var(AVar::Value(v)), k] if v.field.is_none() => {
                         let l = self.labels.get(&v.name.name).copied().ok_or((
                             v.span.0,
                             format!(
@@ -592,23 +593,14 @@ impl<'a> Tr<'a> {
 
 /// Whether an expression needs nothing from a match (parameters, stages, dtypes, literals).
 fn is_const(e: &Expr) -> bool {
-    match e {
-        Expr::Int(..) | Expr::Float(..) | Expr::Bool(..) | Expr::Place(..) => true,
-        Expr::Str(s) => s.parts.iter().all(|p| match p {
-            crate::rules::ast::StrPart::Lit(_) => true,
-            crate::rules::ast::StrPart::Expr(e) => is_const(e),
-        }),
-        Expr::Ident(i) => stage_role(&i.name).is_some() || dtype_name(&i.name).is_some(),
-        Expr::List(v, _) => v.iter().all(is_const),
-        Expr::Unary { e, .. } => is_const(e),
-        Expr::Binary { l, r, .. } => is_const(l) && is_const(r),
-        Expr::If { c, t, e, .. } => is_const(c) && is_const(t) && is_const(e),
-        Expr::Call { func, args, .. } => {
-            Builtin::from_name(&func.name).is_some_and(|b| b.kind() == Kind::Pure)
-                && args.iter().all(is_const)
+    !e.any(&mut |x| match x {
+        Expr::Var(AVar::Bare(i)) => stage_role(&i.name).is_none() && dtype_name(&i.name).is_none(),
+        Expr::Call { func, .. } => {
+            !Builtin::from_name(&func.name).is_some_and(|b| b.kind() == Kind::Pure)
         }
-        Expr::Value(_) | Expr::Capture(_) | Expr::Build(_) | Expr::Exists(..) => false,
-    }
+        Expr::Var(_) | Expr::Build(_) | Expr::Exists(_) => true,
+        _ => false,
+    })
 }
 
 /// A constant as an e-graph literal: any value but a program's (values, ops, types).

@@ -10,7 +10,7 @@ use super::Error;
 use crate::rules::ast;
 use crate::rules::builtins::Builtin;
 use crate::rules::compiled::Exists;
-use crate::rules::compiled::{Expr, Field, Slot, StrPart, ValueRef};
+use crate::rules::compiled::{Callee, Expr, Field, Slot, StrPart, ValueRef, Var};
 use crate::rules::eval::dtype_name;
 use crate::rules::{stage_role, Val};
 use crate::value::operators::BinOp;
@@ -68,8 +68,8 @@ impl<'a> Scope<'a> {
         }
     }
 
-    pub(super) fn str_parts(&mut self, s: &ast::StrLit) -> Result<Vec<StrPart>, Error> {
-        s.parts
+    pub(super) fn str_parts(&mut self, parts: &[ast::StrPart]) -> Result<Vec<StrPart>, Error> {
+        parts
             .iter()
             .map(|p| {
                 Ok(match p {
@@ -91,13 +91,10 @@ impl<'a> Scope<'a> {
     pub(super) fn expr(&mut self, e: &ast::Expr) -> Result<Expr, Error> {
         use ast::Expr as A;
         Ok(match e {
-            A::Int(i, s) => Expr::Lit(Val::Int(*i), *s),
-            A::Float(f, s) => Expr::Lit(Val::Float(*f), *s),
-            A::Bool(b, s) => Expr::Lit(Val::Bool(*b), *s),
-            A::Place(p, s) => Expr::Lit(Val::Place(p.clone()), *s),
-            A::Str(l) => Expr::Str(self.str_parts(l)?, l.span),
+            A::Lit(v, s) => Expr::Lit(v.clone(), *s),
+            A::Str(parts, s) => Expr::Str(self.str_parts(parts)?, *s),
             // A parameter first, then a stage, then a dtype: as the checker resolves them.
-            A::Ident(i) => match (self.params)(&i.name) {
+            A::Var(ast::Var::Bare(i)) => match (self.params)(&i.name) {
                 Some(v) => Expr::Lit(v, i.span),
                 None => match stage_role(&i.name) {
                     Some(r) => Expr::Lit(Val::Stage(r), i.span),
@@ -106,16 +103,16 @@ impl<'a> Scope<'a> {
                         None if i.name == crate::rules::check::NONE_NAME => {
                             Expr::Lit(Val::NullValue, i.span)
                         }
-                        None => Expr::UnknownName(i.name.clone(), i.span),
+                        None => Expr::Var(Var::Unknown(i.name.clone(), i.span)),
                     },
                 },
             },
-            A::Value(v) => Expr::Value(self.value_ref(v)),
-            A::Capture(c) => Expr::Capture {
+            A::Var(ast::Var::Value(v)) => Expr::Var(Var::Value(self.value_ref(v))),
+            A::Var(ast::Var::Capture(c)) => Expr::Var(Var::Capture {
                 slot: self.capture_slot(&c.name),
                 name: c.name.clone(),
                 span: c.span,
-            },
+            }),
             A::List(items, s) => Expr::List(self.exprs(items)?, *s),
             A::Call { func, args, span } => match (Builtin::from_name(&func.name), &args[..]) {
                 // `uses(%v in STAGE)`: the one call whose argument is not evaluated as an
@@ -128,22 +125,20 @@ impl<'a> Scope<'a> {
                         r,
                         ..
                     }],
-                ) => Expr::UsesIn {
-                    value: self.boxed(l)?,
-                    stage: self.boxed(r)?,
-                    func_span: func.span,
+                ) => Expr::Call {
+                    func: Callee::UsesIn(func.span),
+                    args: vec![self.expr(l)?, self.expr(r)?],
                     span: *span,
                 },
                 (Some(b), _) => Expr::Call {
-                    func: b,
+                    func: Callee::Builtin(b, func.span),
                     args: self.exprs(args)?,
-                    func_span: func.span,
                     span: *span,
                 },
-                (None, _) => Expr::UnknownCall {
-                    name: func.name.clone(),
+                (None, _) => Expr::Call {
+                    func: Callee::Unknown(func.name.clone(), func.span),
                     args: self.exprs(args)?,
-                    func_span: func.span,
+                    span: *span,
                 },
             },
             A::Unary { op, e, span } => Expr::Unary {
@@ -164,9 +159,10 @@ impl<'a> Scope<'a> {
                 span: *span,
             },
             A::Build(b) => Expr::Build(Box::new(self.build(b)?)),
-            A::Exists(pats, span) => {
+            A::Exists(x) => {
                 let patterns = if self.program {
-                    pats.iter()
+                    x.patterns
+                        .iter()
                         .map(|p| self.pattern(p))
                         .collect::<Result<_, _>>()?
                 } else {
@@ -174,7 +170,7 @@ impl<'a> Scope<'a> {
                 };
                 Expr::Exists(Box::new(Exists {
                     patterns,
-                    span: *span,
+                    span: x.span,
                 }))
             }
         })
@@ -195,7 +191,7 @@ pub fn constant_str(
     s: &ast::StrLit,
     params: &dyn Fn(&str) -> Option<Val>,
 ) -> Result<Vec<StrPart>, Error> {
-    Scope::new(params, false).str_parts(s)
+    Scope::new(params, false).str_parts(&s.parts)
 }
 
 /// `name`'s slot in `names`, numbered `next` the first time it is asked for.

@@ -303,7 +303,7 @@ impl Scope<'_> {
                 els: self.actions(els)?,
             },
             A::Error { message, span } => Action::Error {
-                message: self.str_parts(message)?,
+                message: self.str_parts(&message.parts)?,
                 span: *span,
             },
         })
@@ -313,8 +313,8 @@ impl Scope<'_> {
 #[cfg(test)]
 mod tests {
     use crate::rules::builtins::Builtin;
-    use crate::rules::compiled::Expr;
     use crate::rules::compiled::{Action, AttrTest, OpSel, ValPat};
+    use crate::rules::compiled::{Callee, Expr};
     use crate::rules::{load_str, stage_role, OpClass, Val};
 
     #[test]
@@ -354,7 +354,7 @@ mod tests {
         assert!(matches!(
             &**call,
             Expr::Call {
-                func: Builtin::DType,
+                func: Callee::Builtin(Builtin::DType, _),
                 ..
             }
         ));

@@ -4,7 +4,7 @@
 
 use crate::dialect::verify_module;
 use crate::ir::{parse_module, print_module};
-use crate::rules::ast::{BinOp, Clause, Expr, Item, Rule};
+use crate::rules::ast::{BinOp, Clause, Expr, Item, Rule, Var};
 use crate::rules::parse::parse_file;
 use crate::SourceFile;
 
@@ -55,8 +55,8 @@ fn parses_as_a_call_on_a_stage_test() {
     else {
         panic!("one `in` argument: {args:?}")
     };
-    assert!(matches!(l.as_ref(), Expr::Value(v) if v.name.name == "%x"));
-    assert!(matches!(r.as_ref(), Expr::Ident(i) if i.name == "backward"));
+    assert!(matches!(l.as_ref(), Expr::Var(Var::Value(v)) if v.name.name == "%x"));
+    assert!(matches!(r.as_ref(), Expr::Var(Var::Bare(i)) if i.name == "backward"));
 }
 
 #[test]
