@@ -10,7 +10,7 @@ use super::matcher::{Compiled, Memo, Searcher, Selectors};
 use crate::dialect::ROLE_ATTR;
 use crate::dialect::{Dialect, Effect};
 use crate::ir::{Attr, AttrId, Module, OpId, Sym, Type, ValueDef, ValueId};
-use crate::rules::builtins::Builtin;
+use crate::rules::builtins::Query;
 use crate::rules::compiled::Exists;
 use crate::rules::compiled::{Slot, ValueRef};
 use crate::rules::eval::Env;
@@ -234,7 +234,7 @@ impl Env for RtEnv<'_> {
         self.b.get(slot).cloned()
     }
 
-    fn query(&mut self, func: Builtin, args: &[Val], span: Span) -> Option<EvalResult> {
+    fn query(&mut self, func: Query, args: &[Val], span: Span) -> Option<EvalResult> {
         query(self.m, self.cache, func, args, span)
     }
 
@@ -263,16 +263,16 @@ impl Env for RtEnv<'_> {
     }
 }
 
-/// A program query ([`crate::rules::builtins::Kind::Query`]) over evaluated arguments; `None`
+/// A program query over evaluated arguments; `None`
 /// for one the structural engine does not answer (`const`, an e-graph query).
 fn query(
     m: &mut Module,
     cache: &mut Caches,
-    func: Builtin,
+    func: Query,
     args: &[Val],
     span: Span,
 ) -> Option<EvalResult> {
-    use Builtin as B;
+    use Query as B;
     let name = func.name();
     let value_arg = |m: &Module| -> Result<ValueId, crate::value::operators::EvalError> {
         match args.first().and_then(|a| as_value(m, a)) {
@@ -395,9 +395,8 @@ fn query(
                 m.ctx.intern_type(Type::Tensor { shape, dtype: *d }),
             ))
         })(),
-        // `const(%x)` is an e-graph query (the checker refuses it in structural rules); the
-        // pure functions never reach here.
-        B::Const | B::Len | B::Index | B::Int | B::Float | B::Str | B::Min | B::Max => return None,
+        // `const(%x)` is an e-graph query (the checker refuses it in structural rules).
+        B::Const => return None,
     })
 }
 

@@ -6,15 +6,25 @@
 //! equational rule may use) all dispatch on the enum. The names are written here only, so a
 //! function cannot be known to one of them and unknown to another.
 //!
-//! Two kinds: **pure** functions need nothing but their arguments (`len`, `min`, ...) and are
-//! evaluated by the rule language itself, constants included; **program queries** (`name`,
-//! `dtype`, `uses`, ...) ask the program and are answered by the engine that runs the rule.
+//! Two kinds, two enums: **pure** functions ([`Pure`]) need nothing but their arguments (`len`,
+//! `min`, ...) and are evaluated by the rule language itself, constants included; **program
+//! queries** ([`Query`]: `name`, `dtype`, `uses`, ...) ask the program and are answered by the
+//! engine that runs the rule. Each side matches only its own enum, so a new pure function is
+//! written here and in the evaluator, a new query here and in the engine's environment.
 
 use super::ty::Ty;
 
 /// A built-in function of the rule language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Builtin {
+    Pure(Pure),
+    Query(Query),
+}
+
+/// A function computed from its arguments alone, by the rule language's evaluator
+/// ([`super::eval`]), constants included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pure {
     Len,
     Int,
     Float,
@@ -22,6 +32,12 @@ pub enum Builtin {
     Min,
     Max,
     Index,
+}
+
+/// A function that asks the program, answered by the environment of the engine that runs the
+/// rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Query {
     Name,
     DType,
     Shape,
@@ -57,90 +73,122 @@ pub struct Info {
     /// Arguments it takes. The checker enforces it for program queries; a pure function given
     /// the wrong arguments reports `bad arguments to ...` when it is evaluated.
     pub arity: usize,
-    pub kind: Kind,
     /// What the checker takes the call's result to be.
     pub result: Ty,
 }
 
-const fn info(name: &'static str, arity: usize, kind: Kind, result: Ty) -> Info {
+const fn info(name: &'static str, arity: usize, result: Ty) -> Info {
     Info {
         name,
         arity,
-        kind,
         result,
     }
 }
 
-use Kind::{Pure, Query};
+impl Pure {
+    /// Every pure function, in the order the checker lists them in its hints.
+    pub const ALL: &[Pure] = &[
+        Pure::Len,
+        Pure::Int,
+        Pure::Float,
+        Pure::Str,
+        Pure::Min,
+        Pure::Max,
+        Pure::Index,
+    ];
 
-/// Every builtin, pure functions first, in the order the checker lists them in its hints.
-pub const ALL: &[Builtin] = &[
-    Builtin::Len,
-    Builtin::Int,
-    Builtin::Float,
-    Builtin::Str,
-    Builtin::Min,
-    Builtin::Max,
-    Builtin::Index,
-    Builtin::Name,
-    Builtin::DType,
-    Builtin::Shape,
-    Builtin::Rank,
-    Builtin::Type,
-    Builtin::Uses,
-    Builtin::Role,
-    Builtin::OpName,
-    Builtin::HasAttr,
-    Builtin::Attr,
-    Builtin::Tensor,
-    Builtin::Unused,
-    Builtin::Nested,
-    Builtin::Const,
-    Builtin::ProcessIds,
-    Builtin::MeshShape,
-    Builtin::DimsMapping,
-    Builtin::Placements,
-];
-
-impl Builtin {
-    /// The table's row for this builtin.
+    /// The table's row for this function.
     pub const fn info(self) -> Info {
         match self {
-            Builtin::Len => info("len", 1, Pure, Ty::Int),
-            Builtin::Int => info("int", 1, Pure, Ty::Int),
-            Builtin::Float => info("float", 1, Pure, Ty::Float),
-            Builtin::Str => info("str", 1, Pure, Ty::Str),
-            Builtin::Min => info("min", 2, Pure, Ty::Any),
-            Builtin::Max => info("max", 2, Pure, Ty::Any),
+            Pure::Len => info("len", 1, Ty::Int),
+            Pure::Int => info("int", 1, Ty::Int),
+            Pure::Float => info("float", 1, Ty::Float),
+            Pure::Str => info("str", 1, Ty::Str),
+            Pure::Min => info("min", 2, Ty::Any),
+            Pure::Max => info("max", 2, Ty::Any),
             // `index($perm, 0)`, written `$perm[0]`: an element of a list (from the end when
             // negative); out of range is an error.
-            Builtin::Index => info("index", 2, Pure, Ty::Any),
-            Builtin::Name => info("name", 1, Query, Ty::Str),
-            Builtin::DType => info("dtype", 1, Query, Ty::DType),
-            Builtin::Shape => info("shape", 1, Query, Ty::List),
-            Builtin::Rank => info("rank", 1, Query, Ty::Int),
-            Builtin::Type => info("type", 1, Query, Ty::Type),
+            Pure::Index => info("index", 2, Ty::Any),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+}
+
+impl Query {
+    /// Every program query, in the order the checker lists them in its hints.
+    pub const ALL: &[Query] = &[
+        Query::Name,
+        Query::DType,
+        Query::Shape,
+        Query::Rank,
+        Query::Type,
+        Query::Uses,
+        Query::Role,
+        Query::OpName,
+        Query::HasAttr,
+        Query::Attr,
+        Query::Tensor,
+        Query::Unused,
+        Query::Nested,
+        Query::Const,
+        Query::ProcessIds,
+        Query::MeshShape,
+        Query::DimsMapping,
+        Query::Placements,
+    ];
+
+    /// The table's row for this query.
+    pub const fn info(self) -> Info {
+        match self {
+            Query::Name => info("name", 1, Ty::Str),
+            Query::DType => info("dtype", 1, Ty::DType),
+            Query::Shape => info("shape", 1, Ty::List),
+            Query::Rank => info("rank", 1, Ty::Int),
+            Query::Type => info("type", 1, Ty::Type),
             // `uses(%v)`: every use; `uses(%v in STAGE)`: the uses by ops of that stage.
-            Builtin::Uses => info("uses", 1, Query, Ty::Int),
-            Builtin::Role => info("role", 1, Query, Ty::Int),
-            Builtin::OpName => info("op_name", 1, Query, Ty::Str),
-            Builtin::HasAttr => info("has_attr", 2, Query, Ty::Bool),
-            Builtin::Attr => info("attr", 2, Query, Ty::Any),
-            Builtin::Tensor => info("tensor", 2, Query, Ty::Type),
+            Query::Uses => info("uses", 1, Ty::Int),
+            Query::Role => info("role", 1, Ty::Int),
+            Query::OpName => info("op_name", 1, Ty::Str),
+            Query::HasAttr => info("has_attr", 2, Ty::Bool),
+            Query::Attr => info("attr", 2, Ty::Any),
+            Query::Tensor => info("tensor", 2, Ty::Type),
             // Whether no result of an op (or the op defining a value) has a use.
-            Builtin::Unused => info("unused", 1, Query, Ty::Bool),
+            Query::Unused => info("unused", 1, Ty::Bool),
             // Whether an op (or the op defining a value) sits inside a region (`pd_op.if`,
             // `pd_op.while`) rather than in the program's top block.
-            Builtin::Nested => info("nested", 1, Query, Ty::Bool),
+            Query::Nested => info("nested", 1, Ty::Bool),
             // The scalar a value is known to equal (a `pd_op.full`); equational rules only.
-            Builtin::Const => info("const", 1, Query, Ty::Any),
+            Query::Const => info("const", 1, Ty::Any),
             // A `pd_dist.tensor` value's distribution (empty lists for a dense value):
             // `placements(%g)` as written (`["Replicate()"]`, `["Shard(dim=0)"]`,
             // `["Partial(reduce_type=SUM)"]`).
-            Builtin::ProcessIds => info("process_ids", 1, Query, Ty::List),
-            Builtin::MeshShape => info("mesh_shape", 1, Query, Ty::List),
-            Builtin::DimsMapping => info("dims_mapping", 1, Query, Ty::List),
-            Builtin::Placements => info("placements", 1, Query, Ty::List),
+            Query::ProcessIds => info("process_ids", 1, Ty::List),
+            Query::MeshShape => info("mesh_shape", 1, Ty::List),
+            Query::DimsMapping => info("dims_mapping", 1, Ty::List),
+            Query::Placements => info("placements", 1, Ty::List),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+}
+
+impl Builtin {
+    /// Every builtin, pure functions first, in the order the checker lists them in its hints.
+    pub fn all() -> impl Iterator<Item = Builtin> {
+        let pure = Pure::ALL.iter().map(|&p| Builtin::Pure(p));
+        pure.chain(Query::ALL.iter().map(|&q| Builtin::Query(q)))
+    }
+
+    /// The table's row for this builtin.
+    pub const fn info(self) -> Info {
+        match self {
+            Builtin::Pure(p) => p.info(),
+            Builtin::Query(q) => q.info(),
         }
     }
 
@@ -149,17 +197,20 @@ impl Builtin {
     }
 
     pub fn kind(self) -> Kind {
-        self.info().kind
+        match self {
+            Builtin::Pure(_) => Kind::Pure,
+            Builtin::Query(_) => Kind::Query,
+        }
     }
 
     /// The builtin called `name`, if any.
     pub fn from_name(name: &str) -> Option<Builtin> {
-        ALL.iter().copied().find(|b| b.name() == name)
+        Builtin::all().find(|b| b.name() == name)
     }
 
     /// Every builtin's name, in table order (for "did you mean" hints).
     pub fn names() -> impl Iterator<Item = &'static str> {
-        ALL.iter().map(|b| b.name())
+        Builtin::all().map(Builtin::name)
     }
 }
 
@@ -169,11 +220,10 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_are_unique() {
-        for (i, b) in ALL.iter().enumerate() {
+        let all: Vec<Builtin> = Builtin::all().collect();
+        for (i, b) in all.iter().enumerate() {
             assert_eq!(Builtin::from_name(b.name()), Some(*b));
-            assert!(!ALL[..i].iter().any(|o| o.name() == b.name()));
+            assert!(!all[..i].iter().any(|o| o.name() == b.name()));
         }
-        let pure = ALL.iter().take_while(|b| b.kind() == Kind::Pure).count();
-        assert!(ALL[pure..].iter().all(|b| b.kind() == Kind::Query));
     }
 }

@@ -19,7 +19,7 @@
 //! and in what order is the loader's business ([`super::load`]).
 
 use super::ast::*;
-use super::builtins::{Builtin, Kind};
+use super::builtins::{Builtin, Kind, Query};
 use super::decl::{rule_attrs, rule_operands, OpTable};
 use super::eval::dtype_name;
 use super::parse::comment_above;
@@ -1168,7 +1168,7 @@ impl<'a> Checker<'a> {
             Expr::Call { func, args, span } => {
                 let builtin = Builtin::from_name(&func.name);
                 if let (
-                    Some(Builtin::Uses),
+                    Some(Builtin::Query(Query::Uses)),
                     [Expr::Binary {
                         op: BinOp::In,
                         l,
@@ -1194,11 +1194,11 @@ impl<'a> Checker<'a> {
                     return Err(d);
                 };
                 let info = f.info();
-                if info.kind == Kind::Pure {
+                if f.kind() == Kind::Pure {
                     // Pure functions report bad arguments when they are evaluated.
                     return Ok(info.result);
                 }
-                if f == Builtin::Const && !self.equational {
+                if f == Builtin::Query(Query::Const) && !self.equational {
                     return Err(self.at(func.span.0, "`const(%x)` (the scalar a value is known to equal) is only available in equational rules"));
                 }
                 let arity = info.arity;
@@ -1213,7 +1213,7 @@ impl<'a> Checker<'a> {
                     ));
                 }
                 let first_ok = match f {
-                    Builtin::Tensor => tys[0].is(Ty::List),
+                    Builtin::Query(Query::Tensor) => tys[0].is(Ty::List),
                     _ => tys[0].valueish(),
                 };
                 if !first_ok {
@@ -1228,7 +1228,8 @@ impl<'a> Checker<'a> {
                         )
                         .with_hint("program queries take %values: name(%p), dtype(%g)"));
                 }
-                if matches!(f, Builtin::HasAttr | Builtin::Attr) && !tys[1].is(Ty::Str) {
+                if matches!(f, Builtin::Query(Query::HasAttr | Query::Attr)) && !tys[1].is(Ty::Str)
+                {
                     return Err(self.at(
                         args[1].span().0,
                         format!(

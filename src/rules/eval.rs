@@ -11,7 +11,7 @@
 //! The operators themselves are [`crate::value::operators`]'s: they take values, not syntax, so
 //! the e-graph's compiled guards (`egraph::eval`) evaluate with exactly the same semantics.
 
-use super::builtins::{Builtin, Kind};
+use super::builtins::{Builtin, Pure, Query};
 use super::compiled::{Build, Callee, Exists, Expr, Slot, StrPart, ValueRef, Var};
 use crate::ir::DType;
 use crate::value::operators::{
@@ -26,8 +26,8 @@ pub trait Env {
     fn value(&mut self, v: &ValueRef) -> EvalResult;
     /// `$x`.
     fn capture(&self, slot: Slot) -> Option<Val>;
-    /// A program query ([`Kind::Query`]). `None` when this environment does not know it.
-    fn query(&mut self, func: Builtin, args: &[Val], span: Span) -> Option<EvalResult>;
+    /// A program query. `None` when this environment does not know it.
+    fn query(&mut self, func: Query, args: &[Val], span: Span) -> Option<EvalResult>;
     /// Builds an op inline; only the engine can.
     fn build(&mut self, b: &Build) -> EvalResult {
         err(b.span, "an op can only be built in an action")
@@ -86,9 +86,9 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
                 .map(|a| eval(env, a))
                 .collect::<Result<_, _>>()?;
             match &vals[..] {
-                [_, Val::Stage(_)] => match env.query(Builtin::Uses, &vals, *span) {
+                [_, Val::Stage(_)] => match env.query(Query::Uses, &vals, *span) {
                     Some(r) => r,
-                    None => unknown_function(Builtin::Uses.name(), *func_span),
+                    None => unknown_function(Query::Uses.name(), *func_span),
                 },
                 _ => err(
                     args.last().map_or(*span, Expr::span),
@@ -106,15 +106,15 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
                 .map(|a| eval(env, a))
                 .collect::<Result<_, _>>()?;
             match func {
-                Callee::Builtin(f, func_span) => match f.kind() {
-                    Kind::Pure => pure_function(*f, &vals, *span),
-                    Kind::Query => match env.query(*f, &vals, *span) {
+                Callee::Builtin(Builtin::Pure(f), _) => pure_function(*f, &vals, *span),
+                Callee::Builtin(Builtin::Query(q), func_span) => {
+                    match env.query(*q, &vals, *span) {
                         Some(r) => r,
-                        None => unknown_function(f.name(), *func_span),
-                    },
-                },
+                        None => unknown_function(q.name(), *func_span),
+                    }
+                }
                 Callee::Unknown(name, func_span) => unknown_function(name, *func_span),
-                Callee::UsesIn(func_span) => unknown_function(Builtin::Uses.name(), *func_span),
+                Callee::UsesIn(func_span) => unknown_function(Query::Uses.name(), *func_span),
             }
         }
         Expr::Build(b) => env.build(b),
@@ -153,9 +153,9 @@ pub fn dtype_name(s: &str) -> Option<DType> {
     DType::parse(s)
 }
 
-/// A pure builtin ([`Kind::Pure`]) applied to evaluated arguments.
-fn pure_function(f: Builtin, a: &[Val], span: Span) -> EvalResult {
-    use Builtin as B;
+/// A pure builtin applied to evaluated arguments.
+fn pure_function(f: Pure, a: &[Val], span: Span) -> EvalResult {
+    use Pure as B;
     match (f, a) {
         (B::Len, [Val::List(v)]) => Ok(Val::Int(v.len() as i64)),
         (B::Index, [Val::List(v), Val::Int(i)]) => {
@@ -210,7 +210,7 @@ fn pure_function(f: Builtin, a: &[Val], span: Span) -> EvalResult {
 fn binary(env: &mut dyn Env, op: BinOp, a: Val, b: Val, span: Span) -> EvalResult {
     // `%v in STAGE` asks the program for `%v`'s stage; every other operator needs only values.
     if let (BinOp::In, Val::Stage(s), Val::Value(_) | Val::Op(_) | Val::NullValue) = (op, &b, &a) {
-        let r = match env.query(Builtin::Role, std::slice::from_ref(&a), span) {
+        let r = match env.query(Query::Role, std::slice::from_ref(&a), span) {
             Some(r) => r?,
             None => return err(span, "stages are only known while matching a program"),
         };
@@ -233,7 +233,7 @@ impl Env for ConstEnv {
     fn capture(&self, _slot: Slot) -> Option<Val> {
         None
     }
-    fn query(&mut self, func: Builtin, _args: &[Val], span: Span) -> Option<EvalResult> {
+    fn query(&mut self, func: Query, _args: &[Val], span: Span) -> Option<EvalResult> {
         Some(err(
             span,
             format!("`{}` asks the program; it cannot be used here", func.name()),

@@ -33,7 +33,7 @@ use crate::rules::ast::{
     AttrPatVal, BinOp, Direction, EqRule, Expr, Ident, OpPattern as LhsOp, OpSel, Term, UnOp,
     ValPat, SPREAD_KEY,
 };
-use crate::rules::builtins::{Builtin, Kind};
+use crate::rules::builtins::{Builtin, Kind, Query};
 use crate::rules::eval::{dtype_name, eval_const};
 use crate::rules::{stage_role, Param, Val};
 use indexmap::IndexMap;
@@ -430,7 +430,7 @@ impl<'a> Tr<'a> {
             return Ok(TypesBuild::Of(l));
         }
         if let Expr::Call { func, args, .. } = t {
-            if Builtin::from_name(&func.name) == Some(Builtin::Type) {
+            if Builtin::from_name(&func.name) == Some(Builtin::Query(Query::Type)) {
                 return Ok(TypesBuild::SameAs(self.value_var(args, func)?));
             }
         }
@@ -458,7 +458,8 @@ impl<'a> Tr<'a> {
         let Expr::Call { func, args, .. } = e else {
             return Err(bad());
         };
-        if Builtin::from_name(&func.name) != Some(Builtin::Tensor) || args.len() != 2 {
+        if Builtin::from_name(&func.name) != Some(Builtin::Query(Query::Tensor)) || args.len() != 2
+        {
             return Err(bad());
         }
         let params = |n: &str| self.params.get(n).map(|p| p.value.clone());
@@ -525,10 +526,10 @@ impl<'a> Tr<'a> {
                 return Err((i.span.0, format!("unknown name `{}`", i.name)));
             }
             Expr::Call { func, args, .. } => match Builtin::from_name(&func.name) {
-                Some(Builtin::DType) => GExpr::DType(self.value_var(args, func)?),
-                Some(Builtin::Type) => GExpr::Type(self.value_var(args, func)?),
-                Some(Builtin::Const) => GExpr::Const(self.value_var(args, func)?),
-                Some(Builtin::Attr) => match args.as_slice() {
+                Some(Builtin::Query(Query::DType)) => GExpr::DType(self.value_var(args, func)?),
+                Some(Builtin::Query(Query::Type)) => GExpr::Type(self.value_var(args, func)?),
+                Some(Builtin::Query(Query::Const)) => GExpr::Const(self.value_var(args, func)?),
+                Some(Builtin::Query(Query::Attr)) => match args.as_slice() {
                     [Expr::Var(AVar::Value(v)), k] if v.field.is_none() => {
                         let l = self.labels.get(&v.name.name).copied().ok_or((
                             v.span.0,

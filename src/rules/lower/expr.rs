@@ -8,7 +8,7 @@
 
 use super::Error;
 use crate::rules::ast;
-use crate::rules::builtins::Builtin;
+use crate::rules::builtins::{Builtin, Query};
 use crate::rules::compiled::Exists;
 use crate::rules::compiled::{Callee, Expr, Field, Slot, StrPart, ValueRef, Var};
 use crate::rules::eval::dtype_name;
@@ -118,7 +118,7 @@ impl<'a> Scope<'a> {
                 // `uses(%v in STAGE)`: the one call whose argument is not evaluated as an
                 // expression: the stage restricts the count, it is not a stage test.
                 (
-                    Some(Builtin::Uses),
+                    Some(Builtin::Query(Query::Uses)),
                     [A::Binary {
                         op: BinOp::In,
                         l,

@@ -312,7 +312,7 @@ impl Scope<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::builtins::Builtin;
+    use crate::rules::builtins::{Builtin, Query};
     use crate::rules::compiled::{Action, AttrTest, OpSel, ValPat};
     use crate::rules::compiled::{Callee, Expr};
     use crate::rules::{load_str, stage_role, OpClass, Val};
@@ -354,7 +354,7 @@ mod tests {
         assert!(matches!(
             &**call,
             Expr::Call {
-                func: Callee::Builtin(Builtin::DType, _),
+                func: Callee::Builtin(Builtin::Query(Query::DType), _),
                 ..
             }
         ));
