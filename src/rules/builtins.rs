@@ -31,6 +31,7 @@ pub enum Pure {
     Str,
     Min,
     Max,
+    Prod,
     Index,
 }
 
@@ -94,6 +95,7 @@ impl Pure {
         Pure::Str,
         Pure::Min,
         Pure::Max,
+        Pure::Prod,
         Pure::Index,
     ];
 
@@ -106,6 +108,9 @@ impl Pure {
             Pure::Str => info("str", 1, Ty::Str),
             Pure::Min => info("min", 2, Ty::Any),
             Pure::Max => info("max", 2, Ty::Any),
+            // `prod(shape(%x))`: the product of a list of numbers (1 when empty), with `*`'s
+            // meaning (an int overflow is an error).
+            Pure::Prod => info("prod", 1, Ty::Any),
             // `index($perm, 0)`, written `$perm[0]`: an element of a list (from the end when
             // negative); out of range is an error.
             Pure::Index => info("index", 2, Ty::Any),

@@ -189,6 +189,9 @@ fn pure_function(f: Pure, a: &[Val], span: Span) -> EvalResult {
         (B::Float, [Val::Int(x)]) => Ok(Val::Float(*x as f64)),
         (B::Float, [Val::Float(x)]) => Ok(Val::Float(*x)),
         (B::Str, [v]) => Ok(Val::Str(v.display())),
+        (B::Prod, [Val::List(v)]) => v.iter().try_fold(Val::Int(1), |acc, x| {
+            binary_values(BinOp::Mul, acc, x.clone(), span)
+        }),
         (B::Min | B::Max, [x, y]) => {
             let (Some(p), Some(q)) = (num(x), num(y)) else {
                 return err(span, format!("`{}` needs numbers", f.name()));
