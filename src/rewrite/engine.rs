@@ -209,13 +209,13 @@ struct Engine<'a> {
     persistables: Option<rustc_hash::FxHashSet<u64>>,
     /// Roles and effect classes by interned id.
     cache: Caches,
-    /// Per op a rule builds: its name, dialect entry, and the attributes that do not depend on
-    /// the match (evaluated once).
-    builds: FxHashMap<*const Build, BuildInfo>,
-    /// Interned attribute dictionaries of built ops by (build, match-dependent attributes): a
-    /// rule applied 10^4 times builds the same few dictionaries, so they are made and hashed
-    /// once, not once per application.
-    dicts: FxHashMap<(*const Build, Vec<Attr>), AttrId>,
+    /// By build id ([`Build::id`]), once the build ran: its name, dialect entry, and the
+    /// attributes that do not depend on the match (evaluated once).
+    builds: Vec<Option<BuildInfo>>,
+    /// By build id: the interned attribute dictionaries of its ops by their match-dependent
+    /// attributes. A rule applied 10^4 times builds the same few dictionaries, so they are made
+    /// and hashed once, not once per application.
+    dicts: Vec<FxHashMap<Vec<Attr>, AttrId>>,
     /// `{place:Place(cpu),persistable:true}` of a state's keyword argument, once interned.
     kwarg_attrs: Option<AttrId>,
     /// The op the current application's first pattern matched (for `error` messages).
@@ -250,9 +250,9 @@ impl<'a> Engine<'a> {
             kwargs,
             states: FxHashMap::default(),
             persistables: None,
-            cache: Caches::default(),
-            builds: FxHashMap::default(),
-            dicts: FxHashMap::default(),
+            cache: Caches::new(rules.exists),
+            builds: std::iter::repeat_with(|| None).take(rules.builds).collect(),
+            dicts: vec![FxHashMap::default(); rules.builds],
             kwarg_attrs: None,
             matched: None,
             dist_ctx: Vec::new(),

@@ -65,8 +65,10 @@ impl<'a> Engine<'a> {
         b: &mut Bindings,
         bd: &'a Build,
     ) -> Result<&BuildInfo, Diagnostic> {
-        let key: *const Build = bd;
-        if !self.builds.contains_key(&key) {
+        if bd.id >= self.builds.len() {
+            self.builds.resize_with(bd.id + 1, || None);
+        }
+        if self.builds[bd.id].is_none() {
             let sym = self.m.ctx.sym(&bd.op);
             let mut fixed = Vec::with_capacity(bd.attrs.len());
             for a in &bd.attrs {
@@ -77,9 +79,9 @@ impl<'a> Engine<'a> {
                 });
             }
             let spec = bd.spec;
-            self.builds.insert(key, BuildInfo { sym, spec, fixed });
+            self.builds[bd.id] = Some(BuildInfo { sym, spec, fixed });
         }
-        Ok(&self.builds[&key])
+        Ok(self.builds[bd.id].get_or_insert_with(|| unreachable!("set above")))
     }
 
     pub(super) fn attr_value(
@@ -157,30 +159,32 @@ impl<'a> Engine<'a> {
         // The attributes that depend on the match, then the dictionary (made and interned
         // only the first time these values occur for this build).
         let mut varying = Vec::new();
-        for (k, a) in bd.attrs.iter().enumerate() {
-            if self.builds[&(bd as *const Build)].fixed[k].is_none() {
+        for a in &bd.attrs {
+            if !a.fixed {
                 varying.push(self.attr_value(lr, b, &a.value)?);
             }
         }
-        let key = (bd as *const Build, varying);
-        if let Some(&id) = self.dicts.get(&key) {
+        if bd.id >= self.dicts.len() {
+            self.dicts.resize_with(bd.id + 1, FxHashMap::default);
+        }
+        if let Some(&id) = self.dicts[bd.id].get(&varying) {
             return Ok((sym, operands, id));
         }
-        let info = &self.builds[&key.0];
+        let fixed = self.builds[bd.id].as_ref().map_or(&[][..], |i| &i.fixed);
         let mut d = AttrDict::default();
-        let mut var = key.1.iter();
-        for (attr, fixed) in bd.attrs.iter().zip(&info.fixed) {
-            let a = match fixed {
-                Some(a) => a.clone(),
-                None => var.next().cloned().unwrap_or(Attr::Bool(false)),
+        let mut var = varying.iter();
+        for (k, attr) in bd.attrs.iter().enumerate() {
+            let a = match fixed.get(k) {
+                Some(Some(a)) => a.clone(),
+                _ => var.next().cloned().unwrap_or(Attr::Bool(false)),
             };
             d.set(&attr.key, a);
         }
         let id = self.m.ctx.intern_attrs(d);
         // A string among the values is most often a name, which no other build repeats:
         // remembering it would cost memory in proportion to the program for no hit.
-        if !key.1.iter().any(|a| matches!(a, Attr::Str(_))) {
-            self.dicts.insert(key, id);
+        if !varying.iter().any(|a| matches!(a, Attr::Str(_))) {
+            self.dicts[bd.id].insert(varying, id);
         }
         Ok((sym, operands, id))
     }
@@ -319,8 +323,7 @@ impl<'a> Engine<'a> {
                 return Ok(out);
             }
         }
-        let spec = self.builds.get(&(bd as *const Build)).and_then(|i| i.spec);
-        let Some(spec) = spec else {
+        let Some(spec) = bd.spec else {
             return Err(self.err(
                 lr,
                 bd.span,
