@@ -11,7 +11,11 @@
 //! - expressions are [`Expr`] trees (parameters already values, calls naming a
 //!   [`super::builtins::Builtin`]);
 //! - builds know their dialect entry and which operand slot each named argument fills, and
-//!   which of their attributes are the same for every match.
+//!   which of their attributes are the same for every match;
+//! - the order the matcher finds a `match`'s (and an `exists`'s) patterns in, and how it
+//!   reaches each, is a plan of [`Step`]s ([`super::plan`]);
+//! - builds and `exists` have ids dense over the rule set, so the engine's per-run state of
+//!   them is a vector.
 //!
 //! Op names stay strings: interning needs the module's context, which the engine does once per
 //! run. Every node keeps its [`Span`], so a runtime error points at the rule text as before.

@@ -18,7 +18,8 @@ use crate::rules::{stage_role, OpClass, Val};
 pub struct Origin {
     pub file: usize,
     pub line: usize,
-    /// Its index among its phase's rules.
+    /// Its index among its phase's rules (the loader, which lowers a file's rules before it
+    /// lays out phases, sets it when it places the rule).
     pub index: usize,
 }
 
