@@ -10,7 +10,6 @@ use crate::rules::compiled::ResultTypes;
 /// What a build is in this run: its name interned, and its fixed attributes evaluated.
 pub(super) struct BuildInfo {
     pub(super) sym: Sym,
-    pub(super) spec: Option<&'static OpSpec>,
     /// Per attribute of the build: its value when it does not depend on the match.
     pub(super) fixed: Vec<Option<Attr>>,
 }
@@ -57,31 +56,31 @@ impl<'a> Engine<'a> {
         Ok(op)
     }
 
-    /// The interned name, dialect entry and match-independent attributes of a build, computed
-    /// on its first use in this run.
+    /// The interned name of a build; on its first use in this run, its [`BuildInfo`] is
+    /// computed too.
     pub(super) fn build_info(
         &mut self,
         lr: &'a CompiledRule,
         b: &mut Bindings,
         bd: &'a Build,
-    ) -> Result<&BuildInfo, Diagnostic> {
+    ) -> Result<Sym, Diagnostic> {
         if bd.id >= self.builds.len() {
             self.builds.resize_with(bd.id + 1, || None);
         }
-        if self.builds[bd.id].is_none() {
-            let sym = self.m.ctx.sym(&bd.op);
-            let mut fixed = Vec::with_capacity(bd.attrs.len());
-            for a in &bd.attrs {
-                fixed.push(if a.fixed {
-                    Some(self.attr_value(lr, b, &a.value)?)
-                } else {
-                    None
-                });
-            }
-            let spec = bd.spec;
-            self.builds[bd.id] = Some(BuildInfo { sym, spec, fixed });
+        if let Some(info) = &self.builds[bd.id] {
+            return Ok(info.sym);
         }
-        Ok(self.builds[bd.id].get_or_insert_with(|| unreachable!("set above")))
+        let sym = self.m.ctx.sym(&bd.op);
+        let mut fixed = Vec::with_capacity(bd.attrs.len());
+        for a in &bd.attrs {
+            fixed.push(if a.fixed {
+                Some(self.attr_value(lr, b, &a.value)?)
+            } else {
+                None
+            });
+        }
+        self.builds[bd.id] = Some(BuildInfo { sym, fixed });
+        Ok(sym)
     }
 
     pub(super) fn attr_value(
@@ -109,8 +108,8 @@ impl<'a> Engine<'a> {
         cur: &mut Cursor,
         fx: &mut Effects,
     ) -> Result<(Sym, Vec<Option<ValueId>>, AttrId), Diagnostic> {
-        let info = self.build_info(lr, b, bd)?;
-        let (sym, spec) = (info.sym, info.spec);
+        let sym = self.build_info(lr, b, bd)?;
+        let spec = bd.spec;
         let name = &bd.op;
         let mut operands: Vec<Option<ValueId>> = Vec::with_capacity(bd.args.len());
         // Operands the match gives first: nested builds take their distribution.
