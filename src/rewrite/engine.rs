@@ -134,7 +134,9 @@ impl<'a> Engine<'a> {
                     rule_index: lr.index,
                     matches: 0,
                 };
-                let found = s.find(op).map_err(|e| eval_diag(rules, lr, e))?;
+                let found = s
+                    .find(op, &mut self.scratch)
+                    .map_err(|e| eval_diag(rules, lr, e))?;
                 stats.rules[first_stat + k].matches += s.matches;
                 if self.cache.timed_out {
                     return Err(limits::timeout(&phase.name, applied).with_note(format!(
@@ -209,6 +211,8 @@ struct Engine<'a> {
     persistables: Option<rustc_hash::FxHashSet<u64>>,
     /// Roles and effect classes by interned id.
     cache: Caches,
+    /// The bindings a match is searched with (a complete match takes a copy).
+    scratch: Bindings,
     /// By build id ([`Build::id`]), once the build ran: its name, dialect entry, and the
     /// attributes that do not depend on the match (evaluated once).
     builds: Vec<Option<BuildInfo>>,
@@ -251,6 +255,7 @@ impl<'a> Engine<'a> {
             states: FxHashMap::default(),
             persistables: None,
             cache: Caches::new(rules.exists),
+            scratch: Bindings::new(0),
             builds: std::iter::repeat_with(|| None).take(rules.builds).collect(),
             dicts: vec![FxHashMap::default(); rules.builds],
             kwarg_attrs: None,

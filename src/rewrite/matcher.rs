@@ -230,20 +230,23 @@ fn choices(m: &Module, pat: &Pattern, op: OpId) -> std::ops::Range<usize> {
 
 impl<'r> Searcher<'_, 'r> {
     /// The first match rooted at `root` that passes the guards and was not applied before.
-    pub fn find(&mut self, root: OpId) -> Result<Option<Match>, EvalError> {
+    /// `b` is scratch space (what it held is dropped): one per run, rather than an allocation
+    /// per root tried.
+    pub fn find(&mut self, root: OpId, b: &mut Bindings) -> Result<Option<Match>, EvalError> {
         let n = self.c.patterns.len();
-        let mut b = Bindings::new(self.c.slots);
+        b.reset(self.c.slots);
+        let mut ops = vec![None; n];
+        let mut picked = vec![0u32; n];
         for choice in choices(self.m, &self.c.patterns[0], root) {
-            let mut ops = vec![None; n];
-            let mut picked = vec![0u32; n];
             let mark = b.mark();
             let mut acc = 0;
-            if self.match_op(&self.c.patterns[0], &mut acc, root, choice, &mut b)? {
+            if self.match_op(&self.c.patterns[0], &mut acc, root, choice, b)? {
                 ops[0] = Some(root);
                 picked[0] = choice as u32;
-                if let Some(found) = self.extend(1, &mut ops, &mut picked, &mut b, true)? {
+                if let Some(found) = self.extend(1, &mut ops, &mut picked, b, true)? {
                     return Ok(Some(found));
                 }
+                ops[0] = None;
             }
             b.undo(mark);
         }
@@ -352,6 +355,14 @@ impl<'r> Searcher<'_, 'r> {
             }
         }
         self.matches += 1;
+        if !keep {
+            // An `exists`: the answer is all it needs (no memo, no bindings, no ops).
+            return Ok(Some(Match {
+                bindings: Bindings::new(0),
+                ops: Vec::new(),
+                key: MemoKey::Inline([u32::MAX; 4]),
+            }));
+        }
         let ops: Vec<OpId> = ops.iter().flatten().copied().collect();
         debug_assert_eq!(ops.len(), self.c.patterns.len());
         let positions: Vec<u32> = (self.c.patterns.iter().zip(picked))
@@ -362,8 +373,11 @@ impl<'r> Searcher<'_, 'r> {
         if self.memo.contains(&key) {
             return Ok(None);
         }
-        let bindings = if keep { b.snapshot() } else { Bindings::new(0) };
-        Ok(Some(Match { bindings, ops, key }))
+        Ok(Some(Match {
+            bindings: b.snapshot(),
+            ops,
+            key,
+        }))
     }
 
     /// Matches one pattern (and its nested patterns) at `op`, extending `b`.

@@ -42,6 +42,13 @@ impl Bindings {
         }
     }
 
+    /// Nothing bound, room for `slots`, keeping the memory already allocated.
+    pub fn reset(&mut self, slots: usize) {
+        self.slots.clear();
+        self.slots.resize(slots, None);
+        self.trail.clear();
+    }
+
     /// What slot `s` is bound to.
     pub fn get(&self, s: Slot) -> Option<&Val> {
         self.slots.get(s as usize).and_then(Option::as_ref)
