@@ -21,7 +21,7 @@ use super::matcher::{Compiled, Match, Memo, Searcher};
 use super::runtime::{as_op, as_value, Bindings, Caches, RtEnv};
 use super::{Options, PhaseStats, RuleStats, Stats, TraceEntry, TracedOp};
 use crate::diag::Diagnostic;
-use crate::dialect::{Dialect, OpSpec, ResultRule};
+use crate::dialect::{Dialect, ResultRule};
 use crate::ir::dist::OP_DIST_ATTR;
 use crate::ir::{
     Attr, AttrDict, AttrId, BlockId, Context, Module, OpId, OpSyntax, Program, SlotType, Sym,
@@ -134,7 +134,9 @@ impl<'a> Engine<'a> {
                     rule_index: lr.index,
                     matches: 0,
                 };
-                let found = s.find(op).map_err(|e| eval_diag(rules, lr, e))?;
+                let found = s
+                    .find(op, &mut self.scratch)
+                    .map_err(|e| eval_diag(rules, lr, e))?;
                 stats.rules[first_stat + k].matches += s.matches;
                 if self.cache.timed_out {
                     return Err(limits::timeout(&phase.name, applied).with_note(format!(
@@ -209,13 +211,15 @@ struct Engine<'a> {
     persistables: Option<rustc_hash::FxHashSet<u64>>,
     /// Roles and effect classes by interned id.
     cache: Caches,
-    /// Per op a rule builds: its name, dialect entry, and the attributes that do not depend on
-    /// the match (evaluated once).
-    builds: FxHashMap<*const Build, BuildInfo>,
-    /// Interned attribute dictionaries of built ops by (build, match-dependent attributes): a
-    /// rule applied 10^4 times builds the same few dictionaries, so they are made and hashed
-    /// once, not once per application.
-    dicts: FxHashMap<(*const Build, Vec<Attr>), AttrId>,
+    /// The bindings a match is searched with (a complete match takes a copy).
+    scratch: Bindings,
+    /// By build id ([`Build::id`]), once the build ran: its name, dialect entry, and the
+    /// attributes that do not depend on the match (evaluated once).
+    builds: Vec<Option<BuildInfo>>,
+    /// By build id: the interned attribute dictionaries of its ops by their match-dependent
+    /// attributes. A rule applied 10^4 times builds the same few dictionaries, so they are made
+    /// and hashed once, not once per application.
+    dicts: Vec<FxHashMap<Vec<Attr>, AttrId>>,
     /// `{place:Place(cpu),persistable:true}` of a state's keyword argument, once interned.
     kwarg_attrs: Option<AttrId>,
     /// The op the current application's first pattern matched (for `error` messages).
@@ -250,9 +254,10 @@ impl<'a> Engine<'a> {
             kwargs,
             states: FxHashMap::default(),
             persistables: None,
-            cache: Caches::default(),
-            builds: FxHashMap::default(),
-            dicts: FxHashMap::default(),
+            cache: Caches::new(rules.exists),
+            scratch: Bindings::new(0),
+            builds: std::iter::repeat_with(|| None).take(rules.builds).collect(),
+            dicts: vec![FxHashMap::default(); rules.builds],
             kwarg_attrs: None,
             matched: None,
             dist_ctx: Vec::new(),

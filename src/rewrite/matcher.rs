@@ -1,11 +1,11 @@
 //! Matching a structural rule's patterns (a DAG of op patterns sharing variables) at a root op.
 //!
-//! The first pattern is matched at the root; every other pattern is reached from what is
-//! already bound: through the defining op of a bound value (`%r` bound as an operand, then
-//! `%r = c_allreduce_sum(...)`), or through the use list of a bound operand
-//! (`pd_op.add_(%m, %r)` found among the users of `%r`). A pattern connected to nothing would
-//! be tried against every op; rule files cannot express one (`rules/connected.rs` refuses it at
-//! load), so that path serves only rules built through the Rust API. Nested patterns are matched on the defining op of the operand in place.
+//! The patterns are found in the order of the rule's match plan ([`Step`], made when the rule
+//! was lowered: `rules/plan.rs`): the first at the root, every other one from what is already
+//! bound, through the defining op of a bound value (`%r` bound as an operand, then
+//! `%r = c_allreduce_sum(...)`) or through the use list of a bound value (`pd_op.add_(%m, %r)`
+//! found among the users of `%r`). The matcher executes the steps and decides nothing about
+//! the order itself. Nested patterns are matched on the defining op of the operand in place.
 //! Backtracking enumerates every combination until one passes the guards and has not been
 //! applied before.
 
@@ -13,7 +13,9 @@ use super::runtime::{as_value, Bindings, Caches, RtEnv};
 use crate::dialect::Effect;
 use crate::ir::{Module, OpId, Sym};
 use crate::rules::compiled::Expr;
-use crate::rules::compiled::{AltTest, AttrTest, CompiledRule, OpSel, Pattern, ValPat};
+use crate::rules::compiled::{
+    AltTest, AttrTest, CompiledRule, Exists, OpSel, Pattern, Reach, Step, ValPat,
+};
 use crate::rules::eval::eval;
 use crate::rules::{OpClass, RuleSet, Val};
 use crate::value::operators::EvalError;
@@ -101,26 +103,9 @@ pub struct Selectors {
     starts: Vec<usize>,
 }
 
-/// A rule (or the patterns of an `exists(...)` guard) prepared for matching in one module:
-/// its selectors with their op names interned.
-pub struct Compiled<'r> {
-    pub patterns: &'r [Pattern],
-    sel: Selectors,
-    pub guards: &'r [Expr],
-    /// Binding slots of the rule.
-    pub slots: usize,
-}
-
-impl<'r> Compiled<'r> {
-    pub fn new(m: &mut Module, rule: &'r CompiledRule) -> Self {
-        let mut c = Compiled::from_patterns(m, &rule.patterns);
-        c.guards = &rule.guards;
-        c.slots = rule.slots;
-        c
-    }
-
-    /// The patterns of an `exists(...)`: no guards; its bindings come from the match.
-    pub fn from_patterns(m: &mut Module, patterns: &'r [Pattern]) -> Self {
+impl Selectors {
+    /// The selectors of `patterns`, interned in `m`.
+    pub fn new(m: &mut Module, patterns: &[Pattern]) -> Selectors {
         fn walk(m: &mut Module, p: &Pattern, out: &mut Vec<Accept>) {
             out.push(Accept::compile(m, &p.op));
             for a in &p.args {
@@ -135,13 +120,45 @@ impl<'r> Compiled<'r> {
             starts.push(accepts.len());
             walk(m, p, &mut accepts);
         }
-        Compiled::with_selectors(patterns, Selectors { accepts, starts })
+        Selectors { accepts, starts }
+    }
+}
+
+/// A rule (or the patterns of an `exists(...)` guard) prepared for matching in one module:
+/// its selectors with their op names interned.
+pub struct Compiled<'r> {
+    pub patterns: &'r [Pattern],
+    /// The order the patterns are found in.
+    plan: &'r [Step],
+    sel: Selectors,
+    pub guards: &'r [Expr],
+    /// Binding slots of the rule.
+    pub slots: usize,
+}
+
+impl<'r> Compiled<'r> {
+    pub fn new(m: &mut Module, rule: &'r CompiledRule) -> Self {
+        Compiled {
+            guards: &rule.guards,
+            slots: rule.slots,
+            ..Compiled::with_selectors(
+                &rule.patterns,
+                &rule.plan,
+                Selectors::new(m, &rule.patterns),
+            )
+        }
     }
 
-    /// `patterns` with selectors interned before ([`Compiled::into_selectors`]).
-    pub fn with_selectors(patterns: &'r [Pattern], sel: Selectors) -> Self {
+    /// The patterns of an `exists(...)`: no guards; its bindings come from the match.
+    pub fn of_exists(m: &mut Module, x: &'r Exists) -> Self {
+        Compiled::with_selectors(&x.patterns, &x.plan, Selectors::new(m, &x.patterns))
+    }
+
+    /// `patterns` found by `plan`, with selectors interned before ([`Compiled::into_selectors`]).
+    pub fn with_selectors(patterns: &'r [Pattern], plan: &'r [Step], sel: Selectors) -> Self {
         Compiled {
             patterns,
+            plan,
             sel,
             guards: &[],
             slots: 0,
@@ -213,20 +230,23 @@ fn choices(m: &Module, pat: &Pattern, op: OpId) -> std::ops::Range<usize> {
 
 impl<'r> Searcher<'_, 'r> {
     /// The first match rooted at `root` that passes the guards and was not applied before.
-    pub fn find(&mut self, root: OpId) -> Result<Option<Match>, EvalError> {
+    /// `b` is scratch space (what it held is dropped): one per run, rather than an allocation
+    /// per root tried.
+    pub fn find(&mut self, root: OpId, b: &mut Bindings) -> Result<Option<Match>, EvalError> {
         let n = self.c.patterns.len();
-        let mut b = Bindings::new(self.c.slots);
+        b.reset(self.c.slots);
+        let mut ops = vec![None; n];
+        let mut picked = vec![0u32; n];
         for choice in choices(self.m, &self.c.patterns[0], root) {
-            let mut ops = vec![None; n];
-            let mut picked = vec![0u32; n];
             let mark = b.mark();
             let mut acc = 0;
-            if self.match_op(&self.c.patterns[0], &mut acc, root, choice, &mut b)? {
+            if self.match_op(&self.c.patterns[0], &mut acc, root, choice, b)? {
                 ops[0] = Some(root);
                 picked[0] = choice as u32;
-                if let Some(found) = self.extend(&mut ops, &mut picked, &mut b, true)? {
+                if let Some(found) = self.extend(1, &mut ops, &mut picked, b, true)? {
                     return Ok(Some(found));
                 }
+                ops[0] = None;
             }
             b.undo(mark);
         }
@@ -239,28 +259,27 @@ impl<'r> Searcher<'_, 'r> {
         let mut ops = vec![None; self.c.patterns.len()];
         let mut picked = vec![0u32; self.c.patterns.len()];
         let mark = b.mark();
-        let found = self.extend(&mut ops, &mut picked, b, false);
+        let found = self.extend(0, &mut ops, &mut picked, b, false);
         b.undo(mark);
         Ok(found?.is_some())
     }
 
-    /// Extends a partial match (`ops`, `b`) to a complete one. `b` holds the complete match's
-    /// bindings when one is found; otherwise what this call bound is undone. The bindings are
-    /// copied into the [`Match`] only when `keep` (an `exists` needs only the answer).
+    /// Extends a partial match (`ops`, `b`: the plan's steps before `step` matched) to a
+    /// complete one. `b` holds the complete match's bindings when one is found; otherwise what
+    /// this call bound is undone. The bindings are copied into the [`Match`] only when `keep`
+    /// (an `exists` needs only the answer).
     fn extend(
         &mut self,
+        step: usize,
         ops: &mut Vec<Option<OpId>>,
         picked: &mut Vec<u32>,
         b: &mut Bindings,
         keep: bool,
     ) -> Result<Option<Match>, EvalError> {
-        let Some(next) = ops.iter().position(Option::is_none) else {
+        let Some(&Step { pattern: j, reach }) = self.c.plan.get(step) else {
             return self.complete(ops, picked, b, keep);
         };
-        // Prefer a pattern reachable from what is bound.
-        let (j, cands) = self.pick(ops, b);
-        let j = j.unwrap_or(next);
-        for op in cands {
+        for op in self.candidates(reach, b) {
             if !self.cache.tick() {
                 // Past `--timeout`: `cache.timed_out` tells the engine why nothing was found.
                 return Ok(None);
@@ -274,7 +293,7 @@ impl<'r> Searcher<'_, 'r> {
                 if self.match_op(&self.c.patterns[j], &mut acc, op, choice, b)? {
                     ops[j] = Some(op);
                     picked[j] = choice as u32;
-                    if let Some(found) = self.extend(ops, picked, b, keep)? {
+                    if let Some(found) = self.extend(step + 1, ops, picked, b, keep)? {
                         return Ok(Some(found));
                     }
                     ops[j] = None;
@@ -285,38 +304,29 @@ impl<'r> Searcher<'_, 'r> {
         Ok(None)
     }
 
-    /// Chooses the next pattern to match and its candidate ops.
-    fn pick(&self, ops: &[Option<OpId>], b: &Bindings) -> (Option<usize>, Vec<OpId>) {
+    /// The ops a step's pattern is tried at: the defining op of a bound value (an op bound to
+    /// the name is that op), or the users of a bound value in op order, each once. A slot that
+    /// holds nothing the step can follow gives none: the pattern could not match it anyway.
+    fn candidates(&self, reach: Reach, b: &Bindings) -> Vec<OpId> {
         let p = &self.m.main;
-        // 1. A pattern whose op name is already bound as a value: its defining op.
-        for (j, pat) in self.c.patterns.iter().enumerate() {
-            if ops[j].is_some() {
-                continue;
-            }
-            if let Some(bind) = pat.bind {
-                if let Some(Val::Value(v)) = b.get(bind) {
-                    return (Some(j), p.defining_op(*v).into_iter().collect());
+        match reach {
+            // Only the worklist's op, which `find` matches itself.
+            Reach::Root => Vec::new(),
+            Reach::Def(s) => match b.get(s) {
+                Some(Val::Value(v)) => p.defining_op(*v).into_iter().collect(),
+                Some(Val::Op(o)) => vec![*o],
+                _ => Vec::new(),
+            },
+            Reach::Users(s) => match b.get(s).and_then(|x| as_value(self.m, x)) {
+                Some(Some(v)) => {
+                    let mut users: Vec<OpId> = p.uses(v).map(|u| u.op).collect();
+                    users.sort();
+                    users.dedup();
+                    users
                 }
-            }
+                _ => Vec::new(),
+            },
         }
-        // 2. A pattern with a bound operand: the users of that value.
-        for (j, pat) in self.c.patterns.iter().enumerate() {
-            if ops[j].is_some() {
-                continue;
-            }
-            for a in &pat.args {
-                if let ValPat::Var { slot, .. } = &a.pat {
-                    if let Some(Some(v)) = b.get(*slot).and_then(|x| as_value(self.m, x)) {
-                        let mut users: Vec<OpId> = p.uses(v).map(|u| u.op).collect();
-                        users.sort();
-                        users.dedup();
-                        return (Some(j), users);
-                    }
-                }
-            }
-        }
-        // 3. Nothing connects: every op.
-        (None, p.walk())
     }
 
     fn complete(
@@ -345,6 +355,14 @@ impl<'r> Searcher<'_, 'r> {
             }
         }
         self.matches += 1;
+        if !keep {
+            // An `exists`: the answer is all it needs (no memo, no bindings, no ops).
+            return Ok(Some(Match {
+                bindings: Bindings::new(0),
+                ops: Vec::new(),
+                key: MemoKey::Inline([u32::MAX; 4]),
+            }));
+        }
         let ops: Vec<OpId> = ops.iter().flatten().copied().collect();
         debug_assert_eq!(ops.len(), self.c.patterns.len());
         let positions: Vec<u32> = (self.c.patterns.iter().zip(picked))
@@ -355,8 +373,11 @@ impl<'r> Searcher<'_, 'r> {
         if self.memo.contains(&key) {
             return Ok(None);
         }
-        let bindings = if keep { b.snapshot() } else { Bindings::new(0) };
-        Ok(Some(Match { bindings, ops, key }))
+        Ok(Some(Match {
+            bindings: b.snapshot(),
+            ops,
+            key,
+        }))
     }
 
     /// Matches one pattern (and its nested patterns) at `op`, extending `b`.

@@ -42,6 +42,13 @@ impl Bindings {
         }
     }
 
+    /// Nothing bound, room for `slots`, keeping the memory already allocated.
+    pub fn reset(&mut self, slots: usize) {
+        self.slots.clear();
+        self.slots.resize(slots, None);
+        self.trail.clear();
+    }
+
     /// What slot `s` is bound to.
     pub fn get(&self, s: Slot) -> Option<&Val> {
         self.slots.get(s as usize).and_then(Option::as_ref)
@@ -100,12 +107,21 @@ pub struct Caches {
     /// Set when the matcher stopped at the deadline; the engine reports it.
     pub timed_out: bool,
     steps: u32,
-    /// The selectors of each `exists(...)` evaluated so far, interned in this run's module
-    /// ([`Selectors`]): a guard evaluated once per match would intern them again every time.
-    pub exists: rustc_hash::FxHashMap<*const Exists, Selectors>,
+    /// By `exists(...)` id ([`Exists::id`]): its selectors interned in this run's module
+    /// ([`Selectors`]), once it was evaluated (a guard evaluated once per match would intern
+    /// them again every time).
+    pub exists: Vec<Option<Selectors>>,
 }
 
 impl Caches {
+    /// Empty caches for a rule set with `exists` of them ([`crate::rules::RuleSet::exists`]).
+    pub fn new(exists: usize) -> Caches {
+        Caches {
+            exists: std::iter::repeat_with(|| None).take(exists).collect(),
+            ..Caches::default()
+        }
+    }
+
     /// One matching step: whether the deadline still lies ahead (checked every 1024 steps).
     pub fn tick(&mut self) -> bool {
         if self.timed_out {
@@ -239,12 +255,11 @@ impl Env for RtEnv<'_> {
     }
 
     fn exists(&mut self, x: &Exists) -> EvalResult {
-        let key: *const Exists = x;
         // Taken out while searching: an `exists` nested in the patterns' own tests interns its
         // selectors afresh.
-        let c = match self.cache.exists.remove(&key) {
-            Some(sel) => Compiled::with_selectors(&x.patterns, sel),
-            None => Compiled::from_patterns(self.m, &x.patterns),
+        let c = match self.cache.exists.get_mut(x.id).and_then(Option::take) {
+            Some(sel) => Compiled::with_selectors(&x.patterns, &x.plan, sel),
+            None => Compiled::of_exists(self.m, x),
         };
         let memo = Memo::default();
         let mut s = Searcher {
@@ -258,7 +273,10 @@ impl Env for RtEnv<'_> {
         };
         // The match's bindings seed the search; what the patterns bind is undone after it.
         let found = s.exists(self.b);
-        self.cache.exists.insert(key, c.into_selectors());
+        if x.id >= self.cache.exists.len() {
+            self.cache.exists.resize_with(x.id + 1, || None);
+        }
+        self.cache.exists[x.id] = Some(c.into_selectors());
         Ok(Val::Bool(found?))
     }
 }

@@ -1262,42 +1262,8 @@ impl<'a> Checker<'a> {
                 .at(span.0, "`exists()` needs at least one op pattern")
                 .with_hint("exists(pd_op.scale_(%m, _) in optimize)"));
         }
-        let mut known: IndexSet<String> = self.values.keys().cloned().collect();
-        let mut reached = vec![false; pats.len()];
-        loop {
-            let mut progress = false;
-            for (i, p) in pats.iter().enumerate() {
-                if reached[i] {
-                    continue;
-                }
-                // Through a bound operand (its users), or as the op defining a value the
-                // match bound (`exists(%g = pd_op.scale_(..))`).
-                let by_def = p
-                    .bind
-                    .as_ref()
-                    .is_some_and(|b| matches!(self.values.get(&b.name), Some(Binding::Value)));
-                let connected = by_def
-                    || p.args.iter().any(
-                        |a| matches!(&a.pat, ValPat::Var { name, .. } if known.contains(&name.name)),
-                    );
-                if connected {
-                    reached[i] = true;
-                    progress = true;
-                    pattern_vars(p, &mut known);
-                }
-            }
-            if !progress {
-                break;
-            }
-        }
-        if let Some(i) = reached.iter().position(|r| !r) {
-            return Err(self
-                .at(
-                    pats[i].span.0,
-                    "this pattern of `exists(...)` shares no operand with what is already bound, nor names a bound value's defining op",
-                )
-                .with_hint("give it an operand the rule's match (or an earlier pattern of the `exists`) binds, e.g. exists(pd_op.scale_(%m, _)) after `match pd_op.add_(%m, _)`"));
-        }
+        // Whether each pattern is reachable from what is bound is decided where the patterns
+        // are planned (`super::plan`).
         let (values, captures) = (self.values.clone(), self.captures.clone());
         let r = (|| {
             for p in pats {

@@ -11,7 +11,11 @@
 //! - expressions are [`Expr`] trees (parameters already values, calls naming a
 //!   [`super::builtins::Builtin`]);
 //! - builds know their dialect entry and which operand slot each named argument fills, and
-//!   which of their attributes are the same for every match.
+//!   which of their attributes are the same for every match;
+//! - the order the matcher finds a `match`'s (and an `exists`'s) patterns in, and how it
+//!   reaches each, is a plan of [`Step`]s ([`super::plan`]);
+//! - builds and `exists` have ids dense over the rule set, so the engine's per-run state of
+//!   them is a vector.
 //!
 //! Op names stay strings: interning needs the module's context, which the engine does once per
 //! run. Every node keeps its [`Span`], so a runtime error points at the rule text as before.
@@ -49,6 +53,9 @@ pub struct CompiledRule {
     pub slots: usize,
     /// The `match` patterns, in order; the first is the root.
     pub patterns: Vec<Pattern>,
+    /// The order the matcher finds `patterns` in, and how it reaches each
+    /// ([`super::plan`]): the first step is the root.
+    pub plan: Vec<Step>,
     pub guards: Vec<Expr>,
     pub actions: Vec<Action>,
 }
@@ -145,16 +152,45 @@ pub enum AttrTest {
     Equals(Expr),
 }
 
+/// How the matcher reaches one top-level pattern: where its candidate ops come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// The op the worklist offers (the rule's first pattern).
+    Root,
+    /// The op defining the value bound to this slot: the pattern's own `%r =` name, which an
+    /// earlier pattern bound as an operand.
+    Def(Slot),
+    /// The ops using the value bound to this slot: one of the pattern's own operands (not a
+    /// nested pattern's).
+    Users(Slot),
+}
+
+/// One step of a match plan: the pattern (an index into its list) and how it is reached. Every
+/// pattern of the list has exactly one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub pattern: usize,
+    pub reach: Reach,
+}
+
 /// `exists(patterns)`: found around a match, through what it bound.
 #[derive(Debug, Clone)]
 pub struct Exists {
+    /// Dense over the rule set's `exists`: the engine's per-run state of this one is at this
+    /// index ([`super::RuleSet::exists`] of them).
+    pub id: usize,
     pub patterns: Vec<Pattern>,
+    /// The order the patterns are found in, each from what the match or an earlier step bound.
+    pub plan: Vec<Step>,
     pub span: Span,
 }
 
 /// An op to build: `%a = pd_op.add_(%m, %g) {op_role: backward}`.
 #[derive(Debug, Clone)]
 pub struct Build {
+    /// Dense over the rule set's builds: the engine's per-run state of this one is at this
+    /// index ([`super::RuleSet::builds`] of them).
+    pub id: usize,
     /// The slot the built op goes to.
     pub bind: Option<Slot>,
     pub op: String,

@@ -28,8 +28,8 @@
 //!
 //! `let %s = BUILD;` actions are substituted into their first use by `super::let_build`.
 //!
-//! Whether a rule's `match` is connected is checked after the resolver's checks, by
-//! `super::connected`, on the desugared rules.
+//! Whether a rule's `match` is connected is decided when the desugared rule is lowered, by its
+//! match plan (`super::plan`).
 
 use super::ast::*;
 use super::builtins::Builtin;

@@ -19,6 +19,7 @@
 
 use super::ast::*;
 use super::check::Checker;
+use super::compiled::CompiledRule;
 use super::eval::{eval_const, eval_const_str};
 use super::parse::parse_file;
 use super::require::loaded_require;
@@ -27,6 +28,7 @@ use super::{LoadedRule, Param, ParamType, Phase, RuleSet};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::value::Val;
 use indexmap::{IndexMap, IndexSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Loads `paths` (each with its imports) and applies the `--set name=value` pairs.
@@ -251,9 +253,32 @@ impl Loader {
             .map(|(s, d)| (s, d.as_slice()))
             .collect();
         let ops = super::decl::collect(&pairs, &lookup)?;
+        // Lower every structural rule right after its file is checked, imported or not, so
+        // that what only lowering finds (a pattern its match plan does not reach) is reported
+        // at the same point of loading as the checker's errors. Rules keep their place in the
+        // rule set's numbering of builds and `exists` whichever phases take them.
+        let mut ids = super::lower::structural::Ids::default();
+        let mut lowered: HashMap<(usize, usize), CompiledRule> = HashMap::new();
         for (i, f) in self.files.iter().enumerate() {
-            Checker::new(&self.sources[i], &params, &ops).check_file(f)?;
-            super::connected::check_file(&self.sources[i], f)?;
+            let src = &self.sources[i];
+            Checker::new(src, &params, &ops).check_file(f)?;
+            let line_starts = line_starts(src);
+            for r in f.items.iter().flat_map(|item| match item {
+                Item::Phase(p) => p.rules.as_slice(),
+                Item::Rule(r) => std::slice::from_ref(r),
+                _ => &[],
+            }) {
+                if let Rule::Structural(sr) = r {
+                    let origin = super::lower::structural::Origin {
+                        file: i,
+                        line: line_starts.partition_point(|&s| s <= r.span().0),
+                        index: 0,
+                    };
+                    let c = super::lower::structural(sr, &lookup, origin, &ops, &mut ids)
+                        .map_err(|e| e.diagnostic(src))?;
+                    lowered.insert((i, r.span().0), c);
+                }
+            }
         }
         // Expand imports in place, in order; a file's phases are included once.
         let mut phases: Vec<Phase> = Vec::new();
@@ -323,18 +348,28 @@ impl Loader {
                         ph.equational.extend(lowered);
                     }
                     Rule::Structural(r) => {
-                        let origin = super::lower::structural::Origin {
-                            file: lr.file,
-                            line: lr.line,
-                            index,
+                        let key = (lr.file, lr.rule.span().0);
+                        let mut c = match lowered.remove(&key) {
+                            Some(c) => c,
+                            None => {
+                                let origin = super::lower::structural::Origin {
+                                    file: lr.file,
+                                    line: lr.line,
+                                    index,
+                                };
+                                super::lower::structural(r, &lookup, origin, &ops, &mut ids)
+                                    .map_err(|e| e.diagnostic(src))?
+                            }
                         };
-                        let c = super::lower::structural(r, &lookup, origin, &ops).map_err(at)?;
+                        c.index = index;
                         ph.structural.push(c);
                     }
                 }
             }
         }
         Ok(RuleSet {
+            builds: ids.builds,
+            exists: ids.exists,
             sources: self.sources,
             params,
             phases,
@@ -357,11 +392,7 @@ impl Loader {
         let stem = Path::new(&src.name)
             .file_stem()
             .map_or("rules".to_string(), |s| s.to_string_lossy().into_owned());
-        // Start of every line, to give each rule its line number in O(log n) (`line_col` scans
-        // from the start of the file: quadratic over a file of many rules).
-        let line_starts: Vec<usize> = std::iter::once(0)
-            .chain(src.text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
+        let line_starts = line_starts(src);
         let mut import_i = 0;
         let mut implicit: Option<usize> = None;
         for item in &self.files[f].items {
@@ -702,4 +733,12 @@ fn strip_spans(e: &Expr) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// The offset at which each line of `src` starts: a rule's line number is then a binary search
+/// (`line_col` scans from the start of the file, quadratic over a file of many rules).
+fn line_starts(src: &SourceFile) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(src.text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect()
 }

@@ -31,7 +31,6 @@ pub mod ast;
 pub mod builtins;
 pub mod check;
 pub mod compiled;
-mod connected;
 pub mod decl;
 pub mod eval;
 pub mod expand;
@@ -41,6 +40,7 @@ pub mod limits;
 pub mod load;
 pub mod lower;
 pub mod parse;
+pub mod plan;
 mod require;
 pub(crate) use crate::suggest;
 pub mod ty;
@@ -95,6 +95,10 @@ pub struct RuleSet {
     /// The ops the files declare, then the dialect table: what the engine asks for operand and
     /// result names.
     pub ops: decl::OpTable,
+    /// How many builds and `exists(...)` the structural rules hold: their ids
+    /// ([`compiled::Build::id`], [`compiled::Exists::id`]) are below these.
+    pub builds: usize,
+    pub exists: usize,
 }
 
 impl RuleSet {

@@ -10,7 +10,6 @@ use crate::rules::compiled::ResultTypes;
 /// What a build is in this run: its name interned, and its fixed attributes evaluated.
 pub(super) struct BuildInfo {
     pub(super) sym: Sym,
-    pub(super) spec: Option<&'static OpSpec>,
     /// Per attribute of the build: its value when it does not depend on the match.
     pub(super) fixed: Vec<Option<Attr>>,
 }
@@ -57,29 +56,31 @@ impl<'a> Engine<'a> {
         Ok(op)
     }
 
-    /// The interned name, dialect entry and match-independent attributes of a build, computed
-    /// on its first use in this run.
+    /// The interned name of a build; on its first use in this run, its [`BuildInfo`] is
+    /// computed too.
     pub(super) fn build_info(
         &mut self,
         lr: &'a CompiledRule,
         b: &mut Bindings,
         bd: &'a Build,
-    ) -> Result<&BuildInfo, Diagnostic> {
-        let key: *const Build = bd;
-        if !self.builds.contains_key(&key) {
-            let sym = self.m.ctx.sym(&bd.op);
-            let mut fixed = Vec::with_capacity(bd.attrs.len());
-            for a in &bd.attrs {
-                fixed.push(if a.fixed {
-                    Some(self.attr_value(lr, b, &a.value)?)
-                } else {
-                    None
-                });
-            }
-            let spec = bd.spec;
-            self.builds.insert(key, BuildInfo { sym, spec, fixed });
+    ) -> Result<Sym, Diagnostic> {
+        if bd.id >= self.builds.len() {
+            self.builds.resize_with(bd.id + 1, || None);
         }
-        Ok(&self.builds[&key])
+        if let Some(info) = &self.builds[bd.id] {
+            return Ok(info.sym);
+        }
+        let sym = self.m.ctx.sym(&bd.op);
+        let mut fixed = Vec::with_capacity(bd.attrs.len());
+        for a in &bd.attrs {
+            fixed.push(if a.fixed {
+                Some(self.attr_value(lr, b, &a.value)?)
+            } else {
+                None
+            });
+        }
+        self.builds[bd.id] = Some(BuildInfo { sym, fixed });
+        Ok(sym)
     }
 
     pub(super) fn attr_value(
@@ -107,8 +108,8 @@ impl<'a> Engine<'a> {
         cur: &mut Cursor,
         fx: &mut Effects,
     ) -> Result<(Sym, Vec<Option<ValueId>>, AttrId), Diagnostic> {
-        let info = self.build_info(lr, b, bd)?;
-        let (sym, spec) = (info.sym, info.spec);
+        let sym = self.build_info(lr, b, bd)?;
+        let spec = bd.spec;
         let name = &bd.op;
         let mut operands: Vec<Option<ValueId>> = Vec::with_capacity(bd.args.len());
         // Operands the match gives first: nested builds take their distribution.
@@ -157,30 +158,32 @@ impl<'a> Engine<'a> {
         // The attributes that depend on the match, then the dictionary (made and interned
         // only the first time these values occur for this build).
         let mut varying = Vec::new();
-        for (k, a) in bd.attrs.iter().enumerate() {
-            if self.builds[&(bd as *const Build)].fixed[k].is_none() {
+        for a in &bd.attrs {
+            if !a.fixed {
                 varying.push(self.attr_value(lr, b, &a.value)?);
             }
         }
-        let key = (bd as *const Build, varying);
-        if let Some(&id) = self.dicts.get(&key) {
+        if bd.id >= self.dicts.len() {
+            self.dicts.resize_with(bd.id + 1, FxHashMap::default);
+        }
+        if let Some(&id) = self.dicts[bd.id].get(&varying) {
             return Ok((sym, operands, id));
         }
-        let info = &self.builds[&key.0];
+        let fixed = self.builds[bd.id].as_ref().map_or(&[][..], |i| &i.fixed);
         let mut d = AttrDict::default();
-        let mut var = key.1.iter();
-        for (attr, fixed) in bd.attrs.iter().zip(&info.fixed) {
-            let a = match fixed {
-                Some(a) => a.clone(),
-                None => var.next().cloned().unwrap_or(Attr::Bool(false)),
+        let mut var = varying.iter();
+        for (k, attr) in bd.attrs.iter().enumerate() {
+            let a = match fixed.get(k) {
+                Some(Some(a)) => a.clone(),
+                _ => var.next().cloned().unwrap_or(Attr::Bool(false)),
             };
             d.set(&attr.key, a);
         }
         let id = self.m.ctx.intern_attrs(d);
         // A string among the values is most often a name, which no other build repeats:
         // remembering it would cost memory in proportion to the program for no hit.
-        if !key.1.iter().any(|a| matches!(a, Attr::Str(_))) {
-            self.dicts.insert(key, id);
+        if !varying.iter().any(|a| matches!(a, Attr::Str(_))) {
+            self.dicts[bd.id].insert(varying, id);
         }
         Ok((sym, operands, id))
     }
@@ -319,8 +322,7 @@ impl<'a> Engine<'a> {
                 return Ok(out);
             }
         }
-        let spec = self.builds.get(&(bd as *const Build)).and_then(|i| i.spec);
-        let Some(spec) = spec else {
+        let Some(spec) = bd.spec else {
             return Err(self.err(
                 lr,
                 bd.span,

@@ -6,12 +6,14 @@
 //! and dtype names. A constant expression of the loader is lowered in a scope of its own whose
 //! `exists(...)` keeps no patterns: evaluating it is an error anyway ([`crate::rules::eval::Env`]).
 
+use super::structural::Ids;
 use super::Error;
 use crate::rules::ast;
 use crate::rules::builtins::{Builtin, Query};
 use crate::rules::compiled::Exists;
 use crate::rules::compiled::{Callee, Expr, Field, Slot, StrPart, ValueRef, Var};
 use crate::rules::eval::dtype_name;
+use crate::rules::plan::{self, BoundSlots, Unreached};
 use crate::rules::{stage_role, Val};
 use crate::value::operators::BinOp;
 use std::collections::HashMap;
@@ -25,6 +27,12 @@ pub(super) struct Scope<'a> {
     program: bool,
     values: HashMap<String, Slot>,
     captures: HashMap<String, Slot>,
+    /// What each `%x` holds at the point being lowered (an `exists` is planned from it).
+    pub(super) bound: BoundSlots,
+    /// The ids the next build and `exists` get.
+    pub(super) next: Ids,
+    /// The pattern an `exists`'s plan does not reach (lowering stops there).
+    pub(super) unreached: Option<Unreached>,
 }
 
 impl<'a> Scope<'a> {
@@ -35,6 +43,9 @@ impl<'a> Scope<'a> {
             program,
             values: HashMap::new(),
             captures: HashMap::new(),
+            bound: BoundSlots::default(),
+            next: Ids::default(),
+            unreached: None,
         }
     }
 
@@ -160,16 +171,27 @@ impl<'a> Scope<'a> {
             },
             A::Build(b) => Expr::Build(Box::new(self.build(b)?)),
             A::Exists(x) => {
-                let patterns = if self.program {
-                    x.patterns
+                let (patterns, plan) = if self.program {
+                    let before = self.bound.clone();
+                    let patterns: Vec<_> = x
+                        .patterns
                         .iter()
                         .map(|p| self.pattern(p))
-                        .collect::<Result<_, _>>()?
+                        .collect::<Result<_, _>>()?;
+                    let plan = plan::of_exists(&patterns, before.clone()).map_err(|j| {
+                        let offset = patterns[j].span.0;
+                        self.unreached = Some(Unreached::Exists { offset });
+                        (offset, String::new())
+                    })?;
+                    self.bound = before;
+                    (patterns, plan)
                 } else {
-                    Vec::new()
+                    (Vec::new(), Vec::new())
                 };
                 Expr::Exists(Box::new(Exists {
+                    id: self.next.take_exists(),
                     patterns,
+                    plan,
                     span: x.span,
                 }))
             }

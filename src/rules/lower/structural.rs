@@ -4,31 +4,106 @@
 
 use super::expr::Scope;
 use super::Error;
+use crate::diag::{Diagnostic, SourceFile};
 use crate::rules::ast;
 use crate::rules::compiled::{
     Action, AltTest, ArgPat, AttrPat, AttrTest, Build, BuildArg, BuildAttr, CompiledRule, Expr,
     InsertPoint, OpSel, OperandSel, Pattern, ResultTypes, UnknownOperand, ValPat,
 };
 use crate::rules::decl::OpTable;
+use crate::rules::plan::{self, Bound, Unreached};
 use crate::rules::{stage_role, OpClass, Val};
 
 /// Where a rule is, for [`CompiledRule`]'s metadata.
 pub struct Origin {
     pub file: usize,
     pub line: usize,
-    /// Its index among its phase's rules.
+    /// Its index among its phase's rules (the loader, which lowers a file's rules before it
+    /// lays out phases, sets it when it places the rule).
     pub index: usize,
 }
 
-/// Lowers one structural rule with the parameters' final values.
+/// The ids of a rule set's builds and `exists` ([`Build::id`],
+/// [`crate::rules::compiled::Exists::id`]): each lowered rule takes the next ones, so that the
+/// engine keeps its per-run state of them in vectors.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ids {
+    pub builds: usize,
+    pub exists: usize,
+}
+
+impl Ids {
+    pub(super) fn take_build(&mut self) -> usize {
+        self.builds += 1;
+        self.builds - 1
+    }
+
+    pub(super) fn take_exists(&mut self) -> usize {
+        self.exists += 1;
+        self.exists - 1
+    }
+}
+
+/// Why a structural rule could not be lowered.
+#[derive(Debug)]
+pub enum LowerError {
+    /// What the checker would have said (offset, message).
+    At(Error),
+    /// A pattern no step of its match plan reaches.
+    Unreached(Unreached),
+}
+
+impl LowerError {
+    pub fn diagnostic(self, src: &SourceFile) -> Diagnostic {
+        match self {
+            LowerError::At((offset, msg)) => Diagnostic::at(src, offset, msg),
+            LowerError::Unreached(u) => u.diagnostic(src),
+        }
+    }
+}
+
+/// Lowers one structural rule with the parameters' final values, its builds and `exists`
+/// numbered from `ids` on (which it advances), its `match` and `exists` planned.
 pub fn structural(
     r: &ast::StructRule,
     params: &dyn Fn(&str) -> Option<Val>,
     at: Origin,
     ops: &OpTable,
-) -> Result<CompiledRule, Error> {
+    ids: &mut Ids,
+) -> Result<CompiledRule, LowerError> {
     let mut sc = Scope::new(params, true);
     sc.ops = ops.clone();
+    sc.next = *ids;
+    let lowered = lower_clauses(&mut sc, r);
+    if let Some(u) = sc.unreached.take() {
+        return Err(LowerError::Unreached(u));
+    }
+    let (patterns, guards, actions) = lowered.map_err(LowerError::At)?;
+    let plan = plan::of_match(&patterns).map_err(|j| {
+        LowerError::Unreached(Unreached::Match {
+            offset: patterns[j].span.0,
+            rule: r.name.name.clone(),
+        })
+    })?;
+    *ids = sc.next;
+    Ok(CompiledRule {
+        name: r.name.name.clone(),
+        name_span: r.name.span,
+        file: at.file,
+        line: at.line,
+        index: at.index,
+        slots: sc.slots(),
+        patterns,
+        plan,
+        guards,
+        actions,
+    })
+}
+
+type Clauses = (Vec<Pattern>, Vec<Expr>, Vec<Action>);
+
+/// The patterns, guards and actions of `r`, in the order the text gives them.
+fn lower_clauses(sc: &mut Scope, r: &ast::StructRule) -> Result<Clauses, Error> {
     let (mut patterns, mut guards, mut actions) = (Vec::new(), Vec::new(), Vec::new());
     for c in &r.clauses {
         match c {
@@ -41,17 +116,7 @@ pub fn structural(
             ast::Clause::Action(a) => actions.push(sc.action(a)?),
         }
     }
-    Ok(CompiledRule {
-        name: r.name.name.clone(),
-        name_span: r.name.span,
-        file: at.file,
-        line: at.line,
-        index: at.index,
-        slots: sc.slots(),
-        patterns,
-        guards,
-        actions,
-    })
+    Ok((patterns, guards, actions))
 }
 
 fn stage(s: &ast::Ident) -> Result<i64, Error> {
@@ -102,13 +167,22 @@ impl Scope<'_> {
         let op = op_sel(&p.op)?;
         let stage = p.stage.as_ref().map(stage).transpose()?;
         let bind = p.bind.as_ref().map(|b| self.value_slot(&b.name));
+        if let Some(s) = bind {
+            self.bound.set(s, Bound::Op);
+        }
         let mut args = Vec::with_capacity(p.args.len());
         for a in &p.args {
             let pat = match &a.pat {
-                ast::ValPat::Var { name, ty } => ValPat::Var {
-                    slot: self.value_slot(&name.name),
-                    ty: ty.as_ref().map(|t| self.capture_slot(&t.name)),
-                },
+                ast::ValPat::Var { name, ty } => {
+                    let slot = self.value_slot(&name.name);
+                    if self.bound.get(slot) == Bound::No {
+                        self.bound.set(slot, Bound::Value);
+                    }
+                    ValPat::Var {
+                        slot,
+                        ty: ty.as_ref().map(|t| self.capture_slot(&t.name)),
+                    }
+                }
                 ast::ValPat::Wild(_) => ValPat::Wild,
                 ast::ValPat::Op(inner) => ValPat::Op(Box::new(self.pattern(inner)?)),
             };
@@ -195,8 +269,13 @@ impl Scope<'_> {
                 None => ResultTypes::Derived,
             },
         };
+        let bind = b.bind.as_ref().map(|i| self.value_slot(&i.name));
+        if let Some(s) = bind {
+            self.bound.set(s, Bound::Op);
+        }
         Ok(Build {
-            bind: b.bind.as_ref().map(|i| self.value_slot(&i.name)),
+            id: self.next.take_build(),
+            bind,
             op: b.op.name.name.clone(),
             spec,
             types,
@@ -239,7 +318,11 @@ impl Scope<'_> {
                 init,
                 span,
             } => Action::State {
-                bind: self.value_slot(&bind.name),
+                bind: {
+                    let s = self.value_slot(&bind.name);
+                    self.bound.set(s, Bound::Value);
+                    s
+                },
                 name: self.expr(name)?,
                 ty: self.expr(ty)?,
                 init: self.build(init)?,

@@ -1,6 +1,7 @@
 //! The rule language on the shipped rule files, on `uses_in_stage` and on a small example.
 
 mod parse;
+mod plan;
 mod uses_in_stage;
 
 use crate::rules::{load_str, Val};
