@@ -201,18 +201,7 @@ fn push_i64(out: &mut String, i: i64) {
     if i < 0 {
         out.push('-');
     }
-    let mut n = i.unsigned_abs();
-    let mut buf = [0u8; 20];
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend(buf[at..].iter().map(|&d| char::from(d)));
+    super::print::push_decimal(out, i.unsigned_abs());
 }
 
 /// Formats a float as C++ `std::ostream << double` does by default (6 significant digits, `%g`),

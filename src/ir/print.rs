@@ -363,8 +363,15 @@ impl Printer<'_, '_> {
     }
 }
 
-fn push_u32(out: &mut String, mut n: u32) {
-    let mut buf = [0u8; 10];
+fn push_u32(out: &mut String, n: u32) {
+    push_decimal(out, u64::from(n));
+}
+
+/// Writes `n` in decimal (as `{n}` formats it) onto `out`. Value numbers and integer
+/// attributes are most of the numbers printed, and going through `fmt` or pushing digit by
+/// digit costs several times the digits themselves.
+pub(super) fn push_decimal(out: &mut String, mut n: u64) {
+    let mut buf = [0u8; 20];
     let mut i = buf.len();
     loop {
         i -= 1;
@@ -374,6 +381,8 @@ fn push_u32(out: &mut String, mut n: u32) {
             break;
         }
     }
-    // ASCII digits: pushed as chars, which needs no UTF-8 validation of the buffer.
-    out.extend(buf[i..].iter().map(|&d| char::from(d)));
+    // SAFETY: `buf[i..]` holds only the ASCII digits written above, which are valid UTF-8, so
+    // `out` stays valid UTF-8. (The safe alternatives validate the bytes or push them one
+    // char at a time.)
+    unsafe { out.as_mut_vec().extend_from_slice(&buf[i..]) }
 }
