@@ -8,8 +8,8 @@
 use clap::Args;
 
 use super::{
-    apply_rules_to, load_feed, load_module_files, load_rules, parse_positive, parse_ranks, Failure,
-    InputLimitArgs, Limits, MemoryArgs, RuleArgs, TimeoutArgs,
+    apply_rules_knowing_misfits, load_feed, load_module_files, load_rules, parse_positive,
+    parse_ranks, Failure, InputLimitArgs, Limits, MemoryArgs, RuleArgs, TimeoutArgs,
 };
 use crate::exec::check::{check_with_sources, CheckOptions, Outcome};
 
@@ -126,7 +126,14 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
             };
             let mut m = original.module.clone();
             // Errors a rule raises at an op point at the op's line in INPUT.
-            apply_rules_to(&mut m, Some(&original.main), &rules, &a.rule, limits)?;
+            apply_rules_knowing_misfits(
+                &mut m,
+                Some(&original.main),
+                Some(&original.misfits),
+                &rules,
+                &a.rule,
+                limits,
+            )?;
             rewritten_by_rules = m;
             (&rewritten_by_rules, original.sources())
         }

@@ -480,7 +480,14 @@ pub struct Loaded {
     pub main: crate::SourceFile,
     /// The `--startup` file's text, if one was given.
     pub startup: Option<crate::SourceFile>,
+    /// The input's ops whose attributes misfit Paddle's definitions
+    /// ([`crate::dialect::misfit_ops`]), found with the warnings at loading, so that a rewrite of
+    /// this module need not look for them again ([`apply_rules_to`]).
+    pub misfits: MisfitOps,
 }
+
+/// Ops by program and id, as [`crate::dialect::misfit_ops`] gives them.
+pub type MisfitOps = rustc_hash::FxHashSet<(ir::Which, ir::OpId)>;
 
 impl Loaded {
     /// The files as the executor wants them, so errors at an op can show its line.
@@ -527,28 +534,31 @@ pub fn load_module_files(
         };
         return Err(e.to_diagnostic(&module, src));
     }
-    warn_dialect_findings(&module, &src, startup_src.as_ref());
+    let misfits = warn_dialect_findings(&module, &src, startup_src.as_ref());
     Ok(Loaded {
         module,
         hints,
         main: src,
         startup: startup_src,
+        misfits,
     })
 }
 
 /// Warns about the input's disagreements with the dialect ([`crate::dialect::findings`]):
 /// attribute values that do not fit Paddle's definition, and unknown ops named like known ones.
+/// Returns the ops with misfits.
 fn warn_dialect_findings(
     module: &Module,
     main: &crate::SourceFile,
     startup: Option<&crate::SourceFile>,
-) {
+) -> MisfitOps {
     use crate::dialect::FindingKind;
-    for f in crate::dialect::findings(module) {
+    let findings = crate::dialect::findings(module);
+    for f in &findings {
         if f.kind == FindingKind::Missing {
             continue;
         }
-        let e = dialect_error(module, &f);
+        let e = dialect_error(module, f);
         let src = match f.which {
             ir::Which::Startup if startup.is_some() => startup,
             _ => Some(main),
@@ -556,6 +566,7 @@ fn warn_dialect_findings(
         let d = e.to_diagnostic(module, src).to_string();
         streams::eprintln(&d.trim_end().replacen("error: ", "warning: ", 1));
     }
+    crate::dialect::misfit_ops(&findings)
 }
 
 /// A dialect finding as the verifier's error, to render with a position.
@@ -637,6 +648,20 @@ pub fn apply_rules_to(
     args: &RuleArgs,
     limits: &Limits,
 ) -> Result<(), Diagnostic> {
+    apply_rules_knowing_misfits(module, input, None, rules, args, limits)
+}
+
+/// [`apply_rules_to`] given the module's ops whose attributes misfit the dialect, if the caller
+/// has them ([`Loaded::misfits`]: loading found them with its warnings); they are looked for
+/// otherwise.
+pub fn apply_rules_knowing_misfits(
+    module: &mut Module,
+    input: Option<&crate::SourceFile>,
+    misfits: Option<&MisfitOps>,
+    rules: &crate::rules::RuleSet,
+    args: &RuleArgs,
+    limits: &Limits,
+) -> Result<(), Diagnostic> {
     let opts = crate::rewrite::Options {
         trace: args.trace,
         deadline: limits.deadline(),
@@ -653,7 +678,14 @@ pub fn apply_rules_to(
             d.to_string().trim_end().replacen("error: ", "", 1)
         );
     }
-    let misfits_before = crate::dialect::misfit_ops(&crate::dialect::findings(module));
+    let found;
+    let misfits_before = match misfits {
+        Some(m) => m,
+        None => {
+            found = crate::dialect::misfit_ops(&crate::dialect::findings(module));
+            &found
+        }
+    };
     let stats = crate::rewrite::apply(module, rules, &opts).map_err(|d| match input {
         Some(src) => d.at_input(src),
         None => d,
@@ -783,11 +815,24 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
         Some(load_rules(&args.rule, limits)?)
     };
     let t0 = Instant::now();
-    let (mut module, hints, src) = load_module_full(input, args.startup.as_deref(), limits)?;
+    let Loaded {
+        mut module,
+        hints,
+        main: src,
+        misfits,
+        ..
+    } = load_module_files(input, args.startup.as_deref(), limits)?;
     let t_parse = t0.elapsed();
     let t1 = Instant::now();
     if let Some(rules) = &rules {
-        apply_rules_to(&mut module, Some(&src), rules, &args.rule, limits)?;
+        apply_rules_knowing_misfits(
+            &mut module,
+            Some(&src),
+            Some(&misfits),
+            rules,
+            &args.rule,
+            limits,
+        )?;
     }
     let t_rewrite = t1.elapsed();
     let bytes_in = src.text.len();

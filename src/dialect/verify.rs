@@ -106,6 +106,9 @@ pub fn findings(m: &Module) -> Vec<Finding> {
     let mut typos: FxHashMap<&str, Option<String>> = FxHashMap::default();
     // Op names are interned: one table lookup per distinct name.
     let mut specs: FxHashMap<crate::ir::Sym, Option<&'static OpSpec>> = FxHashMap::default();
+    // An op's findings depend only on its name and its (interned) dictionary, and ops share
+    // both: a pair that gave no finding is not checked again.
+    let mut clean: FxHashSet<(crate::ir::Sym, crate::ir::AttrId)> = FxHashSet::default();
     let progs = std::iter::once((Which::Main, &m.main))
         .chain(m.startup.as_ref().map(|s| (Which::Startup, s)));
     for (which, p) in progs {
@@ -115,9 +118,11 @@ pub fn findings(m: &Module) -> Vec<Finding> {
             let spec = *specs
                 .entry(sym)
                 .or_insert_with(|| Dialect::get().spec(name));
-            if spec.is_some_and(|s| s.attrs.is_empty()) {
+            let attr_id = p.op_attrs(op);
+            if spec.is_some_and(|s| s.attrs.is_empty()) || clean.contains(&(sym, attr_id)) {
                 continue;
             }
+            let found_before = out.len();
             let mut push = |kind, message| {
                 out.push(Finding {
                     which,
@@ -133,7 +138,7 @@ pub fn findings(m: &Module) -> Vec<Finding> {
                 }
                 continue;
             };
-            let attrs = m.ctx.attrs(p.op_attrs(op));
+            let attrs = m.ctx.attrs(attr_id);
             for a in spec.attrs {
                 match attrs.get(a.name) {
                     Some(v) if !fits(v, a.ty) => push(
@@ -155,6 +160,9 @@ pub fn findings(m: &Module) -> Vec<Finding> {
                         ),
                     ),
                 }
+            }
+            if out.len() == found_before {
+                clean.insert((sym, attr_id));
             }
         }
     }

@@ -11,7 +11,6 @@
 
 use super::dist::OpDistAttr;
 use rustc_hash::FxHashSet;
-use std::fmt::Write;
 use std::hash::{Hash, Hasher};
 use std::sync::{Mutex, OnceLock};
 
@@ -165,9 +164,7 @@ impl Attr {
     /// Appends the printed form.
     pub fn write_to(&self, out: &mut String) {
         match self {
-            Attr::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
+            Attr::Int(i) => push_i64(out, *i),
             Attr::Float { text, .. } => out.push_str(text),
             Attr::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Attr::Str(s) => {
@@ -196,6 +193,15 @@ impl Attr {
         self.write_to(&mut s);
         s
     }
+}
+
+/// Writes `i` in decimal, as `{i}` formats it, without the formatting machinery (integers are
+/// the most common attribute values).
+fn push_i64(out: &mut String, i: i64) {
+    if i < 0 {
+        out.push('-');
+    }
+    super::print::push_decimal(out, i.unsigned_abs());
 }
 
 /// Formats a float as C++ `std::ostream << double` does by default (6 significant digits, `%g`),
@@ -353,6 +359,25 @@ pub(crate) fn write_dict<'a>(entries: impl Iterator<Item = (&'a str, &'a Attr)>,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_print_as_rust_formats_them() {
+        for i in [
+            0,
+            7,
+            -7,
+            10,
+            -10,
+            1234567890,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ] {
+            let mut s = String::new();
+            push_i64(&mut s, i);
+            assert_eq!(s, i.to_string());
+        }
+    }
 
     #[test]
     fn floats_print_like_paddle() {

@@ -7,9 +7,15 @@
 //!
 //! Printing is one linear pass writing into a `String`; [`print_module_to`] streams that string
 //! to a writer a megabyte at a time, so a large program's text never exists whole in memory.
+//!
+//! Dictionaries are stored as value indices, not text (see `attr_store`), and formatting one
+//! costs about as much as the rest of its op line. Most ops share their dictionary with others,
+//! so a dictionary met a second time is formatted once more into [`DictTexts`] and copied from
+//! there afterwards; a dictionary printed once (a parameter's, which holds its name) is never
+//! kept, so the cache holds only the shared ones.
 
 use super::program::{BlockId, OpId, OpSyntax, Program, ValueDef, ValueId};
-use super::{Context, Module};
+use super::{AttrId, Context, Module};
 use std::fmt::Write;
 
 /// Prints a whole module: main, then `startup { ... }` if present, then trailing blank lines.
@@ -23,7 +29,8 @@ pub fn print_module(m: &Module) -> String {
 /// Prints one program as a bare `{ ... }` (the way Paddle dumps it).
 pub fn print_program(ctx: &Context, p: &Program) -> String {
     let mut out = String::with_capacity(estimate(p));
-    print_program_into(ctx, p, &mut out, &mut Sink::Memory);
+    let mut dicts = DictTexts::new(ctx);
+    print_program_into(ctx, p, &mut out, &mut Sink::Memory, &mut dicts);
     out
 }
 
@@ -38,7 +45,9 @@ pub fn print_program_to(
     p: &Program,
     w: &mut dyn std::io::Write,
 ) -> std::io::Result<u64> {
-    print_streamed(w, |out, sink| print_program_into(ctx, p, out, sink))
+    print_streamed(w, |out, sink| {
+        print_program_into(ctx, p, out, sink, &mut DictTexts::new(ctx))
+    })
 }
 
 /// Runs `print` with a buffer that is handed to `w` a megabyte at a time, then the rest.
@@ -58,10 +67,11 @@ fn print_streamed(
 }
 
 fn print_module_into(m: &Module, out: &mut String, sink: &mut Sink<'_>) {
-    print_program_into(&m.ctx, &m.main, out, sink);
+    let mut dicts = DictTexts::new(&m.ctx);
+    print_program_into(&m.ctx, &m.main, out, sink, &mut dicts);
     if let Some(s) = &m.startup {
         out.push_str("startup ");
-        print_program_into(&m.ctx, s, out, sink);
+        print_program_into(&m.ctx, s, out, sink, &mut dicts);
     }
     out.push_str(&m.trailing);
 }
@@ -108,12 +118,65 @@ fn estimate(p: &Program) -> usize {
     p.num_ops() * 200 + 16
 }
 
-fn print_program_into(ctx: &Context, p: &Program, out: &mut String, sink: &mut Sink<'_>) {
+/// The printed text of the dictionaries met more than once (see the module doc).
+struct DictTexts {
+    /// Per dictionary id: 0 not printed yet, 1 printed once, `n + 2` cached as `spans[n]`.
+    state: Vec<u32>,
+    spans: Vec<(usize, usize)>,
+    text: String,
+}
+
+impl DictTexts {
+    fn new(ctx: &Context) -> Self {
+        DictTexts {
+            state: vec![0; ctx.interned_counts().1],
+            spans: Vec::new(),
+            text: String::new(),
+        }
+    }
+
+    /// Writes dictionary `id` onto `out`.
+    fn write(&mut self, ctx: &Context, id: AttrId, out: &mut String) {
+        let Some(state) = self.state.get_mut(id.0 as usize) else {
+            // Interned after the printer started: not possible while it borrows the context,
+            // but printing it uncached is right anyway.
+            ctx.write_attrs(id, out);
+            return;
+        };
+        match *state {
+            0 => {
+                *state = 1;
+                ctx.write_attrs(id, out);
+            }
+            1 => {
+                let start = out.len();
+                ctx.write_attrs(id, out);
+                let from = self.text.len();
+                self.text.push_str(&out[start..]);
+                self.spans.push((from, self.text.len()));
+                *state = u32::try_from(self.spans.len() + 1).unwrap_or(u32::MAX);
+            }
+            n => {
+                let (a, b) = self.spans[n as usize - 2];
+                out.push_str(&self.text[a..b]);
+            }
+        }
+    }
+}
+
+fn print_program_into(
+    ctx: &Context,
+    p: &Program,
+    out: &mut String,
+    sink: &mut Sink<'_>,
+    dicts: &mut DictTexts,
+) {
     let mut pr = Printer {
         ctx,
         p,
         out,
         sink,
+        dicts,
         names: vec![u32::MAX; p.value_capacity()],
         next: 0,
         next_arg: 0,
@@ -128,6 +191,7 @@ struct Printer<'a, 'w> {
     p: &'a Program,
     out: &'a mut String,
     sink: &'a mut Sink<'w>,
+    dicts: &'a mut DictTexts,
     /// Print number of each value (`%N`, or `%arg_N` for block arguments).
     names: Vec<u32>,
     next: u32,
@@ -152,7 +216,7 @@ impl Printer<'_, '_> {
                 self.out.push_str("%kwarg_");
                 self.out.push_str(self.ctx.str(k.name));
                 self.out.push(' ');
-                self.ctx.write_attrs(k.attrs, self.out);
+                self.dicts.write(self.ctx, k.attrs, self.out);
                 self.out.push('\n');
             }
         }
@@ -168,7 +232,7 @@ impl Printer<'_, '_> {
                 let _ = write!(self.out, "%arg_{}", self.next_arg);
                 self.next_arg += 1;
                 self.out.push(' ');
-                self.ctx.write_attrs(a.attrs, self.out);
+                self.dicts.write(self.ctx, a.attrs, self.out);
             }
             self.out.push('\n');
         }
@@ -245,7 +309,7 @@ impl Printer<'_, '_> {
         match d.syntax() {
             OpSyntax::Plain => {
                 self.out.push(' ');
-                self.ctx.write_attrs(d.attrs, self.out);
+                self.dicts.write(self.ctx, d.attrs, self.out);
                 self.out.push_str(" : (");
                 for (i, v) in p.operands(op).enumerate() {
                     if i > 0 {
@@ -260,7 +324,7 @@ impl Printer<'_, '_> {
             }
             OpSyntax::Regions => {
                 self.out.push(' ');
-                self.ctx.write_attrs(d.attrs, self.out);
+                self.dicts.write(self.ctx, d.attrs, self.out);
                 self.out.push_str(" -> ");
                 self.result_types(op);
                 self.out.push_str(" {\n");
@@ -299,8 +363,15 @@ impl Printer<'_, '_> {
     }
 }
 
-fn push_u32(out: &mut String, mut n: u32) {
-    let mut buf = [0u8; 10];
+fn push_u32(out: &mut String, n: u32) {
+    push_decimal(out, u64::from(n));
+}
+
+/// Writes `n` in decimal (as `{n}` formats it) onto `out`. Value numbers and integer
+/// attributes are most of the numbers printed, and going through `fmt` or pushing digit by
+/// digit costs several times the digits themselves.
+pub(super) fn push_decimal(out: &mut String, mut n: u64) {
+    let mut buf = [0u8; 20];
     let mut i = buf.len();
     loop {
         i -= 1;
@@ -310,6 +381,8 @@ fn push_u32(out: &mut String, mut n: u32) {
             break;
         }
     }
-    // The bytes are ASCII digits.
-    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
+    // SAFETY: `buf[i..]` holds only the ASCII digits written above, which are valid UTF-8, so
+    // `out` stays valid UTF-8. (The safe alternatives validate the bytes or push them one
+    // char at a time.)
+    unsafe { out.as_mut_vec().extend_from_slice(&buf[i..]) }
 }

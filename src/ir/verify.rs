@@ -21,7 +21,7 @@
 //! reported as such.
 
 use super::program::{BlockId, OpId, OpSyntax, Program, ValueId};
-use super::{Context, Module, Which};
+use super::{Context, Module, Sym, Which};
 use crate::diag::Diagnostic;
 use rustc_hash::FxHashSet;
 
@@ -96,6 +96,7 @@ pub fn verify_program(
         ops,
         defined: vec![false; p.value_capacity()],
         index: 0,
+        counts_fit: FxHashSet::default(),
     };
     v.block(p.top_block())
 }
@@ -107,6 +108,9 @@ struct Verifier<'a> {
     defined: Vec<bool>,
     /// Position of the current op in print order, for messages.
     index: usize,
+    /// (name, operands, results) already found to fit: the table is looked up by name once per
+    /// distinct shape of op, not once per op.
+    counts_fit: FxHashSet<(Sym, usize, usize)>,
 }
 
 impl Verifier<'_> {
@@ -230,11 +234,12 @@ impl Verifier<'_> {
                     ));
                 }
             }
-            if let Err(msg) = self
-                .ops
-                .check_counts(name, p.num_operands(op), p.num_results(op))
-            {
-                return Err(self.fail(op, name, msg));
+            let counts = (p.op_name(op), p.num_operands(op), p.num_results(op));
+            if !self.counts_fit.contains(&counts) {
+                if let Err(msg) = self.ops.check_counts(name, counts.1, counts.2) {
+                    return Err(self.fail(op, name, msg));
+                }
+                self.counts_fit.insert(counts);
             }
             if name == YIELD && p.block_parent_op(b).is_none() {
                 return Err(self.fail(
