@@ -12,14 +12,10 @@
 //! times a number, an integer overflow) is `None`: the guard is false and a right-hand side that
 //! needs the value does not apply.
 
-use super::pattern::{BinOp, Expr, Value};
+use super::pattern::{BinOp, Expr, Read, Value, NO_SPAN};
 use crate::ir::{Attr, Context, TypeId};
-use crate::value::operators::UnOp;
+use crate::value::expr::StrPart;
 use crate::value::operators::{binary_values, logic, unary};
-
-/// The span given to the shared operators: compiled e-graph expressions have none, and their
-/// errors are never shown (see the module docs).
-const NO_SPAN: (usize, usize) = (0, 0);
 
 /// What an expression can ask about the match it is evaluated in.
 pub(crate) trait Env {
@@ -42,19 +38,45 @@ pub(crate) fn attr_equals(have: &Attr, want: &Attr) -> bool {
 
 pub(crate) fn eval(e: &Expr, env: &dyn Env) -> Option<Value> {
     Some(match e {
-        Expr::Lit(v) => v.clone(),
-        Expr::Cap(c) => Value::from_attr(&env.cap(c.0)?),
-        Expr::DType(v) => Value::DType(env.ctx().ty(env.var_type(v.0)?).dtype()?),
-        Expr::Type(v) => Value::Type(env.var_type(v.0)?),
-        Expr::Const(v) => Value::Float(env.var_const(v.0)?),
-        Expr::Attr(l, key) => Value::from_attr(&env.label_attr(l.0, key)?),
-        Expr::Neg(a) => unary(UnOp::Neg, eval(a, env)?, NO_SPAN).ok()?,
-        Expr::Not(a) => unary(UnOp::Not, eval(a, env)?, NO_SPAN).ok()?,
-        Expr::Bin(op @ (BinOp::And | BinOp::Or), a, b) => {
-            let r = || eval(b, env).map(|v| (v, NO_SPAN)).ok_or_else(undefined);
-            logic(*op, (eval(a, env)?, NO_SPAN), r).ok()?
+        Expr::Lit(v, _) => v.clone(),
+        Expr::Var(Read::Cap(c)) => Value::from_attr(&env.cap(c.0)?),
+        Expr::Var(Read::DType(v)) => Value::DType(env.ctx().ty(env.var_type(v.0)?).dtype()?),
+        Expr::Var(Read::Type(v)) => Value::Type(env.var_type(v.0)?),
+        Expr::Var(Read::Const(v)) => Value::Float(env.var_const(v.0)?),
+        Expr::Var(Read::Attr(l, key)) => Value::from_attr(&env.label_attr(l.0, key)?),
+        Expr::Unary { op, e, .. } => unary(*op, eval(e, env)?, NO_SPAN).ok()?,
+        Expr::Binary {
+            op: op @ (BinOp::And | BinOp::Or),
+            l,
+            r,
+            ..
+        } => {
+            let r = || eval(r, env).map(|v| (v, NO_SPAN)).ok_or_else(undefined);
+            logic(*op, (eval(l, env)?, NO_SPAN), r).ok()?
         }
-        Expr::Bin(op, a, b) => binary_values(*op, eval(a, env)?, eval(b, env)?, NO_SPAN).ok()?,
+        Expr::Binary { op, l, r, .. } => {
+            binary_values(*op, eval(l, env)?, eval(r, env)?, NO_SPAN).ok()?
+        }
+        Expr::If { c, t, e, .. } => match eval(c, env)? {
+            Value::Bool(true) => eval(t, env)?,
+            Value::Bool(false) => eval(e, env)?,
+            _ => return None,
+        },
+        Expr::List(items, _) => {
+            Value::List(items.iter().map(|x| eval(x, env)).collect::<Option<_>>()?)
+        }
+        Expr::Str(parts, _) => {
+            let mut out = String::new();
+            for p in parts {
+                match p {
+                    StrPart::Lit(l) => out.push_str(l),
+                    StrPart::Expr(x) => out.push_str(&eval(x, env)?.display()),
+                }
+            }
+            Value::Str(out)
+        }
+        Expr::Call { func: n, .. } | Expr::Exists(n) => match *n {},
+        Expr::Build(n) => match **n {},
     })
 }
 
@@ -95,9 +117,9 @@ mod tests {
         let env = NoEnv(Context::default());
         let e = Expr::int(1).mul(Expr::float(0.25));
         assert_eq!(eval(&e, &env), Some(Value::Float(0.25)));
-        let e = Expr::Bin(BinOp::Div, Box::new(Expr::int(1)), Box::new(Expr::int(4)));
+        let e = Expr::int(1).bin(BinOp::Div, Expr::int(4));
         assert_eq!(eval(&e, &env), Some(Value::Float(0.25)));
-        let e = Expr::Cap(super::super::pattern::Cap(0)).eq(Expr::Lit(Value::DType(DType::F32)));
+        let e = Expr::cap(super::super::pattern::Cap(0)).eq(Expr::lit(Value::DType(DType::F32)));
         assert_eq!(eval(&e, &env), Some(Value::Bool(true)));
         // An unknown constant makes the whole guard undefined.
         let e = Expr::konst(super::super::pattern::Var(0)).eq(Expr::int(1));
@@ -111,14 +133,14 @@ mod tests {
         let env = NoEnv(Context::default());
         let e = Expr::int(i64::MAX).add(Expr::int(1));
         assert_eq!(eval(&e, &env), None);
-        let e = Expr::Neg(Box::new(Expr::int(i64::MIN)));
+        let e = Expr::unary(crate::value::operators::UnOp::Neg, Expr::int(i64::MIN));
         assert_eq!(eval(&e, &env), None);
     }
 
     #[test]
     fn strings_concatenate_as_in_structural_rules() {
         let env = NoEnv(Context::default());
-        let s = |t: &str| Expr::Lit(Value::Str(t.into()));
+        let s = |t: &str| Expr::lit(Value::Str(t.into()));
         let e = s("a").add(s("b")).eq(s("ab"));
         assert_eq!(eval(&e, &env), Some(Value::Bool(true)));
     }

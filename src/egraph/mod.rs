@@ -59,7 +59,8 @@ pub mod run;
 pub use analysis::{IrAnalysis, IrEGraph};
 pub use elaborate::ElabStats;
 pub use pattern::{
-    AttrTest, Build, Cap, EqRule, Expr, Label, OpBuild, OpPattern, Pattern, TypesBuild, Value, Var,
+    AttrTest, Build, Cap, EqRule, Expr, Label, OpBuild, OpPattern, Pattern, Read, TypesBuild,
+    Value, Var,
 };
 pub use run::{Limits, Options, Outcome};
 

@@ -42,6 +42,8 @@
 //! `cast_same_dtype` is `pd_op.cast(%x) {dtype: d} where dtype(%x) == d => %x`).
 
 use crate::ir::{Attr, Type};
+use crate::value::expr::{Names, Payload, PayloadMut, Spanned};
+use crate::value::operators::UnOp;
 
 /// A value variable (`%x`): binds an e-class.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -97,10 +99,22 @@ pub use crate::value::Val as Value;
 /// `rules::eval::binary_values` in both engines.
 pub use crate::value::operators::BinOp;
 
+/// The names of an e-graph guard or computed attribute: the rule language's expression tree
+/// ([`crate::value::expr`]) whose leaves read the match ([`Read`]); it has no calls, builds or
+/// `exists` (the lowering turns the queries an equational rule may use into reads) and no
+/// spans (its errors are never shown: a guard that cannot be evaluated is false).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Guard;
+
 /// A guard or computed-attribute expression.
+pub type Expr = crate::value::expr::Expr<Guard>;
+
+/// The span of every node of an e-graph [`Expr`].
+pub const NO_SPAN: (usize, usize) = (0, 0);
+
+/// What a leaf of an e-graph expression reads from the match.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Expr {
-    Lit(Value),
+pub enum Read {
     /// A captured attribute.
     Cap(Cap),
     /// The element type of a bound value.
@@ -111,9 +125,41 @@ pub enum Expr {
     Const(Var),
     /// Attribute `key` of a labelled op (undefined when absent).
     Attr(Label, String),
-    Neg(Box<Expr>),
-    Not(Box<Expr>),
-    Bin(BinOp, Box<Expr>, Box<Expr>),
+}
+
+/// What an e-graph expression cannot hold (a call, a build, an `exists`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Never {}
+
+impl Spanned for Read {
+    fn span(&self) -> (usize, usize) {
+        NO_SPAN
+    }
+}
+
+impl Spanned for Never {
+    fn span(&self) -> (usize, usize) {
+        match *self {}
+    }
+}
+
+impl Names for Guard {
+    type Var = Read;
+    type Callee = Never;
+    type Build = Never;
+    type Exists = Never;
+
+    fn payload<'a>(p: Payload<'a, Self>, _: &mut dyn FnMut(&'a Expr)) {
+        match p {
+            Payload::Build(n) | Payload::Exists(n) => match *n {},
+        }
+    }
+
+    fn payload_mut(p: PayloadMut<'_, Self>, _: &mut dyn FnMut(&mut Expr)) {
+        match p {
+            PayloadMut::Build(n) | PayloadMut::Exists(n) => match *n {},
+        }
+    }
 }
 
 /// A right-hand-side term.
@@ -244,21 +290,43 @@ impl OpBuild {
     }
 }
 
+/// Builders of e-graph expressions (for the lowering and for rules written in Rust).
 impl Expr {
+    pub fn lit(v: Value) -> Expr {
+        Expr::Lit(v, NO_SPAN)
+    }
+    pub fn read(r: Read) -> Expr {
+        Expr::Var(r)
+    }
+    pub fn unary(op: UnOp, e: Expr) -> Expr {
+        Expr::Unary {
+            op,
+            e: Box::new(e),
+            span: NO_SPAN,
+        }
+    }
+    pub fn bin(self, op: BinOp, rhs: Expr) -> Expr {
+        Expr::Binary {
+            op,
+            l: Box::new(self),
+            r: Box::new(rhs),
+            span: NO_SPAN,
+        }
+    }
     pub fn int(i: i64) -> Expr {
-        Expr::Lit(Value::Int(i))
+        Expr::lit(Value::Int(i))
     }
     pub fn float(f: f64) -> Expr {
-        Expr::Lit(Value::Float(f))
+        Expr::lit(Value::Float(f))
+    }
+    pub fn cap(c: Cap) -> Expr {
+        Expr::read(Read::Cap(c))
     }
     pub fn dtype(v: Var) -> Expr {
-        Expr::DType(v)
+        Expr::read(Read::DType(v))
     }
     pub fn konst(v: Var) -> Expr {
-        Expr::Const(v)
-    }
-    fn bin(self, op: BinOp, rhs: Expr) -> Expr {
-        Expr::Bin(op, Box::new(self), Box::new(rhs))
+        Expr::read(Read::Const(v))
     }
     #[allow(clippy::should_implement_trait)]
     pub fn eq(self, rhs: Expr) -> Expr {
@@ -380,27 +448,24 @@ impl Bound {
         }
     }
 
+    /// Every read of `e` names something the left-hand side binds.
     fn expr(&self, e: &Expr) -> Result<(), String> {
-        match e {
-            Expr::Lit(_) => Ok(()),
-            Expr::Cap(c) => {
-                if self.caps.contains(c) {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "capture {} is not bound on the left-hand side",
-                        c.0
-                    ))
-                }
+        let mut r = Ok(());
+        e.visit(&mut |x| {
+            if r.is_err() {
+                return;
             }
-            Expr::DType(v) | Expr::Type(v) | Expr::Const(v) => self.var(*v),
-            Expr::Attr(l, _) => self.label(*l),
-            Expr::Neg(a) | Expr::Not(a) => self.expr(a),
-            Expr::Bin(_, a, b) => {
-                self.expr(a)?;
-                self.expr(b)
+            r = match x {
+                Expr::Var(Read::Cap(c)) if !self.caps.contains(c) => Err(format!(
+                    "capture {} is not bound on the left-hand side",
+                    c.0
+                )),
+                Expr::Var(Read::DType(v) | Read::Type(v) | Read::Const(v)) => self.var(*v),
+                Expr::Var(Read::Attr(l, _)) => self.label(*l),
+                _ => Ok(()),
             }
-        }
+        });
+        r
     }
 
     fn build(&self, b: &Build) -> Result<(), String> {
@@ -442,7 +507,7 @@ mod tests {
             Build::Var(Var(1)),
         );
         assert!(bad.check().unwrap_err().contains("variable 1"));
-        let bad = ok.clone().guard(Expr::Cap(Cap(3)).eq(Expr::int(1)));
+        let bad = ok.clone().guard(Expr::cap(Cap(3)).eq(Expr::int(1)));
         assert!(bad.check().unwrap_err().contains("capture 3"));
         let bad = EqRule::new("r", Var(0), Build::Var(Var(0)));
         assert!(bad.check().unwrap_err().contains("must be an op"));

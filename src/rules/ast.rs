@@ -393,7 +393,7 @@ pub struct StrLit {
 impl StrLit {
     /// The text when the string has no interpolation.
     pub fn as_plain(&self) -> Option<String> {
-        super::expr::plain(&self.parts)
+        crate::value::expr::plain(&self.parts)
     }
 }
 
@@ -410,10 +410,10 @@ pub struct ValueRef {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Syntax;
 
-/// An expression as written (see [`super::expr`]).
-pub type Expr = super::expr::Expr<Syntax>;
+/// An expression as written (see [`crate::value::expr`]).
+pub type Expr = crate::value::expr::Expr<Syntax>;
 /// A piece of an interpolated string as written.
-pub type StrPart = super::expr::StrPart<Syntax>;
+pub type StrPart = crate::value::expr::StrPart<Syntax>;
 
 /// A name in an expression.
 #[derive(Debug, Clone, PartialEq)]
@@ -437,7 +437,7 @@ pub struct Exists {
     pub span: Span,
 }
 
-impl super::expr::Spanned for Var {
+impl crate::value::expr::Spanned for Var {
     fn span(&self) -> Span {
         match self {
             Var::Bare(i) | Var::Capture(i) => i.span,
@@ -446,42 +446,42 @@ impl super::expr::Spanned for Var {
     }
 }
 
-impl super::expr::Spanned for Ident {
+impl crate::value::expr::Spanned for Ident {
     fn span(&self) -> Span {
         self.span
     }
 }
 
-impl super::expr::Spanned for Build {
+impl crate::value::expr::Spanned for Build {
     fn span(&self) -> Span {
         self.span
     }
 }
 
-impl super::expr::Spanned for Exists {
+impl crate::value::expr::Spanned for Exists {
     fn span(&self) -> Span {
         self.span
     }
 }
 
-impl super::expr::Names for Syntax {
+impl crate::value::expr::Names for Syntax {
     type Var = Var;
     /// A call names its function as written (`name`, `dtype`, `shape`, `uses`, ...).
     type Callee = Ident;
     type Build = Build;
     type Exists = Exists;
 
-    fn payload<'a>(p: super::expr::Payload<'a, Self>, f: &mut dyn FnMut(&'a Expr)) {
+    fn payload<'a>(p: crate::value::expr::Payload<'a, Self>, f: &mut dyn FnMut(&'a Expr)) {
         match p {
-            super::expr::Payload::Build(b) => b.exprs(f),
-            super::expr::Payload::Exists(x) => x.patterns.iter().for_each(|p| p.exprs(f)),
+            crate::value::expr::Payload::Build(b) => b.exprs(f),
+            crate::value::expr::Payload::Exists(x) => x.patterns.iter().for_each(|p| p.exprs(f)),
         }
     }
 
-    fn payload_mut(p: super::expr::PayloadMut<'_, Self>, f: &mut dyn FnMut(&mut Expr)) {
+    fn payload_mut(p: crate::value::expr::PayloadMut<'_, Self>, f: &mut dyn FnMut(&mut Expr)) {
         match p {
-            super::expr::PayloadMut::Build(b) => b.exprs_mut(f),
-            super::expr::PayloadMut::Exists(x) => {
+            crate::value::expr::PayloadMut::Build(b) => b.exprs_mut(f),
+            crate::value::expr::PayloadMut::Exists(x) => {
                 x.patterns.iter_mut().for_each(|p| p.exprs_mut(f))
             }
         }

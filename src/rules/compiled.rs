@@ -31,9 +31,9 @@
 //! `exists` patterns and actions hold expressions, so the two live in this one file.
 
 use super::builtins::Builtin;
-use super::expr::{Names, Payload, PayloadMut, Spanned};
 use super::OpClass;
 use crate::dialect::OpSpec;
+use crate::value::expr::{Names, Payload, PayloadMut, Spanned};
 use crate::value::operators::Span;
 use crate::value::Val;
 
@@ -362,10 +362,10 @@ pub struct Field {
 #[derive(Debug, Clone, Copy)]
 pub struct Lowered;
 
-/// A lowered expression (see [`super::expr`]).
-pub type Expr = super::expr::Expr<Lowered>;
+/// A lowered expression (see [`crate::value::expr`]).
+pub type Expr = crate::value::expr::Expr<Lowered>;
 /// A piece of a lowered interpolated string.
-pub type StrPart = super::expr::StrPart<Lowered>;
+pub type StrPart = crate::value::expr::StrPart<Lowered>;
 
 /// A lowered name.
 #[derive(Debug, Clone)]

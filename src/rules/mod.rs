@@ -34,7 +34,6 @@ pub mod compiled;
 pub mod decl;
 pub mod eval;
 pub mod expand;
-pub mod expr;
 mod let_build;
 pub mod limits;
 pub mod load;

@@ -1,5 +1,6 @@
 //! Values a rule expression evaluates to, and the conversions between them and IR attributes;
-//! [`operators`] says what the operators do with them.
+//! [`operators`] says what the operators do with them, and [`expr`] is the one expression tree
+//! they are computed by.
 //!
 //! Its own module, below the rule language and both engines, because all three compute with
 //! these values: the rule language (`rules/`) for constants, the structural engine (`rewrite/`)
@@ -9,6 +10,7 @@
 //! IR-bound variants (`Value`, `Op`, `Type`) only appear while the engine evaluates a match;
 //! parameter defaults and import conditions are constant.
 
+pub mod expr;
 pub mod operators;
 
 use crate::ir::{Attr, DType, OpId, TypeId, ValueId};

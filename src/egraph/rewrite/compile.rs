@@ -177,19 +177,22 @@ impl Numbering {
         })
     }
 
+    /// `e` with its variables, captures and labels renumbered to this rule's slots.
     pub(super) fn expr(&self, e: &Expr) -> Expr {
-        use crate::egraph::pattern::{Cap, Label, Var};
-        match e {
-            Expr::Lit(v) => Expr::Lit(v.clone()),
-            Expr::Cap(c) => Expr::Cap(Cap(self.caps[&c.0])),
-            Expr::DType(v) => Expr::DType(Var(self.vars[&v.0])),
-            Expr::Type(v) => Expr::Type(Var(self.vars[&v.0])),
-            Expr::Const(v) => Expr::Const(Var(self.vars[&v.0])),
-            Expr::Attr(l, k) => Expr::Attr(Label(self.labels[&l.0]), k.clone()),
-            Expr::Neg(a) => Expr::Neg(Box::new(self.expr(a))),
-            Expr::Not(a) => Expr::Not(Box::new(self.expr(a))),
-            Expr::Bin(op, a, b) => Expr::Bin(*op, Box::new(self.expr(a)), Box::new(self.expr(b))),
-        }
+        use crate::egraph::pattern::{Cap, Label, Read, Var};
+        let mut e = e.clone();
+        e.visit_mut(&mut |x| {
+            if let Expr::Var(r) = x {
+                *r = match r {
+                    Read::Cap(c) => Read::Cap(Cap(self.caps[&c.0])),
+                    Read::DType(v) => Read::DType(Var(self.vars[&v.0])),
+                    Read::Type(v) => Read::Type(Var(self.vars[&v.0])),
+                    Read::Const(v) => Read::Const(Var(self.vars[&v.0])),
+                    Read::Attr(l, k) => Read::Attr(Label(self.labels[&l.0]), std::mem::take(k)),
+                }
+            }
+        });
+        e
     }
 
     pub(super) fn build(

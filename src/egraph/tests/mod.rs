@@ -37,7 +37,7 @@ pub fn cast_same_dtype() -> EqRule {
         OpPattern::new("pd_op.cast", [x.into()]).attr("dtype", AttrTest::Capture(d)),
         Build::Var(x),
     )
-    .guard(Expr::dtype(x).eq(Expr::Cap(d)))
+    .guard(Expr::dtype(x).eq(Expr::cap(d)))
     .subsume(true)
 }
 
@@ -70,7 +70,7 @@ pub fn fold_scales() -> EqRule {
         .label(s);
     let full_ab = OpBuild::new("pd_op.full", [])
         .attrs_from(f)
-        .set("value", Expr::Cap(a).mul(Expr::Cap(b)));
+        .set("value", Expr::cap(a).mul(Expr::cap(b)));
     let rhs = OpBuild::new("pd_op.scale", [x.into(), full_ab.into()])
         .attrs_from(s)
         .types(TypesBuild::SameAs(x));

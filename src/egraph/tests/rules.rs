@@ -157,7 +157,7 @@ fn runaway() -> EqRule {
             x.into(),
             OpBuild::new("pd_op.full", [])
                 .attrs_from(f)
-                .set("value", Expr::Cap(c).add(Expr::int(1)))
+                .set("value", Expr::cap(c).add(Expr::int(1)))
                 .into(),
         ],
     )
@@ -260,7 +260,7 @@ fn a_type_changing_equation_is_refused() {
         OpPattern::new("pd_op.relu", [x.into()]),
         OpBuild::new("pd_op.cast", [x.into()]).set(
             "dtype",
-            Expr::Lit(crate::egraph::Value::DType(crate::ir::DType::BF16)),
+            Expr::lit(crate::egraph::Value::DType(crate::ir::DType::BF16)),
         ),
     );
     let text = "{\n    (%0) = \"pd_op.data\" () {dtype:float32,name:\"x\",place:Place(undefined:0),shape:[4],stop_gradient:[true]} : () -> tensor<4xf32>\n    (%1) = \"pd_op.relu\" (%0) {} : (tensor<4xf32>) -> tensor<4xf32>\n    () = \"builtin.shadow_output\" (%1) {output_name:\"y\"} : (tensor<4xf32>) -> \n}\n";

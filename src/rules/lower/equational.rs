@@ -15,7 +15,7 @@
 //! | `{k: expr}` / `{k: $c}` / `{k: _}` / `{not k}` | [`AttrTest::Eq`] of the evaluated constant / `Capture` / `Capture` of an unused capture / `Absent` |
 //! | `%s = op(..)` on the left | a [`Label`]: `{..%s}` on the right copies `%s`'s attributes, `attr(%s, "k")` reads one |
 //! | parameters, stages, dtypes, `1.0 / k_steps` | evaluated once, here, to literals |
-//! | `dtype(%x)`, `type(%x)`, `const(%x)` | [`GExpr::DType`], [`GExpr::Type`], [`GExpr::Const`] |
+//! | `dtype(%x)`, `type(%x)`, `const(%x)` | the e-graph reads [`Read::DType`], [`Read::Type`], [`Read::Const`] |
 //! | `lhs <=> rhs` | two rules, `name` and `name<=` (the right side read as a pattern) |
 //!
 //! Everything here is checked when the rule file is loaded ([`check`], called by the checker),
@@ -25,13 +25,13 @@
 use crate::dialect::{Dialect, Effect, OpSpec};
 use crate::egraph::{
     self, AttrTest, Build as GBuild, Cap, EqRule as GRule, Expr as GExpr, Label, OpBuild,
-    OpPattern, Pattern, TypesBuild, Value, Var,
+    OpPattern, Pattern, Read, TypesBuild, Value, Var,
 };
 use crate::ir::Attr;
 use crate::rules::ast::Var as AVar;
 use crate::rules::ast::{
-    AttrPatVal, BinOp, Direction, EqRule, Expr, Ident, OpPattern as LhsOp, OpSel, Term, UnOp,
-    ValPat, SPREAD_KEY,
+    AttrPatVal, BinOp, Direction, EqRule, Expr, Ident, OpPattern as LhsOp, OpSel, Term, ValPat,
+    SPREAD_KEY,
 };
 use crate::rules::builtins::{Builtin, Kind, Query};
 use crate::rules::eval::{dtype_name, eval_const};
@@ -346,11 +346,11 @@ impl<'a> Tr<'a> {
                         c.span.0,
                         format!("`{}` is not captured by the right side", c.name),
                     ))?;
-                    b = b.set(&a.key.name, GExpr::Cap(cap));
+                    b = b.set(&a.key.name, GExpr::cap(cap));
                 }
                 AttrPatVal::Equals(e) => {
                     let v = self.const_val(e)?;
-                    b = b.set(&a.key.name, GExpr::Lit(v));
+                    b = b.set(&a.key.name, GExpr::lit(v));
                 }
                 AttrPatVal::Absent(_) => {}
                 AttrPatVal::Present(s) => {
@@ -514,10 +514,10 @@ impl<'a> Tr<'a> {
 
     fn expr(&mut self, e: &Expr) -> Result<GExpr, Error> {
         if is_const(e) {
-            return Ok(GExpr::Lit(self.const_val(e)?));
+            return Ok(GExpr::lit(self.const_val(e)?));
         }
         Ok(match e {
-            Expr::Var(AVar::Capture(c)) => GExpr::Cap(*self.caps.get(&c.name).ok_or((
+            Expr::Var(AVar::Capture(c)) => GExpr::cap(*self.caps.get(&c.name).ok_or((
                 c.span.0,
                 format!("`{}` is not captured by the left-hand side", c.name),
             ))?),
@@ -526,9 +526,9 @@ impl<'a> Tr<'a> {
                 return Err((i.span.0, format!("unknown name `{}`", i.name)));
             }
             Expr::Call { func, args, .. } => match Builtin::from_name(&func.name) {
-                Some(Builtin::Query(Query::DType)) => GExpr::DType(self.value_var(args, func)?),
-                Some(Builtin::Query(Query::Type)) => GExpr::Type(self.value_var(args, func)?),
-                Some(Builtin::Query(Query::Const)) => GExpr::Const(self.value_var(args, func)?),
+                Some(Builtin::Query(Query::DType)) => GExpr::read(Read::DType(self.value_var(args, func)?)),
+                Some(Builtin::Query(Query::Type)) => GExpr::read(Read::Type(self.value_var(args, func)?)),
+                Some(Builtin::Query(Query::Const)) => GExpr::read(Read::Const(self.value_var(args, func)?)),
                 Some(Builtin::Query(Query::Attr)) => match args.as_slice() {
                     [Expr::Var(AVar::Value(v)), k] if v.field.is_none() => {
                         let l = self.labels.get(&v.name.name).copied().ok_or((
@@ -541,7 +541,7 @@ impl<'a> Tr<'a> {
                         let Value::Str(key) = self.const_val(k)? else {
                             return Err((k.span().0, "an attribute name is a string".into()));
                         };
-                        GExpr::Attr(l, key)
+                        GExpr::read(Read::Attr(l, key))
                     }
                     _ => {
                         return Err((
@@ -560,13 +560,7 @@ impl<'a> Tr<'a> {
                     ))
                 }
             },
-            Expr::Unary { op, e, .. } => {
-                let x = Box::new(self.expr(e)?);
-                match op {
-                    UnOp::Neg => GExpr::Neg(x),
-                    UnOp::Not => GExpr::Not(x),
-                }
-            }
+            Expr::Unary { op, e, .. } => GExpr::unary(*op, self.expr(e)?),
             Expr::Binary { op, l, r, span } => {
                 if matches!(
                     op,
@@ -580,7 +574,7 @@ impl<'a> Tr<'a> {
                         ),
                     ));
                 }
-                GExpr::Bin(*op, Box::new(self.expr(l)?), Box::new(self.expr(r)?))
+                self.expr(l)?.bin(*op, self.expr(r)?)
             }
             other => {
                 return Err((

@@ -1,10 +1,13 @@
 //! The rule language's one expression tree, generic over what its names resolve to.
 //!
-//! An expression is written once by the parser ([`super::ast::Expr`], names as the author wrote
-//! them) and lowered once at load ([`super::compiled::Expr`], parameters as values, variables
-//! as slots, calls as builtins). Both are this tree: only its leaves, callees and the two
-//! payloads that hold patterns or ops (`exists(...)`, an inline build) differ, and a [`Names`]
-//! type says which (egglog's `GenericExpr<Head, Leaf>`). So the shape of an expression (what
+//! An expression is written once by the parser ([`crate::rules::ast::Expr`], names as the
+//! author wrote them), lowered once at load for the structural engine
+//! ([`crate::rules::compiled::Expr`], parameters as values, variables as slots, calls as
+//! builtins), or for the e-graph ([`crate::egraph::Expr`], whose leaves read an e-graph match).
+//! All three are this tree: only its leaves, callees and the two payloads that hold patterns or
+//! ops (`exists(...)`, an inline build) differ, and a [`Names`] type says which (egglog's
+//! `GenericExpr<Head, Leaf>`). It lives here, beside the values and operators, because the rule
+//! language and both engines use it. So the shape of an expression (what
 //! an operator, an `if`, a list or an interpolated string is) lives here once, and so do the
 //! walks every pass needs: [`Expr::span`], the direct sub-expressions ([`Expr::children`],
 //! [`Expr::children_mut`]) and the pre-order visits ([`Expr::visit`], [`Expr::visit_mut`]),
@@ -21,8 +24,8 @@ pub trait Spanned {
     fn span(&self) -> Span;
 }
 
-/// What an expression's names are at one stage of loading: the parser's ([`super::ast::Syntax`])
-/// or the lowering's ([`super::compiled::Lowered`]).
+/// What an expression's names are: the parser's ([`crate::rules::ast::Syntax`]), the structural
+/// lowering's ([`crate::rules::compiled::Lowered`]) or the e-graph's ([`crate::egraph::pattern::Guard`]).
 pub trait Names: Sized + Clone + Debug {
     /// A variable or name: `%x`, `$x`, a bare name; or its slot once lowered.
     type Var: Clone + Debug + Spanned;
