@@ -256,11 +256,18 @@ impl<'r> Searcher<'_, 'r> {
     /// Whether the patterns match anywhere, given the bindings `b` already holds (an
     /// `exists(...)`: no root, no guards, no memo). `b` is left as it was.
     pub fn exists(&mut self, b: &mut Bindings) -> Result<bool, EvalError> {
-        let mut ops = vec![None; self.c.patterns.len()];
-        let mut picked = vec![0u32; self.c.patterns.len()];
+        let n = self.c.patterns.len();
+        // The run's scratch vectors, taken out while searching (an `exists` in the patterns'
+        // own tests takes fresh ones).
+        let (mut ops, mut picked) = std::mem::take(&mut self.cache.exists_scratch);
+        ops.clear();
+        ops.resize(n, None);
+        picked.clear();
+        picked.resize(n, 0);
         let mark = b.mark();
         let found = self.extend(0, &mut ops, &mut picked, b, false);
         b.undo(mark);
+        self.cache.exists_scratch = (ops, picked);
         Ok(found?.is_some())
     }
 

@@ -111,6 +111,9 @@ pub struct Caches {
     /// ([`Selectors`]), once it was evaluated (a guard evaluated once per match would intern
     /// them again every time).
     pub exists: Vec<Option<Selectors>>,
+    /// The matched ops and operand positions of an `exists` search, reused from one
+    /// evaluation to the next.
+    pub exists_scratch: (Vec<Option<OpId>>, Vec<u32>),
 }
 
 impl Caches {

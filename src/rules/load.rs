@@ -348,6 +348,8 @@ impl Loader {
                         ph.equational.extend(lowered);
                     }
                     Rule::Structural(r) => {
+                        // Lowered with its file above; lowering it here serves a phase rule
+                        // that is no item of its file, which loading does not make.
                         let key = (lr.file, lr.rule.span().0);
                         let mut c = match lowered.remove(&key) {
                             Some(c) => c,

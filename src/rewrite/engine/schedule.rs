@@ -105,3 +105,43 @@ impl Worklist {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::parse_module;
+    use crate::SourceFile;
+
+    /// A rule is a candidate at an op only when its root can match the op's name: a name, an
+    /// alternative of names, an op class, or `any`.
+    #[test]
+    fn rules_are_indexed_by_what_their_root_accepts() {
+        let rules = "// t\nrule name { match %x = pd_op.relu(%y); erase %x; }\n\
+                     // t\nrule alternatives { match %x = (pd_op.add | pd_op.multiply)(%a, %b); erase %x; }\n\
+                     // t\nrule class { match %x = pure(%y, ..); erase %x; }\n\
+                     // t\nrule anything { match %x = any(.., %v, ..); erase %x; }\n";
+        let rs = crate::rules::load_str("t.rw", rules, std::path::Path::new("."), &[])
+            .unwrap_or_else(|d| panic!("{d}"));
+        let program = r#"{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",op_role:0,place:Place(undefined:0),shape:[4],stop_gradient:[true]} : () -> tensor<4xf32>
+    (%1) = "pd_op.relu" (%0) {op_role:0,stop_gradient:[false]} : (tensor<4xf32>) -> tensor<4xf32>
+    (%2) = "pd_op.add" (%0, %1) {op_role:0,stop_gradient:[false]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+}
+"#;
+        let mut m =
+            parse_module(&SourceFile::new("p.ir", program)).unwrap_or_else(|d| panic!("{d}"));
+        let compiled: Vec<(&CompiledRule, Compiled)> = rs.phases[0]
+            .structural
+            .iter()
+            .map(|r| (r, Compiled::new(&mut m, r)))
+            .collect();
+        let mut cache = Caches::new(rs.exists);
+        let mut index = RootIndex::new(&compiled);
+        let ops = m.main.walk();
+        let at: Vec<Vec<usize>> = ops
+            .iter()
+            .map(|&op| index.candidates(&m, &mut cache, &compiled, op).to_vec())
+            .collect();
+        assert_eq!(at, [vec![3], vec![0, 2, 3], vec![1, 2, 3]]);
+    }
+}
