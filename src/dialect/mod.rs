@@ -72,19 +72,20 @@ impl Effect {
         }
     }
 
+    /// Every effect, in the order rules' hints list their classes.
+    pub const ALL: &[Effect] = &[
+        Effect::Pure,
+        Effect::InPlace,
+        Effect::Collective,
+        Effect::Optimizer,
+        Effect::Io,
+        Effect::Random,
+        Effect::Control,
+        Effect::Unknown,
+    ];
+
     pub fn from_class_name(s: &str) -> Option<Effect> {
-        [
-            Effect::Pure,
-            Effect::InPlace,
-            Effect::Collective,
-            Effect::Optimizer,
-            Effect::Io,
-            Effect::Random,
-            Effect::Control,
-            Effect::Unknown,
-        ]
-        .into_iter()
-        .find(|e| e.class_name() == s)
+        Effect::ALL.iter().copied().find(|e| e.class_name() == s)
     }
 
     pub fn is_pure(self) -> bool {

@@ -24,9 +24,10 @@ use super::decl::{rule_attrs, rule_operands, OpTable};
 use super::eval::dtype_name;
 use super::parse::comment_above;
 use super::require::loaded_require;
+use super::resolve;
 use super::suggest::{closest, did_you_mean};
 use super::ty::Ty;
-use super::{stage_role, OpClass, Param, ParamType, STAGES};
+use super::{OpClass, Param, ParamType, STAGES};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, OpSpec, ResultRule};
 use crate::value::Val;
@@ -242,29 +243,18 @@ impl<'a> Checker<'a> {
         match sel {
             OpSel::Name(i) => match self.ops.spec(&i.name) {
                 Some(s) => Ok(vec![s]),
-                None => {
-                    let mut d = self.at(i.span.0, format!("unknown op `{}`", i.name));
-                    if let Some(close) = self.closest_op(&i.name) {
-                        d = d.with_hint(close);
-                    }
-                    Err(d.with_hint(format!(
-                        "an op outside the dialect table is written quoted: \"{}\"",
-                        i.name
-                    )))
-                }
+                None => Err(resolve::unknown_op_in_pattern(i).at(self.src)),
             },
             OpSel::Quoted(i) => Ok(self.ops.quoted_spec(&i.name).into_iter().collect()),
-            OpSel::Class(c) => {
-                match OpClass::from_name(&c.name) {
-                    Some(OpClass::Any) => Ok(vec![]),
-                    Some(OpClass::Effect(e)) => {
-                        Ok(self.dialect.all().iter().filter(|s| s.effect == e).collect())
-                    }
-                    None => Err(self.at(c.span.0, format!("unknown op class `{}`", c.name)).with_hint(
-                        "op classes are any, pure, inplace, collective, optimizer, io, random, control, unknown; op names have a dialect prefix (pd_op.add)",
-                    )),
-                }
-            }
+            OpSel::Class(c) => match resolve::op_class(c).map_err(|p| p.at(self.src))? {
+                OpClass::Any => Ok(vec![]),
+                OpClass::Effect(e) => Ok(self
+                    .dialect
+                    .all()
+                    .iter()
+                    .filter(|s| s.effect == e)
+                    .collect()),
+            },
             OpSel::OneOf(v, _) => {
                 let mut out = Vec::new();
                 for s in v {
@@ -274,42 +264,15 @@ impl<'a> Checker<'a> {
             }
             OpSel::With { sel, attrs, .. } => {
                 for a in attrs {
-                    match &a.val {
-                        AttrPatVal::Present(_) | AttrPatVal::Absent(_) => {}
-                        AttrPatVal::Equals(e) => {
-                            if e.literal().is_none() {
-                                return Err(self
-                                    .at(e.span().0, format!("the test of `{}` in an alternative must be a literal", a.key.name))
-                                    .with_hint("an alternative's attribute tests are constants (`{reduce_type: 0}`), `_` or `not key`; compute in a `where` guard instead"));
-                            }
-                        }
-                        AttrPatVal::Capture(c) => {
-                            return Err(self
-                                .at(c.span.0, format!("`{}` cannot be captured inside an alternative", c.name))
-                                .with_hint("the alternative may not be the one that matched; capture in the pattern's own attribute block, after the operands"));
-                        }
-                    }
+                    resolve::alt_test(a).map_err(|p| p.at(self.src))?;
                 }
                 self.op_sel(sel)
             }
         }
     }
 
-    /// "did you mean" for an unknown op name: the closest ops of the dialect table.
-    fn closest_op(&self, name: &str) -> Option<String> {
-        did_you_mean(&closest(name, self.dialect.all().iter().map(|s| s.name), 3))
-    }
-
     fn stage_name(&self, i: &Ident) -> Result<(), Diagnostic> {
-        if stage_role(&i.name).is_some() {
-            Ok(())
-        } else {
-            let mut d = self.at(i.span.0, format!("unknown stage `{}`", i.name));
-            if let Some(h) = did_you_mean(&closest(&i.name, STAGES.iter().map(|(n, _)| *n), 3)) {
-                d = d.with_hint(h);
-            }
-            Err(d.with_hint(stages_hint()))
-        }
+        resolve::stage(i).map(|_| ()).map_err(|p| p.at(self.src))
     }
 
     fn bind_pattern(&mut self, p: &OpPattern) -> Result<(), Diagnostic> {
@@ -694,12 +657,7 @@ impl<'a> Checker<'a> {
             match self.ops.spec(&b.op.name.name) {
                 Some(s) => Some(s),
                 None => {
-                    let mut d =
-                        self.at(b.op.name.span.0, format!("unknown op `{}`", b.op.name.name));
-                    if let Some(c) = self.closest_op(&b.op.name.name) {
-                        d = d.with_hint(c);
-                    }
-                    return Err(d.with_hint(format!(
+                    return Err(resolve::unknown_op(&b.op.name).at(self.src).with_hint(format!(
                         "an op outside the dialect table is written quoted (\"{}\"), or declared: `op {}(x) -> (out);`",
                         b.op.name.name, b.op.name.name
                     )));
@@ -1299,7 +1257,7 @@ impl<'a> Checker<'a> {
                         e.span().0,
                         "`uses(%v in STAGE)` restricts the count to a stage: write a stage name",
                     )
-                    .with_hint(stages_hint()))
+                    .with_hint(resolve::stages_hint()))
             }
         }
         Ok(Ty::Int)
@@ -1383,7 +1341,7 @@ impl<'a> Checker<'a> {
                 ..
             } => {
                 if !op.quoted && self.dialect.spec(&op.name.name).is_none() {
-                    return Err(self.at(op.name.span.0, format!("unknown op `{}`", op.name.name)));
+                    return Err(resolve::unknown_op_in_pattern(&op.name).at(self.src));
                 }
                 for (k, e) in attrs {
                     if k.name == SPREAD_KEY {
@@ -1491,12 +1449,6 @@ impl ParamType {
             ParamType::Str => Ty::Str,
         }
     }
-}
-
-/// `stages are forward, ...`: the hint after a word that is not a stage.
-fn stages_hint() -> String {
-    let names: Vec<&str> = STAGES.iter().map(|(n, _)| *n).collect();
-    format!("stages are {}", names.join(", "))
 }
 
 /// The hint after "has no operand/result `x`": `label` (`operands of pd_op.sgd_`) and the names

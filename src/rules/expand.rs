@@ -33,9 +33,11 @@
 
 use super::ast::*;
 use super::builtins::Builtin;
+use super::resolve::{self, class_names};
 use super::suggest::{closest, did_you_mean};
+use super::OpClass;
 use crate::diag::{Diagnostic, SourceFile};
-use crate::dialect::{Dialect, Effect};
+use crate::dialect::Dialect;
 use indexmap::{IndexMap, IndexSet};
 
 /// Largest expression a predicate call may expand to, in nodes, and its deepest nesting: a
@@ -98,20 +100,8 @@ struct Desugar<'a> {
 }
 
 fn is_class(name: &str) -> bool {
-    name == "any" || Effect::from_class_name(name).is_some()
+    OpClass::from_name(name).is_some()
 }
-
-const CLASS_NAMES: &[&str] = &[
-    "any",
-    "pure",
-    "inplace",
-    "collective",
-    "optimizer",
-    "io",
-    "random",
-    "control",
-    "unknown",
-];
 
 fn is_function(name: &str) -> bool {
     name == "exists" || Builtin::from_name(name).is_some()
@@ -223,7 +213,10 @@ impl Desugar<'_> {
                                     name.name
                                 ),
                             )
-                            .with_hint(format!("op classes: {}", CLASS_NAMES.join(", "))));
+                            .with_hint(format!(
+                                "op classes: {}",
+                                class_names().collect::<Vec<_>>().join(", ")
+                            )));
                     }
                     if let Some(prev) = scope.sets.get(&name.name) {
                         return Err(self
@@ -351,18 +344,8 @@ impl Desugar<'_> {
         for a in alts {
             match a {
                 OpSel::Name(i) => {
-                    let d = Dialect::get();
-                    if d.spec(&i.name).is_none() {
-                        let mut e = self.at(i.span.0, format!("unknown op `{}`", i.name));
-                        if let Some(h) =
-                            did_you_mean(&closest(&i.name, d.all().iter().map(|s| s.name), 3))
-                        {
-                            e = e.with_hint(h);
-                        }
-                        return Err(e.with_hint(format!(
-                            "an op outside the dialect table is written quoted: \"{}\"",
-                            i.name
-                        )));
+                    if Dialect::get().spec(&i.name).is_none() {
+                        return Err(resolve::unknown_op_in_pattern(i).at(self.src));
                     }
                     out.push(a.clone());
                 }
@@ -379,21 +362,7 @@ impl Desugar<'_> {
                 OpSel::OneOf(v, _) => out.extend(self.expand_alts(scope, v, stack)?),
                 OpSel::With { sel, attrs, span } => {
                     for t in attrs {
-                        match &t.val {
-                            AttrPatVal::Present(_) | AttrPatVal::Absent(_) => {}
-                            AttrPatVal::Equals(e) => {
-                                if e.literal().is_none() {
-                                    return Err(self
-                                        .at(e.span().0, format!("the test of `{}` in an alternative must be a literal", t.key.name))
-                                        .with_hint("an alternative's attribute tests are constants (`{reduce_type: 0}`), `_` or `not key`; compute in a `where` guard instead"));
-                                }
-                            }
-                            AttrPatVal::Capture(c) => {
-                                return Err(self
-                                    .at(c.span.0, format!("`{}` cannot be captured inside an alternative", c.name))
-                                    .with_hint("the alternative may not be the one that matched; capture in the pattern's own attribute block, after the operands"));
-                            }
-                        }
+                        resolve::alt_test(t).map_err(|p| p.at(self.src))?;
                     }
                     let mut inner = self.expand_alts(scope, std::slice::from_ref(&**sel), stack)?;
                     let sel = if inner.len() == 1 {
@@ -413,11 +382,12 @@ impl Desugar<'_> {
     }
 
     fn unknown_set(&self, scope: &Scope, c: &Ident) -> Diagnostic {
+        let classes: Vec<&str> = class_names().collect();
         let names = scope
             .sets
             .keys()
             .map(String::as_str)
-            .chain(CLASS_NAMES.iter().copied());
+            .chain(classes.iter().copied());
         let mut d = self.at(c.span.0, format!("unknown op set or class `{}`", c.name));
         if let Some(h) = did_you_mean(&closest(&c.name, names, 2)) {
             d = d.with_hint(h);
@@ -426,7 +396,7 @@ impl Desugar<'_> {
         d.with_hint(format!(
             "op sets here: {}; op classes: {}; op names have a dialect prefix (pd_op.add)",
             sets.join(", "),
-            CLASS_NAMES.join(", ")
+            classes.join(", ")
         ))
     }
 

@@ -41,6 +41,7 @@ pub mod lower;
 pub mod parse;
 pub mod plan;
 mod require;
+mod resolve;
 pub(crate) use crate::suggest;
 pub mod ty;
 

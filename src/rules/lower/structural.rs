@@ -7,12 +7,12 @@ use super::Error;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::rules::ast;
 use crate::rules::compiled::{
-    Action, AltTest, ArgPat, AttrPat, AttrTest, Build, BuildArg, BuildAttr, CompiledRule, Expr,
-    InsertPoint, OpSel, OperandSel, Pattern, ResultTypes, UnknownOperand, ValPat,
+    Action, ArgPat, AttrPat, AttrTest, Build, BuildArg, BuildAttr, CompiledRule, Expr, InsertPoint,
+    OpSel, OperandSel, Pattern, ResultTypes, UnknownOperand, ValPat,
 };
 use crate::rules::decl::OpTable;
 use crate::rules::plan::{self, Bound, Unreached};
-use crate::rules::{stage_role, OpClass, Val};
+use crate::rules::{resolve, Val};
 
 /// Where a rule is, for [`CompiledRule`]'s metadata.
 pub struct Origin {
@@ -120,43 +120,19 @@ fn lower_clauses(sc: &mut Scope, r: &ast::StructRule) -> Result<Clauses, Error> 
 }
 
 fn stage(s: &ast::Ident) -> Result<i64, Error> {
-    stage_role(&s.name).ok_or_else(|| (s.span.0, format!("unknown stage `{}`", s.name)))
+    Ok(resolve::stage(s)?)
 }
 
 fn op_sel(sel: &ast::OpSel) -> Result<OpSel, Error> {
     Ok(match sel {
         ast::OpSel::Name(i) | ast::OpSel::Quoted(i) => OpSel::Name(i.name.clone()),
-        ast::OpSel::Class(c) => OpSel::Class(
-            OpClass::from_name(&c.name)
-                .ok_or_else(|| (c.span.0, format!("unknown op class `{}`", c.name)))?,
-        ),
+        ast::OpSel::Class(c) => OpSel::Class(resolve::op_class(c)?),
         ast::OpSel::OneOf(v, _) => OpSel::OneOf(v.iter().map(op_sel).collect::<Result<_, _>>()?),
         ast::OpSel::With { sel, attrs, .. } => {
-            let mut tests = Vec::with_capacity(attrs.len());
-            for a in attrs {
-                let t = match &a.val {
-                    ast::AttrPatVal::Present(_) => AltTest::Present,
-                    ast::AttrPatVal::Absent(_) => AltTest::Absent,
-                    ast::AttrPatVal::Equals(e) => {
-                        AltTest::Equals(e.literal().ok_or_else(|| {
-                            (
-                                e.span().0,
-                                format!(
-                                    "the test of `{}` in an alternative must be a literal",
-                                    a.key.name
-                                ),
-                            )
-                        })?)
-                    }
-                    ast::AttrPatVal::Capture(c) => {
-                        return Err((
-                            c.span.0,
-                            format!("`{}` cannot be captured inside an alternative", c.name),
-                        ))
-                    }
-                };
-                tests.push((a.key.name.clone(), t));
-            }
+            let tests = attrs
+                .iter()
+                .map(|a| Ok((a.key.name.clone(), resolve::alt_test(a)?)))
+                .collect::<Result<_, Error>>()?;
             OpSel::With(Box::new(op_sel(sel)?), tests)
         }
     })

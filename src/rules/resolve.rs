@@ -1,0 +1,126 @@
+//! What the names of a rule resolve to, each rule of the language written once: an op class,
+//! a stage, an alternative's attribute test, and the words for an op name nobody knows.
+//!
+//! Three passes meet these names: the expander (the alternatives of an `ops` set), the checker
+//! (every pattern, build and equational rule) and the structural lowering (which turns them into
+//! what the engine runs). Each asks here, so a name means the same thing wherever it is written
+//! and is refused with the same message and hints; the lowering, which runs after the checker,
+//! gets the same answer and never a message of its own.
+
+use super::ast::{AttrPat, AttrPatVal, Ident};
+use super::compiled::AltTest;
+use super::suggest::{closest, did_you_mean};
+use super::{stage_role, OpClass, STAGES};
+use crate::diag::{Diagnostic, SourceFile};
+use crate::dialect::{Dialect, Effect};
+
+/// A name that does not resolve: where, what, and hints for the author.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    pub offset: usize,
+    pub message: String,
+    pub hints: Vec<String>,
+}
+
+impl Problem {
+    fn new(offset: usize, message: String) -> Problem {
+        Problem {
+            offset,
+            message,
+            hints: Vec::new(),
+        }
+    }
+
+    fn hint(mut self, h: impl Into<String>) -> Problem {
+        self.hints.push(h.into());
+        self
+    }
+
+    /// The diagnostic, pointing into `src`.
+    pub fn at(self, src: &SourceFile) -> Diagnostic {
+        let mut d = Diagnostic::at(src, self.offset, self.message);
+        for h in self.hints {
+            d = d.with_hint(h);
+        }
+        d
+    }
+}
+
+impl From<Problem> for (usize, String) {
+    fn from(p: Problem) -> (usize, String) {
+        (p.offset, p.message)
+    }
+}
+
+/// The names of the op classes a pattern may use, `any` first.
+pub fn class_names() -> impl Iterator<Item = &'static str> {
+    std::iter::once("any").chain(Effect::ALL.iter().map(|e| e.class_name()))
+}
+
+/// The op class `c` names.
+pub fn op_class(c: &Ident) -> Result<OpClass, Problem> {
+    OpClass::from_name(&c.name).ok_or_else(|| {
+        Problem::new(c.span.0, format!("unknown op class `{}`", c.name)).hint(format!(
+            "op classes are {}; op names have a dialect prefix (pd_op.add)",
+            class_names().collect::<Vec<_>>().join(", ")
+        ))
+    })
+}
+
+/// The op role of the stage `i` names.
+pub fn stage(i: &Ident) -> Result<i64, Problem> {
+    stage_role(&i.name).ok_or_else(|| {
+        let names = || STAGES.iter().map(|(n, _)| *n);
+        let mut p = Problem::new(i.span.0, format!("unknown stage `{}`", i.name));
+        if let Some(h) = did_you_mean(&closest(&i.name, names(), 3)) {
+            p = p.hint(h);
+        }
+        p.hint(stages_hint())
+    })
+}
+
+/// "stages are forward, backward, optimize, ...".
+pub fn stages_hint() -> String {
+    let names: Vec<&str> = STAGES.iter().map(|(n, _)| *n).collect();
+    format!("stages are {}", names.join(", "))
+}
+
+/// An attribute test of one alternative of a set (`pd_op.all_reduce {reduce_type: 0}`):
+/// literals, `_` and `not key` only, since the alternative may not be the one that matched.
+pub fn alt_test(a: &AttrPat) -> Result<AltTest, Problem> {
+    match &a.val {
+        AttrPatVal::Present(_) => Ok(AltTest::Present),
+        AttrPatVal::Absent(_) => Ok(AltTest::Absent),
+        AttrPatVal::Equals(e) => e.literal().map(AltTest::Equals).ok_or_else(|| {
+            Problem::new(
+                e.span().0,
+                format!("the test of `{}` in an alternative must be a literal", a.key.name),
+            )
+            .hint("an alternative's attribute tests are constants (`{reduce_type: 0}`), `_` or `not key`; compute in a `where` guard instead")
+        }),
+        AttrPatVal::Capture(c) => Err(Problem::new(
+            c.span.0,
+            format!("`{}` cannot be captured inside an alternative", c.name),
+        )
+        .hint("the alternative may not be the one that matched; capture in the pattern's own attribute block, after the operands")),
+    }
+}
+
+/// An op name that is neither in the dialect table nor declared: the message, and the closest
+/// names of the table. The caller adds how such an op is written where it stands.
+pub fn unknown_op(i: &Ident) -> Problem {
+    let mut p = Problem::new(i.span.0, format!("unknown op `{}`", i.name));
+    let table = Dialect::get().all().iter().map(|s| s.name);
+    if let Some(h) = did_you_mean(&closest(&i.name, table, 3)) {
+        p = p.hint(h);
+    }
+    p
+}
+
+/// [`unknown_op`] for a pattern or a set's alternative, where an unknown op is quoted.
+pub fn unknown_op_in_pattern(i: &Ident) -> Problem {
+    unknown_op(i).hint(format!(
+        "an op outside the dialect table is written quoted: \"{}\"",
+        i.name
+    ))
+}
