@@ -56,6 +56,9 @@ pub(super) struct Checker<'a> {
     captures: IndexSet<String>,
     /// Checking an equational rule (`const(%x)` is an e-graph query).
     equational: bool,
+    /// The e-graph rules each equational rule of the file stands for, by the rule's offset:
+    /// translating is how they are checked, and the loader keeps the translation.
+    pub(super) translated: std::collections::HashMap<usize, Vec<crate::egraph::EqRule>>,
 }
 
 impl<'a> Checker<'a> {
@@ -73,6 +76,7 @@ impl<'a> Checker<'a> {
             values: IndexMap::new(),
             captures: IndexSet::new(),
             equational: false,
+            translated: Default::default(),
         }
     }
 
@@ -1292,7 +1296,10 @@ impl<'a> Checker<'a> {
         // Translate to the e-graph's rules now, so that what only the e-graph can refuse (an
         // op that is not pure, a result type it cannot infer, an expression it cannot
         // evaluate) is reported here, at the rule, before any program is read.
-        super::lower::check(r, self.params).map_err(|(offset, msg)| self.at(offset, msg))
+        let rules =
+            super::lower::check(r, self.params).map_err(|(offset, msg)| self.at(offset, msg))?;
+        self.translated.insert(r.span.0, rules);
+        Ok(())
     }
 
     fn eq_lhs(&mut self, p: &OpPattern) -> Result<(), Diagnostic> {

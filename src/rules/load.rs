@@ -259,9 +259,12 @@ impl Loader {
         // rule set's numbering of builds and `exists` whichever phases take them.
         let mut ids = super::lower::structural::Ids::default();
         let mut lowered: HashMap<(usize, usize), CompiledRule> = HashMap::new();
+        let mut translated: HashMap<(usize, usize), Vec<crate::egraph::EqRule>> = HashMap::new();
         for (i, f) in self.files.iter().enumerate() {
             let src = &self.sources[i];
-            Checker::new(src, &params, &ops).check_file(f)?;
+            let mut checker = Checker::new(src, &params, &ops);
+            checker.check_file(f)?;
+            translated.extend(checker.translated.into_iter().map(|(at, g)| ((i, at), g)));
             let line_starts = line_starts(src);
             for r in f.items.iter().flat_map(|item| match item {
                 Item::Phase(p) => p.rules.as_slice(),
@@ -344,8 +347,14 @@ impl Loader {
                 match &lr.rule {
                     Rule::Equational(r) => {
                         let origin = format!("{}:{}", src.name, lr.line);
-                        let lowered = super::lower::translate(r, &params, &origin).map_err(at)?;
-                        ph.equational.extend(lowered);
+                        // Translated when its file was checked; translating it here serves a
+                        // phase rule that is no item of its file, as for structural rules.
+                        let rules = match translated.remove(&(lr.file, r.span.0)) {
+                            Some(rules) => rules,
+                            None => super::lower::translate(r, &params, "").map_err(at)?,
+                        };
+                        ph.equational
+                            .extend(rules.into_iter().map(|g| g.origin(&origin)));
                     }
                     Rule::Structural(r) => {
                         // Lowered with its file above; lowering it here serves a phase rule

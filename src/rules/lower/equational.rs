@@ -49,14 +49,14 @@ const MAX_EXPANSION: usize = 64;
 
 /// Checks an equational rule as the checker sees it: translates it with the parameters'
 /// values and prepares every resulting rule against a scratch context.
-pub fn check(r: &EqRule, params: &IndexMap<String, Param>) -> Result<(), Error> {
+pub fn check(r: &EqRule, params: &IndexMap<String, Param>) -> Result<Vec<GRule>, Error> {
     let rules = translate(r, params, "")?;
     let mut ctx = crate::ir::Context::default();
     for g in &rules {
         g.check().map_err(|m| (r.span.0, m))?;
         egraph::rewrite::prepare(g, &mut ctx).map_err(|d| (r.span.0, d.message))?;
     }
-    Ok(())
+    Ok(rules)
 }
 
 /// Translates one equational rule into the e-graph rules it stands for (several when it uses op
