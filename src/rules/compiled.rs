@@ -18,17 +18,19 @@
 //!   them is a vector.
 //!
 //! Op names stay strings: interning needs the module's context, which the engine does once per
-//! run. Every node keeps its [`Span`], so a runtime error points at the rule text as before.
+//! run. Every node keeps its [`Span`], so a runtime error points at the rule text.
 //!
 //! # Expressions
 //!
-//! Lowering resolves what the text leaves to be looked up: a parameter becomes its value, a
-//! stage or dtype name its constant ([`Expr::Lit`]); a `%x` or `$x` becomes a numbered
-//! [`Slot`] of the match's bindings; a call names a [`Builtin`]. What cannot be resolved (a
-//! name or function that is not one, only possible in a parameter's own default or constraint,
-//! which are evaluated before the checker runs) stays an explicit node that fails with the
-//! message the rule language has always given, in evaluation order. Expressions hold builds and
-//! `exists` patterns and actions hold expressions, so the two live in this one file.
+//! An expression is the rule language's one tree ([`crate::value::expr`]) with [`Lowered`]
+//! names. Lowering resolves what the text leaves to be looked up: a parameter becomes its
+//! value, a stage or dtype name its constant ([`Expr::Lit`]); a `%x` or `$x` becomes a
+//! numbered [`Slot`] of the match's bindings ([`Var`]); a call names a [`Builtin`]
+//! ([`Callee`]). What cannot be resolved (a name or function that is not one, only possible in
+//! a parameter's own default or constraint, which are evaluated before the checker runs) stays
+//! an explicit node ([`Var::Unknown`], [`Callee::Unknown`]) that fails when evaluated, in
+//! evaluation order. Expressions hold builds and `exists` patterns and actions hold
+//! expressions, so the two live in this one file.
 
 use super::builtins::Builtin;
 use super::OpClass;
