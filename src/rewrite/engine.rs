@@ -122,7 +122,10 @@ impl<'a> Engine<'a> {
             let cands = index.candidates(self.m, &mut self.cache, &compiled, op);
             for &k in cands.iter() {
                 let (lr, c) = &compiled[k];
-                if !self.m.main.is_live(op) || !c.root_accepts(self.m, &mut self.cache, op) {
+                if !self.m.main.is_live(op)
+                    || !c.root_accepts(self.m, &mut self.cache, op)
+                    || !c.root_attrs_may_pass(self.m, op)
+                {
                     continue;
                 }
                 let mut s = Searcher {

@@ -175,6 +175,31 @@ impl<'r> Compiled<'r> {
         self.sel.accepts[0].may_accept_name(m, cache, name)
     }
 
+    /// Whether the root pattern's leading attribute tests that need no evaluation (`key: _`,
+    /// `key: $c`, `not key`, `key: LITERAL`) may pass at `op`, by presence alone. Matching the
+    /// root reads them before anything can fail with an error, and they do not depend on the
+    /// operand position tried, so when this is false no match is rooted at `op`: it is asked
+    /// once, instead of once per operand position of a `(.., %v, ..)` root. The first test
+    /// with a computed value ends the prefix (evaluating it might be an error to report).
+    pub fn root_attrs_may_pass(&self, m: &Module, op: OpId) -> bool {
+        let tests = &self.patterns[0].attrs;
+        if tests.is_empty() {
+            return true;
+        }
+        let attrs = m.ctx.attrs(m.main.op_attrs(op));
+        for ap in tests {
+            let need = match &ap.test {
+                AttrTest::Present | AttrTest::Capture(_) | AttrTest::Equals(Expr::Lit(..)) => true,
+                AttrTest::Absent => false,
+                AttrTest::Equals(_) => return true,
+            };
+            if attrs.get(&ap.key).is_some() != need {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Whether `op` can be the root of a match (cheap pre-filter for the worklist).
     pub fn root_accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
         self.sel.accepts[0].accepts(m, cache, op)
