@@ -65,7 +65,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
             // The program was rebuilt: op ids no longer say which rule edited what.
             stats.edited_by.clear();
         }
-        eng.find_markers();
+        eng.markers_stale = true;
         stats.equational_rules += phase.rules.len() - phase.structural.len();
         let applied = eng.run_phase(phase, opts, &mut stats)?;
         stats.phases.push(PhaseStats {
@@ -203,6 +203,10 @@ struct Engine<'a> {
     /// Per stage: the first and last op of the top block with that role (markers).
     stage_first: FxHashMap<i64, OpId>,
     stage_last: FxHashMap<i64, OpId>,
+    /// The markers are to be found before they are next used: set at the start of each phase
+    /// (an e-graph may have rebuilt the program), cleared by the scan at the phase's first
+    /// application. A phase that applies nothing (most of them) does not scan the program.
+    markers_stale: bool,
     /// Keyword arguments of main by name.
     kwargs: FxHashMap<Sym, ValueId>,
     /// States the rules created in this run, with their types: a `state` action naming one
@@ -254,6 +258,7 @@ impl<'a> Engine<'a> {
             rules,
             stage_first: FxHashMap::default(),
             stage_last: FxHashMap::default(),
+            markers_stale: true,
             kwargs,
             states: FxHashMap::default(),
             persistables: None,
@@ -273,6 +278,12 @@ impl<'a> Engine<'a> {
 
     fn run(&mut self, lr: &'a CompiledRule, mt: Match) -> Result<Vec<OpId>, Diagnostic> {
         let mut b = mt.bindings;
+        if self.markers_stale {
+            // Matching does not move ops or change roles: the scan finds what it would have
+            // found at the start of the phase.
+            self.find_markers();
+            self.markers_stale = false;
+        }
         self.matched = mt.ops.first().copied();
         let mut fx = Effects::default();
         for a in &lr.actions {

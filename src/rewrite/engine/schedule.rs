@@ -73,6 +73,11 @@ impl Worklist {
             queued: vec![false; m.main.op_capacity()],
             work: VecDeque::new(),
         };
+        if !index.fires.contains(&true) {
+            // No rule of the phase can fire (its guards are false by the parameters alone):
+            // no op would be queued.
+            return list;
+        }
         for op in m.main.walk() {
             let cands = index.candidates(m, cache, compiled, op);
             if cands
