@@ -320,7 +320,7 @@ fn query(
         B::Name => value_arg(m).map(|v| Val::Str(value_name(m, v))),
         B::DType | B::Shape | B::Rank => (|| {
             let v = value_arg(m)?;
-            let ty = m.ctx.ty(m.main.value_type(v)).clone();
+            let ty = m.ctx.ty(m.main.value_type(v));
             let Some((shape, dtype)) = ty.tensor() else {
                 return err(
                     span,
