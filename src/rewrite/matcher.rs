@@ -11,7 +11,7 @@
 
 use super::runtime::{as_value, Bindings, Caches, RtEnv};
 use crate::dialect::Effect;
-use crate::ir::{Module, OpId, Sym};
+use crate::ir::{AttrId, Module, OpId, Sym};
 use crate::rules::compiled::Expr;
 use crate::rules::compiled::{
     AltTest, AttrTest, CompiledRule, Exists, OpSel, Pattern, Reach, Step, ValPat,
@@ -169,6 +169,11 @@ impl<'r> Compiled<'r> {
         self.sel
     }
 
+    /// Whether the root pattern tests attributes at all.
+    pub fn root_has_attr_tests(&self) -> bool {
+        !self.patterns[0].attrs.is_empty()
+    }
+
     /// Whether ops named `name` may be the root of a match: [`Compiled::root_accepts`] without
     /// what depends on the op (attribute tests, stage).
     pub fn root_may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
@@ -176,17 +181,15 @@ impl<'r> Compiled<'r> {
     }
 
     /// Whether the root pattern's leading attribute tests that need no evaluation (`key: _`,
-    /// `key: $c`, `not key`, `key: LITERAL`) may pass at `op`, by presence alone. Matching the
-    /// root reads them before anything can fail with an error, and they do not depend on the
-    /// operand position tried, so when this is false no match is rooted at `op`: it is asked
-    /// once, instead of once per operand position of a `(.., %v, ..)` root. The first test
-    /// with a computed value ends the prefix (evaluating it might be an error to report).
-    pub fn root_attrs_may_pass(&self, m: &Module, op: OpId) -> bool {
+    /// `key: $c`, `not key`, `key: LITERAL`) may pass at an op with the dictionary `id`, by
+    /// presence alone. Matching the root reads them before anything can fail with an error,
+    /// and they do not depend on the operand position tried, so when this is false no match
+    /// is rooted at the op: it is asked once per dictionary, instead of once per op and
+    /// operand position of a `(.., %v, ..)` root. The first test with a computed value ends
+    /// the prefix (evaluating it might be an error to report).
+    pub fn root_attrs_may_pass_dict(&self, m: &Module, id: AttrId) -> bool {
         let tests = &self.patterns[0].attrs;
-        if tests.is_empty() {
-            return true;
-        }
-        let attrs = m.ctx.attrs(m.main.op_attrs(op));
+        let attrs = m.ctx.attrs(id);
         for ap in tests {
             let need = match &ap.test {
                 AttrTest::Present | AttrTest::Capture(_) | AttrTest::Equals(Expr::Lit(..)) => true,

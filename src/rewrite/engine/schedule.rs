@@ -179,7 +179,7 @@ mod tests {
             .map(|&op| {
                 compiled
                     .iter()
-                    .map(|(_, c)| c.root_attrs_may_pass(&m, op))
+                    .map(|(_, c)| c.root_attrs_may_pass_dict(&m, m.main.op_attrs(op)))
                     .collect()
             })
             .collect();
