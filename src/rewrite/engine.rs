@@ -65,7 +65,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
             // The program was rebuilt: op ids no longer say which rule edited what.
             stats.edited_by.clear();
         }
-        eng.find_markers();
+        eng.markers_stale = true;
         stats.equational_rules += phase.rules.len() - phase.structural.len();
         let applied = eng.run_phase(phase, opts, &mut stats)?;
         stats.phases.push(PhaseStats {
@@ -111,6 +111,7 @@ impl<'a> Engine<'a> {
         let mut index = RootIndex::new(&compiled);
         let mut work = Worklist::seed(self.m, &mut self.cache, &mut index, &compiled);
         let mut memo = Memo::default();
+        let mut attr_pass: Vec<Vec<u8>> = vec![Vec::new(); compiled.len()];
         let mut applied: u64 = 0;
         while let Some(op) = work.pop() {
             if opts.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -122,7 +123,10 @@ impl<'a> Engine<'a> {
             let cands = index.candidates(self.m, &mut self.cache, &compiled, op);
             for &k in cands.iter() {
                 let (lr, c) = &compiled[k];
-                if !self.m.main.is_live(op) || !c.root_accepts(self.m, &mut self.cache, op) {
+                if !self.m.main.is_live(op)
+                    || !c.root_accepts(self.m, &mut self.cache, op)
+                    || !root_attrs_pass(&mut attr_pass[k], c, self.m, op)
+                {
                     continue;
                 }
                 let mut s = Searcher {
@@ -172,6 +176,29 @@ impl<'a> Engine<'a> {
     }
 }
 
+/// [`Compiled::root_attrs_may_pass_dict`] of `op`'s dictionary (true for a root without
+/// attribute tests), remembered by dictionary in `known` (0: not asked yet, 1: may pass, 2:
+/// fails): ops share dictionaries, and an interned dictionary never changes, so each rule tests
+/// each dictionary once rather than each op it is tried at.
+fn root_attrs_pass(known: &mut Vec<u8>, c: &Compiled, m: &Module, op: OpId) -> bool {
+    if !c.root_has_attr_tests() {
+        return true;
+    }
+    let id = m.main.op_attrs(op);
+    let i = id.0 as usize;
+    if i >= known.len() {
+        known.resize(i + 1, 0);
+    }
+    if known[i] == 0 {
+        known[i] = if c.root_attrs_may_pass_dict(m, id) {
+            1
+        } else {
+            2
+        };
+    }
+    known[i] == 1
+}
+
 /// One `--trace` entry: the rule, where it is written, and the op(s) it matched, recorded
 /// before the rule's actions change them.
 fn trace_entry(m: &Module, rules: &RuleSet, lr: &CompiledRule, ops: &[OpId]) -> TraceEntry {
@@ -200,6 +227,10 @@ struct Engine<'a> {
     /// Per stage: the first and last op of the top block with that role (markers).
     stage_first: FxHashMap<i64, OpId>,
     stage_last: FxHashMap<i64, OpId>,
+    /// The markers are to be found before they are next used: set at the start of each phase
+    /// (an e-graph may have rebuilt the program), cleared by the scan at the phase's first
+    /// application. A phase that applies nothing (most of them) does not scan the program.
+    markers_stale: bool,
     /// Keyword arguments of main by name.
     kwargs: FxHashMap<Sym, ValueId>,
     /// States the rules created in this run, with their types: a `state` action naming one
@@ -251,6 +282,7 @@ impl<'a> Engine<'a> {
             rules,
             stage_first: FxHashMap::default(),
             stage_last: FxHashMap::default(),
+            markers_stale: true,
             kwargs,
             states: FxHashMap::default(),
             persistables: None,
@@ -270,6 +302,12 @@ impl<'a> Engine<'a> {
 
     fn run(&mut self, lr: &'a CompiledRule, mt: Match) -> Result<Vec<OpId>, Diagnostic> {
         let mut b = mt.bindings;
+        if self.markers_stale {
+            // Matching does not move ops or change roles: the scan finds what it would have
+            // found at the start of the phase.
+            self.find_markers();
+            self.markers_stale = false;
+        }
         self.matched = mt.ops.first().copied();
         let mut fx = Effects::default();
         for a in &lr.actions {

@@ -11,7 +11,7 @@
 
 use super::runtime::{as_value, Bindings, Caches, RtEnv};
 use crate::dialect::Effect;
-use crate::ir::{Module, OpId, Sym};
+use crate::ir::{AttrId, Module, OpId, Sym};
 use crate::rules::compiled::Expr;
 use crate::rules::compiled::{
     AltTest, AttrTest, CompiledRule, Exists, OpSel, Pattern, Reach, Step, ValPat,
@@ -169,10 +169,38 @@ impl<'r> Compiled<'r> {
         self.sel
     }
 
+    /// Whether the root pattern tests attributes at all.
+    pub fn root_has_attr_tests(&self) -> bool {
+        !self.patterns[0].attrs.is_empty()
+    }
+
     /// Whether ops named `name` may be the root of a match: [`Compiled::root_accepts`] without
     /// what depends on the op (attribute tests, stage).
     pub fn root_may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
         self.sel.accepts[0].may_accept_name(m, cache, name)
+    }
+
+    /// Whether the root pattern's leading attribute tests that need no evaluation (`key: _`,
+    /// `key: $c`, `not key`, `key: LITERAL`) may pass at an op with the dictionary `id`, by
+    /// presence alone. Matching the root reads them before anything can fail with an error,
+    /// and they do not depend on the operand position tried, so when this is false no match
+    /// is rooted at the op: it is asked once per dictionary, instead of once per op and
+    /// operand position of a `(.., %v, ..)` root. The first test with a computed value ends
+    /// the prefix (evaluating it might be an error to report).
+    pub fn root_attrs_may_pass_dict(&self, m: &Module, id: AttrId) -> bool {
+        let tests = &self.patterns[0].attrs;
+        let attrs = m.ctx.attrs(id);
+        for ap in tests {
+            let need = match &ap.test {
+                AttrTest::Present | AttrTest::Capture(_) | AttrTest::Equals(Expr::Lit(..)) => true,
+                AttrTest::Absent => false,
+                AttrTest::Equals(_) => return true,
+            };
+            if attrs.get(&ap.key).is_some() != need {
+                return false;
+            }
+        }
+        true
     }
 
     /// Whether `op` can be the root of a match (cheap pre-filter for the worklist).
@@ -235,15 +263,31 @@ impl<'r> Searcher<'_, 'r> {
     pub fn find(&mut self, root: OpId, b: &mut Bindings) -> Result<Option<Match>, EvalError> {
         let n = self.c.patterns.len();
         b.reset(self.c.slots);
-        let mut ops = vec![None; n];
-        let mut picked = vec![0u32; n];
+        // The run's scratch vectors (a root is tried hundreds of thousands of times).
+        let (mut ops, mut picked) = std::mem::take(&mut self.cache.find_scratch);
+        ops.clear();
+        ops.resize(n, None);
+        picked.clear();
+        picked.resize(n, 0);
+        let found = self.find_with(root, &mut ops, &mut picked, b);
+        self.cache.find_scratch = (ops, picked);
+        found
+    }
+
+    fn find_with(
+        &mut self,
+        root: OpId,
+        ops: &mut Vec<Option<OpId>>,
+        picked: &mut Vec<u32>,
+        b: &mut Bindings,
+    ) -> Result<Option<Match>, EvalError> {
         for choice in choices(self.m, &self.c.patterns[0], root) {
             let mark = b.mark();
             let mut acc = 0;
             if self.match_op(&self.c.patterns[0], &mut acc, root, choice, b)? {
                 ops[0] = Some(root);
                 picked[0] = choice as u32;
-                if let Some(found) = self.extend(1, &mut ops, &mut picked, b, true)? {
+                if let Some(found) = self.extend(1, ops, picked, b, true)? {
                     return Ok(Some(found));
                 }
                 ops[0] = None;
@@ -286,7 +330,27 @@ impl<'r> Searcher<'_, 'r> {
         let Some(&Step { pattern: j, reach }) = self.c.plan.get(step) else {
             return self.complete(ops, picked, b, keep);
         };
-        for op in self.candidates(reach, b) {
+        let mut cands = self.cache.op_lists.pop().unwrap_or_default();
+        self.candidates(reach, b, &mut cands);
+        let found = self.try_candidates(j, step, &cands, ops, picked, b, keep);
+        cands.clear();
+        self.cache.op_lists.push(cands);
+        found
+    }
+
+    /// [`Searcher::extend`] over the candidate ops `cands` of step `step` (pattern `j`).
+    #[allow(clippy::too_many_arguments)]
+    fn try_candidates(
+        &mut self,
+        j: usize,
+        step: usize,
+        cands: &[OpId],
+        ops: &mut Vec<Option<OpId>>,
+        picked: &mut Vec<u32>,
+        b: &mut Bindings,
+        keep: bool,
+    ) -> Result<Option<Match>, EvalError> {
+        for &op in cands {
             if !self.cache.tick() {
                 // Past `--timeout`: `cache.timed_out` tells the engine why nothing was found.
                 return Ok(None);
@@ -314,25 +378,25 @@ impl<'r> Searcher<'_, 'r> {
     /// The ops a step's pattern is tried at: the defining op of a bound value (an op bound to
     /// the name is that op), or the users of a bound value in op order, each once. A slot that
     /// holds nothing the step can follow gives none: the pattern could not match it anyway.
-    fn candidates(&self, reach: Reach, b: &Bindings) -> Vec<OpId> {
+    /// The list `out` (empty) is one of the run's reused lists: a step of every match attempt
+    /// would otherwise allocate one.
+    fn candidates(&self, reach: Reach, b: &Bindings, out: &mut Vec<OpId>) {
         let p = &self.m.main;
         match reach {
             // Only the worklist's op, which `find` matches itself.
-            Reach::Root => Vec::new(),
+            Reach::Root => {}
             Reach::Def(s) => match b.get(s) {
-                Some(Val::Value(v)) => p.defining_op(*v).into_iter().collect(),
-                Some(Val::Op(o)) => vec![*o],
-                _ => Vec::new(),
+                Some(Val::Value(v)) => out.extend(p.defining_op(*v)),
+                Some(Val::Op(o)) => out.push(*o),
+                _ => {}
             },
-            Reach::Users(s) => match b.get(s).and_then(|x| as_value(self.m, x)) {
-                Some(Some(v)) => {
-                    let mut users: Vec<OpId> = p.uses(v).map(|u| u.op).collect();
-                    users.sort();
-                    users.dedup();
-                    users
+            Reach::Users(s) => {
+                if let Some(Some(v)) = b.get(s).and_then(|x| as_value(self.m, x)) {
+                    out.extend(p.uses(v).map(|u| u.op));
+                    out.sort_unstable();
+                    out.dedup();
                 }
-                _ => Vec::new(),
-            },
+            }
         }
     }
 

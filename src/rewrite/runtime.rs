@@ -114,6 +114,11 @@ pub struct Caches {
     /// The matched ops and operand positions of an `exists` search, reused from one
     /// evaluation to the next.
     pub exists_scratch: (Vec<Option<OpId>>, Vec<u32>),
+    /// The same for a rule's search from its root ([`Searcher::find`]).
+    pub find_scratch: (Vec<Option<OpId>>, Vec<u32>),
+    /// Candidate lists of the matcher's steps, reused: one is taken per step being searched
+    /// (steps nest, so it is a pool rather than one list).
+    pub op_lists: Vec<Vec<OpId>>,
 }
 
 impl Caches {
@@ -315,7 +320,7 @@ fn query(
         B::Name => value_arg(m).map(|v| Val::Str(value_name(m, v))),
         B::DType | B::Shape | B::Rank => (|| {
             let v = value_arg(m)?;
-            let ty = m.ctx.ty(m.main.value_type(v)).clone();
+            let ty = m.ctx.ty(m.main.value_type(v));
             let Some((shape, dtype)) = ty.tensor() else {
                 return err(
                     span,

@@ -64,6 +64,18 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
                     Ok((eval(env, r)?, r.span()))
                 });
             }
+            if let (BinOp::In, Expr::List(items, _)) = (op, &**r) {
+                // `x in [a, b]` of literals (`dtype(%g) in [float32, float64]`) is compared
+                // item by item: a guard need not build the list at every match.
+                if items.iter().all(|x| matches!(x, Expr::Lit(..))) {
+                    let a = eval(env, l)?;
+                    return Ok(Val::Bool(
+                        items
+                            .iter()
+                            .any(|x| matches!(x, Expr::Lit(v, _) if v.loose_eq(&a))),
+                    ));
+                }
+            }
             let a = eval(env, l)?;
             let b = eval(env, r)?;
             binary(env, *op, a, b, *span)

@@ -15,7 +15,8 @@ pub(super) enum Cursor {
 }
 
 impl<'a> Engine<'a> {
-    /// Finds the first and last op of each stage (once per phase: one pass over the block).
+    /// Finds the first and last op of each stage (at most once per phase: one pass over the
+    /// block).
     pub(super) fn find_markers(&mut self) {
         self.stage_first.clear();
         self.stage_last.clear();

@@ -73,6 +73,11 @@ impl Worklist {
             queued: vec![false; m.main.op_capacity()],
             work: VecDeque::new(),
         };
+        if !index.fires.contains(&true) {
+            // No rule of the phase can fire (its guards are false by the parameters alone):
+            // no op would be queued.
+            return list;
+        }
         for op in m.main.walk() {
             let cands = index.candidates(m, cache, compiled, op);
             if cands
@@ -143,5 +148,47 @@ mod tests {
             .map(|&op| index.candidates(&m, &mut cache, &compiled, op).to_vec())
             .collect();
         assert_eq!(at, [vec![3], vec![0, 2, 3], vec![1, 2, 3]]);
+    }
+
+    /// A root's leading attribute tests that need no evaluation rule out an op by presence;
+    /// a computed test ends the prefix (the op is then searched, and the test evaluated there).
+    #[test]
+    fn a_root_is_ruled_out_by_its_leading_attribute_tests() {
+        let rules = "// t\nrule present { match %x = any(.., %v, ..) {tag: _}; erase %x; }\n\
+                     // t\nrule absent { match %x = any(..) {not tag}; erase %x; }\n\
+                     // t\nrule literal { match %x = any(..) {tag: true}; erase %x; }\n\
+                     // t\nrule computed { match %x = any(..) {op_role: 1 - 1, tag: _}; erase %x; }\n";
+        let rs = crate::rules::load_str("t.rw", rules, std::path::Path::new("."), &[])
+            .unwrap_or_else(|d| panic!("{d}"));
+        let program = r#"{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",op_role:0,place:Place(undefined:0),shape:[4],stop_gradient:[true]} : () -> tensor<4xf32>
+    (%1) = "pd_op.relu" (%0) {op_role:0,stop_gradient:[false],tag:false} : (tensor<4xf32>) -> tensor<4xf32>
+}
+"#;
+        let mut m =
+            parse_module(&SourceFile::new("p.ir", program)).unwrap_or_else(|d| panic!("{d}"));
+        let compiled: Vec<(&CompiledRule, Compiled)> = rs.phases[0]
+            .structural
+            .iter()
+            .map(|r| (r, Compiled::new(&mut m, r)))
+            .collect();
+        let at: Vec<Vec<bool>> = m
+            .main
+            .walk()
+            .iter()
+            .map(|&op| {
+                compiled
+                    .iter()
+                    .map(|(_, c)| c.root_attrs_may_pass_dict(&m, m.main.op_attrs(op)))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            at,
+            [
+                vec![false, true, false, true],
+                vec![true, false, true, true]
+            ]
+        );
     }
 }
