@@ -87,31 +87,6 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
                 eval(env, e)
             }
         }
-        Expr::Call {
-            func: Callee::UsesIn(func_span),
-            args,
-            span,
-        } => {
-            // `uses(%v in STAGE)`: the stage restricts the count; it is not a stage test.
-            let vals: Vec<Val> = args
-                .iter()
-                .map(|a| eval(env, a))
-                .collect::<Result<_, _>>()?;
-            match &vals[..] {
-                [_, Val::Stage(_)] => match env.query(Query::Uses, &vals, *span) {
-                    Some(r) => r,
-                    None => unknown_function(Query::Uses.name(), *func_span),
-                },
-                _ => err(
-                    args.last().map_or(*span, Expr::span),
-                    format!(
-                        "`uses(%v in STAGE)` needs a stage, found {}",
-                        vals.last()
-                            .map_or_else(|| "nothing".to_string(), Val::a_kind)
-                    ),
-                ),
-            }
-        }
         Expr::Call { func, args, span } => {
             let vals: Vec<Val> = args
                 .iter()
@@ -125,8 +100,22 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
                         None => unknown_function(q.name(), *func_span),
                     }
                 }
+                // `uses(%v in STAGE)`: the stage restricts the count; it is not a stage test.
+                Callee::UsesIn(func_span) => match &vals[..] {
+                    [_, Val::Stage(_)] => match env.query(Query::Uses, &vals, *span) {
+                        Some(r) => r,
+                        None => unknown_function(Query::Uses.name(), *func_span),
+                    },
+                    _ => err(
+                        args.last().map_or(*span, Expr::span),
+                        format!(
+                            "`uses(%v in STAGE)` needs a stage, found {}",
+                            vals.last()
+                                .map_or_else(|| "nothing".to_string(), Val::a_kind)
+                        ),
+                    ),
+                },
                 Callee::Unknown(name, func_span) => unknown_function(name, *func_span),
-                Callee::UsesIn(func_span) => unknown_function(Query::Uses.name(), *func_span),
             }
         }
         Expr::Build(b) => env.build(b),
