@@ -256,6 +256,20 @@ fn choices(m: &Module, pat: &Pattern, op: OpId) -> std::ops::Range<usize> {
     }
 }
 
+/// A search's scratch vectors (the matched op and the operand position of each of `n`
+/// patterns), taken out of `slot` and emptied; the caller puts them back when done.
+fn take_scratch(
+    slot: &mut (Vec<Option<OpId>>, Vec<u32>),
+    n: usize,
+) -> (Vec<Option<OpId>>, Vec<u32>) {
+    let (mut ops, mut picked) = std::mem::take(slot);
+    ops.clear();
+    ops.resize(n, None);
+    picked.clear();
+    picked.resize(n, 0);
+    (ops, picked)
+}
+
 impl<'r> Searcher<'_, 'r> {
     /// The first match rooted at `root` that passes the guards and was not applied before.
     /// `b` is scratch space (what it held is dropped): one per run, rather than an allocation
@@ -264,11 +278,7 @@ impl<'r> Searcher<'_, 'r> {
         let n = self.c.patterns.len();
         b.reset(self.c.slots);
         // The run's scratch vectors (a root is tried hundreds of thousands of times).
-        let (mut ops, mut picked) = std::mem::take(&mut self.cache.find_scratch);
-        ops.clear();
-        ops.resize(n, None);
-        picked.clear();
-        picked.resize(n, 0);
+        let (mut ops, mut picked) = take_scratch(&mut self.cache.find_scratch, n);
         let found = self.find_with(root, &mut ops, &mut picked, b);
         self.cache.find_scratch = (ops, picked);
         found
@@ -303,11 +313,7 @@ impl<'r> Searcher<'_, 'r> {
         let n = self.c.patterns.len();
         // The run's scratch vectors, taken out while searching (an `exists` in the patterns'
         // own tests takes fresh ones).
-        let (mut ops, mut picked) = std::mem::take(&mut self.cache.exists_scratch);
-        ops.clear();
-        ops.resize(n, None);
-        picked.clear();
-        picked.resize(n, 0);
+        let (mut ops, mut picked) = take_scratch(&mut self.cache.exists_scratch, n);
         let mark = b.mark();
         let found = self.extend(0, &mut ops, &mut picked, b, false);
         b.undo(mark);
