@@ -115,7 +115,25 @@ impl Worklist {
 mod tests {
     use super::*;
     use crate::ir::parse_module;
+    use crate::rules::RuleSet;
     use crate::SourceFile;
+
+    /// The rules of `rules` and the program `program`.
+    fn load(rules: &str, program: &str) -> (RuleSet, Module) {
+        let rs = crate::rules::load_str("t.rw", rules, std::path::Path::new("."), &[])
+            .unwrap_or_else(|d| panic!("{d}"));
+        let m = parse_module(&SourceFile::new("p.ir", program)).unwrap_or_else(|d| panic!("{d}"));
+        (rs, m)
+    }
+
+    /// The first phase's structural rules, compiled against `m`.
+    fn compile<'r>(rs: &'r RuleSet, m: &mut Module) -> Vec<(&'r CompiledRule, Compiled<'r>)> {
+        rs.phases[0]
+            .structural
+            .iter()
+            .map(|r| (r, Compiled::new(m, r)))
+            .collect()
+    }
 
     /// A rule is a candidate at an op only when its root can match the op's name: a name, an
     /// alternative of names, an op class, or `any`.
@@ -125,21 +143,16 @@ mod tests {
                      // t\nrule alternatives { match %x = (pd_op.add | pd_op.multiply)(%a, %b); erase %x; }\n\
                      // t\nrule class { match %x = pure(%y, ..); erase %x; }\n\
                      // t\nrule anything { match %x = any(.., %v, ..); erase %x; }\n";
-        let rs = crate::rules::load_str("t.rw", rules, std::path::Path::new("."), &[])
-            .unwrap_or_else(|d| panic!("{d}"));
-        let program = r#"{
+        let (rs, mut m) = load(
+            rules,
+            r#"{
     (%0) = "pd_op.data" () {dtype:float32,name:"x",op_role:0,place:Place(undefined:0),shape:[4],stop_gradient:[true]} : () -> tensor<4xf32>
     (%1) = "pd_op.relu" (%0) {op_role:0,stop_gradient:[false]} : (tensor<4xf32>) -> tensor<4xf32>
     (%2) = "pd_op.add" (%0, %1) {op_role:0,stop_gradient:[false]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
 }
-"#;
-        let mut m =
-            parse_module(&SourceFile::new("p.ir", program)).unwrap_or_else(|d| panic!("{d}"));
-        let compiled: Vec<(&CompiledRule, Compiled)> = rs.phases[0]
-            .structural
-            .iter()
-            .map(|r| (r, Compiled::new(&mut m, r)))
-            .collect();
+"#,
+        );
+        let compiled = compile(&rs, &mut m);
         let mut cache = Caches::new(rs.exists);
         let mut index = RootIndex::new(&compiled);
         let ops = m.main.walk();
@@ -158,20 +171,15 @@ mod tests {
                      // t\nrule absent { match %x = any(..) {not tag}; erase %x; }\n\
                      // t\nrule literal { match %x = any(..) {tag: true}; erase %x; }\n\
                      // t\nrule computed { match %x = any(..) {op_role: 1 - 1, tag: _}; erase %x; }\n";
-        let rs = crate::rules::load_str("t.rw", rules, std::path::Path::new("."), &[])
-            .unwrap_or_else(|d| panic!("{d}"));
-        let program = r#"{
+        let (rs, mut m) = load(
+            rules,
+            r#"{
     (%0) = "pd_op.data" () {dtype:float32,name:"x",op_role:0,place:Place(undefined:0),shape:[4],stop_gradient:[true]} : () -> tensor<4xf32>
     (%1) = "pd_op.relu" (%0) {op_role:0,stop_gradient:[false],tag:false} : (tensor<4xf32>) -> tensor<4xf32>
 }
-"#;
-        let mut m =
-            parse_module(&SourceFile::new("p.ir", program)).unwrap_or_else(|d| panic!("{d}"));
-        let compiled: Vec<(&CompiledRule, Compiled)> = rs.phases[0]
-            .structural
-            .iter()
-            .map(|r| (r, Compiled::new(&mut m, r)))
-            .collect();
+"#,
+        );
+        let compiled = compile(&rs, &mut m);
         let at: Vec<Vec<bool>> = m
             .main
             .walk()
