@@ -409,10 +409,10 @@ unsafe fn add_stream_avx512(a: &[f32], b: &[f32], out: &mut [f32]) {
     _mm_sfence();
 }
 
+/// Scalar reference of [`binary`]'s f32 arithmetic, for the tests.
 #[cfg(test)]
-#[inline(always)]
-fn f32_op(op: BinaryOp) -> impl Fn(f32, f32) -> f32 + Copy {
-    move |x: f32, y: f32| match op {
+fn f32_scalar(op: BinaryOp, x: f32, y: f32) -> f32 {
+    match op {
         BinaryOp::Add => x + y,
         BinaryOp::Subtract => x - y,
         BinaryOp::Multiply => x * y,
@@ -422,12 +422,6 @@ fn f32_op(op: BinaryOp) -> impl Fn(f32, f32) -> f32 + Copy {
         BinaryOp::Minimum => x.min(y),
         BinaryOp::Remainder => x - (x / y).floor() * y,
     }
-}
-
-/// Scalar reference of [`binary`]'s f32 arithmetic, for the tests.
-#[cfg(test)]
-fn f32_scalar(op: BinaryOp, x: f32, y: f32) -> f32 {
-    f32_op(op)(x, y)
 }
 
 #[cfg(test)]
