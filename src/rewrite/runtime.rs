@@ -258,6 +258,18 @@ impl Env for RtEnv<'_> {
         self.b.get(slot).cloned()
     }
 
+    fn text(&self, v: &Val) -> String {
+        match v {
+            Val::Type(t) => self.m.ctx.type_text(*t).to_string(),
+            Val::Op(o) => self.m.ctx.str(self.m.main.op_name(*o)).to_string(),
+            Val::List(items) => {
+                let items: Vec<String> = items.iter().map(|x| self.text(x)).collect();
+                format!("[{}]", items.join(","))
+            }
+            _ => v.display(),
+        }
+    }
+
     fn query(&mut self, func: Query, args: &[Val], span: Span) -> Option<EvalResult> {
         query(self.m, self.cache, func, args, span)
     }

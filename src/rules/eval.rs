@@ -39,6 +39,11 @@ pub trait Env {
             "`exists(...)` asks about the program: it is only available in a rule",
         )
     }
+    /// How `v` reads in `str(v)` and in an interpolated string. A type or an op is a number
+    /// into the program: only an environment that has the program can print what it stands for.
+    fn text(&self, v: &Val) -> String {
+        v.display()
+    }
 }
 
 pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
@@ -93,7 +98,7 @@ pub fn eval(env: &mut dyn Env, e: &Expr) -> EvalResult {
                 .map(|a| eval(env, a))
                 .collect::<Result<_, _>>()?;
             match func {
-                Callee::Builtin(Builtin::Pure(f), _) => pure_function(*f, &vals, *span),
+                Callee::Builtin(Builtin::Pure(f), _) => pure_function(env, *f, &vals, *span),
                 Callee::Builtin(Builtin::Query(q), func_span) => {
                     match env.query(*q, &vals, *span) {
                         Some(r) => r,
@@ -134,7 +139,8 @@ pub fn eval_str(env: &mut dyn Env, parts: &[StrPart]) -> Result<String, EvalErro
         match p {
             StrPart::Lit(l) => out.push_str(l),
             StrPart::Expr(e) => {
-                let piece = eval(env, e)?.display();
+                let v = eval(env, e)?;
+                let piece = env.text(&v);
                 if out.len() + piece.len() > crate::value::operators::MAX_STRING_BYTES {
                     return err(
                         e.span(),
@@ -154,8 +160,8 @@ pub fn dtype_name(s: &str) -> Option<DType> {
     DType::parse(s)
 }
 
-/// A pure builtin applied to evaluated arguments.
-fn pure_function(f: Pure, a: &[Val], span: Span) -> EvalResult {
+/// A pure builtin applied to evaluated arguments (`env` only says how a value reads, for `str`).
+fn pure_function(env: &dyn Env, f: Pure, a: &[Val], span: Span) -> EvalResult {
     use Pure as B;
     match (f, a) {
         (B::Len, [Val::List(v)]) => Ok(Val::Int(v.len() as i64)),
@@ -189,7 +195,7 @@ fn pure_function(f: Pure, a: &[Val], span: Span) -> EvalResult {
         (B::Int, [Val::Int(x)]) => Ok(Val::Int(*x)),
         (B::Float, [Val::Int(x)]) => Ok(Val::Float(*x as f64)),
         (B::Float, [Val::Float(x)]) => Ok(Val::Float(*x)),
-        (B::Str, [v]) => Ok(Val::Str(v.display())),
+        (B::Str, [v]) => Ok(Val::Str(env.text(v))),
         (B::Prod, [Val::List(v)]) => v.iter().try_fold(Val::Int(1), |acc, x| {
             binary_values(BinOp::Mul, acc, x.clone(), span)
         }),
