@@ -49,6 +49,33 @@ impl Data {
         }
     }
 
+    /// `NaN`, `inf` or nothing: whether the buffer holds a value that is not a finite number,
+    /// a NaN named before an infinity. Each float type is tested in its own precision (an f64
+    /// beyond f32's range is finite); integers are always finite.
+    pub fn non_finite(&self) -> Option<&'static str> {
+        fn scan<T: Copy>(
+            v: &[T],
+            nan: impl Fn(T) -> bool,
+            inf: impl Fn(T) -> bool,
+        ) -> Option<&'static str> {
+            let mut any_inf = false;
+            for &x in v {
+                if nan(x) {
+                    return Some("NaN");
+                }
+                any_inf |= inf(x);
+            }
+            any_inf.then_some("inf")
+        }
+        match self {
+            Data::F32(v) => scan(v, f32::is_nan, f32::is_infinite),
+            Data::F64(v) => scan(v, f64::is_nan, f64::is_infinite),
+            Data::BF16(v) => scan(v, bf16::is_nan, bf16::is_infinite),
+            Data::F16(v) => scan(v, f16::is_nan, f16::is_infinite),
+            Data::I64(_) | Data::I32(_) | Data::Bool(_) | Data::U8(_) => None,
+        }
+    }
+
     /// Elements `a..b`, as a new buffer of the same element type (`a <= b <= len`).
     pub fn range(&self, a: usize, b: usize) -> Data {
         match self {
@@ -268,6 +295,22 @@ mod tests {
     use super::*;
     use crate::exec::rng::Rng;
     use crate::exec::simd::{with_level, Level};
+
+    #[test]
+    fn non_finite_tests_each_type_in_its_own_precision_and_names_nan_first() {
+        assert_eq!(Data::F64(vec![1e300, -1e300]).non_finite(), None);
+        assert_eq!(
+            Data::F32(vec![1.0, f32::INFINITY, f32::NAN]).non_finite(),
+            Some("NaN")
+        );
+        assert_eq!(
+            Data::F32(vec![f32::NEG_INFINITY, 2.0]).non_finite(),
+            Some("inf")
+        );
+        assert_eq!(Data::BF16(vec![bf16::INFINITY]).non_finite(), Some("inf"));
+        assert_eq!(Data::F16(vec![f16::NAN]).non_finite(), Some("NaN"));
+        assert_eq!(Data::I64(vec![i64::MAX]).non_finite(), None);
+    }
 
     /// Reference RNE computed in f64 arithmetic: pick the nearer of the two bf16 neighbours,
     /// the even one on a tie.

@@ -80,19 +80,9 @@ pub struct NonFinite {
     pub location: Option<crate::diag::Location>,
 }
 
-/// `NaN`, `inf` or nothing: the first non-finite element of a float tensor.
+/// `NaN`, `inf` or nothing: whether a tensor holds a value that is not a finite number.
 pub fn non_finite(t: &Tensor) -> Option<&'static str> {
-    if !t.dtype().is_float() {
-        return None;
-    }
-    let mut inf = false;
-    for v in t.to_f32().iter() {
-        if v.is_nan() {
-            return Some("NaN");
-        }
-        inf |= v.is_infinite();
-    }
-    inf.then_some("inf")
+    t.data().non_finite()
 }
 
 #[derive(Clone, Debug)]

@@ -28,17 +28,6 @@ use crate::exec::error::KResult;
 use crate::exec::tensor::{Data, Tensor};
 use crate::kbail;
 
-/// Whether every element of a float tensor is finite.
-fn all_finite(x: &Tensor) -> bool {
-    match x.data() {
-        Data::F32(v) => v.iter().all(|e| e.is_finite()),
-        Data::F64(v) => v.iter().all(|e| e.is_finite()),
-        Data::BF16(v) => v.iter().all(|e| e.is_finite()),
-        Data::F16(v) => v.iter().all(|e| e.is_finite()),
-        _ => true,
-    }
-}
-
 /// `x · factor` in the tensor's working precision: f64 for f64, f32 otherwise (rounded once to
 /// a 16-bit dtype).
 fn times(x: &Tensor, factor: f64) -> KResult<Tensor> {
@@ -81,7 +70,7 @@ pub fn check_finite_and_unscale(xs: &[&Tensor], scale: &Tensor) -> KResult<(Vec<
     let mut outs = Vec::with_capacity(xs.len());
     for x in xs {
         float_grad("check_finite_and_unscale_", x)?;
-        found = found || !all_finite(x);
+        found = found || x.data().non_finite().is_some();
         outs.push(times(x, if found { 0.0 } else { inverse })?);
     }
     Ok((outs, Tensor::new(vec![1], Data::Bool(vec![found]))?))
