@@ -499,12 +499,27 @@ impl Loaded {
     }
 }
 
-/// Reads INPUT (and `--startup`), parses and verifies them, keeping their texts.
+/// Reads INPUT (and `--startup`), parses and verifies them, keeping their texts; warns about
+/// the input's disagreements with the dialect.
 pub fn load_module_files(
     input: &str,
     startup: Option<&str>,
     limits: &Limits,
 ) -> Result<Loaded, Diagnostic> {
+    let (loaded, warnings) = load_module_files_quietly(input, startup, limits)?;
+    for w in &warnings {
+        streams::eprintln(w);
+    }
+    Ok(loaded)
+}
+
+/// [`load_module_files`] with its warnings returned instead of printed, for a caller that
+/// loads the module beside other work and prints them once that work has succeeded.
+fn load_module_files_quietly(
+    input: &str,
+    startup: Option<&str>,
+    limits: &Limits,
+) -> Result<(Loaded, Vec<String>), Diagnostic> {
     let src = io::read_source_within(input, limits.max_input_bytes, limits.timeout)?;
     let mut hints = json::TagHints::default();
     let mut module = if json::looks_like_json(&src.text) {
@@ -534,23 +549,27 @@ pub fn load_module_files(
         };
         return Err(e.to_diagnostic(&module, src));
     }
-    let misfits = warn_dialect_findings(&module, &src, startup_src.as_ref());
-    Ok(Loaded {
+    let mut warnings = Vec::new();
+    let misfits = dialect_warnings(&module, &src, startup_src.as_ref(), &mut warnings);
+    let loaded = Loaded {
         module,
         hints,
         main: src,
         startup: startup_src,
         misfits,
-    })
+    };
+    Ok((loaded, warnings))
 }
 
-/// Warns about the input's disagreements with the dialect ([`crate::dialect::findings`]):
-/// attribute values that do not fit Paddle's definition, and unknown ops named like known ones.
-/// Returns the ops with misfits.
-fn warn_dialect_findings(
+/// The warnings about the input's disagreements with the dialect
+/// ([`crate::dialect::findings`]): attribute values that do not fit Paddle's definition, and
+/// unknown ops named like known ones, each a line pushed onto `warnings`. Returns the ops with
+/// misfits.
+fn dialect_warnings(
     module: &Module,
     main: &crate::SourceFile,
     startup: Option<&crate::SourceFile>,
+    warnings: &mut Vec<String>,
 ) -> MisfitOps {
     use crate::dialect::FindingKind;
     let findings = crate::dialect::findings(module);
@@ -564,7 +583,7 @@ fn warn_dialect_findings(
             _ => Some(main),
         };
         let d = e.to_diagnostic(module, src).to_string();
-        streams::eprintln(&d.trim_end().replacen("error: ", "warning: ", 1));
+        warnings.push(d.trim_end().replacen("error: ", "warning: ", 1));
     }
     crate::dialect::misfit_ops(&findings)
 }
@@ -808,20 +827,15 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
             "--set needs --rules: parameters belong to rule files".into(),
         ));
     }
-    // Rule files first: a mistake in them is reported before the (possibly large) program is read.
-    let rules = if args.rule.rules.is_empty() {
-        None
-    } else {
-        Some(load_rules(&args.rule, limits)?)
-    };
     let t0 = Instant::now();
+    let (rules, loaded) = load_rules_and_module(args, input, limits)?;
     let Loaded {
         mut module,
         hints,
         main: src,
         misfits,
         ..
-    } = load_module_files(input, args.startup.as_deref(), limits)?;
+    } = loaded;
     let t_parse = t0.elapsed();
     let t1 = Instant::now();
     if let Some(rules) = &rules {
@@ -869,6 +883,42 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
     // would only cost time (a 10^6-op module is millions of allocations); the OS takes it back.
     std::mem::forget(module);
     Ok(())
+}
+
+/// The rewrite command's rule files and program, loaded side by side when INPUT is a regular
+/// file: the rule files' parsing and checking take a core the parser's threads leave idle at
+/// times. A mistake in the rule files is reported first, as if they had been loaded before the
+/// program was read, and the program's warnings are printed only when both loaded. Standard
+/// input and other files whose read can block are read only after the rule files loaded, so
+/// that a mistake in them is reported without waiting for the input.
+fn load_rules_and_module(
+    args: &RewriteArgs,
+    input: &str,
+    limits: &Limits,
+) -> Result<(Option<crate::rules::RuleSet>, Loaded), Failure> {
+    let startup = args.startup.as_deref();
+    if args.rule.rules.is_empty() {
+        return Ok((None, load_module_files(input, startup, limits)?));
+    }
+    let regular = |p: &str| p != "-" && std::fs::metadata(p).is_ok_and(|m| m.is_file());
+    if !regular(input) || !startup.is_none_or(regular) {
+        let rules = load_rules(&args.rule, limits)?;
+        return Ok((Some(rules), load_module_files(input, startup, limits)?));
+    }
+    let (rules, loaded) = std::thread::scope(|scope| {
+        let rules = scope.spawn(|| load_rules(&args.rule, limits));
+        let loaded = load_module_files_quietly(input, startup, limits);
+        let rules = rules
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (rules, loaded)
+    });
+    let rules = rules?;
+    let (loaded, warnings) = loaded?;
+    for w in &warnings {
+        streams::eprintln(w);
+    }
+    Ok((Some(rules), loaded))
 }
 
 /// Writes the module in the `--emit` format (`-o`, `--startup-out`); returns the size of the

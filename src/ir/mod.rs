@@ -28,6 +28,7 @@ mod program;
 mod types;
 pub mod verify;
 pub mod verify_dist;
+mod window;
 
 pub use attr::{format_float_like_paddle, intern_key, Attr, AttrDict, AttrId};
 pub use attr_store::Attrs;

@@ -5,8 +5,11 @@
 //! is renumbered the way Paddle would number it), attribute dictionaries and types are copied
 //! from the text cached in the [`Context`], and floats keep the text they were written with.
 //!
-//! Printing is one linear pass writing into a `String`; [`print_module_to`] streams that string
-//! to a writer a megabyte at a time, so a large program's text never exists whole in memory.
+//! Printing is linear. Every value's number is fixed first ([`Numbering`], a walk that only
+//! counts); the top block's ops are then printed in chunks, on worker threads when there are
+//! several chunks and cores, and the chunks are put together in order on the calling thread.
+//! [`print_module_to`] streams the text to a writer a megabyte at a time, and workers run at
+//! most a few chunks ahead of it, so a large program's text never exists whole in memory.
 //!
 //! Dictionaries are stored as value indices, not text (see `attr_store`), and formatting one
 //! costs about as much as the rest of its op line. Most ops share their dictionary with others,
@@ -15,6 +18,7 @@
 //! kept, so the cache holds only the shared ones.
 
 use super::program::{BlockId, OpId, OpSyntax, Program, ValueDef, ValueId};
+use super::window::{worker_threads, StopOnDrop, Window};
 use super::{AttrId, Context, Module};
 use std::fmt::Write;
 
@@ -171,19 +175,97 @@ fn print_program_into(
     sink: &mut Sink<'_>,
     dicts: &mut DictTexts,
 ) {
+    let numbering = Numbering::of(p);
     let mut pr = Printer {
         ctx,
         p,
         out,
         sink,
         dicts,
-        names: vec![u32::MAX; p.value_capacity()],
+        names: &numbering.names,
         next: 0,
         next_arg: 0,
     };
     pr.out.push_str("{\n");
-    pr.block(p.top_block(), 1);
+    pr.block_header(p.top_block(), 1);
+    if numbering.chunks.len() < 2 || worker_threads() < 2 {
+        for op in p.block_ops(p.top_block()) {
+            pr.top_op(op);
+        }
+    } else {
+        pr.chunks_in_parallel(&numbering.chunks);
+    }
     pr.out.push_str("}\n");
+}
+
+/// Top-level ops per chunk printed by one worker thread.
+const CHUNK_OPS: usize = 2048;
+
+/// How many chunks the workers may print ahead of the one being written (see [`Window`]).
+const CHUNKS_AHEAD: usize = 8;
+
+/// The print number of every value, fixed before anything is printed so that chunks of the top
+/// block can be printed on several threads: results are numbered `%0, %1, ...` and block
+/// arguments `%arg_0, ...`, each in print order.
+struct Numbering {
+    names: Vec<u32>,
+    chunks: Vec<Chunk>,
+}
+
+/// A run of at most [`CHUNK_OPS`] ops of the top block, with the numbers of the results and
+/// block arguments printed before it.
+struct Chunk {
+    first: OpId,
+    ops: usize,
+    next: u32,
+    next_arg: u32,
+}
+
+impl Numbering {
+    fn of(p: &Program) -> Numbering {
+        let mut n = Numbering {
+            names: vec![u32::MAX; p.value_capacity()],
+            chunks: Vec::new(),
+        };
+        let (mut next, mut next_arg) = (0, 0);
+        let top = p.top_block();
+        n.args(p, top, &mut next_arg);
+        for op in p.block_ops(top) {
+            match n.chunks.last_mut() {
+                Some(c) if c.ops < CHUNK_OPS => c.ops += 1,
+                _ => n.chunks.push(Chunk {
+                    first: op,
+                    ops: 1,
+                    next,
+                    next_arg,
+                }),
+            }
+            n.op(p, op, &mut next, &mut next_arg);
+        }
+        n
+    }
+
+    fn args(&mut self, p: &Program, b: BlockId, next_arg: &mut u32) {
+        for a in p.block_args(b) {
+            self.names[a.value.index()] = *next_arg;
+            *next_arg += 1;
+        }
+    }
+
+    fn op(&mut self, p: &Program, op: OpId, next: &mut u32, next_arg: &mut u32) {
+        for r in p.results(op) {
+            self.names[r.index()] = *next;
+            *next += 1;
+        }
+        for &r in p.regions(op) {
+            for &b in p.region_blocks(r) {
+                self.args(p, b, next_arg);
+                for inner in p.block_ops(b) {
+                    self.op(p, inner, next, next_arg);
+                }
+            }
+        }
+    }
 }
 
 struct Printer<'a, 'w> {
@@ -192,8 +274,11 @@ struct Printer<'a, 'w> {
     out: &'a mut String,
     sink: &'a mut Sink<'w>,
     dicts: &'a mut DictTexts,
-    /// Print number of each value (`%N`, or `%arg_N` for block arguments).
-    names: Vec<u32>,
+    /// Print number of each value (`%N`, or `%arg_N` for block arguments): [`Numbering`].
+    names: &'a [u32],
+    /// The numbers the next result and block argument printed get. A value whose number is
+    /// not below them has not been printed yet: a use before its definition, which only a
+    /// program that fails verification has.
     next: u32,
     next_arg: u32,
 }
@@ -205,7 +290,92 @@ impl Printer<'_, '_> {
         }
     }
 
+    /// Prints one op of the top block, handing the text to the sink when enough accumulated.
+    fn top_op(&mut self, op: OpId) {
+        self.op(op, 1);
+        if self.out.len() >= FLUSH_AT {
+            self.sink.flush(self.out);
+        }
+    }
+
+    /// Prints the top block's ops chunk by chunk on worker threads, and hands the chunks to the
+    /// sink in order.
+    fn chunks_in_parallel(&mut self, chunks: &[Chunk]) {
+        let (ctx, p, names) = (self.ctx, self.p, self.names);
+        let next_chunk = std::sync::atomic::AtomicUsize::new(0);
+        let window = Window::new(CHUNKS_AHEAD);
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            for _ in 0..worker_threads() {
+                let tx = tx.clone();
+                let (next_chunk, window) = (&next_chunk, &window);
+                scope.spawn(move || {
+                    let mut dicts = DictTexts::new(ctx);
+                    loop {
+                        let i = next_chunk.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(c) = chunks.get(i) else { break };
+                        if !window.wait_for(i) {
+                            break;
+                        }
+                        let mut out = String::with_capacity(c.ops * 200);
+                        let mut pr = Printer {
+                            ctx,
+                            p,
+                            out: &mut out,
+                            sink: &mut Sink::Memory,
+                            dicts: &mut dicts,
+                            names,
+                            next: c.next,
+                            next_arg: c.next_arg,
+                        };
+                        let mut op = Some(c.first);
+                        for _ in 0..c.ops {
+                            let Some(o) = op else { break };
+                            pr.op(o, 1);
+                            op = p.next_op(o);
+                        }
+                        if tx.send((i, out)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            let _stop = StopOnDrop(&window);
+            let mut early = rustc_hash::FxHashMap::default();
+            for i in 0..chunks.len() {
+                let text = match early.remove(&i) {
+                    Some(t) => t,
+                    None => loop {
+                        // A worker sends every chunk it takes; all chunks are taken.
+                        let Ok((j, t)) = rx.recv() else { return };
+                        if j == i {
+                            break t;
+                        }
+                        early.insert(j, t);
+                    },
+                };
+                window.set_taken(i + 1);
+                self.out.push_str(&text);
+                if self.out.len() >= FLUSH_AT {
+                    self.sink.flush(self.out);
+                }
+            }
+        });
+    }
+
     fn block(&mut self, b: BlockId, depth: usize) {
+        self.block_header(b, depth);
+        for op in self.p.block_ops(b) {
+            self.op(op, depth);
+            if self.out.len() >= FLUSH_AT {
+                self.sink.flush(self.out);
+            }
+        }
+    }
+
+    /// A block's keyword arguments and arguments.
+    fn block_header(&mut self, b: BlockId, depth: usize) {
         let p = self.p;
         let kwargs = p.block_kwargs(b);
         if !kwargs.is_empty() {
@@ -228,7 +398,6 @@ impl Printer<'_, '_> {
                 if i > 0 {
                     self.out.push_str(", ");
                 }
-                self.names[a.value.index()] = self.next_arg;
                 let _ = write!(self.out, "%arg_{}", self.next_arg);
                 self.next_arg += 1;
                 self.out.push(' ');
@@ -236,19 +405,13 @@ impl Printer<'_, '_> {
             }
             self.out.push('\n');
         }
-        for op in p.block_ops(b) {
-            self.op(op, depth);
-            if self.out.len() >= FLUSH_AT {
-                self.sink.flush(self.out);
-            }
-        }
     }
 
     fn value(&mut self, v: ValueId) {
         match self.p.value_def(v) {
             ValueDef::Result { .. } => {
                 let n = self.names[v.index()];
-                if n == u32::MAX {
+                if n >= self.next {
                     // A use before its definition: only in a program that fails verification.
                     let _ = write!(self.out, "%<undefined:{}>", v.0);
                 } else {
@@ -257,7 +420,10 @@ impl Printer<'_, '_> {
                 }
             }
             ValueDef::Arg { .. } => {
-                let _ = write!(self.out, "%arg_{}", self.names[v.index()]);
+                let n = self.names[v.index()];
+                // An argument of a block not printed yet shows the number no value has.
+                let n = if n < self.next_arg { n } else { u32::MAX };
+                let _ = write!(self.out, "%arg_{n}");
             }
             ValueDef::Kwarg { block, index } => {
                 self.out.push_str("%kwarg_");
@@ -293,11 +459,10 @@ impl Printer<'_, '_> {
         let d = p.op(op);
         self.indent(depth);
         self.out.push('(');
-        for (i, r) in p.results(op).enumerate() {
+        for i in 0..p.num_results(op) {
             if i > 0 {
                 self.out.push_str(", ");
             }
-            self.names[r.index()] = self.next;
             self.out.push('%');
             push_u32(self.out, self.next);
             self.next += 1;

@@ -3,6 +3,7 @@
 //! the scheduler.
 
 use super::*;
+use crate::ir::window::{worker_threads, StopOnDrop, Window};
 
 /// Parsed op lines, in file order, as the builder asks for them: chunks of lines are parsed on
 /// worker threads while the builder consumes the ones before, so parsing and building overlap
@@ -21,44 +22,6 @@ pub(super) enum ChunkFeed<'a> {
         src: &'a SourceFile,
         starts: Vec<usize>,
     },
-}
-
-/// How far the workers may run ahead of the builder: a worker parses chunk `i` only once the
-/// builder has taken chunk `i − AHEAD`. Without it, workers that outpace the builder (on a busy
-/// machine, say) hold every parsed chunk of the file at once, and peak memory depends on the
-/// scheduler.
-pub(super) struct Window {
-    /// Chunks the builder has taken.
-    pub(super) taken: std::sync::Mutex<usize>,
-    pub(super) moved: std::sync::Condvar,
-    /// Set when the builder is done (early on an error): waiting workers stop.
-    pub(super) stop: std::sync::atomic::AtomicBool,
-}
-
-impl Window {
-    const AHEAD: usize = 8;
-
-    /// Blocks until chunk `i` may be parsed; false when the builder has stopped.
-    pub(super) fn wait_for(&self, i: usize) -> bool {
-        use std::sync::atomic::Ordering::Relaxed;
-        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
-        while i >= *taken + Self::AHEAD && !self.stop.load(Relaxed) {
-            taken = self.moved.wait(taken).unwrap_or_else(|e| e.into_inner());
-        }
-        !self.stop.load(Relaxed)
-    }
-
-    pub(super) fn set_taken(&self, n: usize) {
-        *self.taken.lock().unwrap_or_else(|e| e.into_inner()) = n;
-        self.moved.notify_all();
-    }
-
-    pub(super) fn stop(&self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        // Under the lock, so that no worker misses the wake-up between its check and its wait.
-        let _taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
-        self.moved.notify_all();
-    }
 }
 
 impl<'a> ChunkFeed<'a> {
@@ -100,6 +63,9 @@ impl<'a> ChunkFeed<'a> {
     }
 }
 
+/// How many chunks the workers may parse ahead of the builder (see [`Window`]).
+const CHUNKS_AHEAD: usize = 8;
+
 /// Lines per chunk: small enough that workers and builder overlap, large enough that the
 /// per-chunk caches (heads, tails, dictionaries) pay off.
 pub(super) const CHUNK_LINES: usize = 4_096;
@@ -112,19 +78,13 @@ pub(super) fn with_op_lines<'a, T>(
     build: impl FnOnce(ChunkFeed<'a>) -> Result<T, Diagnostic>,
 ) -> Result<T, Diagnostic> {
     let pieces: Vec<&[Line<'a>]> = lines.chunks(CHUNK_LINES).collect();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 8);
+    let threads = worker_threads();
     if pieces.len() <= 1 || threads == 1 {
         let chunks = pieces.iter().map(|p| parse_chunk(src, p, path)).collect();
         return build(ChunkFeed::Inline(chunks));
     }
     let next_piece = std::sync::atomic::AtomicUsize::new(0);
-    let window = std::sync::Arc::new(Window {
-        taken: std::sync::Mutex::new(0),
-        moved: std::sync::Condvar::new(),
-        stop: std::sync::atomic::AtomicBool::new(false),
-    });
+    let window = std::sync::Arc::new(Window::new(CHUNKS_AHEAD));
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
         for _ in 0..threads {
@@ -148,14 +108,6 @@ pub(super) fn with_op_lines<'a, T>(
             src,
             starts: pieces.iter().map(|p| p[0].offset).collect(),
         };
-        // When the builder is done, even by an early error or a panic, waiting workers stop
-        // (the scope joins them: a worker left waiting would hang it).
-        struct StopOnDrop<'w>(&'w Window);
-        impl Drop for StopOnDrop<'_> {
-            fn drop(&mut self) {
-                self.0.stop();
-            }
-        }
         let _stop = StopOnDrop(&window);
         build(feed)
     })
