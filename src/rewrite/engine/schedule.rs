@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use super::super::matcher::Compiled;
 use super::super::runtime::Caches;
-use crate::ir::{Module, OpId};
+use crate::ir::{BlockId, Module, OpId};
 use crate::rules::compiled::CompiledRule;
 
 /// A phase's rules indexed by the op names their first pattern may match (MLIR's
@@ -62,7 +62,9 @@ pub(super) struct Worklist {
 }
 
 impl Worklist {
-    /// Every op of `m`'s main program that some rule of the phase accepts as its root.
+    /// Every op of `m`'s main program that some rule of the phase accepts as its root, in
+    /// program order. (Not filtered by the roots' attribute tests: an op a rule of the phase
+    /// gives the attributes later must keep its place in the order.)
     pub fn seed(
         m: &Module,
         cache: &mut Caches,
@@ -78,7 +80,7 @@ impl Worklist {
             // no op would be queued.
             return list;
         }
-        for op in m.main.walk() {
+        let mut each_op = |op: OpId| {
             let cands = index.candidates(m, cache, compiled, op);
             if cands
                 .iter()
@@ -87,7 +89,8 @@ impl Worklist {
                 list.queued[op.index()] = true;
                 list.work.push_back(op);
             }
-        }
+        };
+        walk_block(m, m.main.top_block(), &mut each_op);
         list
     }
 
@@ -109,6 +112,43 @@ impl Worklist {
             }
         }
     }
+}
+
+/// Calls `f` with every op of `block` and of the blocks nested in its ops, in print order
+/// (pre-order), as [`crate::ir::Program::walk`] lists them, without collecting them first.
+fn walk_block(m: &Module, block: BlockId, f: &mut impl FnMut(OpId)) {
+    let p = &m.main;
+    for op in p.block_ops(block) {
+        f(op);
+        for &r in p.regions(op) {
+            for &b in p.region_blocks(r) {
+                walk_block(m, b, f);
+            }
+        }
+    }
+}
+
+/// [`Compiled::root_attrs_may_pass_dict`] of `op`'s dictionary (true for a root without
+/// attribute tests), remembered by dictionary in `known` (0: not asked yet, 1: may pass, 2:
+/// fails): ops share dictionaries, and an interned dictionary never changes, so each rule tests
+/// each dictionary once rather than each op it is tried at.
+pub(super) fn root_attrs_pass(known: &mut Vec<u8>, c: &Compiled, m: &Module, op: OpId) -> bool {
+    if !c.root_has_attr_tests() {
+        return true;
+    }
+    let id = m.main.op_attrs(op);
+    let i = id.0 as usize;
+    if i >= known.len() {
+        known.resize(i + 1, 0);
+    }
+    if known[i] == 0 {
+        known[i] = if c.root_attrs_may_pass_dict(m, id) {
+            1
+        } else {
+            2
+        };
+    }
+    known[i] == 1
 }
 
 #[cfg(test)]
