@@ -9,6 +9,7 @@
 //! Backtracking enumerates every combination until one passes the guards and has not been
 //! applied before.
 
+use super::guard::Test;
 use super::runtime::{as_value, Bindings, Caches, RtEnv};
 use crate::dialect::Effect;
 use crate::ir::{AttrId, Module, OpId, Sym};
@@ -20,6 +21,7 @@ use crate::rules::eval::eval;
 use crate::rules::{OpClass, RuleSet, Val};
 use crate::value::operators::EvalError;
 use rustc_hash::FxHashSet;
+use std::cell::RefCell;
 
 /// Which ops a selector accepts, with its op names interned in this run's module.
 #[derive(Debug, Clone)]
@@ -65,6 +67,15 @@ impl Accept {
         }
     }
 
+    /// Whether the selector tests attributes anywhere (an alternative with attribute tests).
+    fn tests_attrs(&self) -> bool {
+        match self {
+            Accept::Any | Accept::Names(_) | Accept::Class(_) => false,
+            Accept::Union(v) => v.iter().any(Accept::tests_attrs),
+            Accept::With(..) => true,
+        }
+    }
+
     /// Whether some op named `name` may be accepted: everything but the attribute tests of
     /// alternatives, which depend on the op (the rule index of the worklist asks this once per
     /// op name, then [`Accept::accepts`] decides per op).
@@ -95,13 +106,29 @@ impl Accept {
 }
 
 /// The selectors of a list of patterns, interned in one module.
+///
+/// What a selector says of an op name, and where a node's named operands are on ops of that
+/// name, are remembered by name (a matcher tries the same few names hundreds of thousands of
+/// times): one vector lookup per node instead of walking alternatives, and comparing operand
+/// names, at every candidate op.
 #[derive(Debug)]
 pub struct Selectors {
     /// One selector per pattern node, in pre-order (a pattern, then its nested patterns).
     accepts: Vec<Accept>,
     /// Pre-order index of each top-level pattern in `accepts`.
     starts: Vec<usize>,
+    /// Per node: whether its selector tests attributes (then a name it accepts is a
+    /// pre-filter, and the op is tested in full).
+    with_attrs: Vec<bool>,
+    /// Per node, by op name (`Sym` index): 0 not asked yet, 1 accepted, 2 refused.
+    by_name: Vec<RefCell<Vec<u8>>>,
+    /// Per node, for the op names met: the operand index each of its arguments names
+    /// (`u32::MAX`: an argument without a name, or a name the op does not have).
+    operands: Vec<RefCell<Vec<OperandIndices>>>,
 }
+
+/// For ops of one name: the operand index each argument of a pattern node names.
+type OperandIndices = (Sym, Box<[u32]>);
 
 impl Selectors {
     /// The selectors of `patterns`, interned in `m`.
@@ -120,7 +147,73 @@ impl Selectors {
             starts.push(accepts.len());
             walk(m, p, &mut accepts);
         }
-        Selectors { accepts, starts }
+        let n = accepts.len();
+        Selectors {
+            with_attrs: accepts.iter().map(Accept::tests_attrs).collect(),
+            accepts,
+            starts,
+            by_name: (0..n).map(|_| RefCell::new(Vec::new())).collect(),
+            operands: (0..n).map(|_| RefCell::new(Vec::new())).collect(),
+        }
+    }
+
+    /// Whether node `node`'s selector accepts `op` ([`Accept::accepts`]).
+    fn accepts(&self, node: usize, m: &Module, cache: &mut Caches, op: OpId) -> bool {
+        self.accepts_name(node, m, cache, m.main.op_name(op))
+            && (!self.with_attrs[node] || self.accepts[node].accepts(m, cache, op))
+    }
+
+    /// Whether node `node`'s selector may accept ops named `name` ([`Accept::may_accept_name`]).
+    fn accepts_name(&self, node: usize, m: &Module, cache: &mut Caches, name: Sym) -> bool {
+        let mut known = self.by_name[node].borrow_mut();
+        let i = name.0 as usize;
+        if i >= known.len() {
+            known.resize(i + 1, 0);
+        }
+        if known[i] == 0 {
+            known[i] = if self.accepts[node].may_accept_name(m, cache, name) {
+                1
+            } else {
+                2
+            };
+        }
+        known[i] == 1
+    }
+
+    /// The operand index argument `arg` of node `node` (pattern `pat`) names on an op called
+    /// `name`, whose dialect entry is found with `rules`; `None` when the op has no such operand.
+    fn operand_index(
+        &self,
+        node: usize,
+        pat: &Pattern,
+        arg: usize,
+        m: &Module,
+        rules: &RuleSet,
+        name: Sym,
+    ) -> Option<usize> {
+        let mut known = self.operands[node].borrow_mut();
+        let k = match known.iter().position(|(s, _)| *s == name) {
+            Some(k) => k,
+            None => {
+                let spec = rules.ops.spec(m.ctx.str(name));
+                let idx = pat
+                    .args
+                    .iter()
+                    .map(|a| {
+                        a.operand
+                            .as_ref()
+                            .and_then(|n| spec?.operand_index(n))
+                            .map_or(u32::MAX, |i| i as u32)
+                    })
+                    .collect();
+                known.push((name, idx));
+                known.len() - 1
+            }
+        };
+        match known[k].1[arg] {
+            u32::MAX => None,
+            i => Some(i as usize),
+        }
     }
 }
 
@@ -132,6 +225,8 @@ pub struct Compiled<'r> {
     plan: &'r [Step],
     sel: Selectors,
     pub guards: &'r [Expr],
+    /// The guards compiled for testing matches, one per guard.
+    tests: Vec<Test<'r>>,
     /// Binding slots of the rule.
     pub slots: usize,
 }
@@ -140,6 +235,7 @@ impl<'r> Compiled<'r> {
     pub fn new(m: &mut Module, rule: &'r CompiledRule) -> Self {
         Compiled {
             guards: &rule.guards,
+            tests: rule.guards.iter().map(Test::compile).collect(),
             slots: rule.slots,
             ..Compiled::with_selectors(
                 &rule.patterns,
@@ -161,6 +257,7 @@ impl<'r> Compiled<'r> {
             plan,
             sel,
             guards: &[],
+            tests: Vec::new(),
             slots: 0,
         }
     }
@@ -177,7 +274,7 @@ impl<'r> Compiled<'r> {
     /// Whether ops named `name` may be the root of a match: [`Compiled::root_accepts`] without
     /// what depends on the op (attribute tests, stage).
     pub fn root_may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
-        self.sel.accepts[0].may_accept_name(m, cache, name)
+        self.sel.accepts_name(0, m, cache, name)
     }
 
     /// Whether the root pattern's leading attribute tests that need no evaluation (`key: _`,
@@ -205,7 +302,7 @@ impl<'r> Compiled<'r> {
 
     /// Whether `op` can be the root of a match (cheap pre-filter for the worklist).
     pub fn root_accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
-        self.sel.accepts[0].accepts(m, cache, op)
+        self.sel.accepts(0, m, cache, op)
             && self.patterns[0]
                 .stage
                 .is_none_or(|s| cache.role(m, op) == Some(s))
@@ -413,14 +510,14 @@ impl<'r> Searcher<'_, 'r> {
         b: &mut Bindings,
         keep: bool,
     ) -> Result<Option<Match>, EvalError> {
-        for g in self.c.guards {
+        for (g, t) in self.c.guards.iter().zip(&self.c.tests) {
             let mut env = RtEnv {
                 m: self.m,
                 rules: self.rules,
                 b,
                 cache: self.cache,
             };
-            match eval(&mut env, g)? {
+            match t.run(&mut env)? {
                 Val::Bool(true) => {}
                 Val::Bool(false) => return Ok(None),
                 v => {
@@ -469,7 +566,7 @@ impl<'r> Searcher<'_, 'r> {
         let my_acc = *acc;
         *acc += 1;
         let m = &*self.m;
-        if !m.main.is_live(op) || !self.c.sel.accepts[my_acc].accepts(m, self.cache, op) {
+        if !m.main.is_live(op) || !self.c.sel.accepts(my_acc, m, self.cache, op) {
             return Ok(false);
         }
         if let Some(want) = pat.stage {
@@ -544,22 +641,22 @@ impl<'r> Searcher<'_, 'r> {
             }
         }
         // Operands.
-        let spec = {
-            let m = &*self.m;
-            if !pat.positional {
-                self.rules.ops.spec(m.ctx.str(m.main.op_name(op)))
-            } else {
-                None
-            }
-        };
+        let name = self.m.main.op_name(op);
         for (i, a) in pat.args.iter().enumerate() {
             let idx = match &a.operand {
                 None if pat.some => choice,
                 None => i,
-                Some(name) => match spec.and_then(|s| s.operand_index(name)) {
-                    Some(k) => k,
-                    None => return Ok(false),
-                },
+                Some(_) if pat.positional => return Ok(false),
+                Some(_) => {
+                    match self
+                        .c
+                        .sel
+                        .operand_index(my_acc, pat, i, self.m, self.rules, name)
+                    {
+                        Some(k) => k,
+                        None => return Ok(false),
+                    }
+                }
             };
             if idx >= n {
                 return Ok(false);

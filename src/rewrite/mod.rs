@@ -47,6 +47,7 @@
 
 mod engine;
 pub mod equational;
+mod guard;
 mod matcher;
 mod runtime;
 
