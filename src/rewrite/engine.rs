@@ -228,6 +228,17 @@ struct Engine<'a> {
     /// attributes. A rule applied 10^4 times builds the same few dictionaries, so they are made
     /// and hashed once, not once per application.
     dicts: Vec<FxHashMap<Vec<Attr>, AttrId>>,
+    /// Dictionaries of builds whose match-dependent attributes are all queries of values'
+    /// types ([`builds::BuildInfo::type_slots`]), by the build id and those types: such a
+    /// dictionary is found without evaluating its attributes.
+    dicts_by_types: FxHashMap<Box<[u32]>, AttrId>,
+    /// The key of `dicts_by_types` being looked up (reused).
+    types_key: Vec<u32>,
+    /// Built ops' final attributes and result types in a dense program, by build id,
+    /// dictionary, program and operand types ([`Engine::signature`]).
+    signatures: FxHashMap<Box<[u32]>, builds::Signature>,
+    /// The key of `signatures` being looked up (reused).
+    signature_key: Vec<u32>,
     /// `{place:Place(cpu),persistable:true}` of a state's keyword argument, once interned.
     kwarg_attrs: Option<AttrId>,
     /// The op the current application's first pattern matched (for `error` messages).
@@ -267,6 +278,10 @@ impl<'a> Engine<'a> {
             scratch: Bindings::new(0),
             builds: std::iter::repeat_with(|| None).take(rules.builds).collect(),
             dicts: vec![FxHashMap::default(); rules.builds],
+            dicts_by_types: FxHashMap::default(),
+            types_key: Vec::new(),
+            signatures: FxHashMap::default(),
+            signature_key: Vec::new(),
             kwarg_attrs: None,
             matched: None,
             dist_ctx: Vec::new(),
