@@ -271,8 +271,8 @@ impl<'r> Compiled<'r> {
         !self.patterns[0].attrs.is_empty()
     }
 
-    /// Whether ops named `name` may be the root of a match: [`Compiled::root_accepts`] without
-    /// what depends on the op (attribute tests, stage).
+    /// Whether ops named `name` may be the root of a match: what [`Compiled::root_accepts`]
+    /// then tests depends on the op (attribute tests of alternatives, stage).
     pub fn root_may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
         self.sel.accepts_name(0, m, cache, name)
     }
@@ -300,9 +300,11 @@ impl<'r> Compiled<'r> {
         true
     }
 
-    /// Whether `op` can be the root of a match (cheap pre-filter for the worklist).
+    /// Whether `op`, whose name the root may accept ([`Compiled::root_may_accept_name`]: the
+    /// worklist tries only such rules at it), can be the root of a match: the stage and the
+    /// attribute tests of alternatives, a cheap pre-filter.
     pub fn root_accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
-        self.sel.accepts(0, m, cache, op)
+        (!self.sel.with_attrs[0] || self.sel.accepts[0].accepts(m, cache, op))
             && self.patterns[0]
                 .stage
                 .is_none_or(|s| cache.role(m, op) == Some(s))

@@ -16,7 +16,7 @@ use crate::rules::compiled::CompiledRule;
 /// as rules build ops.
 pub(super) struct RootIndex {
     /// By op name (`Sym` index): the indices into the phase's compiled rules, in rule order.
-    by_name: Vec<Option<std::rc::Rc<[usize]>>>,
+    by_name: Vec<Option<Box<[usize]>>>,
     /// By compiled rule: whether it can fire at all ([`CompiledRule::never_fires`]).
     fires: Vec<bool>,
 }
@@ -35,20 +35,18 @@ impl RootIndex {
         cache: &mut Caches,
         compiled: &[(&CompiledRule, Compiled)],
         op: OpId,
-    ) -> std::rc::Rc<[usize]> {
+    ) -> &[usize] {
         let name = m.main.op_name(op);
         let i = name.0 as usize;
         if i >= self.by_name.len() {
             self.by_name.resize(i + 1, None);
         }
         let fires = &self.fires;
-        self.by_name[i]
-            .get_or_insert_with(|| {
-                (0..compiled.len())
-                    .filter(|&k| fires[k] && compiled[k].1.root_may_accept_name(m, cache, name))
-                    .collect()
-            })
-            .clone()
+        self.by_name[i].get_or_insert_with(|| {
+            (0..compiled.len())
+                .filter(|&k| fires[k] && compiled[k].1.root_may_accept_name(m, cache, name))
+                .collect()
+        })
     }
 }
 
