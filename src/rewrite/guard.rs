@@ -13,14 +13,15 @@
 //! It never decides differently from the evaluator: each specialised node answers only when the
 //! bindings have the form it reads (a bound value or op), and otherwise hands the whole
 //! sub-expression to the evaluator, which gives the value or the error it always gave. The
-//! connectives use the evaluator's own operators ([`logic`], [`unary`]), so a non-bool operand
-//! fails with the same message at the same span.
+//! connectives decide as the evaluator's `and`, `or` and `not` do (`value::operators::logic`),
+//! and a non-bool operand fails through the same operators, with the same message at the same
+//! span.
 
 use super::runtime::{as_op, as_value, RtEnv};
 use crate::rules::builtins::{Builtin, Query};
 use crate::rules::compiled::{Callee, Exists, Expr, StrPart, ValueRef, Var};
 use crate::rules::eval::{eval, ConstEnv, Env};
-use crate::value::operators::{binary_values, logic, unary, BinOp, EvalResult, Span, UnOp};
+use crate::value::operators::{as_bool, binary_values, unary, BinOp, EvalError, Span, UnOp};
 use crate::value::Val;
 
 /// One guard, or a part of one, ready to test a match.
@@ -182,18 +183,37 @@ impl<'r> Test<'r> {
         }
     }
 
-    /// The value the guard's expression has at the match `env` holds: what [`eval`] gives.
-    pub fn run(&self, env: &mut RtEnv) -> EvalResult {
-        match self {
-            Test::Const(v) => Ok(v.clone()),
+    /// What the guard's expression is at the match `env` holds, as [`eval`] gives it: a bool,
+    /// or (`Err`) the value of another kind it evaluated to, which the caller reports.
+    pub fn test(&self, env: &mut RtEnv) -> Result<Result<bool, Val>, EvalError> {
+        Ok(Ok(match self {
+            Test::Const(Val::Bool(b)) => *b,
+            Test::Const(v) => return Ok(Err(v.clone())),
             Test::Logic {
                 op,
                 l,
                 r,
                 l_span,
                 r_span,
-            } => logic(*op, (l.run(env)?, *l_span), || Ok((r.run(env)?, *r_span))),
-            Test::Not { e, span } => unary(UnOp::Not, e.run(env)?, *span),
+            } => {
+                // As [`logic`]: the left side decides, or the right side is the answer; either
+                // must be a bool.
+                let a = match l.test(env)? {
+                    Ok(a) => a,
+                    Err(v) => as_bool(v, *l_span, op.symbol())?,
+                };
+                if (*op == BinOp::And && !a) || (*op == BinOp::Or && a) {
+                    return Ok(Ok(a));
+                }
+                match r.test(env)? {
+                    Ok(b) => b,
+                    Err(v) => as_bool(v, *r_span, op.symbol())?,
+                }
+            }
+            Test::Not { e, span } => match e.test(env)? {
+                Ok(b) => !b,
+                Err(v) => return Ok(Err(unary(UnOp::Not, v, *span)?)),
+            },
             Test::InStage { v, stage, whole } => {
                 let m = &*env.m;
                 let role = match env.b.get(v.slot) {
@@ -202,18 +222,16 @@ impl<'r> Test<'r> {
                         m.main.defining_op(*x).and_then(|o| env.cache.role(m, o))
                     }
                     Some(Val::NullValue) => None,
-                    _ => return eval(env, whole),
+                    _ => return evaluated(env, whole),
                 };
-                Ok(Val::Bool(role.unwrap_or(-1) == *stage))
+                role.unwrap_or(-1) == *stage
             }
             Test::HasAttr { o, key, whole } => {
                 let m = &*env.m;
                 let Some(op) = env.b.get(o.slot).and_then(|x| as_op(m, x)) else {
-                    return eval(env, whole);
+                    return evaluated(env, whole);
                 };
-                Ok(Val::Bool(
-                    m.ctx.attrs(m.main.op_attrs(op)).get(key).is_some(),
-                ))
+                m.ctx.attrs(m.main.op_attrs(op)).get(key).is_some()
             }
             Test::Uses {
                 v,
@@ -225,7 +243,7 @@ impl<'r> Test<'r> {
             } => {
                 let m = &*env.m;
                 let Some(Some(x)) = env.b.get(v.slot).and_then(|b| as_value(m, b)) else {
-                    return eval(env, whole);
+                    return evaluated(env, whole);
                 };
                 let count = match stage {
                     Some(s) => {
@@ -237,25 +255,39 @@ impl<'r> Test<'r> {
                     }
                     None => m.main.num_uses(x),
                 };
-                binary_values(*cmp, Val::Int(count as i64), Val::Int(*n), *span)
+                match binary_values(*cmp, Val::Int(count as i64), Val::Int(*n), *span)? {
+                    Val::Bool(b) => b,
+                    v => return Ok(Err(v)),
+                }
             }
             Test::DTypeIn { v, items, whole } => {
                 let m = &*env.m;
                 let Some(Some(x)) = env.b.get(v.slot).and_then(|b| as_value(m, b)) else {
-                    return eval(env, whole);
+                    return evaluated(env, whole);
                 };
                 let Some((_, d)) = m.ctx.ty(m.main.value_type(x)).tensor() else {
-                    return eval(env, whole);
+                    return evaluated(env, whole);
                 };
                 let d = Val::DType(d);
-                Ok(Val::Bool(
-                    items
-                        .iter()
-                        .any(|x| matches!(x, Expr::Lit(v, _) if v.loose_eq(&d))),
-                ))
+                items
+                    .iter()
+                    .any(|x| matches!(x, Expr::Lit(v, _) if v.loose_eq(&d)))
             }
-            Test::Exists(x) => env.exists(x),
-            Test::Eval(e) => eval(env, e),
-        }
+            Test::Exists(x) => return classify(env.exists(x)?),
+            Test::Eval(e) => return evaluated(env, e),
+        }))
     }
+}
+
+/// [`Test::test`] of a value: a bool, or the value of another kind.
+fn classify(v: Val) -> Result<Result<bool, Val>, EvalError> {
+    Ok(match v {
+        Val::Bool(b) => Ok(b),
+        v => Err(v),
+    })
+}
+
+/// [`Test::test`] by the evaluator.
+fn evaluated(env: &mut RtEnv, e: &Expr) -> Result<Result<bool, Val>, EvalError> {
+    classify(eval(env, e)?)
 }

@@ -519,10 +519,10 @@ impl<'r> Searcher<'_, 'r> {
                 b,
                 cache: self.cache,
             };
-            match t.run(&mut env)? {
-                Val::Bool(true) => {}
-                Val::Bool(false) => return Ok(None),
-                v => {
+            match t.test(&mut env)? {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(v) => {
                     return Err(EvalError {
                         span: g.span(),
                         message: format!("a guard must be a bool, found {}", v.a_kind()),
