@@ -239,6 +239,9 @@ struct Engine<'a> {
     signatures: FxHashMap<Box<[u32]>, builds::Signature>,
     /// The key of `signatures` being looked up (reused).
     signature_key: Vec<u32>,
+    /// `if` conditions by address (rules outlive the run): the value of one that needs nothing
+    /// from the match, `None` for one that must be evaluated at each application.
+    fixed_conditions: FxHashMap<usize, Option<bool>>,
     /// `{place:Place(cpu),persistable:true}` of a state's keyword argument, once interned.
     kwarg_attrs: Option<AttrId>,
     /// The op the current application's first pattern matched (for `error` messages).
@@ -282,6 +285,7 @@ impl<'a> Engine<'a> {
             types_key: Vec::new(),
             signatures: FxHashMap::default(),
             signature_key: Vec::new(),
+            fixed_conditions: FxHashMap::default(),
             kwarg_attrs: None,
             matched: None,
             dist_ctx: Vec::new(),

@@ -46,6 +46,13 @@ fn passes(test: &AltTest, have: Option<&crate::ir::Attr>) -> bool {
 /// `{key: want}` on attribute `a`: equal as rules compare values; a flag written `[true]` also
 /// equals `true`.
 fn attr_equals(a: &crate::ir::Attr, want: &Val) -> bool {
+    use crate::ir::Attr;
+    // The common tests (`{flag: true}`, `{op_role: 2}`) without converting the attribute.
+    match (a, want) {
+        (Attr::Bool(x), Val::Bool(y)) => return x == y,
+        (Attr::Int(x), Val::Int(y)) => return x == y,
+        _ => {}
+    }
     let got = Val::from_attr(a);
     let scalar_eq = match &got {
         Val::List(v) if v.len() == 1 => v[0].loose_eq(want),
@@ -599,7 +606,10 @@ impl<'r> Searcher<'_, 'r> {
         }
         // Attributes, read in place (never a copy of the dictionary).
         for ap in &pat.attrs {
+            let computed;
             let want = match &ap.test {
+                // A literal is its own value: nothing to evaluate.
+                AttrTest::Equals(Expr::Lit(v, _)) => Some(v),
                 AttrTest::Equals(e) => {
                     let mut env = RtEnv {
                         m: self.m,
@@ -607,7 +617,8 @@ impl<'r> Searcher<'_, 'r> {
                         b,
                         cache: self.cache,
                     };
-                    Some(eval(&mut env, e)?)
+                    computed = eval(&mut env, e)?;
+                    Some(&computed)
                 }
                 _ => None,
             };
@@ -636,7 +647,7 @@ impl<'r> Searcher<'_, 'r> {
                 AttrTest::Equals(_) => {
                     let Some(a) = have else { return Ok(false) };
                     // `{flag: true}` also accepts Paddle's one-element array form `[true]`.
-                    if !attr_equals(a, &want.unwrap_or(Val::NullValue)) {
+                    if !attr_equals(a, want.unwrap_or(&Val::NullValue)) {
                         return Ok(false);
                     }
                 }

@@ -29,6 +29,7 @@ impl RootIndex {
         }
     }
 
+    #[inline]
     pub fn candidates(
         &mut self,
         m: &Module,
