@@ -47,7 +47,7 @@ use builds::BuildInfo;
 use dist::DistContext;
 use limits::ApplicationCap;
 use markers::Cursor;
-use schedule::{RootIndex, Worklist};
+use schedule::{root_attrs_pass, RootIndex, Worklist};
 
 /// Runs every phase of `rules` on `module`. Errors are diagnostics pointing at the rule file
 /// (an `error` action, a guard that fails to evaluate, a rule that changed nothing, a limit,
@@ -109,9 +109,9 @@ impl<'a> Engine<'a> {
         }
         let cap = ApplicationCap::new(opts.max_applications, self.m.main.num_ops());
         let mut index = RootIndex::new(&compiled);
+        let mut attr_pass: Vec<Vec<u8>> = vec![Vec::new(); compiled.len()];
         let mut work = Worklist::seed(self.m, &mut self.cache, &mut index, &compiled);
         let mut memo = Memo::default();
-        let mut attr_pass: Vec<Vec<u8>> = vec![Vec::new(); compiled.len()];
         let mut applied: u64 = 0;
         while let Some(op) = work.pop() {
             if opts.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -160,7 +160,7 @@ impl<'a> Engine<'a> {
                 stats.rules[first_stat + k].applications += 1;
                 applied += 1;
                 for t in &touched {
-                    stats.edited_by.insert(t.0, first_stat + k);
+                    stats.edited_by.set(*t, first_stat + k);
                 }
                 cap.check(rules, phase, &stats.rules[first_stat..], k)?;
                 work.push(
@@ -174,29 +174,6 @@ impl<'a> Engine<'a> {
         }
         Ok(applied)
     }
-}
-
-/// [`Compiled::root_attrs_may_pass_dict`] of `op`'s dictionary (true for a root without
-/// attribute tests), remembered by dictionary in `known` (0: not asked yet, 1: may pass, 2:
-/// fails): ops share dictionaries, and an interned dictionary never changes, so each rule tests
-/// each dictionary once rather than each op it is tried at.
-fn root_attrs_pass(known: &mut Vec<u8>, c: &Compiled, m: &Module, op: OpId) -> bool {
-    if !c.root_has_attr_tests() {
-        return true;
-    }
-    let id = m.main.op_attrs(op);
-    let i = id.0 as usize;
-    if i >= known.len() {
-        known.resize(i + 1, 0);
-    }
-    if known[i] == 0 {
-        known[i] = if c.root_attrs_may_pass_dict(m, id) {
-            1
-        } else {
-            2
-        };
-    }
-    known[i] == 1
 }
 
 /// One `--trace` entry: the rule, where it is written, and the op(s) it matched, recorded
@@ -251,6 +228,20 @@ struct Engine<'a> {
     /// attributes. A rule applied 10^4 times builds the same few dictionaries, so they are made
     /// and hashed once, not once per application.
     dicts: Vec<FxHashMap<Vec<Attr>, AttrId>>,
+    /// Dictionaries of builds whose match-dependent attributes are all queries of values'
+    /// types ([`builds::BuildInfo::type_slots`]), by the build id and those types: such a
+    /// dictionary is found without evaluating its attributes.
+    dicts_by_types: FxHashMap<Box<[u32]>, AttrId>,
+    /// The key of `dicts_by_types` being looked up (reused).
+    types_key: Vec<u32>,
+    /// Built ops' final attributes and result types in a dense program, by build id,
+    /// dictionary, program and operand types ([`Engine::signature`]).
+    signatures: FxHashMap<Box<[u32]>, builds::Signature>,
+    /// The key of `signatures` being looked up (reused).
+    signature_key: Vec<u32>,
+    /// `if` conditions by address (rules outlive the run): the value of one that needs nothing
+    /// from the match, `None` for one that must be evaluated at each application.
+    fixed_conditions: FxHashMap<usize, Option<bool>>,
     /// `{place:Place(cpu),persistable:true}` of a state's keyword argument, once interned.
     kwarg_attrs: Option<AttrId>,
     /// The op the current application's first pattern matched (for `error` messages).
@@ -290,6 +281,11 @@ impl<'a> Engine<'a> {
             scratch: Bindings::new(0),
             builds: std::iter::repeat_with(|| None).take(rules.builds).collect(),
             dicts: vec![FxHashMap::default(); rules.builds],
+            dicts_by_types: FxHashMap::default(),
+            types_key: Vec::new(),
+            signatures: FxHashMap::default(),
+            signature_key: Vec::new(),
+            fixed_conditions: FxHashMap::default(),
             kwarg_attrs: None,
             matched: None,
             dist_ctx: Vec::new(),

@@ -9,6 +9,7 @@
 //! Backtracking enumerates every combination until one passes the guards and has not been
 //! applied before.
 
+use super::guard::Test;
 use super::runtime::{as_value, Bindings, Caches, RtEnv};
 use crate::dialect::Effect;
 use crate::ir::{AttrId, Module, OpId, Sym};
@@ -20,6 +21,7 @@ use crate::rules::eval::eval;
 use crate::rules::{OpClass, RuleSet, Val};
 use crate::value::operators::EvalError;
 use rustc_hash::FxHashSet;
+use std::cell::RefCell;
 
 /// Which ops a selector accepts, with its op names interned in this run's module.
 #[derive(Debug, Clone)]
@@ -44,6 +46,13 @@ fn passes(test: &AltTest, have: Option<&crate::ir::Attr>) -> bool {
 /// `{key: want}` on attribute `a`: equal as rules compare values; a flag written `[true]` also
 /// equals `true`.
 fn attr_equals(a: &crate::ir::Attr, want: &Val) -> bool {
+    use crate::ir::Attr;
+    // The common tests (`{flag: true}`, `{op_role: 2}`) without converting the attribute.
+    match (a, want) {
+        (Attr::Bool(x), Val::Bool(y)) => return x == y,
+        (Attr::Int(x), Val::Int(y)) => return x == y,
+        _ => {}
+    }
     let got = Val::from_attr(a);
     let scalar_eq = match &got {
         Val::List(v) if v.len() == 1 => v[0].loose_eq(want),
@@ -62,6 +71,15 @@ impl Accept {
             OpSel::With(sel, tests) => {
                 Accept::With(Box::new(Accept::compile(m, sel)), tests.clone())
             }
+        }
+    }
+
+    /// Whether the selector tests attributes anywhere (an alternative with attribute tests).
+    fn tests_attrs(&self) -> bool {
+        match self {
+            Accept::Any | Accept::Names(_) | Accept::Class(_) => false,
+            Accept::Union(v) => v.iter().any(Accept::tests_attrs),
+            Accept::With(..) => true,
         }
     }
 
@@ -95,13 +113,29 @@ impl Accept {
 }
 
 /// The selectors of a list of patterns, interned in one module.
+///
+/// What a selector says of an op name, and where a node's named operands are on ops of that
+/// name, are remembered by name (a matcher tries the same few names hundreds of thousands of
+/// times): one vector lookup per node instead of walking alternatives, and comparing operand
+/// names, at every candidate op.
 #[derive(Debug)]
 pub struct Selectors {
     /// One selector per pattern node, in pre-order (a pattern, then its nested patterns).
     accepts: Vec<Accept>,
     /// Pre-order index of each top-level pattern in `accepts`.
     starts: Vec<usize>,
+    /// Per node: whether its selector tests attributes (then a name it accepts is a
+    /// pre-filter, and the op is tested in full).
+    with_attrs: Vec<bool>,
+    /// Per node, by op name (`Sym` index): 0 not asked yet, 1 accepted, 2 refused.
+    by_name: Vec<RefCell<Vec<u8>>>,
+    /// Per node, for the op names met: the operand index each of its arguments names
+    /// (`u32::MAX`: an argument without a name, or a name the op does not have).
+    operands: Vec<RefCell<Vec<OperandIndices>>>,
 }
+
+/// For ops of one name: the operand index each argument of a pattern node names.
+type OperandIndices = (Sym, Box<[u32]>);
 
 impl Selectors {
     /// The selectors of `patterns`, interned in `m`.
@@ -120,7 +154,73 @@ impl Selectors {
             starts.push(accepts.len());
             walk(m, p, &mut accepts);
         }
-        Selectors { accepts, starts }
+        let n = accepts.len();
+        Selectors {
+            with_attrs: accepts.iter().map(Accept::tests_attrs).collect(),
+            accepts,
+            starts,
+            by_name: (0..n).map(|_| RefCell::new(Vec::new())).collect(),
+            operands: (0..n).map(|_| RefCell::new(Vec::new())).collect(),
+        }
+    }
+
+    /// Whether node `node`'s selector accepts `op` ([`Accept::accepts`]).
+    fn accepts(&self, node: usize, m: &Module, cache: &mut Caches, op: OpId) -> bool {
+        self.accepts_name(node, m, cache, m.main.op_name(op))
+            && (!self.with_attrs[node] || self.accepts[node].accepts(m, cache, op))
+    }
+
+    /// Whether node `node`'s selector may accept ops named `name` ([`Accept::may_accept_name`]).
+    fn accepts_name(&self, node: usize, m: &Module, cache: &mut Caches, name: Sym) -> bool {
+        let mut known = self.by_name[node].borrow_mut();
+        let i = name.0 as usize;
+        if i >= known.len() {
+            known.resize(i + 1, 0);
+        }
+        if known[i] == 0 {
+            known[i] = if self.accepts[node].may_accept_name(m, cache, name) {
+                1
+            } else {
+                2
+            };
+        }
+        known[i] == 1
+    }
+
+    /// The operand index argument `arg` of node `node` (pattern `pat`) names on an op called
+    /// `name`, whose dialect entry is found with `rules`; `None` when the op has no such operand.
+    fn operand_index(
+        &self,
+        node: usize,
+        pat: &Pattern,
+        arg: usize,
+        m: &Module,
+        rules: &RuleSet,
+        name: Sym,
+    ) -> Option<usize> {
+        let mut known = self.operands[node].borrow_mut();
+        let k = match known.iter().position(|(s, _)| *s == name) {
+            Some(k) => k,
+            None => {
+                let spec = rules.ops.spec(m.ctx.str(name));
+                let idx = pat
+                    .args
+                    .iter()
+                    .map(|a| {
+                        a.operand
+                            .as_ref()
+                            .and_then(|n| spec?.operand_index(n))
+                            .map_or(u32::MAX, |i| i as u32)
+                    })
+                    .collect();
+                known.push((name, idx));
+                known.len() - 1
+            }
+        };
+        match known[k].1[arg] {
+            u32::MAX => None,
+            i => Some(i as usize),
+        }
     }
 }
 
@@ -132,6 +232,8 @@ pub struct Compiled<'r> {
     plan: &'r [Step],
     sel: Selectors,
     pub guards: &'r [Expr],
+    /// The guards compiled for testing matches, one per guard.
+    tests: Vec<Test<'r>>,
     /// Binding slots of the rule.
     pub slots: usize,
 }
@@ -140,6 +242,7 @@ impl<'r> Compiled<'r> {
     pub fn new(m: &mut Module, rule: &'r CompiledRule) -> Self {
         Compiled {
             guards: &rule.guards,
+            tests: rule.guards.iter().map(Test::compile).collect(),
             slots: rule.slots,
             ..Compiled::with_selectors(
                 &rule.patterns,
@@ -161,6 +264,7 @@ impl<'r> Compiled<'r> {
             plan,
             sel,
             guards: &[],
+            tests: Vec::new(),
             slots: 0,
         }
     }
@@ -174,10 +278,10 @@ impl<'r> Compiled<'r> {
         !self.patterns[0].attrs.is_empty()
     }
 
-    /// Whether ops named `name` may be the root of a match: [`Compiled::root_accepts`] without
-    /// what depends on the op (attribute tests, stage).
+    /// Whether ops named `name` may be the root of a match: what [`Compiled::root_accepts`]
+    /// then tests depends on the op (attribute tests of alternatives, stage).
     pub fn root_may_accept_name(&self, m: &Module, cache: &mut Caches, name: Sym) -> bool {
-        self.sel.accepts[0].may_accept_name(m, cache, name)
+        self.sel.accepts_name(0, m, cache, name)
     }
 
     /// Whether the root pattern's leading attribute tests that need no evaluation (`key: _`,
@@ -203,9 +307,11 @@ impl<'r> Compiled<'r> {
         true
     }
 
-    /// Whether `op` can be the root of a match (cheap pre-filter for the worklist).
+    /// Whether `op`, whose name the root may accept ([`Compiled::root_may_accept_name`]: the
+    /// worklist tries only such rules at it), can be the root of a match: the stage and the
+    /// attribute tests of alternatives, a cheap pre-filter.
     pub fn root_accepts(&self, m: &Module, cache: &mut Caches, op: OpId) -> bool {
-        self.sel.accepts[0].accepts(m, cache, op)
+        (!self.sel.with_attrs[0] || self.sel.accepts[0].accepts(m, cache, op))
             && self.patterns[0]
                 .stage
                 .is_none_or(|s| cache.role(m, op) == Some(s))
@@ -413,17 +519,17 @@ impl<'r> Searcher<'_, 'r> {
         b: &mut Bindings,
         keep: bool,
     ) -> Result<Option<Match>, EvalError> {
-        for g in self.c.guards {
+        for (g, t) in self.c.guards.iter().zip(&self.c.tests) {
             let mut env = RtEnv {
                 m: self.m,
                 rules: self.rules,
                 b,
                 cache: self.cache,
             };
-            match eval(&mut env, g)? {
-                Val::Bool(true) => {}
-                Val::Bool(false) => return Ok(None),
-                v => {
+            match t.test(&mut env)? {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(v) => {
                     return Err(EvalError {
                         span: g.span(),
                         message: format!("a guard must be a bool, found {}", v.a_kind()),
@@ -469,7 +575,7 @@ impl<'r> Searcher<'_, 'r> {
         let my_acc = *acc;
         *acc += 1;
         let m = &*self.m;
-        if !m.main.is_live(op) || !self.c.sel.accepts[my_acc].accepts(m, self.cache, op) {
+        if !m.main.is_live(op) || !self.c.sel.accepts(my_acc, m, self.cache, op) {
             return Ok(false);
         }
         if let Some(want) = pat.stage {
@@ -500,7 +606,10 @@ impl<'r> Searcher<'_, 'r> {
         }
         // Attributes, read in place (never a copy of the dictionary).
         for ap in &pat.attrs {
+            let computed;
             let want = match &ap.test {
+                // A literal is its own value: nothing to evaluate.
+                AttrTest::Equals(Expr::Lit(v, _)) => Some(v),
                 AttrTest::Equals(e) => {
                     let mut env = RtEnv {
                         m: self.m,
@@ -508,7 +617,8 @@ impl<'r> Searcher<'_, 'r> {
                         b,
                         cache: self.cache,
                     };
-                    Some(eval(&mut env, e)?)
+                    computed = eval(&mut env, e)?;
+                    Some(&computed)
                 }
                 _ => None,
             };
@@ -537,29 +647,29 @@ impl<'r> Searcher<'_, 'r> {
                 AttrTest::Equals(_) => {
                     let Some(a) = have else { return Ok(false) };
                     // `{flag: true}` also accepts Paddle's one-element array form `[true]`.
-                    if !attr_equals(a, &want.unwrap_or(Val::NullValue)) {
+                    if !attr_equals(a, want.unwrap_or(&Val::NullValue)) {
                         return Ok(false);
                     }
                 }
             }
         }
         // Operands.
-        let spec = {
-            let m = &*self.m;
-            if !pat.positional {
-                self.rules.ops.spec(m.ctx.str(m.main.op_name(op)))
-            } else {
-                None
-            }
-        };
+        let name = self.m.main.op_name(op);
         for (i, a) in pat.args.iter().enumerate() {
             let idx = match &a.operand {
                 None if pat.some => choice,
                 None => i,
-                Some(name) => match spec.and_then(|s| s.operand_index(name)) {
-                    Some(k) => k,
-                    None => return Ok(false),
-                },
+                Some(_) if pat.positional => return Ok(false),
+                Some(_) => {
+                    match self
+                        .c
+                        .sel
+                        .operand_index(my_acc, pat, i, self.m, self.rules, name)
+                    {
+                        Some(k) => k,
+                        None => return Ok(false),
+                    }
+                }
             };
             if idx >= n {
                 return Ok(false);

@@ -47,6 +47,7 @@
 
 mod engine;
 pub mod equational;
+mod guard;
 mod matcher;
 mod runtime;
 
@@ -82,10 +83,44 @@ pub struct Stats {
     pub equational_rules: usize,
     /// One entry per e-graph saturation (phase × program).
     pub egraph: Vec<equational::PhaseEGraph>,
-    /// Per main-program op (arena index) a structural rule built, moved or changed: the last
-    /// such rule, as an index into [`Stats::rules`]. An invalid rewritten program names it.
-    /// Cleared when an e-graph rebuilds the program.
-    pub edited_by: rustc_hash::FxHashMap<u32, usize>,
+    /// Which structural rule last built, moved or changed each main-program op (see
+    /// [`EditedBy`]). An invalid rewritten program names it.
+    pub edited_by: EditedBy,
+}
+
+/// Per main-program op (arena index), the structural rule that last built, moved or changed it,
+/// as an index into [`Stats::rules`]. A vector by op rather than a map: a large program's rules
+/// record hundreds of thousands of edits, and an indexed store is one write each where a hash
+/// map would rehash as it grows. Cleared when an e-graph rebuilds the program (op ids then
+/// name other ops).
+#[derive(Debug, Clone, Default)]
+pub struct EditedBy {
+    /// By op index: the rule index plus one; 0 for an op no rule edited.
+    rule: Vec<u32>,
+}
+
+impl EditedBy {
+    /// Records that rule `rule` edited `op`.
+    pub fn set(&mut self, op: crate::ir::OpId, rule: usize) {
+        let i = op.index();
+        if i >= self.rule.len() {
+            self.rule.resize((i + 1).max(self.rule.len() * 2), 0);
+        }
+        self.rule[i] = u32::try_from(rule + 1).unwrap_or(0);
+    }
+
+    /// The rule that last edited `op`, if one did.
+    pub fn get(&self, op: crate::ir::OpId) -> Option<usize> {
+        match self.rule.get(op.index()) {
+            Some(&r) if r > 0 => Some(r as usize - 1),
+            _ => None,
+        }
+    }
+
+    /// Forgets every edit.
+    pub fn clear(&mut self) {
+        self.rule.clear();
+    }
 }
 
 impl Stats {
@@ -114,7 +149,7 @@ impl Stats {
     /// `rule `r` (file:line)` for the rule that last edited main op `op`, if a structural rule
     /// did (see [`Stats::edited_by`]).
     pub fn editor_of(&self, op: crate::ir::OpId) -> Option<String> {
-        let r = self.rules.get(*self.edited_by.get(&op.0)?)?;
+        let r = self.rules.get(self.edited_by.get(op)?)?;
         Some(format!("rule `{}` ({})", r.name, r.location))
     }
 }

@@ -147,31 +147,32 @@ impl Caches {
     }
 
     /// The op role of `op`, if it has one.
+    #[inline]
     pub fn role(&mut self, m: &Module, op: OpId) -> Option<i64> {
         let id = m.main.op_attrs(op).0 as usize;
-        if id >= self.roles.len() {
-            let n = m.ctx.interned_counts().1.max(id + 1);
-            for i in self.roles.len()..n {
-                let d = m.ctx.attrs(AttrId(i as u32));
-                self.roles
-                    .push(match d.get(ROLE_ATTR).and_then(Attr::as_i64) {
-                        None => NO_ROLE,
-                        Some(r) => i32::try_from(r)
-                            .ok()
-                            .filter(|r| ![NO_ROLE, ROLE_TOO_WIDE].contains(r))
-                            .unwrap_or(ROLE_TOO_WIDE),
-                    });
-            }
+        match self.roles.get(id) {
+            Some(&NO_ROLE) => None,
+            Some(&ROLE_TOO_WIDE) => role_of(m, AttrId(id as u32)),
+            Some(&r) => Some(i64::from(r)),
+            None => self.role_of_new(m, id),
         }
-        match self.roles[id] {
-            NO_ROLE => None,
-            ROLE_TOO_WIDE => m
-                .ctx
-                .attrs(AttrId(id as u32))
-                .get(ROLE_ATTR)
-                .and_then(Attr::as_i64),
-            r => Some(i64::from(r)),
+    }
+
+    /// [`Caches::role`] of a dictionary interned since the table was last extended: the
+    /// table grows to every dictionary interned so far.
+    #[cold]
+    fn role_of_new(&mut self, m: &Module, id: usize) -> Option<i64> {
+        let n = m.ctx.interned_counts().1.max(id + 1);
+        for i in self.roles.len()..n {
+            self.roles.push(match role_of(m, AttrId(i as u32)) {
+                None => NO_ROLE,
+                Some(r) => i32::try_from(r)
+                    .ok()
+                    .filter(|r| ![NO_ROLE, ROLE_TOO_WIDE].contains(r))
+                    .unwrap_or(ROLE_TOO_WIDE),
+            });
         }
+        role_of(m, AttrId(id as u32))
     }
 
     /// The effect class of `op`'s name in the dialect table.
@@ -187,6 +188,11 @@ impl Caches {
         }
         *self.effects[i].get_or_insert_with(|| Dialect::get().effect(m.ctx.str(s)))
     }
+}
+
+/// The `op_role` the dictionary `id` holds, read from the dictionary.
+fn role_of(m: &Module, id: AttrId) -> Option<i64> {
+    m.ctx.attrs(id).get(ROLE_ATTR).and_then(Attr::as_i64)
 }
 
 /// Attributes that give a value its name: a parameter's, a feed's, a published output's.

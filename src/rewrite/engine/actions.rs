@@ -19,7 +19,7 @@ impl<'a> Engine<'a> {
                 b.set(*slot, v);
             }
             Action::If { cond, then, els } => {
-                let branch = match self.eval(lr, b, cond)? {
+                let branch = match self.condition(lr, b, cond)? {
                     Val::Bool(true) => then,
                     Val::Bool(false) => els,
                     v => {
@@ -346,6 +346,37 @@ impl<'a> Engine<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The value of an `if`'s condition. One that needs nothing from the match (`if avg`,
+    /// `if normalize == "tokens"`: parameters are literals once lowered) is evaluated once per
+    /// run ([`Engine::fixed_conditions`]).
+    fn condition(
+        &mut self,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
+        cond: &'a Expr,
+    ) -> Result<Val, Diagnostic> {
+        let key = cond as *const Expr as usize;
+        let fixed = match self.fixed_conditions.get(&key) {
+            Some(&known) => known,
+            None => {
+                let known = match cond.is_fixed() {
+                    true => match crate::rules::eval::eval(&mut crate::rules::eval::ConstEnv, cond)
+                    {
+                        Ok(Val::Bool(c)) => Some(c),
+                        _ => None,
+                    },
+                    false => None,
+                };
+                self.fixed_conditions.insert(key, known);
+                known
+            }
+        };
+        match fixed {
+            Some(c) => Ok(Val::Bool(c)),
+            None => self.eval(lr, b, cond),
+        }
     }
 
     pub(super) fn first_result(

@@ -4,14 +4,43 @@
 //! rule applied 10^4 times does not rebuild the same dictionaries. Result types follow the
 //! dialect table's result rule; a rewired operand re-derives the op's result types here too.
 
+use super::super::runtime::as_value;
 use super::*;
-use crate::rules::compiled::ResultTypes;
+use crate::rules::builtins::{Builtin, Query};
+use crate::rules::compiled::{Callee, ResultTypes, Slot};
 
 /// What a build is in this run: its name interned, and its fixed attributes evaluated.
 pub(super) struct BuildInfo {
     pub(super) sym: Sym,
     /// Per attribute of the build: its value when it does not depend on the match.
     pub(super) fixed: Vec<Option<Attr>>,
+    /// When every attribute that depends on the match is a query of a bound value's type
+    /// (`dtype(%g)`, `shape(%g)`, `rank(%g)`, `type(%g)`): the slots of those values. The
+    /// dictionary is then a function of their types ([`Engine::dicts_by_types`]).
+    pub(super) type_slots: Option<Vec<Slot>>,
+}
+
+/// A built op's final attributes and result types ([`Engine::signature`]).
+pub(super) type Signature = (AttrId, Box<[TypeId]>);
+
+/// The slot of `%v` when `e` is `dtype(%v)`, `shape(%v)`, `rank(%v)` or `type(%v)`: a value
+/// that depends on the match only through `%v`'s type.
+fn type_query_slot(e: &Expr) -> Option<Slot> {
+    match e {
+        Expr::Call {
+            func:
+                Callee::Builtin(
+                    Builtin::Query(Query::DType | Query::Shape | Query::Rank | Query::Type),
+                    _,
+                ),
+            args,
+            ..
+        } => match &args[..] {
+            [Expr::Var(Var::Value(v))] if v.field.is_none() => Some(v.slot),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 impl<'a> Engine<'a> {
@@ -25,8 +54,7 @@ impl<'a> Engine<'a> {
         fx: &mut Effects,
     ) -> Result<OpId, Diagnostic> {
         let (sym, operands, attrs) = self.build_parts(lr, b, bd, Which::Main, cur, fx)?;
-        let types = self.result_types(lr, b, bd, &operands, attrs, Which::Main)?;
-        let attrs = self.dist_attrs(Which::Main, attrs, &operands, &types);
+        let (attrs, types) = self.signature(lr, b, bd, &operands, attrs, Which::Main)?;
         let regions = crate::dialect::region_count(&bd.op);
         let syntax = match regions {
             0 => OpSyntax::Plain,
@@ -79,8 +107,91 @@ impl<'a> Engine<'a> {
                 None
             });
         }
-        self.builds[bd.id] = Some(BuildInfo { sym, fixed });
+        let type_slots = bd
+            .attrs
+            .iter()
+            .filter(|a| !a.fixed)
+            .map(|a| type_query_slot(&a.value))
+            .collect();
+        self.builds[bd.id] = Some(BuildInfo {
+            sym,
+            fixed,
+            type_slots,
+        });
         Ok(sym)
+    }
+
+    /// The key of [`Engine::dicts_by_types`] for build `bd` at the match `b`: the build and the
+    /// types of the values its attributes query, when it has such a key and each of those
+    /// slots holds a value.
+    fn types_key(&self, bd: &Build, b: &Bindings, key: &mut Vec<u32>) -> bool {
+        let Some(Some(slots)) = self
+            .builds
+            .get(bd.id)
+            .map(|i| i.as_ref().map(|i| &i.type_slots))
+        else {
+            return false;
+        };
+        let Some(slots) = slots else { return false };
+        key.clear();
+        key.push(bd.id as u32);
+        for &s in slots {
+            match b.get(s).and_then(|x| as_value(self.m, x)) {
+                Some(Some(v)) => key.push(self.m.main.value_type(v).0),
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// The attributes (with the `op_dist_attr` they imply) and result types of an op built by
+    /// `bd` from `operands` with the dictionary `attrs`. In a dense program these depend only
+    /// on the build, the dictionary and the operands' types, so they are derived once per
+    /// distinct combination ([`Engine::signatures`]) rather than once per op built.
+    pub(super) fn signature(
+        &mut self,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
+        bd: &'a Build,
+        operands: &[Option<ValueId>],
+        attrs: AttrId,
+        which: Which,
+    ) -> Result<(AttrId, Vec<TypeId>), Diagnostic> {
+        // `Like` and `Given` read the match; a distributed program's derivation reads the
+        // distribution context.
+        let memo = !self.m.ctx.has_dist_types()
+            && matches!(bd.types, ResultTypes::Derived | ResultTypes::Operands(_));
+        let mut key = std::mem::take(&mut self.signature_key);
+        if memo {
+            let prog = self.program(which);
+            key.clear();
+            key.extend([bd.id as u32, attrs.0, which as u32]);
+            key.extend(
+                operands
+                    .iter()
+                    .map(|v| v.map_or(u32::MAX, |v| prog.value_type(v).0)),
+            );
+            if let Some((a, t)) = self.signatures.get(&key[..]) {
+                let found = (*a, t.to_vec());
+                self.signature_key = key;
+                return Ok(found);
+            }
+        }
+        let derived = self.result_types(lr, b, bd, operands, attrs, which);
+        let types = match derived {
+            Ok(t) => t,
+            Err(e) => {
+                self.signature_key = key;
+                return Err(e);
+            }
+        };
+        let attrs = self.dist_attrs(which, attrs, operands, &types);
+        if memo {
+            self.signatures
+                .insert(key[..].into(), (attrs, types.clone().into_boxed_slice()));
+        }
+        self.signature_key = key;
+        Ok((attrs, types))
     }
 
     pub(super) fn attr_value(
@@ -155,8 +266,33 @@ impl<'a> Engine<'a> {
                 operands.resize(declared, None);
             }
         }
-        // The attributes that depend on the match, then the dictionary (made and interned
-        // only the first time these values occur for this build).
+        // Attributes that are functions of values' types: the dictionary made for the same
+        // types before.
+        let mut types_key = std::mem::take(&mut self.types_key);
+        let by_types = self.types_key(bd, b, &mut types_key);
+        if by_types {
+            if let Some(&id) = self.dicts_by_types.get(&types_key[..]) {
+                self.types_key = types_key;
+                return Ok((sym, operands, id));
+            }
+        }
+        let id = self.build_dict(lr, b, bd);
+        if let (true, Ok(id)) = (by_types, &id) {
+            self.dicts_by_types.insert(types_key[..].into(), *id);
+        }
+        self.types_key = types_key;
+        Ok((sym, operands, id?))
+    }
+
+    /// The dictionary of an op built by `bd` at the match `b`: its fixed attributes and those
+    /// that depend on the match, made and interned only the first time these values occur for
+    /// this build.
+    fn build_dict(
+        &mut self,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
+        bd: &'a Build,
+    ) -> Result<AttrId, Diagnostic> {
         let mut varying = Vec::new();
         for a in &bd.attrs {
             if !a.fixed {
@@ -167,7 +303,7 @@ impl<'a> Engine<'a> {
             self.dicts.resize_with(bd.id + 1, FxHashMap::default);
         }
         if let Some(&id) = self.dicts[bd.id].get(&varying) {
-            return Ok((sym, operands, id));
+            return Ok(id);
         }
         let fixed = self.builds[bd.id].as_ref().map_or(&[][..], |i| &i.fixed);
         let mut d = AttrDict::default();
@@ -185,7 +321,7 @@ impl<'a> Engine<'a> {
         if !varying.iter().any(|a| matches!(a, Attr::Str(_))) {
             self.dicts[bd.id].insert(varying, id);
         }
-        Ok((sym, operands, id))
+        Ok(id)
     }
 
     /// Builds the nested ops among `bd`'s operands, filling their slots of `given`.

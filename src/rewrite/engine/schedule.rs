@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use super::super::matcher::Compiled;
 use super::super::runtime::Caches;
-use crate::ir::{Module, OpId};
+use crate::ir::{BlockId, Module, OpId};
 use crate::rules::compiled::CompiledRule;
 
 /// A phase's rules indexed by the op names their first pattern may match (MLIR's
@@ -16,7 +16,7 @@ use crate::rules::compiled::CompiledRule;
 /// as rules build ops.
 pub(super) struct RootIndex {
     /// By op name (`Sym` index): the indices into the phase's compiled rules, in rule order.
-    by_name: Vec<Option<std::rc::Rc<[usize]>>>,
+    by_name: Vec<Option<Box<[usize]>>>,
     /// By compiled rule: whether it can fire at all ([`CompiledRule::never_fires`]).
     fires: Vec<bool>,
 }
@@ -29,26 +29,25 @@ impl RootIndex {
         }
     }
 
+    #[inline]
     pub fn candidates(
         &mut self,
         m: &Module,
         cache: &mut Caches,
         compiled: &[(&CompiledRule, Compiled)],
         op: OpId,
-    ) -> std::rc::Rc<[usize]> {
+    ) -> &[usize] {
         let name = m.main.op_name(op);
         let i = name.0 as usize;
         if i >= self.by_name.len() {
             self.by_name.resize(i + 1, None);
         }
         let fires = &self.fires;
-        self.by_name[i]
-            .get_or_insert_with(|| {
-                (0..compiled.len())
-                    .filter(|&k| fires[k] && compiled[k].1.root_may_accept_name(m, cache, name))
-                    .collect()
-            })
-            .clone()
+        self.by_name[i].get_or_insert_with(|| {
+            (0..compiled.len())
+                .filter(|&k| fires[k] && compiled[k].1.root_may_accept_name(m, cache, name))
+                .collect()
+        })
     }
 }
 
@@ -62,7 +61,9 @@ pub(super) struct Worklist {
 }
 
 impl Worklist {
-    /// Every op of `m`'s main program that some rule of the phase accepts as its root.
+    /// Every op of `m`'s main program that some rule of the phase accepts as its root, in
+    /// program order. (Not filtered by the roots' attribute tests: an op a rule of the phase
+    /// gives the attributes later must keep its place in the order.)
     pub fn seed(
         m: &Module,
         cache: &mut Caches,
@@ -78,7 +79,7 @@ impl Worklist {
             // no op would be queued.
             return list;
         }
-        for op in m.main.walk() {
+        let mut each_op = |op: OpId| {
             let cands = index.candidates(m, cache, compiled, op);
             if cands
                 .iter()
@@ -87,7 +88,8 @@ impl Worklist {
                 list.queued[op.index()] = true;
                 list.work.push_back(op);
             }
-        }
+        };
+        walk_block(m, m.main.top_block(), &mut each_op);
         list
     }
 
@@ -109,6 +111,43 @@ impl Worklist {
             }
         }
     }
+}
+
+/// Calls `f` with every op of `block` and of the blocks nested in its ops, in print order
+/// (pre-order), as [`crate::ir::Program::walk`] lists them, without collecting them first.
+fn walk_block(m: &Module, block: BlockId, f: &mut impl FnMut(OpId)) {
+    let p = &m.main;
+    for op in p.block_ops(block) {
+        f(op);
+        for &r in p.regions(op) {
+            for &b in p.region_blocks(r) {
+                walk_block(m, b, f);
+            }
+        }
+    }
+}
+
+/// [`Compiled::root_attrs_may_pass_dict`] of `op`'s dictionary (true for a root without
+/// attribute tests), remembered by dictionary in `known` (0: not asked yet, 1: may pass, 2:
+/// fails): ops share dictionaries, and an interned dictionary never changes, so each rule tests
+/// each dictionary once rather than each op it is tried at.
+pub(super) fn root_attrs_pass(known: &mut Vec<u8>, c: &Compiled, m: &Module, op: OpId) -> bool {
+    if !c.root_has_attr_tests() {
+        return true;
+    }
+    let id = m.main.op_attrs(op);
+    let i = id.0 as usize;
+    if i >= known.len() {
+        known.resize(i + 1, 0);
+    }
+    if known[i] == 0 {
+        known[i] = if c.root_attrs_may_pass_dict(m, id) {
+            1
+        } else {
+            2
+        };
+    }
+    known[i] == 1
 }
 
 #[cfg(test)]

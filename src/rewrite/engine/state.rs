@@ -23,8 +23,7 @@ impl<'a> Engine<'a> {
         let mut fx = Effects::default();
         let (sym, operands, attrs) =
             self.build_parts(lr, b, bd, Which::Startup, &mut dummy, &mut fx)?;
-        let types = self.result_types(lr, b, bd, &operands, attrs, Which::Startup)?;
-        let attrs = self.dist_attrs(Which::Startup, attrs, &operands, &types);
+        let (attrs, types) = self.signature(lr, b, bd, &operands, attrs, Which::Startup)?;
         let sp = self.m.startup_mut();
         let top = sp.top_block();
         let op = sp.create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
