@@ -1,4 +1,5 @@
-//! Lowering expressions: names resolved, variables numbered, calls bound to builtins.
+//! Lowering expressions: names resolved, variables numbered, calls bound to builtins. The walk is
+//! [`crate::value::expr::Expr::map`]; a [`Scope`] says what each name becomes.
 //!
 //! A [`Scope`] is one rule's numbering: each `%x` and each `$x` gets the next [`Slot`] the
 //! first time the rule names it, so the engine's bindings are a vector. Parameters are looked up
@@ -9,12 +10,15 @@
 use super::structural::Ids;
 use super::Error;
 use crate::rules::ast;
+use crate::rules::ast::Syntax;
 use crate::rules::builtins::{Builtin, Query};
-use crate::rules::compiled::Exists;
-use crate::rules::compiled::{Callee, Expr, Field, Slot, StrPart, ValueRef, Var};
+use crate::rules::compiled::{
+    Build, Callee, Exists, Expr, Field, Lowered, Slot, StrPart, ValueRef, Var,
+};
 use crate::rules::eval::dtype_name;
 use crate::rules::plan::{self, BoundSlots, Unreached};
 use crate::rules::{stage_role, Val};
+use crate::value::expr::{map_parts, MapNames};
 use crate::value::operators::BinOp;
 use std::collections::HashMap;
 
@@ -80,32 +84,48 @@ impl<'a> Scope<'a> {
     }
 
     pub(super) fn str_parts(&mut self, parts: &[ast::StrPart]) -> Result<Vec<StrPart>, Error> {
-        parts
-            .iter()
-            .map(|p| {
-                Ok(match p {
-                    ast::StrPart::Lit(l) => StrPart::Lit(l.clone()),
-                    ast::StrPart::Expr(e) => StrPart::Expr(self.expr(e)?),
-                })
-            })
-            .collect()
-    }
-
-    fn boxed(&mut self, e: &ast::Expr) -> Result<Box<Expr>, Error> {
-        Ok(Box::new(self.expr(e)?))
-    }
-
-    fn exprs(&mut self, es: &[ast::Expr]) -> Result<Vec<Expr>, Error> {
-        es.iter().map(|e| self.expr(e)).collect()
+        map_parts(parts, self)
     }
 
     pub(super) fn expr(&mut self, e: &ast::Expr) -> Result<Expr, Error> {
-        use ast::Expr as A;
-        Ok(match e {
-            A::Lit(v, s) => Expr::Lit(v.clone(), *s),
-            A::Str(parts, s) => Expr::Str(self.str_parts(parts)?, *s),
+        e.map(self)
+    }
+}
+
+impl MapNames<Syntax, Lowered> for Scope<'_> {
+    type Error = Error;
+
+    /// `uses(%v in STAGE)`: the one call whose argument is not evaluated as an expression: the
+    /// stage restricts the count, it is not a stage test.
+    fn node(&mut self, e: &ast::Expr) -> Option<Result<Expr, Error>> {
+        let ast::Expr::Call { func, args, span } = e else {
+            return None;
+        };
+        let (
+            Some(Builtin::Query(Query::Uses)),
+            [ast::Expr::Binary {
+                op: BinOp::In,
+                l,
+                r,
+                ..
+            }],
+        ) = (Builtin::from_name(&func.name), &args[..])
+        else {
+            return None;
+        };
+        Some((|| {
+            Ok(Expr::Call {
+                func: Callee::UsesIn(func.span),
+                args: vec![self.expr(l)?, self.expr(r)?],
+                span: *span,
+            })
+        })())
+    }
+
+    fn var(&mut self, v: &ast::Var) -> Result<Expr, Error> {
+        Ok(match v {
             // A parameter first, then a stage, then a dtype: as the checker resolves them.
-            A::Var(ast::Var::Bare(i)) => match (self.params)(&i.name) {
+            ast::Var::Bare(i) => match (self.params)(&i.name) {
                 Some(v) => Expr::Lit(v, i.span),
                 None => match stage_role(&i.name) {
                     Some(r) => Expr::Lit(Val::Stage(r), i.span),
@@ -118,84 +138,50 @@ impl<'a> Scope<'a> {
                     },
                 },
             },
-            A::Var(ast::Var::Value(v)) => Expr::Var(Var::Value(self.value_ref(v))),
-            A::Var(ast::Var::Capture(c)) => Expr::Var(Var::Capture {
+            ast::Var::Value(v) => Expr::Var(Var::Value(self.value_ref(v))),
+            ast::Var::Capture(c) => Expr::Var(Var::Capture {
                 slot: self.capture_slot(&c.name),
                 name: c.name.clone(),
                 span: c.span,
             }),
-            A::List(items, s) => Expr::List(self.exprs(items)?, *s),
-            A::Call { func, args, span } => match (Builtin::from_name(&func.name), &args[..]) {
-                // `uses(%v in STAGE)`: the one call whose argument is not evaluated as an
-                // expression: the stage restricts the count, it is not a stage test.
-                (
-                    Some(Builtin::Query(Query::Uses)),
-                    [A::Binary {
-                        op: BinOp::In,
-                        l,
-                        r,
-                        ..
-                    }],
-                ) => Expr::Call {
-                    func: Callee::UsesIn(func.span),
-                    args: vec![self.expr(l)?, self.expr(r)?],
-                    span: *span,
-                },
-                (Some(b), _) => Expr::Call {
-                    func: Callee::Builtin(b, func.span),
-                    args: self.exprs(args)?,
-                    span: *span,
-                },
-                (None, _) => Expr::Call {
-                    func: Callee::Unknown(func.name.clone(), func.span),
-                    args: self.exprs(args)?,
-                    span: *span,
-                },
-            },
-            A::Unary { op, e, span } => Expr::Unary {
-                op: *op,
-                e: self.boxed(e)?,
-                span: *span,
-            },
-            A::Binary { op, l, r, span } => Expr::Binary {
-                op: *op,
-                l: self.boxed(l)?,
-                r: self.boxed(r)?,
-                span: *span,
-            },
-            A::If { c, t, e, span } => Expr::If {
-                c: self.boxed(c)?,
-                t: self.boxed(t)?,
-                e: self.boxed(e)?,
-                span: *span,
-            },
-            A::Build(b) => Expr::Build(Box::new(self.build(b)?)),
-            A::Exists(x) => {
-                let (patterns, plan) = if self.program {
-                    let before = self.bound.clone();
-                    let patterns: Vec<_> = x
-                        .patterns
-                        .iter()
-                        .map(|p| self.pattern(p))
-                        .collect::<Result<_, _>>()?;
-                    let plan = plan::of_exists(&patterns, before.clone()).map_err(|j| {
-                        let offset = patterns[j].span.0;
-                        self.unreached = Some(Unreached::Exists { offset });
-                        (offset, String::new())
-                    })?;
-                    self.bound = before;
-                    (patterns, plan)
-                } else {
-                    (Vec::new(), Vec::new())
-                };
-                Expr::Exists(Box::new(Exists {
-                    id: self.next.take_exists(),
-                    patterns,
-                    plan,
-                    span: x.span,
-                }))
-            }
         })
+    }
+
+    fn callee(&mut self, f: &ast::Ident) -> Result<Callee, Error> {
+        Ok(match Builtin::from_name(&f.name) {
+            Some(b) => Callee::Builtin(b, f.span),
+            None => Callee::Unknown(f.name.clone(), f.span),
+        })
+    }
+
+    fn build(&mut self, b: &ast::Build) -> Result<Build, Error> {
+        Scope::build(self, b)
+    }
+
+    fn exists(&mut self, x: &ast::Exists) -> Result<Box<Exists>, Error> {
+        let (patterns, plan) = if self.program {
+            let before = self.bound.clone();
+            let patterns: Vec<_> = x
+                .patterns
+                .iter()
+                .map(|p| self.pattern(p))
+                .collect::<Result<_, _>>()?;
+            let plan = plan::of_exists(&patterns, before.clone()).map_err(|j| {
+                let offset = patterns[j].span.0;
+                self.unreached = Some(Unreached::Exists { offset });
+                (offset, String::new())
+            })?;
+            self.bound = before;
+            (patterns, plan)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        Ok(Box::new(Exists {
+            id: self.next.take_exists(),
+            patterns,
+            plan,
+            span: x.span,
+        }))
     }
 }
 
