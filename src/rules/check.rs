@@ -90,28 +90,16 @@ impl<'a> Checker<'a> {
         for item in &f.items {
             match item {
                 Item::Param(p) => {
+                    // That it is a bool is the loader's to say: it evaluates every constraint
+                    // when parameters get their values, before any file is checked.
                     if let Some(c) = &p.constraint {
-                        let t = self.expr(c)?;
-                        if !t.is(Ty::Bool) {
-                            return Err(self.at(
-                                c.span().0,
-                                format!(
-                                    "a parameter constraint must be a bool, found {}",
-                                    t.a_name()
-                                ),
-                            ));
-                        }
+                        self.expr(c)?;
                     }
                 }
                 Item::Import(im) => {
                     if let Some(c) = &im.cond {
                         let t = self.expr(c)?;
-                        if !t.is(Ty::Bool) {
-                            return Err(self.at(
-                                c.span().0,
-                                format!("an import condition must be a bool, found {}", t.a_name()),
-                            ));
-                        }
+                        self.want_bool(t, c, "an import condition must be")?;
                     }
                 }
                 Item::Phase(p) => {
@@ -155,12 +143,10 @@ impl<'a> Checker<'a> {
                     "write a one-line `//` comment right above every rule saying why it is sound",
                 ));
         }
-        if names.insert(&name.name, name.span).is_some() {
-            return Err(self.at(
-                name.span.0,
-                format!("rule `{}` is defined twice", name.name),
-            ));
+        if let Some(&first) = names.get(name.name.as_str()) {
+            return Err(resolve::rule_defined_twice(self.src, name, self.src, first));
         }
+        names.insert(&name.name, name.span);
         self.values.clear();
         self.captures.clear();
         self.erased.clear();
@@ -218,12 +204,7 @@ impl<'a> Checker<'a> {
             match c {
                 Clause::Where(e) => {
                     let t = self.expr_no_build(e)?;
-                    if !t.is(Ty::Bool) {
-                        return Err(self.at(
-                            e.span().0,
-                            format!("a `where` guard must be a bool, found {}", t.a_name()),
-                        ));
-                    }
+                    self.want_bool(t, e, "a `where` guard must be")?;
                 }
                 Clause::Action(a) => {
                     self.action(a)?;
@@ -275,6 +256,24 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// An operand name `n` that `op` (as written: a name, a class, a set) does not have; the
+    /// hint lists the operands of `spec`, one op it can be.
+    fn no_operand(&self, n: &Ident, op: &str, spec: &OpSpec) -> Diagnostic {
+        self.at(n.span.0, format!("`{op}` has no operand `{}`", n.name))
+            .with_hint(names_hint(
+                format!("operands of {}", spec.name),
+                spec.operand_names(),
+            ))
+    }
+
+    /// `e`, of type `t`, where a bool is needed; `needs` says where ("a guard must be").
+    fn want_bool(&self, t: Ty, e: &Expr, needs: &str) -> Result<(), Diagnostic> {
+        if t.is(Ty::Bool) {
+            return Ok(());
+        }
+        Err(self.at(e.span().0, format!("{needs} a bool, found {}", t.a_name())))
+    }
+
     fn stage_name(&self, i: &Ident) -> Result<(), Diagnostic> {
         resolve::stage(i).map(|_| ()).map_err(|p| p.at(self.src))
     }
@@ -295,15 +294,7 @@ impl<'a> Checker<'a> {
         for a in &p.args {
             if let Some(o) = &a.operand {
                 if named_known && !specs.iter().any(|s| s.operand_index(&o.name).is_some()) {
-                    return Err(self
-                        .at(
-                            o.span.0,
-                            format!("`{}` has no operand `{}`", sel_text(&p.op), o.name),
-                        )
-                        .with_hint(names_hint(
-                            format!("operands of {}", specs[0].name),
-                            specs[0].operand_names(),
-                        )));
+                    return Err(self.no_operand(o, &sel_text(&p.op), specs[0]));
                 }
                 if !named_known {
                     return Err(self
@@ -416,8 +407,12 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// A `%value` or `$capture` used where nothing binds it.
     fn unbound(&self, i: &Ident) -> Diagnostic {
         let mut d = self.at(i.span.0, format!("`{}` is not bound", i.name));
+        if i.name.starts_with('$') {
+            return d.with_hint("a capture is bound by an attribute pattern (`{dtype: $d}`), a type pattern (`%x: $t`) or `let`");
+        }
         if let Some(h) = did_you_mean(&closest(&i.name, self.values.keys().map(|k| k.as_str()), 2))
         {
             d = d.with_hint(h);
@@ -534,15 +529,7 @@ impl<'a> Checker<'a> {
                             ));
                         }
                         if !specs.iter().any(|s| s.operand_index(&n.name).is_some()) {
-                            return Err(self
-                                .at(
-                                    n.span.0,
-                                    format!("`{}` has no operand `{}`", op.name.name, n.name),
-                                )
-                                .with_hint(names_hint(
-                                    format!("operands of {}", specs[0].name),
-                                    specs[0].operand_names(),
-                                )));
+                            return Err(self.no_operand(n, &op.name.name, specs[0]));
                         }
                     }
                     OperandSel::Value(v) => {
@@ -606,12 +593,7 @@ impl<'a> Checker<'a> {
                 cond, then, els, ..
             } => {
                 let t = self.expr_no_build(cond)?;
-                if !t.is(Ty::Bool) {
-                    return Err(self.at(
-                        cond.span().0,
-                        format!("`if` needs a bool, found {}", t.a_name()),
-                    ));
-                }
+                self.want_bool(t, cond, "`if` needs")?;
                 // What a branch erases may still exist after the `if` (the engine refuses a
                 // later action on it when it was erased).
                 let before = self.erased.clone();
@@ -677,12 +659,7 @@ impl<'a> Checker<'a> {
                     Some((_, k)) => slot = k,
                     None => match spec {
                         Some(s) => {
-                            return Err(self
-                                .at(
-                                    n.span.0,
-                                    format!("`{}` has no operand `{}`", s.name, n.name),
-                                )
-                                .with_hint(names_hint("operands", s.operand_names())));
+                            return Err(self.no_operand(n, s.name, s));
                         }
                         None => {
                             return Err(self.at(
@@ -1017,8 +994,7 @@ impl<'a> Checker<'a> {
             },
             Expr::Var(Var::Capture(c)) => {
                 if !self.captures.contains(&c.name) {
-                    return Err(self.at(c.span.0, format!("`{}` is not bound", c.name))
-                        .with_hint("a capture is bound by an attribute pattern (`{dtype: $d}`), a type pattern (`%x: $t`) or `let`"));
+                    return Err(self.unbound(c));
                 }
                 Ty::Any
             }
@@ -1113,12 +1089,7 @@ impl<'a> Checker<'a> {
             }
             Expr::If { c, t, e, .. } => {
                 let ct = self.expr(c)?;
-                if !ct.is(Ty::Bool) {
-                    return Err(self.at(
-                        c.span().0,
-                        format!("`if` needs a bool, found {}", ct.a_name()),
-                    ));
-                }
+                self.want_bool(ct, c, "`if` needs")?;
                 let a = self.expr(t)?;
                 let b = self.expr(e)?;
                 if a == b {
@@ -1271,12 +1242,7 @@ impl<'a> Checker<'a> {
         self.eq_lhs(&r.lhs)?;
         if let Some(g) = &r.guard {
             let t = self.expr_no_build(g)?;
-            if !t.is(Ty::Bool) {
-                return Err(self.at(
-                    g.span().0,
-                    format!("a guard must be a bool, found {}", t.a_name()),
-                ));
-            }
+            self.want_bool(t, g, "a guard must be")?;
         }
         self.eq_rhs(&r.rhs)?;
         if r.direction == Direction::Both {
@@ -1337,8 +1303,7 @@ impl<'a> Checker<'a> {
         match t {
             Term::Var(v) => {
                 if !self.values.contains_key(&v.name) {
-                    return Err(self.at(v.span.0, format!("`{}` is not bound by the left-hand side", v.name))
-                        .with_hint("the right-hand side of an equational rule may only use variables of the left"));
+                    return Err(resolve::not_bound_by_lhs(v).at(self.src));
                 }
             }
             Term::Op {

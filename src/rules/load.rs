@@ -297,14 +297,13 @@ impl Loader {
         for ph in &phases {
             for r in &ph.rules {
                 let name = r.rule.name();
-                if let Some((f, s)) = seen.get(&name.name) {
-                    let (line, _) = self.sources[*f].line_col(s.0);
-                    return Err(Diagnostic::at(
+                if let Some(&(f, first)) = seen.get(&name.name) {
+                    return Err(super::resolve::rule_defined_twice(
                         &self.sources[r.file],
-                        name.span.0,
-                        format!("rule `{}` is defined twice", name.name),
-                    )
-                    .with_note(format!("first defined at {}:{line}", self.sources[*f].name)));
+                        name,
+                        &self.sources[f],
+                        first,
+                    ));
                 }
                 seen.insert(name.name.clone(), (r.file, name.span));
             }
