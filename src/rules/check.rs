@@ -20,8 +20,11 @@
 
 use super::ast::*;
 use super::builtins::{Builtin, Kind, Query};
+use super::compiled::CompiledRule;
 use super::decl::{rule_attrs, rule_operands, OpTable};
 use super::eval::dtype_name;
+use super::load::line_starts;
+use super::lower::structural::{Ids, Origin};
 use super::parse::comment_above;
 use super::require::loaded_require;
 use super::resolve;
@@ -32,6 +35,7 @@ use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, OpSpec, ResultRule};
 use crate::value::Val;
 use indexmap::{IndexMap, IndexSet};
+use std::collections::HashMap;
 
 /// What a `%name` is bound to in a rule.
 #[derive(Debug, Clone)]
@@ -58,14 +62,25 @@ pub(super) struct Checker<'a> {
     equational: bool,
     /// The e-graph rules each equational rule of the file stands for, by the rule's offset:
     /// translating is how they are checked, and the loader keeps the translation.
-    pub(super) translated: std::collections::HashMap<usize, Vec<crate::egraph::EqRule>>,
+    pub(super) translated: HashMap<usize, Vec<crate::egraph::EqRule>>,
+    /// Each structural rule of the file that checked, lowered, by the rule's offset; lowering
+    /// refuses what only a match plan finds (a pattern no step reaches).
+    pub(super) lowered: HashMap<usize, CompiledRule>,
+    /// The file's index among the loaded files (a lowered rule's origin).
+    file: usize,
+    /// The ids the next lowered rule's builds and `exists` take.
+    pub(super) ids: Ids,
 }
 
 impl<'a> Checker<'a> {
+    /// A checker of the file `src`, the `file`th loaded, whose rules' builds and `exists` are
+    /// numbered from `ids` on.
     pub(super) fn new(
         src: &'a SourceFile,
+        file: usize,
         params: &'a IndexMap<String, Param>,
         ops: &'a OpTable,
+        ids: Ids,
     ) -> Self {
         Checker {
             src,
@@ -76,7 +91,10 @@ impl<'a> Checker<'a> {
             values: IndexMap::new(),
             captures: IndexSet::new(),
             equational: false,
-            translated: Default::default(),
+            translated: HashMap::new(),
+            lowered: HashMap::new(),
+            file,
+            ids,
         }
     }
 
@@ -84,44 +102,51 @@ impl<'a> Checker<'a> {
         Diagnostic::at(self.src, offset, msg)
     }
 
-    pub(super) fn check_file(&mut self, f: &File) -> Result<(), Diagnostic> {
+    /// Checks every item of `f`. After an error it goes on with the next item (a rule, a
+    /// parameter's constraint, an import's condition, a `require`), so every faulty rule of the
+    /// file is reported, each with its first error, in source order.
+    pub(super) fn check_file(&mut self, f: &File) -> Vec<Diagnostic> {
+        let mut errors = Vec::new();
         let mut phase_names: IndexSet<&str> = IndexSet::new();
         let mut rule_names: IndexMap<&str, Span> = IndexMap::new();
+        let line_starts = line_starts(self.src);
         for item in &f.items {
             match item {
                 Item::Param(p) => {
                     // That it is a bool is the loader's to say: it evaluates every constraint
                     // when parameters get their values, before any file is checked.
                     if let Some(c) = &p.constraint {
-                        self.expr(c)?;
+                        errors.extend(self.expr(c).err());
                     }
                 }
                 Item::Import(im) => {
                     if let Some(c) = &im.cond {
-                        let t = self.expr(c)?;
-                        self.want_bool(t, c, "an import condition must be")?;
+                        let r = self
+                            .expr(c)
+                            .and_then(|t| self.want_bool(t, c, "an import condition must be"));
+                        errors.extend(r.err());
                     }
                 }
                 Item::Phase(p) => {
                     if !phase_names.insert(&p.name.name) {
-                        return Err(self.at(
+                        errors.push(self.at(
                             p.name.span.0,
                             format!("phase `{}` is declared twice in this file", p.name.name),
                         ));
                     }
                     for r in &p.rules {
-                        self.rule(r, &mut rule_names)?;
+                        errors.extend(self.rule(r, &mut rule_names, &line_starts).err());
                     }
                     for q in &p.requires {
-                        self.require(q)?;
+                        errors.extend(self.require(q).err());
                     }
                 }
-                Item::Rule(r) => self.rule(r, &mut rule_names)?,
-                Item::Require(q) => self.require(q)?,
+                Item::Rule(r) => errors.extend(self.rule(r, &mut rule_names, &line_starts).err()),
+                Item::Require(q) => errors.extend(self.require(q).err()),
                 Item::Op(_) => {}
             }
         }
-        Ok(())
+        errors
     }
 
     /// Checks a `require`'s count and message (every file is checked, included or not).
@@ -130,10 +155,12 @@ impl<'a> Checker<'a> {
         loaded_require(self.src, 0, &params, q).map(|_| ())
     }
 
+    /// Checks `r` and keeps what it lowers to ([`Checker::lowered`], [`Checker::translated`]).
     fn rule<'r>(
         &mut self,
         r: &'r Rule,
         names: &mut IndexMap<&'r str, Span>,
+        line_starts: &[usize],
     ) -> Result<(), Diagnostic> {
         let name = r.name();
         if comment_above(self.src, r.span().0).is_none_or(|c| c.is_empty()) {
@@ -152,7 +179,19 @@ impl<'a> Checker<'a> {
         self.erased.clear();
         self.equational = matches!(r, Rule::Equational(_));
         match r {
-            Rule::Structural(s) => self.structural(s),
+            Rule::Structural(s) => {
+                self.structural(s)?;
+                let origin = Origin {
+                    file: self.file,
+                    line: line_starts.partition_point(|&s| s <= r.span().0),
+                    index: 0,
+                };
+                let lookup = |n: &str| self.params.get(n).map(|p| p.value.clone());
+                let c = super::lower::structural(s, &lookup, origin, self.ops, &mut self.ids)
+                    .map_err(|e| e.diagnostic(self.src))?;
+                self.lowered.insert(r.span().0, c);
+                Ok(())
+            }
             Rule::Equational(e) => self.equational(e),
         }
     }

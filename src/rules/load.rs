@@ -253,35 +253,26 @@ impl Loader {
             .map(|(s, d)| (s, d.as_slice()))
             .collect();
         let ops = super::decl::collect(&pairs, &lookup)?;
-        // Lower every structural rule right after its file is checked, imported or not, so
-        // that what only lowering finds (a pattern its match plan does not reach) is reported
-        // at the same point of loading as the checker's errors. Rules keep their place in the
-        // rule set's numbering of builds and `exists` whichever phases take them.
+        // Every file is checked, imported or not, and each of its structural rules lowered
+        // right after it checks, so that what only lowering finds (a pattern its match plan
+        // does not reach) is reported with the checker's errors. Rules keep their place in the
+        // rule set's numbering of builds and `exists` whichever phases take them. The errors
+        // of every file are reported together, each file's in source order.
         let mut ids = super::lower::structural::Ids::default();
         let mut lowered: HashMap<(usize, usize), CompiledRule> = HashMap::new();
         let mut translated: HashMap<(usize, usize), Vec<crate::egraph::EqRule>> = HashMap::new();
+        let mut errors = Vec::new();
         for (i, f) in self.files.iter().enumerate() {
-            let src = &self.sources[i];
-            let mut checker = Checker::new(src, &params, &ops);
-            checker.check_file(f)?;
+            let mut checker = Checker::new(&self.sources[i], i, &params, &ops, ids);
+            let mut found = checker.check_file(f);
+            found.sort_by_key(|d| d.location.as_ref().map(|l| (l.line, l.col)));
+            errors.extend(found);
+            ids = checker.ids;
             translated.extend(checker.translated.into_iter().map(|(at, g)| ((i, at), g)));
-            let line_starts = line_starts(src);
-            for r in f.items.iter().flat_map(|item| match item {
-                Item::Phase(p) => p.rules.as_slice(),
-                Item::Rule(r) => std::slice::from_ref(r),
-                _ => &[],
-            }) {
-                if let Rule::Structural(sr) = r {
-                    let origin = super::lower::structural::Origin {
-                        file: i,
-                        line: line_starts.partition_point(|&s| s <= r.span().0),
-                        index: 0,
-                    };
-                    let c = super::lower::structural(sr, &lookup, origin, &ops, &mut ids)
-                        .map_err(|e| e.diagnostic(src))?;
-                    lowered.insert((i, r.span().0), c);
-                }
-            }
+            lowered.extend(checker.lowered.into_iter().map(|(at, c)| ((i, at), c)));
+        }
+        if let Some(all) = Diagnostic::list(errors) {
+            return Err(all);
         }
         // Expand imports in place, in order; a file's phases are included once.
         let mut phases: Vec<Phase> = Vec::new();
@@ -293,19 +284,23 @@ impl Loader {
                 ph.root = i;
             }
         }
+        // Rule names over every included file, then `require`s: each error is reported.
+        let mut errors = Vec::new();
         let mut seen: IndexMap<String, (usize, Span)> = IndexMap::new();
         for ph in &phases {
             for r in &ph.rules {
                 let name = r.rule.name();
-                if let Some(&(f, first)) = seen.get(&name.name) {
-                    return Err(super::resolve::rule_defined_twice(
+                match seen.get(&name.name) {
+                    Some(&(f, first)) => errors.push(super::resolve::rule_defined_twice(
                         &self.sources[r.file],
                         name,
                         &self.sources[f],
                         first,
-                    ));
+                    )),
+                    None => {
+                        seen.insert(name.name.clone(), (r.file, name.span));
+                    }
                 }
-                seen.insert(name.name.clone(), (r.file, name.span));
             }
         }
         // A `require` names a rule of its phase or of an earlier one.
@@ -334,9 +329,12 @@ impl Loader {
                     {
                         d = d.with_hint(h);
                     }
-                    return Err(d);
+                    errors.push(d);
                 }
             }
+        }
+        if let Some(all) = Diagnostic::list(errors) {
+            return Err(all);
         }
         // Lower once: the engines run these forms, never the syntax trees again.
         for ph in &mut phases {
@@ -747,7 +745,7 @@ fn strip_spans(e: &Expr) -> String {
 
 /// The offset at which each line of `src` starts: a rule's line number is then a binary search
 /// (`line_col` scans from the start of the file, quadratic over a file of many rules).
-fn line_starts(src: &SourceFile) -> Vec<usize> {
+pub(super) fn line_starts(src: &SourceFile) -> Vec<usize> {
     std::iter::once(0)
         .chain(src.text.match_indices('\n').map(|(i, _)| i + 1))
         .collect()
