@@ -18,7 +18,7 @@
 //!   its phase or an earlier one.
 
 use super::ast::*;
-use super::check::Checker;
+use super::check::{Checker, Ids};
 use super::compiled::CompiledRule;
 use super::eval::{eval_const, eval_const_str};
 use super::parse::parse_file;
@@ -253,13 +253,12 @@ impl Loader {
             .map(|(s, d)| (s, d.as_slice()))
             .collect();
         let ops = super::decl::collect(&pairs, &lookup)?;
-        // Every file is checked, imported or not, and each of its structural rules lowered
-        // right after it checks, so that what only lowering finds (a pattern its match plan
-        // does not reach) is reported with the checker's errors. Rules keep their place in the
+        // Every file is resolved, imported or not: each structural rule checked and lowered in
+        // one pass, each equational rule checked and translated. Rules keep their place in the
         // rule set's numbering of builds and `exists` whichever phases take them. The errors
         // of every file are reported together, each file's in source order.
-        let mut ids = super::lower::structural::Ids::default();
-        let mut lowered: HashMap<(usize, usize), CompiledRule> = HashMap::new();
+        let mut ids = Ids::default();
+        let mut resolved: HashMap<(usize, usize), CompiledRule> = HashMap::new();
         let mut translated: HashMap<(usize, usize), Vec<crate::egraph::EqRule>> = HashMap::new();
         let mut errors = Vec::new();
         for (i, f) in self.files.iter().enumerate() {
@@ -269,7 +268,7 @@ impl Loader {
             errors.extend(found);
             ids = checker.ids;
             translated.extend(checker.translated.into_iter().map(|(at, g)| ((i, at), g)));
-            lowered.extend(checker.lowered.into_iter().map(|(at, c)| ((i, at), c)));
+            resolved.extend(checker.resolved.into_iter().map(|(at, c)| ((i, at), c)));
         }
         if let Some(all) = Diagnostic::list(errors) {
             return Err(all);
@@ -336,7 +335,7 @@ impl Loader {
         if let Some(all) = Diagnostic::list(errors) {
             return Err(all);
         }
-        // Lower once: the engines run these forms, never the syntax trees again.
+        // The engines run the resolved forms, never the syntax trees again.
         for ph in &mut phases {
             for (index, lr) in ph.rules.iter().enumerate() {
                 let src = &self.sources[lr.file];
@@ -353,24 +352,13 @@ impl Loader {
                         ph.equational
                             .extend(rules.into_iter().map(|g| g.origin(&origin)));
                     }
-                    Rule::Structural(r) => {
-                        // Lowered with its file above; lowering it here serves a phase rule
-                        // that is no item of its file, which loading does not make.
-                        let key = (lr.file, lr.rule.span().0);
-                        let mut c = match lowered.remove(&key) {
-                            Some(c) => c,
-                            None => {
-                                let origin = super::lower::structural::Origin {
-                                    file: lr.file,
-                                    line: lr.line,
-                                    index,
-                                };
-                                super::lower::structural(r, &lookup, origin, &ops, &mut ids)
-                                    .map_err(|e| e.diagnostic(src))?
-                            }
-                        };
-                        c.index = index;
-                        ph.structural.push(c);
+                    Rule::Structural(_) => {
+                        // Resolved with its file above: a phase holds the items of files the
+                        // loader read, and it resolved every one of them.
+                        if let Some(mut c) = resolved.remove(&(lr.file, lr.rule.span().0)) {
+                            c.index = index;
+                            ph.structural.push(c);
+                        }
                     }
                 }
             }
