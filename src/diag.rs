@@ -87,6 +87,10 @@ pub struct Diagnostic {
     /// The error is about the program op at this byte of the input (a rule's `error` action):
     /// the command line, which holds the input, reports it there ([`Diagnostic::at_input`]).
     pub input_offset: Option<usize>,
+    /// The errors found after this one by the same check, in the order found (the other
+    /// faulty rules of the rule files): the author fixes them all in one round. Each prints
+    /// after this one, as it would alone.
+    pub more: Box<[Diagnostic]>,
 }
 
 impl Diagnostic {
@@ -99,6 +103,7 @@ impl Diagnostic {
             notes: vec![],
             usage: false,
             input_offset: None,
+            more: Box::default(),
         }
     }
 
@@ -117,6 +122,7 @@ impl Diagnostic {
             notes: vec![],
             usage: false,
             input_offset: None,
+            more: Box::default(),
         }
     }
 
@@ -134,7 +140,20 @@ impl Diagnostic {
             notes: vec![],
             usage: false,
             input_offset: None,
+            more: Box::default(),
         }
+    }
+
+    /// Every error of `all`, in order, as one: the first, followed by the others. `None` when
+    /// there is none.
+    pub fn list(all: Vec<Diagnostic>) -> Option<Diagnostic> {
+        let mut all = all.into_iter().flat_map(|mut d| {
+            let more = std::mem::take(&mut d.more);
+            std::iter::once(d).chain(more.into_vec())
+        });
+        let mut first = all.next()?;
+        first.more = all.collect();
+        Some(first)
     }
 
     /// Marks the error as bad usage (exit code 2).
@@ -171,6 +190,7 @@ impl Diagnostic {
         d.notes.extend(self.notes);
         d.hints = self.hints;
         d.usage = self.usage;
+        d.more = self.more;
         d
     }
 }
@@ -198,6 +218,9 @@ impl fmt::Display for Diagnostic {
         }
         for n in &self.notes {
             writeln!(f, "  = note: {n}")?;
+        }
+        for d in &self.more {
+            write!(f, "{d}")?;
         }
         Ok(())
     }
@@ -238,6 +261,21 @@ mod tests {
         let d = Diagnostic::at(&src, 10, "expected a string").with_hint("op names are quoted");
         let s = d.to_string();
         assert_eq!(s, "a.ir:2:9: error: expected a string\n  (%0) = bad\n        ^\n  = hint: op names are quoted\n");
+    }
+
+    #[test]
+    fn a_list_prints_every_error_in_order() {
+        let src = SourceFile::new("r.rw", "a\nb\n");
+        let all = vec![
+            Diagnostic::at(&src, 0, "first"),
+            Diagnostic::at(&src, 2, "second").with_hint("h"),
+        ];
+        let d = Diagnostic::list(all).expect("two errors");
+        assert_eq!(
+            d.to_string(),
+            "r.rw:1:1: error: first\na\n^\nr.rw:2:1: error: second\nb\n^\n  = hint: h\n"
+        );
+        assert!(Diagnostic::list(Vec::new()).is_none());
     }
 
     #[test]

@@ -254,8 +254,7 @@ impl Env for ConstEnv {
 /// Evaluates a constant expression of the syntax tree: lowered with the parameters' values
 /// (`params`), then evaluated in the [`ConstEnv`].
 pub fn eval_const(e: &super::ast::Expr, params: &dyn Fn(&str) -> Option<Val>) -> EvalResult {
-    let x = super::lower::constant(e, params).map_err(lowering)?;
-    eval(&mut ConstEnv, &x)
+    eval(&mut ConstEnv, &super::lower::constant(e, params))
 }
 
 /// [`eval_const`] for an interpolated string.
@@ -263,13 +262,5 @@ pub fn eval_const_str(
     s: &super::ast::StrLit,
     params: &dyn Fn(&str) -> Option<Val>,
 ) -> Result<String, EvalError> {
-    let parts = super::lower::constant_str(s, params).map_err(lowering)?;
-    eval_str(&mut ConstEnv, &parts)
-}
-
-fn lowering((offset, message): super::lower::Error) -> EvalError {
-    EvalError {
-        span: (offset, offset),
-        message,
-    }
+    eval_str(&mut ConstEnv, &super::lower::constant_str(s, params))
 }

@@ -112,6 +112,12 @@ impl Desugar<'_> {
         Diagnostic::at(self.src, offset, msg)
     }
 
+    /// A second op set named `name` in one scope (declared twice in a file or phase, or also
+    /// by an import), at `offset`; the caller notes where both are.
+    fn set_twice(&self, offset: usize, name: &Ident) -> Diagnostic {
+        self.at(offset, format!("op set `{}` is declared twice", name.name))
+    }
+
     fn where_is(&self, file: usize, span: Span) -> String {
         let src = &self.sources[file];
         let (line, _) = src.line_col(span.0);
@@ -144,7 +150,7 @@ impl Desugar<'_> {
                     }
                     let at = import_spans.get(k).map_or(0, |s| s.0);
                     return Err(self
-                        .at(at, format!("op set `{}` is declared twice", name.name))
+                        .set_twice(at, name)
                         .with_note(format!(
                             "declared at {} and at {}",
                             self.where_is(prev.file, prev.name_span),
@@ -219,15 +225,10 @@ impl Desugar<'_> {
                             )));
                     }
                     if let Some(prev) = scope.sets.get(&name.name) {
-                        return Err(self
-                            .at(
-                                name.span.0,
-                                format!("op set `{}` is declared twice", name.name),
-                            )
-                            .with_note(format!(
-                                "also declared at {}",
-                                self.where_is(prev.file, prev.name_span)
-                            )));
+                        return Err(self.set_twice(name.span.0, name).with_note(format!(
+                            "also declared at {}",
+                            self.where_is(prev.file, prev.name_span)
+                        )));
                     }
                     scope.sets.insert(
                         name.name.clone(),

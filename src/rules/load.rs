@@ -18,7 +18,7 @@
 //!   its phase or an earlier one.
 
 use super::ast::*;
-use super::check::Checker;
+use super::check::{Checker, Ids};
 use super::compiled::CompiledRule;
 use super::eval::{eval_const, eval_const_str};
 use super::parse::parse_file;
@@ -253,35 +253,25 @@ impl Loader {
             .map(|(s, d)| (s, d.as_slice()))
             .collect();
         let ops = super::decl::collect(&pairs, &lookup)?;
-        // Lower every structural rule right after its file is checked, imported or not, so
-        // that what only lowering finds (a pattern its match plan does not reach) is reported
-        // at the same point of loading as the checker's errors. Rules keep their place in the
-        // rule set's numbering of builds and `exists` whichever phases take them.
-        let mut ids = super::lower::structural::Ids::default();
-        let mut lowered: HashMap<(usize, usize), CompiledRule> = HashMap::new();
+        // Every file is resolved, imported or not: each structural rule checked and lowered in
+        // one pass, each equational rule checked and translated. Rules keep their place in the
+        // rule set's numbering of builds and `exists` whichever phases take them. The errors
+        // of every file are reported together, each file's in source order.
+        let mut ids = Ids::default();
+        let mut resolved: HashMap<(usize, usize), CompiledRule> = HashMap::new();
         let mut translated: HashMap<(usize, usize), Vec<crate::egraph::EqRule>> = HashMap::new();
+        let mut errors = Vec::new();
         for (i, f) in self.files.iter().enumerate() {
-            let src = &self.sources[i];
-            let mut checker = Checker::new(src, &params, &ops);
-            checker.check_file(f)?;
+            let mut checker = Checker::new(&self.sources[i], i, &params, &ops, ids);
+            let mut found = checker.check_file(f);
+            found.sort_by_key(|d| d.location.as_ref().map(|l| (l.line, l.col)));
+            errors.extend(found);
+            ids = checker.ids;
             translated.extend(checker.translated.into_iter().map(|(at, g)| ((i, at), g)));
-            let line_starts = line_starts(src);
-            for r in f.items.iter().flat_map(|item| match item {
-                Item::Phase(p) => p.rules.as_slice(),
-                Item::Rule(r) => std::slice::from_ref(r),
-                _ => &[],
-            }) {
-                if let Rule::Structural(sr) = r {
-                    let origin = super::lower::structural::Origin {
-                        file: i,
-                        line: line_starts.partition_point(|&s| s <= r.span().0),
-                        index: 0,
-                    };
-                    let c = super::lower::structural(sr, &lookup, origin, &ops, &mut ids)
-                        .map_err(|e| e.diagnostic(src))?;
-                    lowered.insert((i, r.span().0), c);
-                }
-            }
+            resolved.extend(checker.resolved.into_iter().map(|(at, c)| ((i, at), c)));
+        }
+        if let Some(all) = Diagnostic::list(errors) {
+            return Err(all);
         }
         // Expand imports in place, in order; a file's phases are included once.
         let mut phases: Vec<Phase> = Vec::new();
@@ -293,20 +283,23 @@ impl Loader {
                 ph.root = i;
             }
         }
+        // Rule names over every included file, then `require`s: each error is reported.
+        let mut errors = Vec::new();
         let mut seen: IndexMap<String, (usize, Span)> = IndexMap::new();
         for ph in &phases {
             for r in &ph.rules {
                 let name = r.rule.name();
-                if let Some((f, s)) = seen.get(&name.name) {
-                    let (line, _) = self.sources[*f].line_col(s.0);
-                    return Err(Diagnostic::at(
+                match seen.get(&name.name) {
+                    Some(&(f, first)) => errors.push(super::resolve::rule_defined_twice(
                         &self.sources[r.file],
-                        name.span.0,
-                        format!("rule `{}` is defined twice", name.name),
-                    )
-                    .with_note(format!("first defined at {}:{line}", self.sources[*f].name)));
+                        name,
+                        &self.sources[f],
+                        first,
+                    )),
+                    None => {
+                        seen.insert(name.name.clone(), (r.file, name.span));
+                    }
                 }
-                seen.insert(name.name.clone(), (r.file, name.span));
             }
         }
         // A `require` names a rule of its phase or of an earlier one.
@@ -335,11 +328,14 @@ impl Loader {
                     {
                         d = d.with_hint(h);
                     }
-                    return Err(d);
+                    errors.push(d);
                 }
             }
         }
-        // Lower once: the engines run these forms, never the syntax trees again.
+        if let Some(all) = Diagnostic::list(errors) {
+            return Err(all);
+        }
+        // The engines run the resolved forms, never the syntax trees again.
         for ph in &mut phases {
             for (index, lr) in ph.rules.iter().enumerate() {
                 let src = &self.sources[lr.file];
@@ -356,24 +352,13 @@ impl Loader {
                         ph.equational
                             .extend(rules.into_iter().map(|g| g.origin(&origin)));
                     }
-                    Rule::Structural(r) => {
-                        // Lowered with its file above; lowering it here serves a phase rule
-                        // that is no item of its file, which loading does not make.
-                        let key = (lr.file, lr.rule.span().0);
-                        let mut c = match lowered.remove(&key) {
-                            Some(c) => c,
-                            None => {
-                                let origin = super::lower::structural::Origin {
-                                    file: lr.file,
-                                    line: lr.line,
-                                    index,
-                                };
-                                super::lower::structural(r, &lookup, origin, &ops, &mut ids)
-                                    .map_err(|e| e.diagnostic(src))?
-                            }
-                        };
-                        c.index = index;
-                        ph.structural.push(c);
+                    Rule::Structural(_) => {
+                        // Resolved with its file above: a phase holds the items of files the
+                        // loader read, and it resolved every one of them.
+                        if let Some(mut c) = resolved.remove(&(lr.file, lr.rule.span().0)) {
+                            c.index = index;
+                            ph.structural.push(c);
+                        }
                     }
                 }
             }
@@ -748,7 +733,7 @@ fn strip_spans(e: &Expr) -> String {
 
 /// The offset at which each line of `src` starts: a rule's line number is then a binary search
 /// (`line_col` scans from the start of the file, quadratic over a file of many rules).
-fn line_starts(src: &SourceFile) -> Vec<usize> {
+pub(super) fn line_starts(src: &SourceFile) -> Vec<usize> {
     std::iter::once(0)
         .chain(src.text.match_indices('\n').map(|(i, _)| i + 1))
         .collect()

@@ -186,7 +186,7 @@ impl ParamType {
 pub struct Phase {
     pub name: String,
     pub rules: Vec<LoadedRule>,
-    /// The phase's structural rules lowered once, at load ([`lower::structural`]), in order:
+    /// The phase's structural rules resolved once, at load ([`check`]), in order:
     /// what the engine runs.
     pub structural: Vec<compiled::CompiledRule>,
     /// The phase's equational rules lowered to the e-graph's form ([`lower`]), once, at load:

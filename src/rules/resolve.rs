@@ -7,7 +7,7 @@
 //! and is refused with the same message and hints; the lowering, which runs after the checker,
 //! gets the same answer and never a message of its own.
 
-use super::ast::{AttrPat, AttrPatVal, Ident};
+use super::ast::{AttrPat, AttrPatVal, Ident, Span};
 use super::compiled::AltTest;
 use super::suggest::{closest, did_you_mean};
 use super::{stage_role, OpClass, STAGES};
@@ -123,4 +123,33 @@ pub fn unknown_op_in_pattern(i: &Ident) -> Problem {
         "an op outside the dialect table is written quoted: \"{}\"",
         i.name
     ))
+}
+
+/// A rule named like one before it. Rule names are one namespace over every file a run loads
+/// (statistics, traces and `require` name rules), so the checker (within a file) and the loader
+/// (across the files it includes) refuse a second one with these words, pointing at the second
+/// and naming where the first is.
+pub fn rule_defined_twice(
+    src: &SourceFile,
+    name: &Ident,
+    first: &SourceFile,
+    first_span: Span,
+) -> Diagnostic {
+    let (line, _) = first.line_col(first_span.0);
+    Diagnostic::at(
+        src,
+        name.span.0,
+        format!("rule `{}` is defined twice", name.name),
+    )
+    .with_note(format!("first defined at {}:{line}", first.name))
+}
+
+/// A variable of an equational rule's right-hand side (or of what it computes) that its
+/// left-hand side does not bind: the right-hand side is built from what the match found.
+pub fn not_bound_by_lhs(v: &Ident) -> Problem {
+    Problem::new(
+        v.span.0,
+        format!("`{}` is not bound by the left-hand side", v.name),
+    )
+    .hint("the right-hand side of an equational rule may only use variables of the left")
 }

@@ -12,8 +12,10 @@
 //! walks every pass needs: [`Expr::span`], the direct sub-expressions ([`Expr::children`],
 //! [`Expr::children_mut`]) and the pre-order visits ([`Expr::visit`], [`Expr::visit_mut`]),
 //! which go into builds and `exists` patterns through [`Names::payload`] and
-//! [`Names::payload_mut`]. A pass that needs another order or stops early writes its own
-//! recursion over `children`.
+//! [`Names::payload_mut`]; and the one walk from a tree of one kind of names to another,
+//! [`Expr::map`] (how the parser's tree is lowered), which copies every operator, literal, span
+//! and shape and asks a [`MapNames`] only for what differs. A pass that needs another order or
+//! stops early writes its own recursion over `children`.
 
 use crate::value::operators::{BinOp, Span, UnOp};
 use crate::value::Val;
@@ -166,6 +168,88 @@ where
             _ => false,
         }
     }
+}
+
+/// What [`Expr::map`] asks when it turns an `Expr<A>` into an `Expr<B>`: what a leaf, a callee,
+/// a build and an `exists` become. Each is asked in source order, so a mapper that numbers
+/// names as it meets them numbers them as the text reads.
+pub trait MapNames<A: Names, B: Names> {
+    type Error;
+
+    /// The whole of a node the mapper lowers itself, or `None` to have it mapped node by node
+    /// (a call whose argument is not an expression: `uses(%v in optimize)`).
+    fn node(&mut self, _e: &Expr<A>) -> Option<Result<Expr<B>, Self::Error>> {
+        None
+    }
+    /// A name; it may become any expression (a parameter becomes its value).
+    fn var(&mut self, v: &A::Var) -> Result<Expr<B>, Self::Error>;
+    fn callee(&mut self, f: &A::Callee) -> Result<B::Callee, Self::Error>;
+    fn build(&mut self, b: &A::Build) -> Result<B::Build, Self::Error>;
+    fn exists(&mut self, x: &A::Exists) -> Result<B::Exists, Self::Error>;
+}
+
+impl<A: Names> Expr<A> {
+    /// This tree with its names mapped by `m`: the same operators, literals and spans.
+    pub fn map<B: Names, M: MapNames<A, B>>(&self, m: &mut M) -> Result<Expr<B>, M::Error> {
+        if let Some(mapped) = m.node(self) {
+            return mapped;
+        }
+        let boxed = |e: &Expr<A>, m: &mut M| e.map(m).map(Box::new);
+        Ok(match self {
+            Expr::Lit(v, s) => Expr::Lit(v.clone(), *s),
+            Expr::Str(parts, s) => Expr::Str(map_parts(parts, m)?, *s),
+            Expr::Var(v) => m.var(v)?,
+            Expr::List(v, s) => Expr::List(map_all(v, m)?, *s),
+            Expr::Call { func, args, span } => Expr::Call {
+                func: m.callee(func)?,
+                args: map_all(args, m)?,
+                span: *span,
+            },
+            Expr::Unary { op, e, span } => Expr::Unary {
+                op: *op,
+                e: boxed(e, m)?,
+                span: *span,
+            },
+            Expr::Binary { op, l, r, span } => Expr::Binary {
+                op: *op,
+                l: boxed(l, m)?,
+                r: boxed(r, m)?,
+                span: *span,
+            },
+            Expr::If { c, t, e, span } => Expr::If {
+                c: boxed(c, m)?,
+                t: boxed(t, m)?,
+                e: boxed(e, m)?,
+                span: *span,
+            },
+            Expr::Build(b) => Expr::Build(Box::new(m.build(b)?)),
+            Expr::Exists(x) => Expr::Exists(m.exists(x)?),
+        })
+    }
+}
+
+/// [`Expr::map`] over each expression of `v`, in order.
+pub fn map_all<A: Names, B: Names, M: MapNames<A, B>>(
+    v: &[Expr<A>],
+    m: &mut M,
+) -> Result<Vec<Expr<B>>, M::Error> {
+    v.iter().map(|e| e.map(m)).collect()
+}
+
+/// [`Expr::map`] over the pieces of an interpolated string.
+pub fn map_parts<A: Names, B: Names, M: MapNames<A, B>>(
+    parts: &[StrPart<A>],
+    m: &mut M,
+) -> Result<Vec<StrPart<B>>, M::Error> {
+    parts
+        .iter()
+        .map(|p| {
+            Ok(match p {
+                StrPart::Lit(l) => StrPart::Lit(l.clone()),
+                StrPart::Expr(e) => StrPart::Expr(e.map(m)?),
+            })
+        })
+        .collect()
 }
 
 impl<N: Names> Expr<N> {

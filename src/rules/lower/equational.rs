@@ -31,11 +31,11 @@ use crate::ir::Attr;
 use crate::rules::ast::Var as AVar;
 use crate::rules::ast::{
     AttrPatVal, BinOp, Direction, EqRule, Expr, Ident, OpPattern as LhsOp, OpSel, Term, ValPat,
-    SPREAD_KEY,
+    ValueRef, SPREAD_KEY,
 };
 use crate::rules::builtins::{Builtin, Kind, Query};
 use crate::rules::eval::{dtype_name, eval_const};
-use crate::rules::{stage_role, Param, Val};
+use crate::rules::{resolve, stage_role, Param, Val};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 
@@ -258,10 +258,21 @@ impl<'a> Tr<'a> {
     }
 
     fn bound_var(&self, i: &Ident) -> Result<Var, Error> {
-        self.vars.get(&i.name).copied().ok_or_else(|| {
+        self.vars
+            .get(&i.name)
+            .copied()
+            .ok_or_else(|| resolve::not_bound_by_lhs(i).into())
+    }
+
+    /// The label of the op `%s` the left-hand side binds (`%s = op(..)`).
+    fn bound_label(&self, v: &ValueRef) -> Result<Label, Error> {
+        self.labels.get(&v.name.name).copied().ok_or_else(|| {
             (
-                i.span.0,
-                format!("`{}` is not bound by the left-hand side", i.name),
+                v.span.0,
+                format!(
+                    "`{}` is not an op bound by the left-hand side (`%s = op(..)`)",
+                    v.name.name
+                ),
             )
         })
     }
@@ -398,11 +409,7 @@ impl<'a> Tr<'a> {
                         let Expr::Var(AVar::Value(v)) = e else {
                             return Err((e.span().0, "`..` takes a bound op: `..%s`".into()));
                         };
-                        let l = self.labels.get(&v.name.name).copied().ok_or((
-                            v.span.0,
-                            format!("`{}` is not an op bound by the left-hand side", v.name.name),
-                        ))?;
-                        b = b.attrs_from(l);
+                        b = b.attrs_from(self.bound_label(v)?);
                     } else {
                         let x = self.expr(e)?;
                         b = b.set(&k.name, x);
@@ -420,14 +427,7 @@ impl<'a> Tr<'a> {
     /// e-graph finds a built op's result types.
     fn types(&self, t: &Expr) -> Result<TypesBuild, Error> {
         if let Some(v) = crate::rules::check::like_arg(t) {
-            let l = self.labels.get(&v.name.name).copied().ok_or((
-                v.span.0,
-                format!(
-                    "`{}` is not an op bound by the left-hand side (`%s = op(..)`)",
-                    v.name.name
-                ),
-            ))?;
-            return Ok(TypesBuild::Of(l));
+            return Ok(TypesBuild::Of(self.bound_label(v)?));
         }
         if let Expr::Call { func, args, .. } = t {
             if Builtin::from_name(&func.name) == Some(Builtin::Query(Query::Type)) {
@@ -531,13 +531,7 @@ impl<'a> Tr<'a> {
                 Some(Builtin::Query(Query::Const)) => GExpr::read(Read::Const(self.value_var(args, func)?)),
                 Some(Builtin::Query(Query::Attr)) => match args.as_slice() {
                     [Expr::Var(AVar::Value(v)), k] if v.field.is_none() => {
-                        let l = self.labels.get(&v.name.name).copied().ok_or((
-                            v.span.0,
-                            format!(
-                                "`{}` is not an op bound by the left-hand side (`%s = op(..)`)",
-                                v.name.name
-                            ),
-                        ))?;
+                        let l = self.bound_label(v)?;
                         let Value::Str(key) = self.const_val(k)? else {
                             return Err((k.span().0, "an attribute name is a string".into()));
                         };
