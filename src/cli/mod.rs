@@ -520,6 +520,9 @@ fn load_module_files_quietly(
     startup: Option<&str>,
     limits: &Limits,
 ) -> Result<(Loaded, Vec<String>), Diagnostic> {
+    // The verifier needs the dialect table: it is built on a thread of its own while the input
+    // is read and parsed.
+    std::thread::spawn(crate::dialect::Dialect::get);
     let src = io::read_source_within(input, limits.max_input_bytes, limits.timeout)?;
     let mut hints = json::TagHints::default();
     let mut module = if json::looks_like_json(&src.text) {

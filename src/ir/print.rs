@@ -107,6 +107,26 @@ impl Sink<'_> {
         }
     }
 
+    /// Adds `text` after `out`: onto it in memory, else written (what `out` holds first)
+    /// without being copied.
+    fn append(&mut self, out: &mut String, text: &str) {
+        match self {
+            Sink::Memory => out.push_str(text),
+            Sink::Writer { w, written, error } => {
+                if !out.is_empty() {
+                    self.flush(out);
+                    return self.append(out, text);
+                }
+                if error.is_none() {
+                    match w.write_all(text.as_bytes()) {
+                        Ok(()) => *written += text.len() as u64,
+                        Err(e) => *error = Some(e),
+                    }
+                }
+            }
+        }
+    }
+
     fn finish(self) -> std::io::Result<u64> {
         match self {
             Sink::Memory => Ok(0),
@@ -356,10 +376,7 @@ impl Printer<'_, '_> {
                     },
                 };
                 window.set_taken(i + 1);
-                self.out.push_str(&text);
-                if self.out.len() >= FLUSH_AT {
-                    self.sink.flush(self.out);
-                }
+                self.sink.append(self.out, &text);
             }
         });
     }
