@@ -28,6 +28,7 @@ impl<'a> Engine<'a> {
         let top = sp.top_block();
         let op = sp.create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
         sp.append(top, op);
+        self.operand_lists.push(operands);
         if sp.num_results(op) == 0 {
             return Err(self.err(lr, bd.span, "a state initializer must produce a value"));
         }
