@@ -216,11 +216,11 @@ struct Engine<'a> {
     /// (an e-graph may have rebuilt the program), cleared by the scan at the phase's first
     /// application. A phase that applies nothing (most of them) does not scan the program.
     markers_stale: bool,
-    /// Keyword arguments of main by name.
+    /// Keyword arguments main had when the run started, by name.
     kwargs: FxHashMap<Sym, ValueId>,
-    /// States the rules created in this run, with their types: a `state` action naming one
-    /// again reuses it when the type agrees and is an error otherwise.
-    states: FxHashMap<Sym, TypeId>,
+    /// States the rules created in this run, with their types and keyword arguments: a `state`
+    /// action naming one again reuses it when the type agrees and is an error otherwise.
+    states: FxHashMap<Sym, (TypeId, ValueId)>,
     /// Names of the persistables the input already had (keyword arguments of main, parameters,
     /// what the startup program publishes), hashed at the first `state` action: a state named
     /// after one would silently alias it.

@@ -129,7 +129,7 @@ impl<'a> Engine<'a> {
         let sym = self.m.ctx.sym(name);
         let top = self.m.main.top_block();
         let v = self.m.main.add_kwarg(top, sym, ty, kattrs);
-        self.kwargs.insert(sym, v);
+        self.states.insert(sym, (ty, v));
         Ok(v)
     }
 }
