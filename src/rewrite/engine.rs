@@ -150,13 +150,21 @@ impl<'a> Engine<'a> {
                         lr.line
                     )));
                 }
-                let Some(mt) = found else { continue };
+                let Some(Match {
+                    bindings,
+                    ops: matched_ops,
+                    key,
+                }) = found
+                else {
+                    continue;
+                };
                 if opts.trace {
-                    stats.trace.push(trace_entry(self.m, rules, lr, &mt.ops));
+                    stats
+                        .trace
+                        .push(trace_entry(self.m, rules, lr, &matched_ops));
                 }
-                memo.insert(mt.key.clone());
-                let matched_ops = mt.ops.clone();
-                let touched = self.run(lr, mt)?;
+                memo.insert(key);
+                let touched = self.run(lr, bindings, &matched_ops)?;
                 stats.rules[first_stat + k].applications += 1;
                 applied += 1;
                 for t in &touched {
@@ -208,11 +216,11 @@ struct Engine<'a> {
     /// (an e-graph may have rebuilt the program), cleared by the scan at the phase's first
     /// application. A phase that applies nothing (most of them) does not scan the program.
     markers_stale: bool,
-    /// Keyword arguments of main by name.
+    /// Keyword arguments main had when the run started, by name.
     kwargs: FxHashMap<Sym, ValueId>,
-    /// States the rules created in this run, with their types: a `state` action naming one
-    /// again reuses it when the type agrees and is an error otherwise.
-    states: FxHashMap<Sym, TypeId>,
+    /// States the rules created in this run, with their types and keyword arguments: a `state`
+    /// action naming one again reuses it when the type agrees and is an error otherwise.
+    states: FxHashMap<Sym, (TypeId, ValueId)>,
     /// Names of the persistables the input already had (keyword arguments of main, parameters,
     /// what the startup program publishes), hashed at the first `state` action: a state named
     /// after one would silently alias it.
@@ -242,6 +250,10 @@ struct Engine<'a> {
     /// `if` conditions by address (rules outlive the run): the value of one that needs nothing
     /// from the match, `None` for one that must be evaluated at each application.
     fixed_conditions: FxHashMap<usize, Option<bool>>,
+    /// Operand lists of ops being built, reused ([`Engine::build_parts`]).
+    operand_lists: Vec<Vec<Option<ValueId>>>,
+    /// The operands a build's match gives, reused ([`Engine::build_parts`]).
+    given_lists: Vec<Vec<Option<Option<ValueId>>>>,
     /// `{place:Place(cpu),persistable:true}` of a state's keyword argument, once interned.
     kwarg_attrs: Option<AttrId>,
     /// The op the current application's first pattern matched (for `error` messages).
@@ -286,6 +298,8 @@ impl<'a> Engine<'a> {
             signatures: FxHashMap::default(),
             signature_key: Vec::new(),
             fixed_conditions: FxHashMap::default(),
+            operand_lists: Vec::new(),
+            given_lists: Vec::new(),
             kwarg_attrs: None,
             matched: None,
             dist_ctx: Vec::new(),
@@ -296,24 +310,30 @@ impl<'a> Engine<'a> {
         self.cache.role(self.m, op)
     }
 
-    fn run(&mut self, lr: &'a CompiledRule, mt: Match) -> Result<Vec<OpId>, Diagnostic> {
-        let mut b = mt.bindings;
+    /// Applies `lr`'s actions to its match (bindings `b`, matched ops `ops`); returns the ops
+    /// they touched.
+    fn run(
+        &mut self,
+        lr: &'a CompiledRule,
+        mut b: Bindings,
+        ops: &[OpId],
+    ) -> Result<Vec<OpId>, Diagnostic> {
         if self.markers_stale {
             // Matching does not move ops or change roles: the scan finds what it would have
             // found at the start of the phase.
             self.find_markers();
             self.markers_stale = false;
         }
-        self.matched = mt.ops.first().copied();
+        self.matched = ops.first().copied();
         let mut fx = Effects::default();
         for a in &lr.actions {
             self.action(lr, a, &mut b, &mut fx)?;
         }
         if fx.edits == 0 {
             let src = &self.rules.sources[lr.file];
-            let name = self.m.ctx.str(self.m.main.op_name(mt.ops[0])).to_string();
+            let name = self.m.ctx.str(self.m.main.op_name(ops[0])).to_string();
             return Err(Diagnostic::at(src, lr.name_span.0, format!("rule `{}` matched but changed nothing", lr.name))
-                .with_note(format!("matched main op #{} \"{name}\"", mt.ops[0].0))
+                .with_note(format!("matched main op #{} \"{name}\"", ops[0].0))
                 .with_hint("this is a bug in the rule: it would match again forever; make its actions change the program or its guard exclude this case"));
         }
         Ok(fx.touched)

@@ -15,13 +15,14 @@ use crate::dialect::Effect;
 use crate::ir::{AttrId, Module, OpId, Sym};
 use crate::rules::compiled::Expr;
 use crate::rules::compiled::{
-    AltTest, AttrTest, CompiledRule, Exists, OpSel, Pattern, Reach, Step, ValPat,
+    AltTest, AttrTest, CompiledRule, OpSel, Pattern, Reach, Step, ValPat,
 };
 use crate::rules::eval::eval;
 use crate::rules::{OpClass, RuleSet, Val};
 use crate::value::operators::EvalError;
 use rustc_hash::FxHashSet;
 use std::cell::RefCell;
+use std::rc::Rc;
 
 /// Which ops a selector accepts, with its op names interned in this run's module.
 #[derive(Debug, Clone)]
@@ -230,7 +231,7 @@ pub struct Compiled<'r> {
     pub patterns: &'r [Pattern],
     /// The order the patterns are found in.
     plan: &'r [Step],
-    sel: Selectors,
+    sel: Rc<Selectors>,
     pub guards: &'r [Expr],
     /// The guards compiled for testing matches, one per guard.
     tests: Vec<Test<'r>>,
@@ -247,18 +248,14 @@ impl<'r> Compiled<'r> {
             ..Compiled::with_selectors(
                 &rule.patterns,
                 &rule.plan,
-                Selectors::new(m, &rule.patterns),
+                Rc::new(Selectors::new(m, &rule.patterns)),
             )
         }
     }
 
-    /// The patterns of an `exists(...)`: no guards; its bindings come from the match.
-    pub fn of_exists(m: &mut Module, x: &'r Exists) -> Self {
-        Compiled::with_selectors(&x.patterns, &x.plan, Selectors::new(m, &x.patterns))
-    }
-
-    /// `patterns` found by `plan`, with selectors interned before ([`Compiled::into_selectors`]).
-    pub fn with_selectors(patterns: &'r [Pattern], plan: &'r [Step], sel: Selectors) -> Self {
+    /// `patterns` found by `plan`, with selectors interned before (an `exists(...)`'s, kept
+    /// for the run in [`Caches::exists`]).
+    pub fn with_selectors(patterns: &'r [Pattern], plan: &'r [Step], sel: Rc<Selectors>) -> Self {
         Compiled {
             patterns,
             plan,
@@ -267,10 +264,6 @@ impl<'r> Compiled<'r> {
             tests: Vec::new(),
             slots: 0,
         }
-    }
-
-    pub fn into_selectors(self) -> Selectors {
-        self.sel
     }
 
     /// Whether the root pattern tests attributes at all.

@@ -16,6 +16,7 @@ use crate::rules::compiled::{Slot, ValueRef};
 use crate::rules::eval::Env;
 use crate::rules::{RuleSet, Span, Val};
 use crate::value::operators::{err, EvalResult};
+use std::rc::Rc;
 
 /// What a match bound, by slot: `%x` to values or ops, `$x` to constants.
 ///
@@ -110,7 +111,7 @@ pub struct Caches {
     /// By `exists(...)` id ([`Exists::id`]): its selectors interned in this run's module
     /// ([`Selectors`]), once it was evaluated (a guard evaluated once per match would intern
     /// them again every time).
-    pub exists: Vec<Option<Selectors>>,
+    pub exists: Vec<Option<Rc<Selectors>>>,
     /// The matched ops and operand positions of an `exists` search, reused from one
     /// evaluation to the next.
     pub exists_scratch: (Vec<Option<OpId>>, Vec<u32>),
@@ -281,12 +282,18 @@ impl Env for RtEnv<'_> {
     }
 
     fn exists(&mut self, x: &Exists) -> EvalResult {
-        // Taken out while searching: an `exists` nested in the patterns' own tests interns its
-        // selectors afresh.
-        let c = match self.cache.exists.get_mut(x.id).and_then(Option::take) {
-            Some(sel) => Compiled::with_selectors(&x.patterns, &x.plan, sel),
-            None => Compiled::of_exists(self.m, x),
+        let sel = match self.cache.exists.get(x.id).and_then(Option::as_ref) {
+            Some(sel) => Rc::clone(sel),
+            None => {
+                let sel = Rc::new(Selectors::new(self.m, &x.patterns));
+                if x.id >= self.cache.exists.len() {
+                    self.cache.exists.resize_with(x.id + 1, || None);
+                }
+                self.cache.exists[x.id] = Some(Rc::clone(&sel));
+                sel
+            }
         };
+        let c = Compiled::with_selectors(&x.patterns, &x.plan, sel);
         let memo = Memo::default();
         let mut s = Searcher {
             m: self.m,
@@ -298,12 +305,7 @@ impl Env for RtEnv<'_> {
             matches: 0,
         };
         // The match's bindings seed the search; what the patterns bind is undone after it.
-        let found = s.exists(self.b);
-        if x.id >= self.cache.exists.len() {
-            self.cache.exists.resize_with(x.id + 1, || None);
-        }
-        self.cache.exists[x.id] = Some(c.into_selectors());
-        Ok(Val::Bool(found?))
+        Ok(Val::Bool(s.exists(self.b)?))
     }
 }
 

@@ -139,8 +139,10 @@ pub fn eval_str(env: &mut dyn Env, parts: &[StrPart]) -> Result<String, EvalErro
         match p {
             StrPart::Lit(l) => out.push_str(l),
             StrPart::Expr(e) => {
-                let v = eval(env, e)?;
-                let piece = env.text(&v);
+                let piece = match eval(env, e)? {
+                    Val::Str(s) => s,
+                    v => env.text(&v),
+                };
                 if out.len() + piece.len() > crate::value::operators::MAX_STRING_BYTES {
                     return err(
                         e.span(),

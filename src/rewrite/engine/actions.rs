@@ -88,7 +88,7 @@ impl<'a> Engine<'a> {
                     }
                 };
                 let sym = self.m.ctx.syms.lookup(&n);
-                let v = match sym.and_then(|s| Some((*self.states.get(&s)?, *self.kwargs.get(&s)?))) {
+                let v = match sym.and_then(|s| self.states.get(&s).copied()) {
                     Some((made, v)) if made == t => v,
                     Some((made, _)) => {
                         return Err(self.err(
@@ -110,8 +110,6 @@ impl<'a> Engine<'a> {
                             ).with_hint("a state is a new buffer: writing it would overwrite the existing one; choose another name"));
                         }
                         let v = self.create_state(lr, b, &n, t, init, *span)?;
-                        let sym = self.m.ctx.sym(&n);
-                        self.states.insert(sym, t);
                         fx.edits += 1;
                         v
                     }

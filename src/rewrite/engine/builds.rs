@@ -64,6 +64,7 @@ impl<'a> Engine<'a> {
             _ => OpSyntax::Regions,
         };
         let op = self.m.main.create_op(sym, attrs, &operands, &types, syntax);
+        self.operand_lists.push(operands);
         for _ in 0..regions {
             self.m.main.add_region(op);
         }
@@ -222,9 +223,13 @@ impl<'a> Engine<'a> {
         let sym = self.build_info(lr, b, bd)?;
         let spec = bd.spec;
         let name = &bd.op;
-        let mut operands: Vec<Option<ValueId>> = Vec::with_capacity(bd.args.len());
+        // Lists from the run's pools (every application builds ops; nested builds take their
+        // own): `build` returns `operands` once the op is made.
+        let mut operands = self.operand_lists.pop().unwrap_or_default();
+        operands.clear();
         // Operands the match gives first: nested builds take their distribution.
-        let mut given = Vec::with_capacity(bd.args.len());
+        let mut given = self.given_lists.pop().unwrap_or_default();
+        given.clear();
         for a in &bd.args {
             given.push(match &a.value {
                 Expr::Build(_) => None,
@@ -243,7 +248,7 @@ impl<'a> Engine<'a> {
             self.dist_ctx.pop();
         }
         built?;
-        for (a, v) in bd.args.iter().zip(given) {
+        for (a, v) in bd.args.iter().zip(given.iter()) {
             let v = v.flatten();
             let idx = match &a.index {
                 Ok(i) => *i,
@@ -260,6 +265,7 @@ impl<'a> Engine<'a> {
             }
             operands[idx] = v;
         }
+        self.given_lists.push(given);
         if let Some(s) = spec {
             let declared = s.operands.iter().filter(|o| !o.starts_with('*')).count();
             if bd.named_args && operands.len() < declared {

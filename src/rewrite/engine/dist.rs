@@ -18,6 +18,10 @@ impl<'a> Engine<'a> {
         which: Which,
         vals: impl Iterator<Item = ValueId>,
     ) -> Option<TensorDist> {
+        if !self.m.ctx.has_dist_types() {
+            // A dense program: no value has a distribution.
+            return None;
+        }
         let prog = self.program(which);
         vals.filter_map(|v| self.m.ctx.ty(prog.value_type(v)).dist())
             .find(|d| !d.is_empty())

@@ -28,6 +28,7 @@ impl<'a> Engine<'a> {
         let top = sp.top_block();
         let op = sp.create_op(sym, attrs, &operands, &types, OpSyntax::Plain);
         sp.append(top, op);
+        self.operand_lists.push(operands);
         if sp.num_results(op) == 0 {
             return Err(self.err(lr, bd.span, "a state initializer must produce a value"));
         }
@@ -128,7 +129,7 @@ impl<'a> Engine<'a> {
         let sym = self.m.ctx.sym(name);
         let top = self.m.main.top_block();
         let v = self.m.main.add_kwarg(top, sym, ty, kattrs);
-        self.kwargs.insert(sym, v);
+        self.states.insert(sym, (ty, v));
         Ok(v)
     }
 }
