@@ -405,8 +405,7 @@ pub struct ValueRef {
     pub span: Span,
 }
 
-/// The names of the syntax tree: as the author wrote them, resolved by the checker and the
-/// lowering.
+/// The names of the syntax tree: as the author wrote them, resolved by the resolver.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Syntax;
 

@@ -1,6 +1,6 @@
 //! The built-in functions of the rule language, in one table.
 //!
-//! A call names a [`Builtin`] from the moment it is lowered ([`super::lower`]); the checker
+//! A call names a [`Builtin`] from the moment it is resolved ([`super::resolver`]); the resolver
 //! (result types, argument counts), the evaluator (the pure functions, [`super::eval`]), the
 //! structural engine (the program queries) and the e-graph lowering (which queries an
 //! equational rule may use) all dispatch on the enum. The names are written here only, so a

@@ -1,4 +1,4 @@
-//! Structural rules as the engine runs them: lowered once, at load ([`super::lower`]), into
+//! Structural rules as the engine runs them: resolved once, at load ([`super::resolver`]), into
 //! [`super::Phase::structural`].
 //!
 //! The syntax tree says what an author wrote; this says what the engine does, with everything

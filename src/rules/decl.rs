@@ -5,8 +5,8 @@
 //! Why: a rule that fuses ops into one Paddle has but irw's table lacks
 //! (`pd_op.fused_gemm_epilogue`) must be able to say what that op is — its operand and result
 //! names, which result has which operand's type, its attributes with their types and defaults —
-//! in the file that builds it, so the file is self-contained (MLIR's IRDL idea). The checker,
-//! the lowering and the engine then treat the op like one of the table: named operands,
+//! in the file that builds it, so the file is self-contained (MLIR's IRDL idea). The resolver
+//! and the engine then treat the op like one of the table: named operands,
 //! result fields, derived result types, attribute values checked at load, defaults filled in.
 //! For everything else (effects, verification, the executor) a declared op is an unknown op:
 //! kept in order, never merged or removed by the e-graph.

@@ -28,12 +28,12 @@
 //!
 //! `let %s = BUILD;` actions are substituted into their first use by `super::let_build`.
 //!
-//! Whether a rule's `match` is connected is decided when the desugared rule is lowered, by its
+//! Whether a rule's `match` is connected is decided when the desugared rule is resolved, by its
 //! match plan (`super::plan`).
 
 use super::ast::*;
 use super::builtins::Builtin;
-use super::resolve::{self, class_names};
+use super::resolver::names::{self, class_names};
 use super::suggest::{closest, did_you_mean};
 use super::OpClass;
 use crate::diag::{Diagnostic, SourceFile};
@@ -346,7 +346,7 @@ impl Desugar<'_> {
             match a {
                 OpSel::Name(i) => {
                     if Dialect::get().spec(&i.name).is_none() {
-                        return Err(resolve::unknown_op_in_pattern(i).at(self.src));
+                        return Err(names::unknown_op_in_pattern(i).at(self.src));
                     }
                     out.push(a.clone());
                 }
@@ -363,7 +363,7 @@ impl Desugar<'_> {
                 OpSel::OneOf(v, _) => out.extend(self.expand_alts(scope, v, stack)?),
                 OpSel::With { sel, attrs, span } => {
                     for t in attrs {
-                        resolve::alt_test(t).map_err(|p| p.at(self.src))?;
+                        names::alt_test(t).map_err(|p| p.at(self.src))?;
                     }
                     let mut inner = self.expand_alts(scope, std::slice::from_ref(&**sel), stack)?;
                     let sel = if inner.len() == 1 {

@@ -25,7 +25,7 @@ pub fn desugar(src: &SourceFile, r: &mut StructRule) -> Result<(), Diagnostic> {
         match c {
             Clause::Match(ps) => {
                 for p in ps {
-                    super::check::pattern_vars(p, &mut bound);
+                    super::resolver::pattern_vars(p, &mut bound);
                 }
             }
             Clause::Action(a) => action_binds(a, &mut bound),

@@ -2,12 +2,13 @@
 //! giving parameters their values (defaults, `--set`, constraints) and laying the rules out as
 //! phases in run order.
 //!
-//! Loading is separate from checking ([`super::check`]) because the two answer different
+//! Loading is separate from resolving ([`super::resolver`]) because the two answer different
 //! questions: this module decides *which* rules run and with which parameter values; the
-//! checker decides whether each file, on its own, means something against the dialect table.
-//! Every file is checked, even an import whose condition is false, so a mistake in
-//! `hoist_reduce.rw` shows up whatever `--set` says; only the inclusion of its phases depends on
-//! the condition.
+//! resolver decides whether each file, on its own, means something against the dialect table,
+//! and what each of its rules compiles to. Every file is resolved, even an import whose
+//! condition is false, so a mistake in `hoist_reduce.rw` shows up whatever `--set` says; only
+//! the inclusion of its phases depends on the condition. The errors of every file are reported
+//! together.
 //!
 //! What is refused here (each a [`Diagnostic`] at `file:line:col` with the source line and a
 //! caret, or a usage error naming the parameter):
@@ -18,11 +19,11 @@
 //!   its phase or an earlier one.
 
 use super::ast::*;
-use super::check::{Checker, Ids};
 use super::compiled::CompiledRule;
 use super::eval::{eval_const, eval_const_str};
 use super::parse::parse_file;
 use super::require::loaded_require;
+use super::resolver::{Ids, Resolver};
 use super::suggest::{closest, did_you_mean};
 use super::{LoadedRule, Param, ParamType, Phase, RuleSet};
 use crate::diag::{Diagnostic, SourceFile};
@@ -262,13 +263,13 @@ impl Loader {
         let mut translated: HashMap<(usize, usize), Vec<crate::egraph::EqRule>> = HashMap::new();
         let mut errors = Vec::new();
         for (i, f) in self.files.iter().enumerate() {
-            let mut checker = Checker::new(&self.sources[i], i, &params, &ops, ids);
-            let mut found = checker.check_file(f);
+            let mut resolver = Resolver::new(&self.sources[i], i, &params, &ops, ids);
+            let mut found = resolver.resolve_file(f);
             found.sort_by_key(|d| d.location.as_ref().map(|l| (l.line, l.col)));
             errors.extend(found);
-            ids = checker.ids;
-            translated.extend(checker.translated.into_iter().map(|(at, g)| ((i, at), g)));
-            resolved.extend(checker.resolved.into_iter().map(|(at, c)| ((i, at), c)));
+            ids = resolver.ids;
+            translated.extend(resolver.translated.into_iter().map(|(at, g)| ((i, at), g)));
+            resolved.extend(resolver.resolved.into_iter().map(|(at, c)| ((i, at), c)));
         }
         if let Some(all) = Diagnostic::list(errors) {
             return Err(all);
@@ -290,7 +291,7 @@ impl Loader {
             for r in &ph.rules {
                 let name = r.rule.name();
                 match seen.get(&name.name) {
-                    Some(&(f, first)) => errors.push(super::resolve::rule_defined_twice(
+                    Some(&(f, first)) => errors.push(super::resolver::names::rule_defined_twice(
                         &self.sources[r.file],
                         name,
                         &self.sources[f],

@@ -1,20 +1,20 @@
-//! The rule language: `.rw` files, parsed with LALRPOP (`grammar/rules.lalrpop`), loaded and
-//! checked against the dialect table before anything runs.
+//! The rule language: `.rw` files, parsed with LALRPOP (`grammar/rules.lalrpop`), loaded,
+//! checked against the dialect table and lowered before anything runs.
 //!
 //! ```text
-//! rules/grad_merge.rw ──parse──▶ ast::File ──expand (ops, pred, let)──▶ ast::File ──load (imports, --set)──▶ phases ──lower──▶ RuleSet
-//!                                                                            └─check (dialect)─┘                  (compiled::CompiledRule,
-//!                                                                                                                  egraph::EqRule)
+//! rules/grad_merge.rw ──parse──▶ ast::File ──expand (ops, pred, let)──▶ ast::File ──load (imports, --set)──▶ phases ──▶ RuleSet
+//!                                                                            └─resolve (dialect)─┘                 (compiled::CompiledRule,
+//!                                                                                                                   egraph::EqRule)
 //! ```
 //!
-//! [`load`] decides which files and phases run with which parameter values; [`check`] decides
-//! whether each file means something against the dialect table; [`suggest`] words the "did you
-//! mean" hints both give.
+//! [`load`] decides which files and phases run with which parameter values; [`resolver`]
+//! decides whether each file means something against the dialect table and, in the same pass,
+//! what each rule compiles to; [`suggest`] words the "did you mean" hints both give.
 //!
 //! A [`RuleSet`] is an ordered list of [`Phase`]s; the structural engine (`rewrite/`) runs each
-//! phase's structural rules to a fixpoint, in order. Every rule is lowered once, at load
-//! ([`lower`]): equational rules to the e-graph's rule type ([`Phase::equational`]), structural
-//! rules to [`compiled::CompiledRule`]s ([`Phase::structural`]: variables numbered into slots,
+//! phase's structural rules to a fixpoint, in order. Every rule is lowered once, at load:
+//! equational rules to the e-graph's rule type ([`Phase::equational`], [`lower`]), structural
+//! rules to [`compiled::CompiledRule`]s by the resolver ([`Phase::structural`]: variables numbered into slots,
 //! selectors and stages resolved, expressions as [`compiled::Expr`] trees whose calls name a
 //! [`builtins::Builtin`]). The engines run only these lowered forms, never the syntax tree
 //! ([`ast`]); every node keeps its span, so a runtime error still points at the rule text.
@@ -29,7 +29,6 @@
 
 pub mod ast;
 pub mod builtins;
-pub mod check;
 pub mod compiled;
 pub mod decl;
 pub mod eval;
@@ -41,7 +40,7 @@ pub mod lower;
 pub mod parse;
 pub mod plan;
 mod require;
-mod resolve;
+pub mod resolver;
 pub(crate) use crate::suggest;
 pub mod ty;
 
@@ -186,7 +185,7 @@ impl ParamType {
 pub struct Phase {
     pub name: String,
     pub rules: Vec<LoadedRule>,
-    /// The phase's structural rules resolved once, at load ([`check`]), in order:
+    /// The phase's structural rules resolved once, at load ([`resolver`]), in order:
     /// what the engine runs.
     pub structural: Vec<compiled::CompiledRule>,
     /// The phase's equational rules lowered to the e-graph's form ([`lower`]), once, at load:
@@ -244,7 +243,7 @@ impl LoadedRequire {
 }
 
 /// A rule as written, with where it came from: what the loader checks (unique names, what a
-/// `require` names) and lowers. The engines run the lowered forms ([`Phase::structural`],
+/// `require` names). The engines run the lowered forms ([`Phase::structural`],
 /// [`Phase::equational`]), never this syntax tree.
 #[derive(Debug, Clone)]
 pub struct LoadedRule {

@@ -135,7 +135,7 @@ fn next(patterns: &[Pattern], done: &[bool], bound: &BoundSlots) -> Option<Step>
     })
 }
 
-/// A pattern no step of its plan reaches, found while lowering: what the loader reports.
+/// A pattern no step of its plan reaches, found while resolving: what the loader reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unreached {
     /// A pattern of the rule's `match` (its offset; the rule's name).

@@ -1,5 +1,5 @@
 //! A phase's `require RULE [op N] [else "message"]`, evaluated with the parameters: the loader
-//! keeps it for after the phase has run; the checker evaluates it once on its own, so a bad count
+//! keeps it for after the phase has run; the resolver evaluates it once on its own, so a bad count
 //! is reported for a file whatever `--set` says.
 
 use super::ast::{BinOp, Require};

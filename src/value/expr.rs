@@ -1,7 +1,7 @@
 //! The rule language's one expression tree, generic over what its names resolve to.
 //!
 //! An expression is written once by the parser ([`crate::rules::ast::Expr`], names as the
-//! author wrote them), lowered once at load for the structural engine
+//! author wrote them), resolved once at load for the structural engine
 //! ([`crate::rules::compiled::Expr`], parameters as values, variables as slots, calls as
 //! builtins), or for the e-graph ([`crate::egraph::Expr`], whose leaves read an e-graph match).
 //! All three are this tree: only its leaves, callees and the two payloads that hold patterns or
@@ -13,8 +13,9 @@
 //! [`Expr::children_mut`]) and the pre-order visits ([`Expr::visit`], [`Expr::visit_mut`]),
 //! which go into builds and `exists` patterns through [`Names::payload`] and
 //! [`Names::payload_mut`]; and the one walk from a tree of one kind of names to another,
-//! [`Expr::map`] (how the parser's tree is lowered), which copies every operator, literal, span
-//! and shape and asks a [`MapNames`] only for what differs. A pass that needs another order or
+//! [`Expr::map`] (how the loader's constants are lowered; the resolver, which infers each
+//! node's type as it lowers it, is a walk of its own), which copies every operator, literal,
+//! span and shape and asks a [`MapNames`] only for what differs. A pass that needs another order or
 //! stops early writes its own recursion over `children`.
 
 use crate::value::operators::{BinOp, Span, UnOp};

@@ -6,7 +6,7 @@
 //! inline build, `exists(...)`) is kept as a node that fails when it is evaluated, in
 //! evaluation order, with the evaluator's words ([`crate::rules::eval::Env`]); a name that is
 //! no parameter, stage or dtype becomes [`Var::Unknown`]. Rules are resolved elsewhere
-//! ([`crate::rules::check`]), against what the rule binds.
+//! ([`crate::rules::resolver`]), against what the rule binds.
 
 use crate::rules::ast::{self, Syntax};
 use crate::rules::builtins::{Builtin, Query};
@@ -77,7 +77,7 @@ impl MapNames<Syntax, Lowered> for Constant<'_> {
                     Some(r) => Expr::Lit(Val::Stage(r), i.span),
                     None => match dtype_name(&i.name) {
                         Some(d) => Expr::Lit(Val::DType(d), i.span),
-                        None if i.name == crate::rules::check::NONE_NAME => {
+                        None if i.name == crate::rules::resolver::NONE_NAME => {
                             Expr::Lit(Val::NullValue, i.span)
                         }
                         None => Expr::Var(Var::Unknown(i.name.clone(), i.span)),

@@ -18,7 +18,7 @@
 //! | `dtype(%x)`, `type(%x)`, `const(%x)` | the e-graph reads [`Read::DType`], [`Read::Type`], [`Read::Const`] |
 //! | `lhs <=> rhs` | two rules, `name` and `name<=` (the right side read as a pattern) |
 //!
-//! Everything here is checked when the rule file is loaded ([`check`], called by the checker),
+//! Everything here is checked when the rule file is loaded ([`check`], called by the resolver),
 //! including the e-graph's own preparation against a scratch context, so a rule the e-graph
 //! would refuse is reported at its `file:line:col` before any program is read.
 
@@ -35,7 +35,8 @@ use crate::rules::ast::{
 };
 use crate::rules::builtins::{Builtin, Kind, Query};
 use crate::rules::eval::{dtype_name, eval_const};
-use crate::rules::{resolve, stage_role, Param, Val};
+use crate::rules::resolver::names;
+use crate::rules::{stage_role, Param, Val};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 
@@ -47,7 +48,7 @@ pub type Error = (usize, String);
 /// iteration.
 const MAX_EXPANSION: usize = 64;
 
-/// Checks an equational rule as the checker sees it: translates it with the parameters'
+/// Checks an equational rule as the resolver sees it: translates it with the parameters'
 /// values and prepares every resulting rule against a scratch context.
 pub fn check(r: &EqRule, params: &IndexMap<String, Param>) -> Result<Vec<GRule>, Error> {
     let rules = translate(r, params, "")?;
@@ -261,7 +262,7 @@ impl<'a> Tr<'a> {
         self.vars
             .get(&i.name)
             .copied()
-            .ok_or_else(|| resolve::not_bound_by_lhs(i).into())
+            .ok_or_else(|| names::not_bound_by_lhs(i).into())
     }
 
     /// The label of the op `%s` the left-hand side binds (`%s = op(..)`).
@@ -426,7 +427,7 @@ impl<'a> Tr<'a> {
     /// `-> type(%x)`, `-> like(%s)` or constant types (`tensor<4xf32>`, `[t1, t2]`): how the
     /// e-graph finds a built op's result types.
     fn types(&self, t: &Expr) -> Result<TypesBuild, Error> {
-        if let Some(v) = crate::rules::check::like_arg(t) {
+        if let Some(v) = crate::rules::resolver::like_arg(t) {
             return Ok(TypesBuild::Of(self.bound_label(v)?));
         }
         if let Expr::Call { func, args, .. } = t {

@@ -1,18 +1,18 @@
 //! What the names of a rule resolve to, each rule of the language written once: an op class,
-//! a stage, an alternative's attribute test, and the words for an op name nobody knows.
+//! a stage, an alternative's attribute test, and the words for an op name nobody knows, a
+//! variable the left-hand side of an equational rule does not bind and a rule defined twice.
 //!
-//! Three passes meet these names: the expander (the alternatives of an `ops` set), the checker
-//! (every pattern, build and equational rule) and the structural lowering (which turns them into
-//! what the engine runs). Each asks here, so a name means the same thing wherever it is written
-//! and is refused with the same message and hints; the lowering, which runs after the checker,
-//! gets the same answer and never a message of its own.
+//! Several passes meet these names: the expander (the alternatives of an `ops` set), the
+//! resolver (every pattern, build and equational rule), the equational translation and the
+//! loader (rule names across files). Each asks here, so a name means the same thing wherever it
+//! is written and is refused with the same message and hints.
 
-use super::ast::{AttrPat, AttrPatVal, Ident, Span};
-use super::compiled::AltTest;
-use super::suggest::{closest, did_you_mean};
-use super::{stage_role, OpClass, STAGES};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, Effect};
+use crate::rules::ast::{AttrPat, AttrPatVal, Ident, Span};
+use crate::rules::compiled::AltTest;
+use crate::rules::suggest::{closest, did_you_mean};
+use crate::rules::{stage_role, OpClass, STAGES};
 
 /// A name that does not resolve: where, what, and hints for the author.
 #[derive(Debug, Clone)]
@@ -126,7 +126,7 @@ pub fn unknown_op_in_pattern(i: &Ident) -> Problem {
 }
 
 /// A rule named like one before it. Rule names are one namespace over every file a run loads
-/// (statistics, traces and `require` name rules), so the checker (within a file) and the loader
+/// (statistics, traces and `require` name rules), so the resolver (within a file) and the loader
 /// (across the files it includes) refuse a second one with these words, pointing at the second
 /// and naming where the first is.
 pub fn rule_defined_twice(

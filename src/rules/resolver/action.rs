@@ -1,0 +1,349 @@
+//! Actions resolved: what they act on (an op the rule bound and has not erased, in the
+//! straight-line order of the actions), where they insert or move ops, and the builds they
+//! place.
+
+use super::*;
+
+impl Resolver<'_> {
+    /// The op of `at end of region N of E` / `into region N of E`: an op the rule bound (by a
+    /// pattern or a build) that holds regions when its name is known.
+    pub(super) fn region_op(&self, e: &Expr) -> Result<compiled::Expr, Diagnostic> {
+        let Expr::Var(Var::Value(v)) = e else {
+            return Err(self.at(
+                e.span().0,
+                "`region N of` needs an op the rule bound, such as `%if`",
+            ));
+        };
+        let (specs, op) = self.op_ref(v)?;
+        if !specs.is_empty()
+            && specs
+                .iter()
+                .all(|s| crate::dialect::region_count(s.name) == 0)
+        {
+            return Err(self
+                .at(v.span.0, format!("`{}` holds no regions", text_of(v)))
+                .with_hint("region ops: `pd_op.if` (regions 0 and 1), `pd_op.while` (region 0)"));
+        }
+        Ok(compiled::Expr::Var(compiled::Var::Value(op)))
+    }
+
+    /// `at end of region N of %op`.
+    pub(super) fn region_end(
+        &self,
+        op: &Expr,
+        index: u32,
+        span: Span,
+    ) -> Result<compiled::InsertPoint, Diagnostic> {
+        Ok(compiled::InsertPoint::RegionEnd {
+            op: self.region_op(op)?,
+            index,
+            span,
+        })
+    }
+
+    /// An op the rule bound (by a pattern or a build) and not erased yet: the ops it can be,
+    /// and the reference to it.
+    pub(super) fn op_ref(
+        &self,
+        v: &ValueRef,
+    ) -> Result<(Vec<&'static OpSpec>, compiled::ValueRef), Diagnostic> {
+        if let Some(at) = self.erased.get(&v.name.name) {
+            let (line, col) = self.src.line_col(at.0);
+            return Err(self
+                .at(
+                    v.name.span.0,
+                    format!(
+                        "`{}` is erased above ({line}:{col}): nothing can be done to it after",
+                        v.name.name
+                    ),
+                )
+                .with_hint("put this action before the `erase`"));
+        }
+        match self.values.get(&v.name.name) {
+            Some((Binding::Op(s), _)) if v.field.is_none() => Ok((s.clone(), self.value_ref(v)?)),
+            Some(_) => Err(self
+                .at(v.span.0, format!("`{}` is a value, not an op", text_of(v)))
+                .with_hint("bind the op in the pattern: `match %o = pd_op.cast(%x);`")),
+            None => Err(self.unbound(&v.name)),
+        }
+    }
+
+    pub(super) fn action(&mut self, a: &Action) -> Result<compiled::Action, Diagnostic> {
+        Ok(match a {
+            Action::Let { name, value, .. } => {
+                let (_, value) = self.expr_no_build(value)?;
+                compiled::Action::Let {
+                    slot: self.bind_capture(&name.name),
+                    value,
+                }
+            }
+            Action::State {
+                bind,
+                name,
+                ty,
+                init,
+                span,
+            } => {
+                let (t, name_x) = self.expr_no_build(name)?;
+                if !t.is(Ty::Str) {
+                    return Err(self.at(
+                        name.span().0,
+                        format!("a state's name must be a string, found {}", t.a_name()),
+                    ));
+                }
+                let (t, ty_x) = self.expr_no_build(ty)?;
+                if !t.is(Ty::Type) {
+                    return Err(self
+                        .at(
+                            ty.span().0,
+                            format!(
+                                "a state's type must be a type (like type(%g)), found {}",
+                                t.a_name()
+                            ),
+                        )
+                        .with_hint("type(%g) or tensor(shape(%g), float32)"));
+                }
+                let slot = self.bind_value(&bind.name, Binding::Value);
+                self.startup_operands(init)?;
+                compiled::Action::State {
+                    bind: slot,
+                    name: name_x,
+                    ty: ty_x,
+                    init: self.build(init)?,
+                    span: *span,
+                }
+            }
+            Action::Insert { at, build, .. } => {
+                let at = match at {
+                    InsertPoint::After(e) => {
+                        let (t, x) = self.expr_no_build(e)?;
+                        if !t.valueish() {
+                            return Err(self.at(
+                                e.span().0,
+                                format!("`after` needs a value or an op, found {}", t.a_name()),
+                            ));
+                        }
+                        compiled::InsertPoint::After(x)
+                    }
+                    InsertPoint::Before(e) => {
+                        let (t, x) = self.expr_no_build(e)?;
+                        if !t.is(Ty::Op) {
+                            return Err(self.at(
+                                e.span().0,
+                                format!(
+                                    "`before` needs an op bound by a pattern, found {}",
+                                    t.a_name()
+                                ),
+                            ));
+                        }
+                        compiled::InsertPoint::Before(x)
+                    }
+                    InsertPoint::StageEnd(s) => compiled::InsertPoint::StageEnd(self.stage(s)?),
+                    InsertPoint::StageStart(s) => compiled::InsertPoint::StageStart(self.stage(s)?),
+                    InsertPoint::RegionEnd { op, index, span } => {
+                        self.region_end(op, *index, *span)?
+                    }
+                };
+                compiled::Action::Insert {
+                    at,
+                    build: self.build(build)?,
+                }
+            }
+            Action::Replace {
+                value,
+                with,
+                only_in_stage,
+                span,
+            } => {
+                let (t, value_x) = self.expr_no_build(value)?;
+                if !t.valueish() {
+                    return Err(self.at(
+                        value.span().0,
+                        format!("`replace` needs a value, found {}", t.a_name()),
+                    ));
+                }
+                let (t, with_x) = self.expr(with)?;
+                if !t.valueish() {
+                    return Err(self.at(
+                        with.span().0,
+                        format!(
+                            "a value can only be replaced by a value, found {}",
+                            t.a_name()
+                        ),
+                    ));
+                }
+                compiled::Action::Replace {
+                    value: value_x,
+                    with: with_x,
+                    only_in_stage: only_in_stage.as_ref().map(|s| self.stage(s)).transpose()?,
+                    span: *span,
+                }
+            }
+            Action::SetOperand {
+                op,
+                target,
+                value,
+                span,
+            } => {
+                let (specs, op_x) = self.op_ref(op)?;
+                let target = match target {
+                    OperandSel::Name(n) => {
+                        if specs.is_empty() {
+                            return Err(self.at(
+                                n.span.0,
+                                format!(
+                                    "operand names need a known op; `{}` may be any op",
+                                    op.name.name
+                                ),
+                            ));
+                        }
+                        if !specs.iter().any(|s| s.operand_index(&n.name).is_some()) {
+                            return Err(self.no_operand(n, &op.name.name, specs[0]));
+                        }
+                        compiled::OperandSel::Name(n.name.clone(), n.span)
+                    }
+                    OperandSel::Value(v) => {
+                        self.expr_no_build(&Expr::Var(Var::Value(v.clone())))?;
+                        compiled::OperandSel::Value(self.value_ref(v)?)
+                    }
+                };
+                let (t, value_x) = self.expr(value)?;
+                if !t.valueish() {
+                    return Err(self.at(
+                        value.span().0,
+                        format!("an operand must be a value, found {}", t.a_name()),
+                    ));
+                }
+                compiled::Action::SetOperand {
+                    op: op_x,
+                    target,
+                    value: value_x,
+                    span: *span,
+                }
+            }
+            Action::Erase { op, span } => {
+                let (_, op_x) = self.op_ref(op)?;
+                self.erased.insert(op.name.name.clone(), *span);
+                compiled::Action::Erase {
+                    op: op_x,
+                    span: *span,
+                }
+            }
+            Action::Move { op, to, span } => {
+                let (_, op_x) = self.op_ref(op)?;
+                let to = match to {
+                    InsertPoint::After(e) | InsertPoint::Before(e) => {
+                        let (t, x) = self.expr_no_build(e)?;
+                        if !t.valueish() {
+                            return Err(self.at(
+                                e.span().0,
+                                format!(
+                                    "an op can only move next to a value or an op, not {}",
+                                    t.a_name()
+                                ),
+                            ));
+                        }
+                        match to {
+                            InsertPoint::After(_) => compiled::InsertPoint::After(x),
+                            _ => compiled::InsertPoint::Before(x),
+                        }
+                    }
+                    InsertPoint::StageEnd(s) => compiled::InsertPoint::StageEnd(self.stage(s)?),
+                    InsertPoint::StageStart(s) => compiled::InsertPoint::StageStart(self.stage(s)?),
+                    InsertPoint::RegionEnd { op, index, span } => {
+                        self.region_end(op, *index, *span)?
+                    }
+                };
+                compiled::Action::Move {
+                    op: op_x,
+                    to,
+                    span: *span,
+                }
+            }
+            Action::MoveStage { stage, to, span } => {
+                let role = self.stage(stage)?;
+                let to = match to {
+                    InsertPoint::RegionEnd { op, index, span } => {
+                        self.region_end(op, *index, *span)?
+                    }
+                    _ => {
+                        return Err(self.at(
+                            stage.span.0,
+                            "the ops of a stage can only move into a region: `move optimize ops into region 0 of %if;`",
+                        ))
+                    }
+                };
+                compiled::Action::MoveStage {
+                    stage: role,
+                    to,
+                    span: *span,
+                }
+            }
+            Action::SetAttrs { op, attrs, .. } => {
+                let (specs, op_x) = self.op_ref(op)?;
+                let mut set = Vec::with_capacity(attrs.len());
+                for (k, e) in attrs {
+                    self.no_spread(k)?;
+                    let (t, x) = self.attr_expr(e)?;
+                    if let [spec] = specs[..] {
+                        self.attr_kind(spec, k, e, t)?;
+                    }
+                    set.push((k.name.clone(), x));
+                }
+                compiled::Action::SetAttrs {
+                    op: op_x,
+                    attrs: set,
+                }
+            }
+            Action::If {
+                cond, then, els, ..
+            } => {
+                let (t, cond_x) = self.expr_no_build(cond)?;
+                self.want_bool(t, cond, "`if` needs")?;
+                // What a branch erases may still exist after the `if` (the engine refuses a
+                // later action on it when it was erased).
+                let before = self.erased.clone();
+                let then = self.actions(then)?;
+                self.erased = before.clone();
+                let els = self.actions(els)?;
+                self.erased = before;
+                compiled::Action::If {
+                    cond: cond_x,
+                    then,
+                    els,
+                }
+            }
+            Action::Error { message, span } => compiled::Action::Error {
+                message: self.str_parts(&message.parts)?,
+                span: *span,
+            },
+        })
+    }
+
+    pub(super) fn actions(&mut self, v: &[Action]) -> Result<Vec<compiled::Action>, Diagnostic> {
+        v.iter().map(|a| self.action(a)).collect()
+    }
+
+    /// A state's initializer is built in the startup program, where no value of the main
+    /// program exists: its operands (and theirs) must be ops built inline.
+    pub(super) fn startup_operands(&self, b: &Build) -> Result<(), Diagnostic> {
+        for a in &b.args {
+            match &a.value {
+                Expr::Build(inner) => self.startup_operands(inner)?,
+                e if is_none(e) => {}
+                e => {
+                    return Err(self
+                        .at(
+                            e.span().0,
+                            "a state's initializer runs in the startup program: its operands \
+                             must be ops built inline, not values of the main program",
+                        )
+                        .with_hint(
+                            "pd_op.full() {..} builds a constant of a given shape and dtype",
+                        ))
+                }
+            }
+        }
+        Ok(())
+    }
+}

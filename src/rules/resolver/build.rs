@@ -1,0 +1,307 @@
+//! Builds resolved: the op (dialect table, declared, or quoted), its operands by position or
+//! name, its attributes against their declared kinds, the defaults Paddle's builder would set,
+//! and how its result types are found (given, `like(%o)`, from the declaration, or derived,
+//! refused here when nothing can derive them).
+
+use super::*;
+
+impl Resolver<'_> {
+    pub(super) fn build(&mut self, b: &Build) -> Result<compiled::Build, Diagnostic> {
+        let spec = if b.op.quoted {
+            self.ops.quoted_spec(&b.op.name.name)
+        } else {
+            match self.ops.spec(&b.op.name.name) {
+                Some(s) => Some(s),
+                None => {
+                    return Err(names::unknown_op(&b.op.name).at(self.src).with_hint(format!(
+                        "an op outside the dialect table is written quoted (\"{}\"), or declared: `op {}(x) -> (out);`",
+                        b.op.name.name, b.op.name.name
+                    )));
+                }
+            }
+        };
+        // The operand slots the build fills with a value (not `none`).
+        let mut given: Vec<usize> = Vec::new();
+        let mut args = Vec::with_capacity(b.args.len());
+        for (i, a) in b.args.iter().enumerate() {
+            let mut slot = i;
+            if let Some(n) = &a.operand {
+                match spec.and_then(|s| s.operand_index(&n.name).map(|k| (s, k))) {
+                    Some((_, k)) => slot = k,
+                    None => match spec {
+                        Some(s) => {
+                            return Err(self.no_operand(n, s.name, s));
+                        }
+                        None => {
+                            return Err(self.at(
+                                n.span.0,
+                                "a quoted op has no operand names: use positional operands",
+                            ))
+                        }
+                    },
+                }
+            }
+            let (t, value) = self.expr(&a.value)?;
+            if !t.valueish() {
+                return Err(self.at(
+                    a.value.span().0,
+                    format!("an operand must be a value, found {}", t.a_name()),
+                ));
+            }
+            if !is_none(&a.value) {
+                given.push(slot);
+            }
+            args.push(compiled::BuildArg {
+                index: Ok(slot),
+                value,
+            });
+        }
+        if let Some(s) = spec {
+            if b.args.iter().all(|a| a.operand.is_none())
+                && !OpSpec::count_fits(s.operands, b.args.len())
+            {
+                return Err(self.at(
+                    b.span.0,
+                    format!(
+                        "`{}` takes {} operand(s), {} given",
+                        s.name,
+                        s.operands.len(),
+                        b.args.len()
+                    ),
+                ));
+            }
+        }
+        let mut attrs = Vec::with_capacity(b.attrs.len());
+        for (k, e) in &b.attrs {
+            self.no_spread(k)?;
+            let (t, value) = self.attr_expr(e)?;
+            if let Some(s) = spec {
+                self.attr_kind(s, k, e, t)?;
+            }
+            attrs.push(compiled::BuildAttr {
+                key: k.name.clone(),
+                fixed: value.is_fixed(),
+                value,
+            });
+        }
+        // What the rule leaves out, Paddle's builder would have set (`dialect::default_attrs`);
+        // the engine places every key where Paddle's sorted order puts it.
+        if spec.is_some() {
+            for (key, d) in self.ops.defaults(&b.op.name.name) {
+                if !attrs.iter().any(|a| a.key == key) {
+                    attrs.push(compiled::BuildAttr {
+                        key,
+                        value: compiled::Expr::Lit(d, b.span),
+                        fixed: true,
+                    });
+                }
+            }
+        }
+        let types = match &b.ty {
+            Some(t) => self.result_types(t, spec)?,
+            None => {
+                self.derivable(b, spec, &given)?;
+                match self.ops.declared(&b.op.name.name) {
+                    Some(d) => compiled::ResultTypes::Operands(d.result_like.clone()),
+                    None => compiled::ResultTypes::Derived,
+                }
+            }
+        };
+        let bind = b
+            .bind
+            .as_ref()
+            .map(|bind| self.bind_value(&bind.name, Binding::Op(spec.into_iter().collect())));
+        Ok(compiled::Build {
+            id: self.ids.take_build(),
+            bind,
+            op: b.op.name.name.clone(),
+            spec,
+            types,
+            named_args: b.args.iter().any(|a| a.operand.is_some()),
+            args,
+            attrs,
+            span: b.span,
+        })
+    }
+
+    /// An attribute value against the type the op's attribute has (declared, or what the
+    /// dialect says about the key): `value: "0.5"` on `pd_op.full` is refused.
+    pub(super) fn attr_kind(
+        &self,
+        spec: &OpSpec,
+        k: &Ident,
+        e: &Expr,
+        t: Ty,
+    ) -> Result<(), Diagnostic> {
+        let Some(kind) = self.ops.attr_kind(spec, &k.name) else {
+            return Ok(());
+        };
+        if kind.accepts(t) {
+            return Ok(());
+        }
+        Err(self
+            .at(
+                e.span().0,
+                format!(
+                    "`{}` of `{}` is {}, found {}",
+                    k.name,
+                    spec.name,
+                    crate::value::with_article(kind.name()),
+                    t.a_name()
+                ),
+            )
+            .with_hint(match kind {
+                crate::rules::decl::AttrKind::List => "a list is written [1, 2]",
+                crate::rules::decl::AttrKind::Place => "a place is written Place(cpu)",
+                crate::rules::decl::AttrKind::DType => {
+                    "a dtype is written float32 (or f32), or dtype(%x)"
+                }
+                _ => "write a literal of that type, or compute one: dtype(%x), shape(%x), 1.0 / k",
+            }))
+    }
+
+    /// `-> TYPE`: a type (`type(%x)`, `tensor<4xf32>`, `tensor(shape(%x), f32)`), `like(%o)`
+    /// (the result types of an op the rule bound), or a list of types and `none`s, one per
+    /// result.
+    pub(super) fn result_types(
+        &mut self,
+        t: &Expr,
+        spec: Option<&'static OpSpec>,
+    ) -> Result<compiled::ResultTypes, Diagnostic> {
+        if let Some(v) = like_arg(t) {
+            let (_, op) = self.op_ref(v)?;
+            return Ok(compiled::ResultTypes::Like(op));
+        }
+        let (count, given) = match t {
+            Expr::List(v, s) => {
+                let items = v
+                    .iter()
+                    .map(|e| self.result_type(e))
+                    .collect::<Result<_, _>>()?;
+                (v.len(), compiled::Expr::List(items, *s))
+            }
+            e => (1, self.result_type(e)?),
+        };
+        if let Some(s) = spec {
+            if !OpSpec::count_fits(s.results, count) {
+                return Err(self
+                    .at(
+                        t.span().0,
+                        format!(
+                            "`{}` has {} result(s), {} type(s) given",
+                            s.name,
+                            s.results.len(),
+                            count
+                        ),
+                    )
+                    .with_hint(names_hint("results", s.result_names())));
+            }
+        }
+        Ok(compiled::ResultTypes::Given(given))
+    }
+
+    /// One result's type, or `none`.
+    pub(super) fn result_type(&mut self, e: &Expr) -> Result<compiled::Expr, Diagnostic> {
+        if is_none(e) {
+            return Ok(compiled::Expr::Lit(Val::NullValue, e.span()));
+        }
+        let (ty, x) = self.expr_no_build(e)?;
+        if !ty.is(Ty::Type) {
+            return Err(self
+                .at(e.span().0, format!("a result type must be a type, found {}", ty.a_name()))
+                .with_hint("type(%x), tensor<4xf32>, tensor(shape(%x), float32), like(%o), or [t1, none] for several results"));
+        }
+        Ok(x)
+    }
+
+    /// A build without `-> TYPE` must have a result type the dialect (or the op's declaration)
+    /// derives from what the build gives: refused here, before anything runs, otherwise.
+    pub(super) fn derivable(
+        &self,
+        b: &Build,
+        spec: Option<&'static OpSpec>,
+        given: &[usize],
+    ) -> Result<(), Diagnostic> {
+        let name = &b.op.name.name;
+        let give = "give the result type after the attributes: `-> type(%x)`, `-> tensor<4xf32>` or `-> like(%o)`";
+        let Some(spec) = spec else {
+            return Err(self
+                .at(
+                    b.op.name.span.0,
+                    format!("irw cannot derive the result type of `{name}`: it is not in the dialect table"),
+                )
+                .with_hint(give)
+                .with_hint(format!("or declare the op in the rule file: `op \"{name}\"(x) -> (out: like(x));`")));
+        };
+        if !spec.results.iter().any(|r| !r.starts_with('?')) {
+            return Ok(());
+        }
+        let missing_operand = |i: usize| -> Diagnostic {
+            let o = spec.operand_names().nth(i).unwrap_or("?");
+            self.at(
+                b.span.0,
+                format!("`{name}` takes its result type from operand `{o}`, which this build does not give"),
+            )
+            .with_hint(give)
+        };
+        if let Some(d) = self.ops.declared(spec.name) {
+            for (r, like) in d.result_like.iter().enumerate() {
+                match like {
+                    Some(i) if !given.contains(i) => return Err(missing_operand(*i)),
+                    Some(_) => {}
+                    None if spec.results[r].starts_with(['?', '*']) => {}
+                    None => {
+                        let rn = spec.result_names().nth(r).unwrap_or("?");
+                        return Err(self
+                            .at(
+                                b.op.name.span.0,
+                                format!(
+                                    "the declaration of `{name}` gives no type for result `{rn}`"
+                                ),
+                            )
+                            .with_hint(give));
+                    }
+                }
+            }
+            return Ok(());
+        }
+        if spec.result_rule == ResultRule::Explicit {
+            return Err(self
+                .at(
+                    b.op.name.span.0,
+                    format!("irw cannot derive the result type of `{name}`"),
+                )
+                .with_hint(give));
+        }
+        for i in rule_operands(spec.result_rule) {
+            if !given.contains(&i) {
+                return Err(missing_operand(i));
+            }
+        }
+        let defaults = self.ops.defaults(spec.name);
+        for key in rule_attrs(spec.result_rule) {
+            let written = b.attrs.iter().any(|(k, _)| k.name == key);
+            if !written && !defaults.iter().any(|(k, _)| k == key) {
+                return Err(self
+                    .at(
+                        b.span.0,
+                        format!("`{name}` needs the attribute `{key}` to derive its result type"),
+                    )
+                    .with_hint(format!(
+                        "write `{key}: ...` in its attribute block, or {}",
+                        &give[5..]
+                    )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `..%s` copies a matched op's attributes: only an equational right-hand side has one.
+    pub(super) fn no_spread(&self, k: &Ident) -> Result<(), Diagnostic> {
+        if k.name == SPREAD_KEY {
+            return Err(self.at(k.span.0, "`..%op` (copy an op's attributes) is only allowed on the right-hand side of an equational rule")
+                .with_hint("write the attributes out, or copy them one by one with attr(%o, \"key\")"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,449 @@
+//! Expressions resolved: each is checked (names a parameter, stage, dtype or something the
+//! rule bound; known functions with fitting arguments; operand kinds that fit the operator) and
+//! lowered in the same walk, which returns its type and its [`compiled::Expr`]: parameters,
+//! stages and dtypes become constants, `%x`/`$x` their slots, calls their builtins. An
+//! `exists(...)` is resolved like a `match` whose names are its own, and planned here.
+
+use super::*;
+
+impl Resolver<'_> {
+    /// `e`, of type `t`, where a bool is needed; `needs` says where ("a guard must be").
+    pub(super) fn want_bool(&self, t: Ty, e: &Expr, needs: &str) -> Result<(), Diagnostic> {
+        if t.is(Ty::Bool) {
+            return Ok(());
+        }
+        Err(self.at(e.span().0, format!("{needs} a bool, found {}", t.a_name())))
+    }
+
+    pub(super) fn attr_expr(&mut self, e: &Expr) -> Result<(Ty, compiled::Expr), Diagnostic> {
+        let (t, x) = self.expr_no_build(e)?;
+        if matches!(t, Ty::Value | Ty::Op | Ty::Type) {
+            return Err(self
+                .at(
+                    e.span().0,
+                    format!("an attribute cannot hold {}", t.a_name()),
+                )
+                .with_hint(
+                    "use dtype(%x), shape(%x) or name(%x) to get an attribute from a value",
+                ));
+        }
+        Ok((t, x))
+    }
+
+    pub(super) fn expr_no_build(&mut self, e: &Expr) -> Result<(Ty, compiled::Expr), Diagnostic> {
+        if let Some(b) = find_build(e) {
+            return Err(self.at(b.span.0, "an op can only be built where an action places it").with_hint("build ops in `after`/`before`/`at end of` actions or as the new operand in `in %o: x := ...`"));
+        }
+        self.expr(e)
+    }
+
+    pub(super) fn str_parts(
+        &mut self,
+        parts: &[StrPart],
+    ) -> Result<Vec<compiled::StrPart>, Diagnostic> {
+        let mut out = Vec::with_capacity(parts.len());
+        for p in parts {
+            out.push(match p {
+                StrPart::Lit(l) => compiled::StrPart::Lit(l.clone()),
+                StrPart::Expr(e) => compiled::StrPart::Expr(self.expr_no_build(e)?.1),
+            });
+        }
+        Ok(out)
+    }
+
+    pub(super) fn expr(&mut self, e: &Expr) -> Result<(Ty, compiled::Expr), Diagnostic> {
+        Ok(match e {
+            Expr::Lit(v, s) => {
+                let t = match v {
+                    Val::Int(_) => Ty::Int,
+                    Val::Float(_) => Ty::Float,
+                    Val::Bool(_) => Ty::Bool,
+                    Val::Place(_) => Ty::Place,
+                    Val::Str(_) => Ty::Str,
+                    _ => Ty::Any,
+                };
+                (t, compiled::Expr::Lit(v.clone(), *s))
+            }
+            Expr::Str(parts, s) => (Ty::Str, compiled::Expr::Str(self.str_parts(parts)?, *s)),
+            Expr::Var(Var::Bare(i)) => {
+                // A parameter first, then a stage, then a dtype; each is a constant from here on.
+                let (t, v) = if let Some(p) = self.params.get(&i.name) {
+                    (p.ty.ty(), p.value.clone())
+                } else if let Some(role) = stage_role(&i.name) {
+                    (Ty::Stage, Val::Stage(role))
+                } else if let Some(d) = dtype_name(&i.name) {
+                    (Ty::DType, Val::DType(d))
+                } else if i.name == NONE_NAME {
+                    (Ty::Value, Val::NullValue)
+                } else {
+                    let mut d = self.at(i.span.0, format!("unknown name `{}`", i.name));
+                    d = if self.values.contains_key(&format!("%{}", i.name)) {
+                        d.with_hint(format!("values are written with `%`: %{}", i.name))
+                    } else if self.captures.contains_key(&format!("${}", i.name)) {
+                        d.with_hint(format!("captures are written with `$`: ${}", i.name))
+                    } else {
+                        let ps: Vec<&str> = self.params.keys().map(|s| s.as_str()).collect();
+                        // Dtypes by their long forms: the short ones are a few letters, close
+                        // to everything.
+                        let names = ps
+                            .iter()
+                            .copied()
+                            .chain(STAGES.iter().map(|(n, _)| *n))
+                            .chain(crate::ir::DType::ALL.iter().map(|d| d.attr_name()));
+                        if let Some(h) = did_you_mean(&closest(&i.name, names, 2)) {
+                            d = d.with_hint(h);
+                        }
+                        d.with_hint(format!(
+                            "a bare name is a parameter ({}), a stage ({}) or a dtype (float32, bf16, ...)",
+                            if ps.is_empty() { "none declared".to_string() } else { ps.join(", ") },
+                            STAGES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                        ))
+                    };
+                    return Err(d);
+                };
+                (t, compiled::Expr::Lit(v, i.span))
+            }
+            Expr::Var(Var::Value(v)) => {
+                let t = self.value_ty(v)?;
+                (
+                    t,
+                    compiled::Expr::Var(compiled::Var::Value(self.value_ref(v)?)),
+                )
+            }
+            Expr::Var(Var::Capture(c)) => {
+                let Some(&slot) = self.captures.get(&c.name) else {
+                    return Err(self.unbound(c));
+                };
+                let var = compiled::Var::Capture {
+                    slot,
+                    name: c.name.clone(),
+                    span: c.span,
+                };
+                (Ty::Any, compiled::Expr::Var(var))
+            }
+            Expr::List(items, s) => {
+                let mut xs = Vec::with_capacity(items.len());
+                for i in items {
+                    xs.push(self.expr(i)?.1);
+                }
+                (Ty::List, compiled::Expr::List(xs, *s))
+            }
+            Expr::Unary { op, e, span } => {
+                let (t, x) = self.expr(e)?;
+                let t = match op {
+                    UnOp::Neg if t.numeric() => t,
+                    UnOp::Not if t.is(Ty::Bool) => Ty::Bool,
+                    UnOp::Neg => {
+                        return Err(self.at(span.0, format!("cannot negate {}", t.a_name())))
+                    }
+                    UnOp::Not => {
+                        return Err(
+                            self.at(span.0, format!("`not` needs a bool, found {}", t.a_name()))
+                        )
+                    }
+                };
+                let x = compiled::Expr::Unary {
+                    op: *op,
+                    e: Box::new(x),
+                    span: *span,
+                };
+                (t, x)
+            }
+            Expr::Binary { op, l, r, span } => {
+                let (a, lx) = self.expr(l)?;
+                let (b, rx) = self.expr(r)?;
+                let bad = |me: &Self| {
+                    me.at(
+                        span.0,
+                        format!(
+                            "cannot apply `{}` to {} and {}",
+                            op.symbol(),
+                            a.a_name(),
+                            b.a_name()
+                        ),
+                    )
+                };
+                let t = match op {
+                    BinOp::Add if a.is(Ty::Str) && b.is(Ty::Str) => Ty::Str,
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => {
+                        if !a.numeric() || !b.numeric() {
+                            return Err(bad(self));
+                        }
+                        if *op == BinOp::Div || a == Ty::Float || b == Ty::Float {
+                            Ty::Float
+                        } else if a == Ty::Any || b == Ty::Any {
+                            Ty::Any
+                        } else {
+                            Ty::Int
+                        }
+                    }
+                    BinOp::And | BinOp::Or => {
+                        if !a.is(Ty::Bool) || !b.is(Ty::Bool) {
+                            return Err(bad(self));
+                        }
+                        Ty::Bool
+                    }
+                    BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                        let ok = (a.numeric() && b.numeric()) || (a.is(Ty::Str) && b.is(Ty::Str));
+                        if !ok {
+                            return Err(bad(self));
+                        }
+                        Ty::Bool
+                    }
+                    BinOp::Eq | BinOp::Ne => Ty::Bool,
+                    BinOp::In => {
+                        let ok = match b {
+                            Ty::Stage => a.valueish(),
+                            Ty::List | Ty::Any => true,
+                            Ty::Str => a.is(Ty::Str),
+                            _ => false,
+                        };
+                        if !ok {
+                            return Err(bad(self).with_hint(
+                                "`x in [a, b]` tests membership, `%v in backward` tests a stage",
+                            ));
+                        }
+                        Ty::Bool
+                    }
+                    BinOp::Contains | BinOp::StartsWith | BinOp::EndsWith => {
+                        if !(a.is(Ty::Str) && b.is(Ty::Str)
+                            || a == Ty::List && *op == BinOp::Contains)
+                        {
+                            return Err(bad(self).with_hint(
+                                "name tests work on strings: name(%x) contains \"@RENAME\"",
+                            ));
+                        }
+                        Ty::Bool
+                    }
+                };
+                let x = compiled::Expr::Binary {
+                    op: *op,
+                    l: Box::new(lx),
+                    r: Box::new(rx),
+                    span: *span,
+                };
+                (t, x)
+            }
+            Expr::If { c, t, e, span } => {
+                let (ct, cx) = self.expr(c)?;
+                self.want_bool(ct, c, "`if` needs")?;
+                let (a, tx) = self.expr(t)?;
+                let (b, ex) = self.expr(e)?;
+                let x = compiled::Expr::If {
+                    c: Box::new(cx),
+                    t: Box::new(tx),
+                    e: Box::new(ex),
+                    span: *span,
+                };
+                (if a == b { a } else { Ty::Any }, x)
+            }
+            Expr::Call { func, args, span } => {
+                let builtin = Builtin::from_name(&func.name);
+                if let (
+                    Some(Builtin::Query(Query::Uses)),
+                    [Expr::Binary {
+                        op: BinOp::In,
+                        l,
+                        r,
+                        ..
+                    }],
+                ) = (builtin, &args[..])
+                {
+                    return self.uses_in_stage(func, l, r, *span);
+                }
+                let mut tys = Vec::with_capacity(args.len());
+                let mut xs = Vec::with_capacity(args.len());
+                for a in args {
+                    let (t, x) = self.expr(a)?;
+                    tys.push(t);
+                    xs.push(x);
+                }
+                let Some(f) = builtin else {
+                    let all: Vec<&str> = Builtin::names().collect();
+                    let mut d = self.at(func.span.0, format!("unknown function `{}`", func.name));
+                    if let Some(h) = did_you_mean(&closest(&func.name, all.iter().copied(), 2)) {
+                        d = d.with_hint(h);
+                    } else {
+                        d = d.with_hint(format!("functions: {}", all.join(", ")));
+                    }
+                    return Err(d);
+                };
+                let call = compiled::Expr::Call {
+                    func: compiled::Callee::Builtin(f, func.span),
+                    args: xs,
+                    span: *span,
+                };
+                let info = f.info();
+                if f.kind() == Kind::Pure {
+                    // Pure functions report bad arguments when they are evaluated.
+                    return Ok((info.result, call));
+                }
+                if f == Builtin::Query(Query::Const) && !self.equational {
+                    return Err(self.at(func.span.0, "`const(%x)` (the scalar a value is known to equal) is only available in equational rules"));
+                }
+                let arity = info.arity;
+                if tys.len() != arity {
+                    return Err(self.at(
+                        span.0,
+                        format!(
+                            "`{}` takes {arity} argument(s), {} given",
+                            func.name,
+                            tys.len()
+                        ),
+                    ));
+                }
+                let first_ok = match f {
+                    Builtin::Query(Query::Tensor) => tys[0].is(Ty::List),
+                    _ => tys[0].valueish(),
+                };
+                if !first_ok {
+                    return Err(self
+                        .at(
+                            args[0].span().0,
+                            format!(
+                                "`{}` needs a value or op, found {}",
+                                func.name,
+                                tys[0].a_name()
+                            ),
+                        )
+                        .with_hint("program queries take %values: name(%p), dtype(%g)"));
+                }
+                if matches!(f, Builtin::Query(Query::HasAttr | Query::Attr)) && !tys[1].is(Ty::Str)
+                {
+                    return Err(self.at(
+                        args[1].span().0,
+                        format!(
+                            "`{}` needs an attribute name string, found {}",
+                            func.name,
+                            tys[1].a_name()
+                        ),
+                    ));
+                }
+                (info.result, call)
+            }
+            Expr::Build(b) => (Ty::Op, compiled::Expr::Build(Box::new(self.build(b)?))),
+            Expr::Exists(x) => (Ty::Bool, compiled::Expr::Exists(self.exists(x)?)),
+        })
+    }
+
+    /// `exists(patterns)`: the patterns are checked like a `match`; what they bind is local to
+    /// the `exists`. Each pattern must be reachable from what the rule's match bound, through
+    /// an operand variable (a value bound by the match or by an earlier pattern of the
+    /// `exists`), so the engine finds candidates through use lists and never scans the program.
+    pub(super) fn exists(&mut self, x: &Exists) -> Result<Box<compiled::Exists>, Diagnostic> {
+        let (pats, span) = (&x.patterns, x.span);
+        if self.equational {
+            return Err(self.at(
+                span.0,
+                "`exists(...)` asks about ops around a match: it is for structural rules",
+            ));
+        }
+        if pats.is_empty() {
+            return Err(self
+                .at(span.0, "`exists()` needs at least one op pattern")
+                .with_hint("exists(pd_op.scale_(%m, _) in optimize)"));
+        }
+        // Whether each pattern is reachable from what is bound is decided where the patterns
+        // are planned (`crate::rules::plan`).
+        let before = self.bound_slots();
+        let (values, captures) = (self.values.clone(), self.captures.clone());
+        let r = (|| {
+            let mut resolved = Vec::with_capacity(pats.len());
+            for p in pats {
+                resolved.push(self.bind_pattern(p)?);
+            }
+            for (p, rp) in pats.iter().zip(&mut resolved) {
+                self.pattern_exprs(p, rp)?;
+            }
+            Ok(resolved)
+        })();
+        self.values = values;
+        self.captures = captures;
+        let patterns = r?;
+        let plan = plan::of_exists(&patterns, before).map_err(|j| {
+            Unreached::Exists {
+                offset: patterns[j].span.0,
+            }
+            .diagnostic(self.src)
+        })?;
+        Ok(Box::new(compiled::Exists {
+            id: self.ids.take_exists(),
+            patterns,
+            plan,
+            span,
+        }))
+    }
+
+    /// What `%x` or `%x.field` is: a value, or the op a pattern or build bound.
+    pub(super) fn value_ty(&self, v: &ValueRef) -> Result<Ty, Diagnostic> {
+        Ok(match self.values.get(&v.name.name) {
+            None => return Err(self.unbound(&v.name)),
+            Some((Binding::Value, _)) => {
+                if let Some(f) = &v.field {
+                    return Err(self.at(
+                        f.span.0,
+                        format!("`{}` is a value; only an op has result fields", v.name.name),
+                    ));
+                }
+                Ty::Value
+            }
+            Some((Binding::Op(specs), _)) => {
+                if let Some(f) = &v.field {
+                    if f.name.parse::<usize>().is_err()
+                        && !specs.is_empty()
+                        && !specs.iter().any(|s| s.result_index(&f.name).is_some())
+                    {
+                        return Err(self
+                            .at(
+                                f.span.0,
+                                format!("`{}` has no result `{}`", v.name.name, f.name),
+                            )
+                            .with_hint(names_hint(
+                                format!("results of {}", specs[0].name),
+                                specs[0].result_names(),
+                            )));
+                    }
+                    Ty::Value
+                } else {
+                    Ty::Op
+                }
+            }
+        })
+    }
+
+    /// `uses(%v in STAGE)`: `%v` a value or op, `STAGE` a stage name (not a parameter, a list or
+    /// any other expression: the stage is what restricts the count).
+    pub(super) fn uses_in_stage(
+        &mut self,
+        func: &Ident,
+        v: &Expr,
+        stage: &Expr,
+        span: Span,
+    ) -> Result<(Ty, compiled::Expr), Diagnostic> {
+        let (t, vx) = self.expr(v)?;
+        if !t.valueish() {
+            return Err(self
+                .at(
+                    v.span().0,
+                    format!("`uses` needs a value or op, found {}", t.a_name()),
+                )
+                .with_hint("uses(%v in backward) counts the uses of %v by backward ops"));
+        }
+        let role =
+            match stage {
+                Expr::Var(Var::Bare(i)) if !self.params.contains_key(&i.name) => self.stage(i)?,
+                e => return Err(self
+                    .at(
+                        e.span().0,
+                        "`uses(%v in STAGE)` restricts the count to a stage: write a stage name",
+                    )
+                    .with_hint(names::stages_hint())),
+            };
+        let call = compiled::Expr::Call {
+            func: compiled::Callee::UsesIn(func.span),
+            args: vec![vx, compiled::Expr::Lit(Val::Stage(role), stage.span())],
+            span,
+        };
+        Ok((Ty::Int, call))
+    }
+}

@@ -1,0 +1,594 @@
+//! The resolver: a parsed rule file checked against the dialect table and lowered, in one pass
+//! per rule, to what the engines run. Checking a pattern binds its names to slots, checking an
+//! expression returns its [`compiled::Expr`], checking a build its [`compiled::Build`], and a
+//! structural rule that checks comes out as its [`CompiledRule`], match plan included. Each
+//! rule of the language and its message live here once, so what a rule compiles to cannot
+//! disagree with what was checked, and no later pass can refuse it (ISLE's
+//! `TermEnv::from_ast` is the model). An equational rule is checked, then translated to
+//! e-graph rules ([`super::lower::equational`]).
+//!
+//! What is refused (each a [`Diagnostic`] at `file:line:col` with the source line, a caret and,
+//! where one helps, a hint):
+//! - rules: a one-line `//` comment right above every rule; unique rule names in the file;
+//!   clause order (`match`, then `where`, then actions); a `match` pattern its match plan does
+//!   not reach ([`super::plan`]);
+//! - patterns ([`pattern`]): op names in the dialect table (quoted generic names excepted), op
+//!   classes that exist, operand names the op (or some op of the class) has, stage names;
+//! - expressions ([`expr`]): names that are parameters, stages or dtypes; values and captures
+//!   bound before use; known functions with the right number of arguments; operand kinds that
+//!   fit (`1.0 / avg` with a bool `avg` is an error, so is `where 3;`); `exists` patterns
+//!   reachable from what the rule bound;
+//! - actions ([`action`]) and builds ([`build`]): erase/move/set/rewire apply to ops a pattern
+//!   or build bound; rewired operand names exist; ops are built only where an action places
+//!   them, with result types something gives or derives;
+//! - equational rules ([`equational`]): the right-hand side uses only variables the left binds,
+//!   and the rule translates to e-graph rules.
+//!
+//! A file is resolved on its own, with the parameters' final values, and every faulty rule of
+//! it is reported (each with its first error); which files are included and in what order is
+//! the loader's business ([`super::load`]). [`names`] holds what an op class, a stage and an
+//! alternative's attribute test resolve to, which the expander asks too.
+
+mod action;
+mod build;
+mod equational;
+mod expr;
+pub mod names;
+mod pattern;
+
+use super::ast::*;
+use super::builtins::{Builtin, Kind, Query};
+use super::compiled::{self, CompiledRule, Field, Slot};
+use super::decl::{rule_attrs, rule_operands, OpTable};
+use super::eval::dtype_name;
+use super::load::line_starts;
+use super::parse::comment_above;
+use super::plan::{self, Bound, BoundSlots, Unreached};
+use super::require::loaded_require;
+use super::suggest::{closest, did_you_mean};
+use super::ty::Ty;
+use super::{stage_role, OpClass, Param, ParamType, STAGES};
+use crate::diag::{Diagnostic, SourceFile};
+use crate::dialect::{Dialect, OpSpec, ResultRule};
+use crate::value::Val;
+use indexmap::{IndexMap, IndexSet};
+use std::collections::HashMap;
+
+/// Where a rule is, for [`CompiledRule`]'s metadata.
+pub struct Origin {
+    pub file: usize,
+    pub line: usize,
+    /// Its index among its phase's rules (the loader, which resolves a file's rules before it
+    /// lays out phases, sets it when it places the rule).
+    pub index: usize,
+}
+
+/// The ids of a rule set's builds and `exists` ([`compiled::Build::id`],
+/// [`compiled::Exists::id`]): each resolved rule takes the next ones, so that the engine keeps
+/// its per-run state of them in vectors.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ids {
+    pub builds: usize,
+    pub exists: usize,
+}
+
+impl Ids {
+    fn take_build(&mut self) -> usize {
+        self.builds += 1;
+        self.builds - 1
+    }
+
+    fn take_exists(&mut self) -> usize {
+        self.exists += 1;
+        self.exists - 1
+    }
+}
+
+/// What a `%name` is bound to in a rule.
+#[derive(Debug, Clone)]
+enum Binding {
+    /// An op matched by a pattern or built by an action; `ops` lists the op names it can be
+    /// (empty when any op of a class or a quoted name).
+    Op(Vec<&'static OpSpec>),
+    /// A value (an operand variable, a state buffer).
+    Value,
+}
+
+/// Resolves the rules of one file: what each name is bound to and its slot, rule by rule, and
+/// what the file's rules resolved to.
+pub(super) struct Resolver<'a> {
+    src: &'a SourceFile,
+    params: &'a IndexMap<String, Param>,
+    dialect: &'static Dialect,
+    /// Declared ops, then the dialect table.
+    ops: &'a OpTable,
+    /// Ops this rule's actions erased so far, in straight-line order (an `if` branch's
+    /// erasures are not carried past it): a later action on one is refused.
+    erased: IndexMap<String, Span>,
+    /// Each `%name` the rule bound so far, and its slot.
+    values: IndexMap<String, (Binding, Slot)>,
+    /// Each `$name` the rule bound so far, and its slot.
+    captures: IndexMap<String, Slot>,
+    /// Slots numbered so far in this rule: values and captures share one numbering, and the
+    /// names an `exists` binds keep theirs after it (they are its own).
+    slots: Slot,
+    /// Checking an equational rule (`const(%x)` is an e-graph query).
+    equational: bool,
+    /// The e-graph rules each equational rule of the file stands for, by the rule's offset:
+    /// translating is how they are checked, and the loader keeps the translation.
+    pub(super) translated: HashMap<usize, Vec<crate::egraph::EqRule>>,
+    /// Each structural rule of the file, resolved, by the rule's offset.
+    pub(super) resolved: HashMap<usize, CompiledRule>,
+    /// The file's index among the loaded files (a resolved rule's origin).
+    file: usize,
+    /// The ids the next resolved rule's builds and `exists` take.
+    pub(super) ids: Ids,
+}
+
+impl<'a> Resolver<'a> {
+    /// A resolver of the file `src`, the `file`th loaded, whose rules' builds and `exists` are
+    /// numbered from `ids` on.
+    pub(super) fn new(
+        src: &'a SourceFile,
+        file: usize,
+        params: &'a IndexMap<String, Param>,
+        ops: &'a OpTable,
+        ids: Ids,
+    ) -> Self {
+        Resolver {
+            src,
+            params,
+            dialect: Dialect::get(),
+            ops,
+            erased: IndexMap::new(),
+            values: IndexMap::new(),
+            captures: IndexMap::new(),
+            slots: 0,
+            equational: false,
+            translated: HashMap::new(),
+            resolved: HashMap::new(),
+            file,
+            ids,
+        }
+    }
+
+    fn at(&self, offset: usize, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::at(self.src, offset, msg)
+    }
+
+    /// Resolves every item of `f`. After an error it goes on with the next item (a rule, a
+    /// parameter's constraint, an import's condition, a `require`), so every faulty rule of the
+    /// file is reported, each with its first error, in source order.
+    pub(super) fn resolve_file(&mut self, f: &File) -> Vec<Diagnostic> {
+        let mut errors = Vec::new();
+        let mut phase_names: IndexSet<&str> = IndexSet::new();
+        let mut rule_names: IndexMap<&str, Span> = IndexMap::new();
+        let line_starts = line_starts(self.src);
+        for item in &f.items {
+            match item {
+                Item::Param(p) => {
+                    // That it is a bool is the loader's to say: it evaluates every constraint
+                    // when parameters get their values, before any file is checked.
+                    if let Some(c) = &p.constraint {
+                        errors.extend(self.expr(c).err());
+                    }
+                }
+                Item::Import(im) => {
+                    if let Some(c) = &im.cond {
+                        let r = self
+                            .expr(c)
+                            .and_then(|(t, _)| self.want_bool(t, c, "an import condition must be"));
+                        errors.extend(r.err());
+                    }
+                }
+                Item::Phase(p) => {
+                    if !phase_names.insert(&p.name.name) {
+                        errors.push(self.at(
+                            p.name.span.0,
+                            format!("phase `{}` is declared twice in this file", p.name.name),
+                        ));
+                    }
+                    for r in &p.rules {
+                        errors.extend(self.rule(r, &mut rule_names, &line_starts).err());
+                    }
+                    for q in &p.requires {
+                        errors.extend(self.require(q).err());
+                    }
+                }
+                Item::Rule(r) => errors.extend(self.rule(r, &mut rule_names, &line_starts).err()),
+                Item::Require(q) => errors.extend(self.require(q).err()),
+                Item::Op(_) => {}
+            }
+        }
+        errors
+    }
+
+    /// Checks a `require`'s count and message (every file is checked, included or not).
+    fn require(&self, q: &Require) -> Result<(), Diagnostic> {
+        let params = |n: &str| self.params.get(n).map(|p| p.value.clone());
+        loaded_require(self.src, 0, &params, q).map(|_| ())
+    }
+
+    /// Checks `r` and keeps what it resolves to ([`Resolver::resolved`], [`Resolver::translated`]).
+    fn rule<'r>(
+        &mut self,
+        r: &'r Rule,
+        names: &mut IndexMap<&'r str, Span>,
+        line_starts: &[usize],
+    ) -> Result<(), Diagnostic> {
+        let name = r.name();
+        if comment_above(self.src, r.span().0).is_none_or(|c| c.is_empty()) {
+            return Err(self
+                .at(r.span().0, format!("rule `{}` has no comment", name.name))
+                .with_hint(
+                    "write a one-line `//` comment right above every rule saying why it is sound",
+                ));
+        }
+        if let Some(&first) = names.get(name.name.as_str()) {
+            return Err(names::rule_defined_twice(self.src, name, self.src, first));
+        }
+        names.insert(&name.name, name.span);
+        self.values.clear();
+        self.captures.clear();
+        self.slots = 0;
+        self.erased.clear();
+        self.equational = matches!(r, Rule::Equational(_));
+        match r {
+            Rule::Structural(s) => {
+                let origin = Origin {
+                    file: self.file,
+                    line: line_starts.partition_point(|&s| s <= r.span().0),
+                    index: 0,
+                };
+                let c = self.structural(s, origin)?;
+                self.resolved.insert(r.span().0, c);
+                Ok(())
+            }
+            Rule::Equational(e) => self.equational(e),
+        }
+    }
+
+    fn structural(&mut self, r: &StructRule, at: Origin) -> Result<CompiledRule, Diagnostic> {
+        // 0 = matching, 1 = guards, 2 = actions.
+        let mut stage = 0;
+        let mut patterns = Vec::new();
+        for c in &r.clauses {
+            match c {
+                Clause::Match(ps) => {
+                    if stage > 0 {
+                        return Err(self.at(
+                            ps.first().map_or(r.span.0, |p| p.span.0),
+                            "`match` must come before `where` and the actions",
+                        ));
+                    }
+                    patterns.extend(ps.iter());
+                }
+                Clause::Where(_) => {
+                    if stage > 1 {
+                        return Err(self.at(
+                            clause_start(c, r.span.0),
+                            "`where` must come before the actions",
+                        ));
+                    }
+                    stage = 1;
+                }
+                Clause::Action(_) => stage = 2,
+            }
+        }
+        if patterns.is_empty() {
+            return Err(self
+                .at(
+                    r.name.span.0,
+                    format!("rule `{}` has no `match`", r.name.name),
+                )
+                .with_hint("a structural rule starts with `match <pattern>;`"));
+        }
+        // Bind everything the patterns name first: patterns are one conjunction.
+        let mut resolved = Vec::with_capacity(patterns.len());
+        for p in &patterns {
+            resolved.push(self.bind_pattern(p)?);
+        }
+        for (p, rp) in patterns.iter().zip(&mut resolved) {
+            self.pattern_exprs(p, rp)?;
+        }
+        let (mut guards, mut actions) = (Vec::new(), Vec::new());
+        for c in &r.clauses {
+            match c {
+                Clause::Where(e) => {
+                    let (t, g) = self.expr_no_build(e)?;
+                    self.want_bool(t, e, "a `where` guard must be")?;
+                    guards.push(g);
+                }
+                Clause::Action(a) => actions.push(self.action(a)?),
+                Clause::Match(_) => {}
+            }
+        }
+        if actions.is_empty() {
+            return Err(self
+                .at(
+                    r.name.span.0,
+                    format!("rule `{}` has no action", r.name.name),
+                )
+                .with_hint("a rule that changes nothing is a bug; add an action after `where`"));
+        }
+        let plan = plan::of_match(&resolved).map_err(|j| {
+            Unreached::Match {
+                offset: resolved[j].span.0,
+                rule: r.name.name.clone(),
+            }
+            .diagnostic(self.src)
+        })?;
+        Ok(CompiledRule {
+            name: r.name.name.clone(),
+            name_span: r.name.span,
+            file: at.file,
+            line: at.line,
+            index: at.index,
+            slots: self.slots as usize,
+            patterns: resolved,
+            plan,
+            guards,
+            actions,
+        })
+    }
+
+    /// The op role of the stage `i` names.
+    fn stage(&self, i: &Ident) -> Result<i64, Diagnostic> {
+        names::stage(i).map_err(|p| p.at(self.src))
+    }
+
+    /// Binds `%name` to `b`, in the slot the rule gave it if it named it before, else in the
+    /// next one.
+    fn bind_value(&mut self, name: &str, b: Binding) -> Slot {
+        if let Some((old, slot)) = self.values.get_mut(name) {
+            *old = b;
+            return *slot;
+        }
+        let slot = self.next_slot();
+        self.values.insert(name.to_string(), (b, slot));
+        slot
+    }
+
+    /// The slot of an operand variable `%name`: the one it is bound in, else a new value.
+    fn operand_value(&mut self, name: &str) -> Slot {
+        match self.values.get(name) {
+            Some((_, slot)) => *slot,
+            None => self.bind_value(name, Binding::Value),
+        }
+    }
+
+    /// Binds `$name` (an attribute capture, a type capture, a `let`).
+    fn bind_capture(&mut self, name: &str) -> Slot {
+        if let Some(slot) = self.captures.get(name) {
+            return *slot;
+        }
+        let slot = self.next_slot();
+        self.captures.insert(name.to_string(), slot);
+        slot
+    }
+
+    fn next_slot(&mut self) -> Slot {
+        self.slots += 1;
+        self.slots - 1
+    }
+
+    /// What each slot holds at this point of the rule (an `exists` is planned from it).
+    fn bound_slots(&self) -> BoundSlots {
+        let mut b = BoundSlots::default();
+        for (binding, slot) in self.values.values() {
+            let held = match binding {
+                Binding::Op(_) => Bound::Op,
+                Binding::Value => Bound::Value,
+            };
+            b.set(*slot, held);
+        }
+        b
+    }
+
+    /// `%x` or `%x.field`, of a name the rule bound.
+    fn value_ref(&self, v: &ValueRef) -> Result<compiled::ValueRef, Diagnostic> {
+        let Some((_, slot)) = self.values.get(&v.name.name) else {
+            return Err(self.unbound(&v.name));
+        };
+        Ok(compiled::ValueRef {
+            slot: *slot,
+            name: v.name.name.clone(),
+            name_span: v.name.span,
+            field: v.field.as_ref().map(|f| Field {
+                text: f.name.clone(),
+                index: f.name.parse().ok(),
+            }),
+            span: v.span,
+        })
+    }
+
+    /// A `%value` or `$capture` used where nothing binds it.
+    fn unbound(&self, i: &Ident) -> Diagnostic {
+        let mut d = self.at(i.span.0, format!("`{}` is not bound", i.name));
+        if i.name.starts_with('$') {
+            return d.with_hint("a capture is bound by an attribute pattern (`{dtype: $d}`), a type pattern (`%x: $t`) or `let`");
+        }
+        if let Some(h) = did_you_mean(&closest(&i.name, self.values.keys().map(|k| k.as_str()), 2))
+        {
+            d = d.with_hint(h);
+        } else {
+            d = d.with_hint("a value is bound by a pattern (`match pd_op.relu(%x);`), a `state`, or a built op (`%a = pd_op.add(...) {}`)");
+        }
+        d
+    }
+}
+
+fn clause_start(c: &Clause, default: usize) -> usize {
+    match c {
+        Clause::Match(p) => p.first().map_or(default, |p| p.span.0),
+        Clause::Where(e) => e.span().0,
+        Clause::Action(a) => a.span().0,
+    }
+}
+
+/// Whether an operand of a build is `none` (an absent optional operand).
+fn is_none(e: &Expr) -> bool {
+    matches!(e, Expr::Var(Var::Bare(i)) if i.name == NONE_NAME)
+}
+
+/// `like(%o)` in a result-type position: the op `%o`.
+pub(super) fn like_arg(e: &Expr) -> Option<&ValueRef> {
+    match e {
+        Expr::Call { func, args, .. } if func.name == "like" => match &args[..] {
+            [Expr::Var(Var::Value(v))] => Some(v),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The name of an absent optional operand in a build (`<<NULL VALUE>>`).
+pub const NONE_NAME: &str = "none";
+
+/// The value variables an op pattern binds (its own name and its operands, nested included).
+pub(super) fn pattern_vars(p: &OpPattern, out: &mut IndexSet<String>) {
+    if let Some(b) = &p.bind {
+        out.insert(b.name.clone());
+    }
+    for a in &p.args {
+        match &a.pat {
+            ValPat::Var { name, .. } => {
+                out.insert(name.name.clone());
+            }
+            ValPat::Wild(_) => {}
+            ValPat::Op(inner) => pattern_vars(inner, out),
+        }
+    }
+}
+
+/// The first build of an expression, outside interpolations and `exists` (which check their
+/// own expressions).
+fn find_build(e: &Expr) -> Option<&Build> {
+    match e {
+        Expr::Build(b) => Some(b),
+        Expr::Str(..) | Expr::Exists(_) => None,
+        _ => {
+            let mut found = None;
+            e.children(&mut |c| {
+                if found.is_none() {
+                    found = find_build(c)
+                }
+            });
+            found
+        }
+    }
+}
+
+fn sel_text(s: &OpSel) -> String {
+    match s {
+        OpSel::Name(i) | OpSel::Class(i) => i.name.clone(),
+        OpSel::Quoted(i) => format!("\"{}\"", i.name),
+        OpSel::OneOf(v, _) => v.iter().map(sel_text).collect::<Vec<_>>().join(" | "),
+        OpSel::With { sel, .. } => format!("{} {{..}}", sel_text(sel)),
+    }
+}
+
+fn text_of(v: &ValueRef) -> String {
+    match &v.field {
+        Some(f) => format!("{}.{}", v.name.name, f.name),
+        None => v.name.name.clone(),
+    }
+}
+
+impl ParamType {
+    fn ty(self) -> Ty {
+        match self {
+            ParamType::Int => Ty::Int,
+            ParamType::Float => Ty::Float,
+            ParamType::Bool => Ty::Bool,
+            ParamType::Str => Ty::Str,
+        }
+    }
+}
+
+/// The hint after "has no operand/result `x`": `label` (`operands of pd_op.sgd_`) and the names
+/// the op does have.
+fn names_hint<'a>(label: impl std::fmt::Display, names: impl Iterator<Item = &'a str>) -> String {
+    format!("{label}: {}", names.collect::<Vec<_>>().join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::builtins::{Builtin, Query};
+    use crate::rules::compiled::{Action, AttrTest, OpSel, ValPat};
+    use crate::rules::compiled::{Callee, Expr};
+    use crate::rules::{load_str, stage_role, OpClass, Val};
+
+    #[test]
+    fn names_become_slots_and_stages_roles() {
+        let text = "param k: int = 4;\n\
+                    // t\n\
+                    rule r {\n\
+                        match %c = pd_op.cast(%x) {dtype: $d} in backward;\n\
+                        where dtype(%x) == $d and k > 1;\n\
+                        replace %c with %x for users in optimize;\n\
+                        erase %c;\n\
+                    }\n";
+        let set = load_str("t.rw", text, std::path::Path::new("."), &[]).expect("loads");
+        let r = &set.phases[0].structural[0];
+        assert_eq!((r.name.as_str(), r.index, r.line), ("r", 0, 3));
+        // %c, %x, $d: one slot each, shared by every mention.
+        assert_eq!(r.slots, 3);
+        let p = &r.patterns[0];
+        assert!(matches!(&p.op, OpSel::Name(n) if n == "pd_op.cast"));
+        assert_eq!(p.stage, stage_role("backward"));
+        let Some(c) = p.bind else { panic!("bound") };
+        let ValPat::Var { slot: x, .. } = p.args[0].pat else {
+            panic!("a variable")
+        };
+        let AttrTest::Capture(d) = p.attrs[0].test else {
+            panic!("a capture")
+        };
+        assert_eq!([c, x, d].iter().filter(|s| **s < 3).count(), 3);
+        assert!(c != x && x != d && c != d);
+        // The guard's call names a builtin; the parameter is a literal.
+        let Expr::Binary { l, r: k_test, .. } = &r.guards[0] else {
+            panic!("a conjunction")
+        };
+        let Expr::Binary { l: call, .. } = &**l else {
+            panic!("a comparison")
+        };
+        assert!(matches!(
+            &**call,
+            Expr::Call {
+                func: Callee::Builtin(Builtin::Query(Query::DType), _),
+                ..
+            }
+        ));
+        let Expr::Binary { l: k, .. } = &**k_test else {
+            panic!("a comparison")
+        };
+        assert!(matches!(&**k, Expr::Lit(Val::Int(4), _)));
+        let Action::Replace { only_in_stage, .. } = &r.actions[0] else {
+            panic!("a replace")
+        };
+        assert_eq!(*only_in_stage, stage_role("optimize"));
+        let Action::Erase { op, .. } = &r.actions[1] else {
+            panic!("an erase")
+        };
+        assert_eq!(op.slot, c);
+    }
+
+    #[test]
+    fn op_classes_and_alternatives_are_resolved() {
+        let text = "// t\n\
+                    rule r {\n\
+                        match %o = optimizer(param: %p, ..);\n\
+                        match %r = (pd_op.c_allreduce_sum | pd_op.all_reduce {reduce_type: 0})(%p);\n\
+                        set %o {tag: true};\n\
+                    }\n";
+        let set = load_str("t.rw", text, std::path::Path::new("."), &[]).expect("loads");
+        let r = &set.phases[0].structural[0];
+        assert!(matches!(r.patterns[0].op, OpSel::Class(OpClass::Effect(_))));
+        assert!(!r.patterns[0].positional);
+        let OpSel::OneOf(alts) = &r.patterns[1].op else {
+            panic!("a set")
+        };
+        assert!(matches!(&alts[1], OpSel::With(_, tests) if tests.len() == 1));
+    }
+}

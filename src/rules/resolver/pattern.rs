@@ -1,0 +1,182 @@
+//! Patterns resolved: the op a pattern selects (a name, a quoted name, an op class, a set, an
+//! alternative with its own attribute tests) against the dialect table and the file's declared
+//! ops, its operands against the op's operand names and count, and every `%x`/`$x` it binds
+//! given its slot. A rule's `match` is one conjunction, so its patterns are all bound
+//! ([`Resolver::bind_pattern`]) before the expressions their attributes are compared with are
+//! resolved ([`Resolver::pattern_exprs`]): those may name what a later pattern binds.
+
+use super::*;
+
+impl Resolver<'_> {
+    /// The ops `sel` can be (none listed: any op of a class, or a quoted name nobody declared)
+    /// and the selector the matcher tests.
+    pub(super) fn op_sel(
+        &self,
+        sel: &OpSel,
+    ) -> Result<(Vec<&'static OpSpec>, compiled::OpSel), Diagnostic> {
+        Ok(match sel {
+            OpSel::Name(i) => match self.ops.spec(&i.name) {
+                Some(s) => (vec![s], compiled::OpSel::Name(i.name.clone())),
+                None => return Err(names::unknown_op_in_pattern(i).at(self.src)),
+            },
+            OpSel::Quoted(i) => (
+                self.ops.quoted_spec(&i.name).into_iter().collect(),
+                compiled::OpSel::Name(i.name.clone()),
+            ),
+            OpSel::Class(c) => {
+                let class = names::op_class(c).map_err(|p| p.at(self.src))?;
+                let specs = match &class {
+                    OpClass::Any => vec![],
+                    OpClass::Effect(e) => self
+                        .dialect
+                        .all()
+                        .iter()
+                        .filter(|s| s.effect == *e)
+                        .collect(),
+                };
+                (specs, compiled::OpSel::Class(class))
+            }
+            OpSel::OneOf(v, _) => {
+                let mut specs = Vec::new();
+                let mut alts = Vec::with_capacity(v.len());
+                for s in v {
+                    let (sp, alt) = self.op_sel(s)?;
+                    specs.extend(sp);
+                    alts.push(alt);
+                }
+                (specs, compiled::OpSel::OneOf(alts))
+            }
+            OpSel::With { sel, attrs, .. } => {
+                let mut tests = Vec::with_capacity(attrs.len());
+                for a in attrs {
+                    let t = names::alt_test(a).map_err(|p| p.at(self.src))?;
+                    tests.push((a.key.name.clone(), t));
+                }
+                let (specs, inner) = self.op_sel(sel)?;
+                (specs, compiled::OpSel::With(Box::new(inner), tests))
+            }
+        })
+    }
+
+    /// An operand name `n` that `op` (as written: a name, a class, a set) does not have; the
+    /// hint lists the operands of `spec`, one op it can be.
+    pub(super) fn no_operand(&self, n: &Ident, op: &str, spec: &OpSpec) -> Diagnostic {
+        self.at(n.span.0, format!("`{op}` has no operand `{}`", n.name))
+            .with_hint(names_hint(
+                format!("operands of {}", spec.name),
+                spec.operand_names(),
+            ))
+    }
+
+    /// A pattern, its names bound; the expressions its attributes are compared with come after
+    /// every pattern of the conjunction is bound ([`Resolver::pattern_exprs`]).
+    pub(super) fn bind_pattern(&mut self, p: &OpPattern) -> Result<compiled::Pattern, Diagnostic> {
+        let (specs, op) = self.op_sel(&p.op)?;
+        let stage = p.stage.as_ref().map(|s| self.stage(s)).transpose()?;
+        let mut bind = None;
+        if let Some(b) = &p.bind {
+            if matches!(self.values.get(&b.name), Some((Binding::Op(_), _))) {
+                return Err(self.at(b.span.0, format!("`{}` names two ops in this rule", b.name)));
+            }
+            bind = Some(self.bind_value(&b.name, Binding::Op(specs.clone())));
+        }
+        let named_known = !specs.is_empty();
+        let mut args = Vec::with_capacity(p.args.len());
+        for a in &p.args {
+            if let Some(o) = &a.operand {
+                if named_known && !specs.iter().any(|s| s.operand_index(&o.name).is_some()) {
+                    return Err(self.no_operand(o, &sel_text(&p.op), specs[0]));
+                }
+                if !named_known {
+                    return Err(self
+                        .at(
+                            o.span.0,
+                            format!(
+                                "operand names need a known op; `{}` has no operand list",
+                                sel_text(&p.op)
+                            ),
+                        )
+                        .with_hint("use positional operands for quoted ops and `any`"));
+                }
+            }
+            let pat = match &a.pat {
+                ValPat::Var { name, ty } => compiled::ValPat::Var {
+                    slot: self.operand_value(&name.name),
+                    ty: ty.as_ref().map(|t| self.bind_capture(&t.name)),
+                },
+                ValPat::Wild(_) => compiled::ValPat::Wild,
+                ValPat::Op(inner) if inner.some => {
+                    return Err(self
+                        .at(inner.span.0, "`(.., %v, ..)` is allowed in a top-level pattern only")
+                        .with_hint("write the nested op as a pattern of its own: `%x = any(.., %v, ..), %o = op(%x)`"));
+                }
+                ValPat::Op(inner) => compiled::ValPat::Op(Box::new(self.bind_pattern(inner)?)),
+            };
+            args.push(compiled::ArgPat {
+                operand: a.operand.as_ref().map(|o| o.name.clone()),
+                pat,
+            });
+        }
+        if !p.rest
+            && named_known
+            && p.args.iter().all(|a| a.operand.is_none())
+            && !p.args.is_empty()
+        {
+            let n = p.args.len();
+            if !specs.iter().any(|s| OpSpec::count_fits(s.operands, n)) {
+                return Err(self
+                    .at(
+                        p.span.0,
+                        format!("`{}` does not take {n} operand(s)", sel_text(&p.op)),
+                    )
+                    .with_hint("end the list with `..` to match a prefix, or name the operands"));
+            }
+        }
+        let mut attrs = Vec::with_capacity(p.attrs.len());
+        for a in &p.attrs {
+            let test = match &a.val {
+                AttrPatVal::Capture(c) => compiled::AttrTest::Capture(self.bind_capture(&c.name)),
+                AttrPatVal::Present(_) => compiled::AttrTest::Present,
+                AttrPatVal::Absent(_) => compiled::AttrTest::Absent,
+                // Resolved by `pattern_exprs`.
+                AttrPatVal::Equals(e) => {
+                    compiled::AttrTest::Equals(compiled::Expr::Lit(Val::Bool(false), e.span()))
+                }
+            };
+            attrs.push(compiled::AttrPat {
+                key: a.key.name.clone(),
+                test,
+            });
+        }
+        Ok(compiled::Pattern {
+            bind,
+            op,
+            stage,
+            positional: p.args.iter().all(|a| a.operand.is_none()),
+            args,
+            rest: p.rest,
+            some: p.some,
+            attrs,
+            span: p.span,
+        })
+    }
+
+    /// The attribute values `p` (resolved as `rp`) and its nested patterns compare with.
+    pub(super) fn pattern_exprs(
+        &mut self,
+        p: &OpPattern,
+        rp: &mut compiled::Pattern,
+    ) -> Result<(), Diagnostic> {
+        for (a, ra) in p.attrs.iter().zip(&mut rp.attrs) {
+            if let AttrPatVal::Equals(e) = &a.val {
+                ra.test = compiled::AttrTest::Equals(self.expr_no_build(e)?.1);
+            }
+        }
+        for (a, ra) in p.args.iter().zip(&mut rp.args) {
+            if let (ValPat::Op(inner), compiled::ValPat::Op(rinner)) = (&a.pat, &mut ra.pat) {
+                self.pattern_exprs(inner, rinner)?;
+            }
+        }
+        Ok(())
+    }
+}
