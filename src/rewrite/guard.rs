@@ -17,7 +17,7 @@
 //! and a non-bool operand fails through the same operators, with the same message at the same
 //! span.
 
-use super::runtime::{as_op, as_value, RtEnv};
+use super::runtime::{as_op, as_value, stage_of, use_count, RtEnv};
 use crate::rules::builtins::{Builtin, Query};
 use crate::rules::compiled::{Callee, Exists, Expr, StrPart, ValueRef, Var};
 use crate::rules::eval::{eval, ConstEnv, Env};
@@ -214,18 +214,12 @@ impl<'r> Test<'r> {
                 Ok(b) => !b,
                 Err(v) => return Ok(Err(unary(UnOp::Not, v, *span)?)),
             },
-            Test::InStage { v, stage, whole } => {
-                let m = &*env.m;
-                let role = match env.b.get(v.slot) {
-                    Some(Val::Op(o)) => env.cache.role(m, *o),
-                    Some(Val::Value(x)) => {
-                        m.main.defining_op(*x).and_then(|o| env.cache.role(m, o))
-                    }
-                    Some(Val::NullValue) => None,
-                    _ => return evaluated(env, whole),
-                };
-                role.unwrap_or(-1) == *stage
-            }
+            Test::InStage { v, stage, whole } => match env.b.get(v.slot) {
+                Some(b @ (Val::Op(_) | Val::Value(_) | Val::NullValue)) => {
+                    stage_of(env.m, env.cache, b) == *stage
+                }
+                _ => return evaluated(env, whole),
+            },
             Test::HasAttr { o, key, whole } => {
                 let m = &*env.m;
                 let Some(op) = env.b.get(o.slot).and_then(|x| as_op(m, x)) else {
@@ -245,16 +239,7 @@ impl<'r> Test<'r> {
                 let Some(Some(x)) = env.b.get(v.slot).and_then(|b| as_value(m, b)) else {
                     return evaluated(env, whole);
                 };
-                let count = match stage {
-                    Some(s) => {
-                        let cache = &mut *env.cache;
-                        m.main
-                            .uses(x)
-                            .filter(|u| cache.role(m, u.op) == Some(*s))
-                            .count()
-                    }
-                    None => m.main.num_uses(x),
-                };
+                let count = use_count(m, env.cache, x, *stage);
                 match binary_values(*cmp, Val::Int(count as i64), Val::Int(*n), *span)? {
                     Val::Bool(b) => b,
                     v => return Ok(Err(v)),

@@ -309,6 +309,30 @@ impl Env for RtEnv<'_> {
     }
 }
 
+/// `uses(%v)`, or with a stage `uses(%v in STAGE)`: the uses of `v` by ops of that stage (an op
+/// using `v` twice counts twice, in either form).
+pub fn use_count(m: &Module, cache: &mut Caches, v: ValueId, stage: Option<i64>) -> usize {
+    match stage {
+        Some(s) => m
+            .main
+            .uses(v)
+            .filter(|u| cache.role(m, u.op) == Some(s))
+            .count(),
+        None => m.main.num_uses(v),
+    }
+}
+
+/// The stage (`op_role`) of the op `v` names, or of the op defining the value `v`; -1 for an
+/// absent operand, a value no op defines, an op without a role, or anything else.
+pub fn stage_of(m: &Module, cache: &mut Caches, v: &Val) -> i64 {
+    let op = match v {
+        Val::Op(o) => Some(*o),
+        Val::Value(x) => m.main.defining_op(*x),
+        _ => None,
+    };
+    op.and_then(|o| cache.role(m, o)).unwrap_or(-1)
+}
+
 /// A program query over evaluated arguments; `None`
 /// for one the structural engine does not answer (`const`, an e-graph query).
 fn query(
@@ -381,28 +405,13 @@ fn query(
         })(),
         B::Type => value_arg(m).map(|v| Val::Type(m.main.value_type(v))),
         B::Uses => value_arg(m).map(|v| {
-            Val::Int(match args.get(1) {
-                // `uses(%v in STAGE)`: only the uses by ops of that stage (an op using `%v`
-                // twice counts twice, as in `uses(%v)`).
-                Some(Val::Stage(s)) => {
-                    let m: &Module = m;
-                    m.main
-                        .uses(v)
-                        .filter(|u| cache.role(m, u.op) == Some(*s))
-                        .count() as i64
-                }
-                _ => m.main.num_uses(v) as i64,
-            })
+            let stage = match args.get(1) {
+                Some(Val::Stage(s)) => Some(*s),
+                _ => None,
+            };
+            Val::Int(use_count(m, cache, v, stage) as i64)
         }),
-        B::Role => Ok(Val::Int(match args.first() {
-            Some(Val::Op(o)) => cache.role(m, *o).unwrap_or(-1),
-            Some(Val::Value(v)) => m
-                .main
-                .defining_op(*v)
-                .and_then(|o| cache.role(m, o))
-                .unwrap_or(-1),
-            _ => -1,
-        })),
+        B::Role => Ok(Val::Int(args.first().map_or(-1, |v| stage_of(m, cache, v)))),
         B::Unused => op_arg(m).map(|o| Val::Bool(!m.main.results(o).any(|r| m.main.has_uses(r)))),
         B::Nested => op_arg(m).map(|o| {
             Val::Bool(
