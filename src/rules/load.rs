@@ -336,27 +336,22 @@ impl Loader {
         if let Some(all) = Diagnostic::list(errors) {
             return Err(all);
         }
-        // The engines run the resolved forms, never the syntax trees again.
+        // The engines run the resolved forms, never the syntax trees again. Every rule was
+        // resolved with its file above: a phase holds the items of files the loader read, and
+        // it resolved every one of them.
         for ph in &mut phases {
             for (index, lr) in ph.rules.iter().enumerate() {
-                let src = &self.sources[lr.file];
-                let at = |(off, msg)| Diagnostic::at(src, off, msg);
+                let key = (lr.file, lr.rule.span().0);
                 match &lr.rule {
-                    Rule::Equational(r) => {
-                        let origin = format!("{}:{}", src.name, lr.line);
-                        // Translated when its file was checked; translating it here serves a
-                        // phase rule that is no item of its file, as for structural rules.
-                        let rules = match translated.remove(&(lr.file, r.span.0)) {
-                            Some(rules) => rules,
-                            None => super::lower::translate(r, &params, "").map_err(at)?,
-                        };
-                        ph.equational
-                            .extend(rules.into_iter().map(|g| g.origin(&origin)));
+                    Rule::Equational(_) => {
+                        if let Some(rules) = translated.remove(&key) {
+                            let origin = format!("{}:{}", self.sources[lr.file].name, lr.line);
+                            ph.equational
+                                .extend(rules.into_iter().map(|g| g.origin(&origin)));
+                        }
                     }
                     Rule::Structural(_) => {
-                        // Resolved with its file above: a phase holds the items of files the
-                        // loader read, and it resolved every one of them.
-                        if let Some(mut c) = resolved.remove(&(lr.file, lr.rule.span().0)) {
+                        if let Some(mut c) = resolved.remove(&key) {
                             c.index = index;
                             ph.structural.push(c);
                         }

@@ -14,4 +14,4 @@ mod constant;
 pub mod equational;
 
 pub use constant::{constant, constant_str};
-pub use equational::{check, translate};
+pub use equational::check;
