@@ -486,8 +486,25 @@ pub struct Loaded {
     pub misfits: MisfitOps,
 }
 
-/// Ops by program and id, as [`crate::dialect::misfit_ops`] gives them.
-pub type MisfitOps = rustc_hash::FxHashSet<(ir::Which, ir::OpId)>;
+/// What the input's check against the dialect found, kept for the check of a rewrite of it.
+#[derive(Default)]
+pub struct MisfitOps {
+    /// The ops with misfits, by program and id, as [`crate::dialect::misfit_ops`] gives them.
+    pub ops: rustc_hash::FxHashSet<(ir::Which, ir::OpId)>,
+    /// The input's pairs of op name and dictionary without a misfit: ops with one of them
+    /// cannot have a new misfit after a rewrite.
+    pub fitting: crate::dialect::NameAndAttrs,
+}
+
+impl MisfitOps {
+    /// The misfits `findings` found, with the pairs `fitting` of `findings_beyond`.
+    fn of(findings: &[crate::dialect::Finding], fitting: crate::dialect::NameAndAttrs) -> Self {
+        MisfitOps {
+            ops: crate::dialect::misfit_ops(findings),
+            fitting,
+        }
+    }
+}
 
 impl Loaded {
     /// The files as the executor wants them, so errors at an op can show its line.
@@ -565,7 +582,7 @@ fn load_module_files_quietly(
 }
 
 /// The warnings about the input's disagreements with the dialect
-/// ([`crate::dialect::findings`]): attribute values that do not fit Paddle's definition, and
+/// ([`crate::dialect::findings_beyond`]): attribute values that do not fit Paddle's definition, and
 /// unknown ops named like known ones, each a line pushed onto `warnings`. Returns the ops with
 /// misfits.
 fn dialect_warnings(
@@ -575,7 +592,7 @@ fn dialect_warnings(
     warnings: &mut Vec<String>,
 ) -> MisfitOps {
     use crate::dialect::FindingKind;
-    let findings = crate::dialect::findings(module);
+    let (findings, fitting) = crate::dialect::findings_beyond(module, &Default::default());
     for f in &findings {
         if f.kind == FindingKind::Missing {
             continue;
@@ -588,7 +605,7 @@ fn dialect_warnings(
         let d = e.to_diagnostic(module, src).to_string();
         warnings.push(d.trim_end().replacen("error: ", "warning: ", 1));
     }
-    crate::dialect::misfit_ops(&findings)
+    MisfitOps::of(&findings, fitting)
 }
 
 /// A dialect finding as the verifier's error, to render with a position.
@@ -704,7 +721,8 @@ pub fn apply_rules_knowing_misfits(
     let misfits_before = match misfits {
         Some(m) => m,
         None => {
-            found = crate::dialect::misfit_ops(&crate::dialect::findings(module));
+            let (findings, fitting) = crate::dialect::findings_beyond(module, &Default::default());
+            found = MisfitOps::of(&findings, fitting);
             &found
         }
     };
@@ -747,9 +765,13 @@ pub fn apply_rules_knowing_misfits(
         }
         d.with_note("the rewritten program is invalid: this is a bug in a rule or in irw")
     })?;
-    let misfit = crate::dialect::findings(module).into_iter().find(|f| {
-        f.kind == crate::dialect::FindingKind::Misfit && !misfits_before.contains(&(f.which, f.op))
-    });
+    let misfit = crate::dialect::findings_beyond(module, &misfits_before.fitting)
+        .0
+        .into_iter()
+        .find(|f| {
+            f.kind == crate::dialect::FindingKind::Misfit
+                && !misfits_before.ops.contains(&(f.which, f.op))
+        });
     if let Some(f) = misfit {
         return Err(dialect_error(module, &f).to_diagnostic(module, None).with_note(
             "the rewritten program gives an attribute a value Paddle's definition does not allow: this is a bug in a rule or in irw",

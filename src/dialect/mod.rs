@@ -28,7 +28,9 @@ pub use shape_family::Shape;
 pub use defaults::{default_attrs, DefaultAttr};
 pub use protocol::{stage_role, ROLE_ATTR, STAGES};
 pub use result_type::{result_type, ResultRule};
-pub use verify::{findings, misfit_ops, verify_module, verify_program, Finding, FindingKind};
+pub use verify::{
+    findings_beyond, misfit_ops, verify_module, verify_program, Finding, FindingKind, NameAndAttrs,
+};
 
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;

@@ -5,7 +5,7 @@
 //! above the IR and hands its table in. [`verify_module`] and [`verify_program`] are what every
 //! caller wants: the IR's verifier checking counts against [`Dialect`].
 //!
-//! [`findings`] compares each op with its definition: attribute values that do not fit the
+//! [`findings_beyond`] compares each op with its definition: attribute values that do not fit the
 //! definition's type, attributes the definition has and the op lacks, and unknown ops named
 //! like a known one (`pd_op.sdg_`: did you mean `pd_op.sgd_`?). Paddle's own programs sometimes
 //! disagree with Paddle's definitions, so the command line reports findings in its input as
@@ -100,9 +100,17 @@ pub fn fits(a: &Attr, t: AttrType) -> bool {
     }
 }
 
-/// The findings of both programs, in program order.
-pub fn findings(m: &Module) -> Vec<Finding> {
+/// Pairs of an op name and an attribute dictionary: an op's attribute misfits depend on
+/// nothing else.
+pub type NameAndAttrs = FxHashSet<(crate::ir::Sym, crate::ir::AttrId)>;
+
+/// The findings of both programs, in program order, of the ops whose name and dictionary are
+/// not in `fitting` (pairs known to have no misfit: such ops are not looked at), and every pair
+/// of `m` met without a misfit. A rewrite's result is checked for new misfits with the pairs of
+/// its input: only the ops the rewrite made or changed are looked at.
+pub fn findings_beyond(m: &Module, fitting: &NameAndAttrs) -> (Vec<Finding>, NameAndAttrs) {
     let mut out = Vec::new();
+    let mut fitting_here = NameAndAttrs::default();
     let mut typos: FxHashMap<&str, Option<String>> = FxHashMap::default();
     // Op names are interned: one table lookup per distinct name.
     let mut specs: FxHashMap<crate::ir::Sym, Option<&'static OpSpec>> = FxHashMap::default();
@@ -119,7 +127,10 @@ pub fn findings(m: &Module) -> Vec<Finding> {
                 .entry(sym)
                 .or_insert_with(|| Dialect::get().spec(name));
             let attr_id = p.op_attrs(op);
-            if spec.is_some_and(|s| s.attrs.is_empty()) || clean.contains(&(sym, attr_id)) {
+            if spec.is_some_and(|s| s.attrs.is_empty())
+                || clean.contains(&(sym, attr_id))
+                || fitting.contains(&(sym, attr_id))
+            {
                 continue;
             }
             let found_before = out.len();
@@ -164,9 +175,15 @@ pub fn findings(m: &Module) -> Vec<Finding> {
             if out.len() == found_before {
                 clean.insert((sym, attr_id));
             }
+            if out[found_before..]
+                .iter()
+                .all(|f| f.kind != FindingKind::Misfit)
+            {
+                fitting_here.insert((sym, attr_id));
+            }
         }
     }
-    out
+    (out, fitting_here)
 }
 
 /// "is not in the dialect; did you mean `pd_op.sgd_`?" for a name at most two edits from a
@@ -225,7 +242,7 @@ mod tests {
     fn typos_and_misfits_are_found() {
         let text = "{\n    (%0) = \"pd_op.full\" () {dtype:float32,place:Place(cpu),shape:[1],value:1} : () -> tensor<1xf32>\n    (%1) = \"pd_op.sdg_\" (%0) {} : (tensor<1xf32>) -> tensor<1xf32>\n    (%2, %3, %4) = \"pd_op.layer_norm\" (%0, <<NULL VALUE>>, <<NULL VALUE>>) {begin_norm_axis:1,epsilon:\"x\"} : (tensor<1xf32>, <<NULL TYPE>>, <<NULL TYPE>>) -> tensor<1xf32>, tensor<1xf32>, tensor<1xf32>\n}\n";
         let m = parse_module(&SourceFile::new("t.ir", text)).expect("parses");
-        let f = super::findings(&m);
+        let f = super::findings_beyond(&m, &Default::default()).0;
         let msgs: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
         assert!(
             msgs.iter()
