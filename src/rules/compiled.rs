@@ -224,16 +224,10 @@ pub enum ResultTypes {
 /// An operand of a build.
 #[derive(Debug, Clone)]
 pub struct BuildArg {
-    /// The operand slot it fills: its position, or the dialect's index of its name.
-    pub index: Result<usize, UnknownOperand>,
+    /// The operand slot it fills: its position, or the dialect's index of its name (the
+    /// resolver refuses a name the op does not have).
+    pub index: usize,
     pub value: Expr,
-}
-
-/// A named operand the built op does not have (an error when the build runs).
-#[derive(Debug, Clone)]
-pub struct UnknownOperand {
-    pub name: String,
-    pub span: Span,
 }
 
 /// An attribute of a build.

@@ -222,7 +222,6 @@ impl<'a> Engine<'a> {
     ) -> Result<(Sym, Vec<Option<ValueId>>, AttrId), Diagnostic> {
         let sym = self.build_info(lr, b, bd)?;
         let spec = bd.spec;
-        let name = &bd.op;
         // Lists from the run's pools (every application builds ops; nested builds take their
         // own): `build` returns `operands` once the op is made.
         let mut operands = self.operand_lists.pop().unwrap_or_default();
@@ -250,16 +249,7 @@ impl<'a> Engine<'a> {
         built?;
         for (a, v) in bd.args.iter().zip(given.iter()) {
             let v = v.flatten();
-            let idx = match &a.index {
-                Ok(i) => *i,
-                Err(n) => {
-                    return Err(self.err(
-                        lr,
-                        n.span,
-                        format!("`{name}` has no operand `{}`", n.name),
-                    ))
-                }
-            };
+            let idx = a.index;
             if operands.len() <= idx {
                 operands.resize(idx + 1, None);
             }

@@ -51,10 +51,7 @@ impl Resolver<'_> {
             if !is_none(&a.value) {
                 given.push(slot);
             }
-            args.push(compiled::BuildArg {
-                index: Ok(slot),
-                value,
-            });
+            args.push(compiled::BuildArg { index: slot, value });
         }
         if let Some(s) = spec {
             if b.args.iter().all(|a| a.operand.is_none())
