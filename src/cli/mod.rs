@@ -538,8 +538,8 @@ fn load_module_files_quietly(
     limits: &Limits,
 ) -> Result<(Loaded, Vec<String>), Diagnostic> {
     // The verifier needs the dialect table: it is built on a thread of its own while the input
-    // is read and parsed.
-    std::thread::spawn(crate::dialect::Dialect::get);
+    // is read and parsed (or, if no thread can be made, when the verifier first asks).
+    let _ = std::thread::Builder::new().spawn(crate::dialect::Dialect::get);
     let src = io::read_source_within(input, limits.max_input_bytes, limits.timeout)?;
     let mut hints = json::TagHints::default();
     let mut module = if json::looks_like_json(&src.text) {
@@ -931,11 +931,16 @@ fn load_rules_and_module(
         return Ok((Some(rules), load_module_files(input, startup, limits)?));
     }
     let (rules, loaded) = std::thread::scope(|scope| {
-        let rules = scope.spawn(|| load_rules(&args.rule, limits));
+        let thread =
+            std::thread::Builder::new().spawn_scoped(scope, || load_rules(&args.rule, limits));
         let loaded = load_module_files_quietly(input, startup, limits);
-        let rules = rules
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let rules = match thread {
+            Ok(t) => t
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread could be made: the rule files are loaded now.
+            Err(_) => load_rules(&args.rule, limits),
+        };
         (rules, loaded)
     });
     let rules = rules?;
