@@ -50,7 +50,7 @@ impl MemoryArgs {
 /// The limits of one command, from its flags.
 #[derive(Clone, Debug)]
 pub struct Limits {
-    /// The largest input file read (`--max-input-size`; default [`default_max_input_bytes`]).
+    /// The largest input file read (`--max-input-size`; default `default_max_input_bytes`).
     pub max_input_bytes: u64,
     /// Reading, rewriting and executing stop with an error after this long (`--timeout`).
     pub timeout: Option<Duration>,

@@ -39,7 +39,7 @@ impl OpCounts for Dialect {
     }
 }
 
-/// Verifies both programs of a module against the dialect table ([`verify::verify_module`]).
+/// Verifies both programs of a module against the dialect table (`verify::verify_module`).
 pub fn verify_module(m: &Module) -> Result<(), VerifyError> {
     verify::verify_module(m, Dialect::get())
 }

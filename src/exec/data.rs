@@ -241,8 +241,8 @@ impl Data {
     ///
     /// # Panics
     ///
-    /// For a `to` the executor does not hold ([`crate::exec::dtype::computable`]): the executor
-    /// reads dtypes through [`crate::exec::dtype::parse`], which refuses them.
+    /// For a `to` the executor does not hold (`crate::exec::dtype::computable`): the executor
+    /// reads dtypes through `crate::exec::dtype::parse`, which refuses them.
     pub fn cast(&self, to: DType) -> Data {
         if self.dtype() == to {
             return self.clone();

@@ -44,7 +44,7 @@ pub struct RunOptions {
     pub seed: u64,
     /// Inputs and initial state (`--feed`).
     pub feed: Option<Feed>,
-    /// The most bytes of tensors the run holds at once (`--max-memory`; [`memory`]).
+    /// The most bytes of tensors the run holds at once (`--max-memory`; `memory`).
     pub max_memory: u64,
     /// Every pass stops with an error at the first op boundary past this instant (`--timeout`).
     pub deadline: Option<std::time::Instant>,

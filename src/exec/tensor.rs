@@ -148,8 +148,8 @@ impl Tensor {
     ///
     /// # Panics
     ///
-    /// For a dtype the executor does not hold ([`dtype::computable`]): the executor reads
-    /// dtypes through [`dtype::parse`], which refuses them, and [`Tensor::try_full`] returns an
+    /// For a dtype the executor does not hold (`dtype::computable`): the executor reads
+    /// dtypes through `dtype::parse`, which refuses them, and [`Tensor::try_full`] returns an
     /// error instead.
     pub fn full(shape: &[usize], dtype: DType, value: f64) -> Tensor {
         let n = numel(shape);

@@ -31,7 +31,7 @@
 //! - The first layer's `matmul_grad` has no x-gradient (`x` does not need one):
 //!   `<<NULL TYPE>>`, as do the second results of `elementwise_pow_grad` and `subtract_grad`.
 //! - Weights start from Xavier-uniform bounds `±sqrt(6 / (fan_in + fan_out))`, printed as C's
-//!   `%g` prints them (see [`super::num::push_g`]); biases from zeros.
+//!   `%g` prints them (see `super::num::push_g`); biases from zeros.
 //! - `op_role` is 0 (forward), 1 (backward) or 2 (optimize). With `roles: false`
 //!   (`before_noroles.ir`) no op has one, and the backward ops print `stop_gradient` all true.
 //!

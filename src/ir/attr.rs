@@ -72,7 +72,7 @@ impl Hash for Attr {
 
 impl Attr {
     /// A float attribute irw computed (a rule's `1.0 / k_steps`, a folded constant), printed
-    /// with the fewest digits that read back as exactly `value` ([`format_float_shortest`]:
+    /// with the fewest digits that read back as exactly `value` (`format_float_shortest`:
     /// `0.25`, `2`, `1e-08`, `0.3333333333333333`), so the printed program is the one irw
     /// checked. Parsed floats keep their text as written instead.
     pub fn float(value: f64) -> Attr {

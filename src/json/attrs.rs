@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 
 /// What an input file says that the IR does not keep, for writing it back: tags seen for
 /// `(op, attribute)` pairs the dialect table does not list, and process mesh dimension names
-/// ([`super::dist::MeshNames`]).
+/// (`super::dist::MeshNames`).
 #[derive(Clone, Debug, Default)]
 pub struct TagHints {
     seen: FxHashMap<(String, String), AttrTag>,

@@ -44,7 +44,7 @@ pub struct JsonModule {
     pub startup: Option<String>,
 }
 
-/// Checks the module ([`super::check`]) and writes both programs.
+/// Checks the module (`super::check`) and writes both programs.
 pub fn write_module(m: &Module, hints: &TagHints) -> Result<JsonModule, Diagnostic> {
     check_module(m)?;
     let main = write_program(&m.ctx, &m.main, hints, Which::Main)?;

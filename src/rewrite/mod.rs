@@ -79,12 +79,12 @@ pub struct Stats {
     pub phases: Vec<PhaseStats>,
     /// With [`Options::trace`]: one entry per application, in order (see [`Stats::trace_lines`]).
     pub trace: Vec<TraceEntry>,
-    /// Equational rules seen (run through the e-graph, see [`equational`]).
+    /// Equational rules seen (run through the e-graph, see `equational`).
     pub equational_rules: usize,
     /// One entry per e-graph saturation (phase × program).
     pub egraph: Vec<equational::PhaseEGraph>,
     /// Which structural rule last built, moved or changed each main-program op (see
-    /// [`EditedBy`]). An invalid rewritten program names it.
+    /// `EditedBy`). An invalid rewritten program names it.
     pub edited_by: EditedBy,
 }
 

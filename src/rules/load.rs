@@ -2,7 +2,7 @@
 //! giving parameters their values (defaults, `--set`, constraints) and laying the rules out as
 //! phases in run order.
 //!
-//! Loading is separate from resolving ([`super::resolver`]) because the two answer different
+//! Loading is separate from resolving (`super::resolver`) because the two answer different
 //! questions: this module decides *which* rules run and with which parameter values; the
 //! resolver decides whether each file, on its own, means something against the dialect table,
 //! and what each of its rules compiles to. Every file is resolved, even an import whose

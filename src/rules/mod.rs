@@ -89,13 +89,13 @@ pub struct RuleSet {
     /// Phases in run order.
     pub phases: Vec<Phase>,
     /// The rule files given on the command line, as indices into [`RuleSet::sources`], in order
-    /// ([`Phase::root`] says which of them brought a phase in).
+    /// (`Phase::root` says which of them brought a phase in).
     pub roots: Vec<usize>,
     /// The ops the files declare, then the dialect table: what the engine asks for operand and
     /// result names.
     pub ops: decl::OpTable,
     /// How many builds and `exists(...)` the structural rules hold: their ids
-    /// ([`compiled::Build::id`], [`compiled::Exists::id`]) are below these.
+    /// (`compiled::Build::id`, `compiled::Exists::id`) are below these.
     pub builds: usize,
     pub exists: usize,
 }

@@ -119,7 +119,7 @@ pub struct CheckOptions {
     /// Inputs and initial state (`--feed`).
     pub feed: Option<Feed>,
     /// The most bytes of tensors both programs' runs hold at once (`--max-memory`;
-    /// [`crate::exec::memory`]).
+    /// `crate::exec::memory`).
     pub max_memory: u64,
     /// Every pass stops with an error at the first op boundary past this instant (`--timeout`).
     pub deadline: Option<std::time::Instant>,

@@ -66,7 +66,7 @@ pub enum Outcome {
     NotJudged,
 }
 
-/// The outcome of [`check`]; `Display` prints the table.
+/// The outcome of `check`; `Display` prints the table.
 #[derive(Clone, Debug)]
 pub struct CheckReport {
     pub rows: Vec<Row>,
