@@ -343,6 +343,22 @@ pub struct ValueRef {
     pub span: Span,
 }
 
+impl ValueRef {
+    /// The written `%x` (or `%x.field`) `v`, resolved to `slot`.
+    pub fn new(v: &super::ast::ValueRef, slot: Slot) -> ValueRef {
+        ValueRef {
+            slot,
+            name: v.name.name.clone(),
+            name_span: v.name.span,
+            field: v.field.as_ref().map(|f| Field {
+                text: f.name.clone(),
+                index: f.name.parse().ok(),
+            }),
+            span: v.span,
+        }
+    }
+}
+
 /// `.1` or `.out`: a numbered or named result of the op bound to a variable. Named results are
 /// looked up in the dialect table under the bound op's name, which only the match knows.
 #[derive(Debug, Clone, PartialEq)]

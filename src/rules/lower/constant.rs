@@ -11,7 +11,7 @@
 use crate::rules::ast::{self, Syntax};
 use crate::rules::builtins::{Builtin, Query};
 use crate::rules::compiled::{
-    Build, Callee, Exists, Expr, Field, Lowered, ResultTypes, StrPart, ValueRef, Var,
+    Build, Callee, Exists, Expr, Lowered, ResultTypes, StrPart, ValueRef, Var,
 };
 use crate::rules::eval::dtype_name;
 use crate::rules::{stage_role, Val};
@@ -86,16 +86,7 @@ impl MapNames<Syntax, Lowered> for Constant<'_> {
             },
             // A constant has no slots: the evaluator refuses a program value or a capture
             // before it would read one.
-            ast::Var::Value(v) => Expr::Var(Var::Value(ValueRef {
-                slot: 0,
-                name: v.name.name.clone(),
-                name_span: v.name.span,
-                field: v.field.as_ref().map(|f| Field {
-                    text: f.name.clone(),
-                    index: f.name.parse().ok(),
-                }),
-                span: v.span,
-            })),
+            ast::Var::Value(v) => Expr::Var(Var::Value(ValueRef::new(v, 0))),
             ast::Var::Capture(c) => Expr::Var(Var::Capture {
                 slot: 0,
                 name: c.name.clone(),

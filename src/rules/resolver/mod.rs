@@ -38,7 +38,7 @@ mod pattern;
 
 use super::ast::*;
 use super::builtins::{Builtin, Kind, Query};
-use super::compiled::{self, CompiledRule, Field, Slot};
+use super::compiled::{self, CompiledRule, Slot};
 use super::decl::{rule_attrs, rule_operands, OpTable};
 use super::eval::dtype_name;
 use super::load::line_starts;
@@ -390,16 +390,7 @@ impl<'a> Resolver<'a> {
         let Some((_, slot)) = self.values.get(&v.name.name) else {
             return Err(self.unbound(&v.name));
         };
-        Ok(compiled::ValueRef {
-            slot: *slot,
-            name: v.name.name.clone(),
-            name_span: v.name.span,
-            field: v.field.as_ref().map(|f| Field {
-                text: f.name.clone(),
-                index: f.name.parse().ok(),
-            }),
-            span: v.span,
-        })
+        Ok(compiled::ValueRef::new(v, *slot))
     }
 
     /// A `%value` or `$capture` used where nothing binds it.
