@@ -73,28 +73,74 @@ impl AttrStore {
         scratch.clear();
         for (key, value) in dict.entries {
             let key = self.key(key);
-            let value = self.value(value);
+            let value = self.value(fx_hash(&value), value);
             scratch.push(Entry { key, value });
         }
-        let hash = fx_hash(scratch.as_slice());
-        let (entries, spans) = (&self.entries, &self.spans);
-        let id = match self.dict_index.find(hash, |&id| {
-            dict_entries(entries, spans, id) == scratch.as_slice()
-        }) {
-            Some(&id) => id,
-            None => {
-                let id = u32::try_from(self.spans.len()).expect("fewer than 2^32 dictionaries");
-                let start =
-                    u32::try_from(self.entries.len()).expect("fewer than 2^32 attribute entries");
-                self.entries.extend_from_slice(&scratch);
-                self.spans.push((start, scratch.len() as u32));
-                let (entries, spans) = (&self.entries, &self.spans);
-                self.dict_index
-                    .insert_unique(hash, id, |&id| fx_hash(dict_entries(entries, spans, id)));
-                id
-            }
-        };
+        let id = self.intern_entries(&scratch);
         self.scratch = scratch;
+        id
+    }
+
+    /// Interns dictionary `i` of `local`, a dictionary built on another thread; `ids` is the
+    /// store's ids of `local`'s keys, values and pairs found so far (one per `local`, fresh
+    /// when `local` is: see [`LocalIds::reset`]). Each value of `local` is moved into the store
+    /// the first time a dictionary uses it.
+    pub fn intern_local(&mut self, local: &mut LocalDicts, ids: &mut LocalIds, i: usize) -> u32 {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let (start, len) = local.spans[i];
+        for &p in &local.dict_pairs[start as usize..(start + len) as usize] {
+            let entry = match ids.pairs[p as usize] {
+                Some(e) => e,
+                None => {
+                    let (k, v) = local.pairs[p as usize];
+                    let key = match ids.keys[k as usize] {
+                        UNSEEN => {
+                            let key = self.key(local.keys[k as usize]);
+                            ids.keys[k as usize] = key;
+                            key
+                        }
+                        key => key,
+                    };
+                    let value = match ids.values[v as usize] {
+                        UNSEEN => {
+                            let (hash, attr) =
+                                std::mem::replace(&mut local.values[v as usize], MOVED);
+                            let value = self.value(hash, attr);
+                            ids.values[v as usize] = value;
+                            value
+                        }
+                        value => value,
+                    };
+                    let e = Entry { key, value };
+                    ids.pairs[p as usize] = Some(e);
+                    e
+                }
+            };
+            scratch.push(entry);
+        }
+        let id = self.intern_entries(&scratch);
+        self.scratch = scratch;
+        id
+    }
+
+    /// The index of the dictionary with these entries, adding it if it is new.
+    fn intern_entries(&mut self, entries: &[Entry]) -> u32 {
+        let hash = fx_hash(entries);
+        let (stored, spans) = (&self.entries, &self.spans);
+        if let Some(&id) = self
+            .dict_index
+            .find(hash, |&id| dict_entries(stored, spans, id) == entries)
+        {
+            return id;
+        }
+        let id = u32::try_from(self.spans.len()).expect("fewer than 2^32 dictionaries");
+        let start = u32::try_from(self.entries.len()).expect("fewer than 2^32 attribute entries");
+        self.entries.extend_from_slice(entries);
+        self.spans.push((start, entries.len() as u32));
+        let (stored, spans) = (&self.entries, &self.spans);
+        self.dict_index
+            .insert_unique(hash, id, |&id| fx_hash(dict_entries(stored, spans, id)));
         id
     }
 
@@ -108,8 +154,8 @@ impl AttrStore {
         k
     }
 
-    fn value(&mut self, value: Attr) -> u32 {
-        let hash = fx_hash(&value);
+    /// The index of `value`, whose hash is `hash`, adding it if it is new.
+    fn value(&mut self, hash: u64, value: Attr) -> u32 {
         let values = &self.values;
         if let Some(&v) = self
             .value_index
@@ -140,6 +186,101 @@ impl AttrStore {
 
     fn entry(&self, e: Entry) -> (&str, &Attr) {
         (self.keys[e.key as usize], &self.values[e.value as usize])
+    }
+}
+
+/// Attribute dictionaries built away from a store, on a parser's worker thread, for the
+/// store's thread to intern later ([`AttrStore::intern_local`]).
+///
+/// Why: interning hashes every value of every dictionary, and the store has one owner. Built
+/// here, each distinct `key: value` pair of a chunk of op lines is made and its value hashed
+/// once, on the worker; the owner then pays one probe per distinct pair and one per
+/// dictionary, which keeps the single-threaded part of parsing small.
+#[derive(Default)]
+pub struct LocalDicts {
+    keys: Vec<AttrKey>,
+    /// Local index of each key, by the address of its interned name (see [`intern_key`]).
+    key_index: FxHashMap<usize, u32>,
+    /// Each value with its hash; moved out by [`AttrStore::intern_local`].
+    values: Vec<(u64, Attr)>,
+    /// `(local key, local value)`.
+    pairs: Vec<(u32, u32)>,
+    /// The pairs of every dictionary; dictionary `i` is `dict_pairs[spans[i]]`.
+    dict_pairs: Vec<u32>,
+    spans: Vec<(u32, u32)>,
+}
+
+impl LocalDicts {
+    /// A new pair `key: value`; its index.
+    pub fn pair(&mut self, key: AttrKey, value: Attr) -> u32 {
+        let next = self.keys.len() as u32;
+        let k = *self.key_index.entry(key.as_ptr() as usize).or_insert(next);
+        if k == next {
+            self.keys.push(key);
+        }
+        let v = self.values.len() as u32;
+        self.values.push((fx_hash(&value), value));
+        self.pairs.push((k, v));
+        self.pairs.len() as u32 - 1
+    }
+
+    /// The key of pair `p`.
+    pub fn pair_key(&self, p: u32) -> AttrKey {
+        self.keys[self.pairs[p as usize].0 as usize]
+    }
+
+    /// A new dictionary of these pairs, in order; its index.
+    pub fn dict(&mut self, pairs: &[u32]) -> u32 {
+        let start = self.dict_pairs.len() as u32;
+        self.dict_pairs.extend_from_slice(pairs);
+        self.spans.push((start, pairs.len() as u32));
+        self.spans.len() as u32 - 1
+    }
+
+    /// `dict` as a new dictionary (every entry a new pair); its index.
+    pub fn dict_of(&mut self, dict: AttrDict) -> u32 {
+        let pairs: Vec<u32> = dict
+            .entries
+            .into_iter()
+            .map(|(k, v)| self.pair(k, v))
+            .collect();
+        self.dict(&pairs)
+    }
+
+    /// Number of dictionaries.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+}
+
+/// What a [`LocalDicts`] value leaves behind when it moves into the store.
+const MOVED: (u64, Attr) = (0, Attr::Bool(false));
+
+/// A key, value or pair of a [`LocalDicts`] not yet found in the store.
+const UNSEEN: u32 = u32::MAX;
+
+/// The store's ids of a [`LocalDicts`]' keys, values and pairs, as far as they have been
+/// interned.
+#[derive(Default)]
+pub struct LocalIds {
+    keys: Vec<u32>,
+    values: Vec<u32>,
+    pairs: Vec<Option<Entry>>,
+}
+
+impl LocalIds {
+    /// Forgets every id, sized for `local`.
+    pub fn reset(&mut self, local: &LocalDicts) {
+        self.keys.clear();
+        self.keys.resize(local.keys.len(), UNSEEN);
+        self.values.clear();
+        self.values.resize(local.values.len(), UNSEEN);
+        self.pairs.clear();
+        self.pairs.resize(local.pairs.len(), None);
     }
 }
 

@@ -3,7 +3,7 @@
 //! name or dictionary has the same id in both.
 
 use super::attr::{AttrDict, AttrId};
-use super::attr_store::{AttrStore, Attrs};
+use super::attr_store::{AttrStore, Attrs, LocalDicts, LocalIds};
 use super::intern::{Interner, Sym, Symbols};
 use super::types::{format_type, Type, TypeId};
 
@@ -80,6 +80,16 @@ impl Context {
 
     pub fn intern_attrs(&mut self, dict: AttrDict) -> AttrId {
         AttrId(self.attrs.intern(dict))
+    }
+
+    /// Interns dictionary `i` of `local` (see [`AttrStore::intern_local`]).
+    pub fn intern_local_attrs(
+        &mut self,
+        local: &mut LocalDicts,
+        ids: &mut LocalIds,
+        i: usize,
+    ) -> AttrId {
+        AttrId(self.attrs.intern_local(local, ids, i))
     }
 
     pub fn attrs(&self, id: AttrId) -> Attrs<'_> {

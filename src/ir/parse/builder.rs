@@ -27,6 +27,8 @@ pub(super) struct Builder<'a, 'c> {
     /// on first use ([`UNRESOLVED`] until then) so that errors come in line order.
     pub(super) chunk_attrs: Vec<AttrId>,
     pub(super) chunk_types: Vec<TypeId>,
+    /// The store's ids of the current chunk's attribute keys, values and pairs.
+    pub(super) chunk_ids: LocalIds,
     pub(super) vals: Vec<Option<ValueId>>,
     pub(super) rtys: Vec<TypeId>,
 }
@@ -83,6 +85,7 @@ impl<'a, 'c> Builder<'a, 'c> {
             type_cache: FxHashMap::default(),
             chunk_attrs: Vec::new(),
             chunk_types: Vec::new(),
+            chunk_ids: LocalIds::default(),
             vals: Vec::new(),
             rtys: Vec::new(),
         }
@@ -294,7 +297,8 @@ impl<'a, 'c> Builder<'a, 'c> {
             self.cur_idx = 0;
             self.chunk_attrs.clear();
             self.chunk_attrs
-                .resize(self.cur.dict_list.len(), AttrId(UNRESOLVED));
+                .resize(self.cur.attrs.len(), AttrId(UNRESOLVED));
+            self.chunk_ids.reset(&self.cur.attrs);
             self.chunk_types.clear();
             self.chunk_types
                 .resize(self.cur.type_list.len(), TypeId(UNRESOLVED));
@@ -461,7 +465,7 @@ impl<'a, 'c> Builder<'a, 'c> {
 
         let name = self.ctx.sym(r.name);
         let attrs = match r.attrs {
-            Some(i) => self.chunk_attrs(&mut c.dict_list, i as usize),
+            Some(i) => self.chunk_attrs(&mut c.attrs, i as usize),
             None => Context::EMPTY_ATTRS,
         };
         let op = prog.create_op(name, attrs, &vals, &rtys, syntax);
@@ -501,15 +505,14 @@ impl<'a, 'c> Builder<'a, 'c> {
     }
 
     /// The global id of the chunk's dictionary `i` (parsed in the parallel phase).
-    pub(super) fn chunk_attrs(&mut self, dicts: &mut [ChunkDict], i: usize) -> AttrId {
+    pub(super) fn chunk_attrs(&mut self, dicts: &mut LocalDicts, i: usize) -> AttrId {
         let id = self.chunk_attrs[i];
         if id.0 != UNRESOLVED {
             return id;
         }
         // Interned by structure, not looked up by text in a file-wide cache: comparing with
         // text seen chunks ago would read back pages of a mapped file already released.
-        let dict = dicts[i].dict.take().unwrap_or_default();
-        let id = self.ctx.intern_attrs(dict);
+        let id = self.ctx.intern_local_attrs(dicts, &mut self.chunk_ids, i);
         self.chunk_attrs[i] = id;
         id
     }

@@ -28,6 +28,7 @@
 //! ([`MAX_NESTING`], [`MAX_REGION_DEPTH`]).
 
 use super::attr::{intern_key, Attr, AttrDict, AttrId, AttrKey};
+use super::attr_store::{LocalDicts, LocalIds};
 use super::dist::{DistSlot, OpDistAttr, Placement, ReduceKind, TensorDist};
 use super::program::{BlockId, OpId, OpSyntax, Program, ValueId, MAX_RESULTS};
 use super::types::{DType, Type, TypeId};

@@ -21,7 +21,7 @@ pub(super) struct RawOp<'a> {
     pub(super) results: Range32,
     pub(super) name: &'a str,
     pub(super) operands: Range32,
-    /// Index into the chunk's `dict_list`.
+    /// Index of the dictionary in the chunk's `attrs`.
     pub(super) attrs: Option<u32>,
     pub(super) operand_types: Option<Range32>,
     pub(super) result_types: Option<Range32>,
@@ -32,8 +32,8 @@ pub(super) struct RawOp<'a> {
 pub(super) struct RawChunk<'a> {
     pub(super) ops: Vec<RawOp<'a>>,
     /// Each distinct attribute dictionary text of the chunk, parsed (in the parallel phase),
-    /// by first appearance; ops refer to them by index.
-    pub(super) dict_list: Vec<ChunkDict>,
+    /// by first appearance; ops refer to them by index. `dicts` gives the index of a text.
+    pub(super) attrs: LocalDicts,
     pub(super) dicts: FxHashMap<&'a str, u32>,
     /// Each distinct type text of the chunk, by first appearance; `type_ids` gives the index of
     /// each entry of `types`.
@@ -56,24 +56,18 @@ pub(super) struct RawChunk<'a> {
     pub(super) error: Option<Diagnostic>,
 }
 
-pub(super) struct ChunkDict {
-    /// Taken by the builder when it interns the dictionary.
-    pub(super) dict: Option<AttrDict>,
-}
-
 impl<'a> RawChunk<'a> {
-    /// The index of dictionary `text`, parsing it with `parse` if the chunk has not seen it.
+    /// The index of dictionary `text`, parsing it into `attrs` with `parse` if the chunk has
+    /// not seen it.
     pub(super) fn dict_index(
         &mut self,
         text: &'a str,
-        parse: impl FnOnce(&mut Self) -> Option<AttrDict>,
+        parse: impl FnOnce(&mut Self) -> Option<u32>,
     ) -> Option<u32> {
         if let Some(&i) = self.dicts.get(text) {
             return Some(i);
         }
-        let dict = parse(self)?;
-        let i = self.dict_list.len() as u32;
-        self.dict_list.push(ChunkDict { dict: Some(dict) });
+        let i = parse(self)?;
         self.dicts.insert(text, i);
         Some(i)
     }
@@ -206,8 +200,9 @@ pub(super) fn parse_op_line<'a>(
         if p.as_rule() == Rule::attr_dict {
             let text = p.as_str();
             let mut err = None;
-            op.attrs = c.dict_index(text, |_| {
-                parse_dict_text(src, text).map_err(|e| err = Some(e)).ok()
+            op.attrs = c.dict_index(text, |c| {
+                let dict = parse_dict_text(src, text).map_err(|e| err = Some(e)).ok()?;
+                Some(c.attrs.dict_of(dict))
             });
             if let Some(e) = err {
                 return Err(e);
@@ -233,7 +228,9 @@ pub(super) fn parse_op_line_split<'a>(
     let mut op = EMPTY_RAW_OP;
     parse_head(&text[..ds], &mut op, c)?;
     let dict = &text[ds..de];
-    op.attrs = Some(c.dict_index(dict, |c| split_dict(src, dict, &mut c.entries))?);
+    op.attrs = Some(c.dict_index(dict, |c| {
+        split_dict(src, dict, &mut c.entries, &mut c.attrs)
+    })?);
     let tail_text = &text[de..];
     if !c.tails.contains_key(tail_text) {
         let mut t = parse_tail(tail_text)?;
@@ -413,10 +410,11 @@ pub(super) fn split_dict<'a>(
     src: &SourceFile,
     text: &'a str,
     cache: &mut EntryCache<'a>,
-) -> Option<AttrDict> {
+    local: &mut LocalDicts,
+) -> Option<u32> {
     let body = text.strip_prefix('{')?.strip_suffix('}')?;
     let bytes = body.as_bytes();
-    let mut d = AttrDict::default();
+    cache.dict.clear();
     let mut stack = [0u8; MAX_NESTING];
     let mut depth = 0;
     let (mut start, mut last) = (0, 0);
@@ -466,33 +464,42 @@ pub(super) fn split_dict<'a>(
                 let piece = body[start..i].trim_matches(' ');
                 start = i + 1;
                 if piece.is_empty() {
-                    if i == bytes.len() && d.is_empty() && !body.contains(',') {
+                    if i == bytes.len() && cache.dict.is_empty() && !body.contains(',') {
                         break; // `{}` or `{ }`
                     }
                     return None;
                 }
-                let shape = cache.shape.trim_matches(' ');
-                let (k, template) = match cache.entries.get(shape) {
-                    Some(e) => e,
+                let pair = match cache.pieces.get(piece) {
+                    Some(&pair) => pair,
                     None => {
-                        let e = parse_entry(src, shape)?;
-                        cache.entries.insert(shape.into(), e);
-                        cache.entries.get(shape)?
+                        let shape = cache.shape.trim_matches(' ');
+                        let (k, template) = match cache.entries.get(shape) {
+                            Some(e) => e,
+                            None => {
+                                let e = parse_entry(src, shape)?;
+                                cache.entries.insert(shape.into(), e);
+                                cache.entries.get(shape)?
+                            }
+                        };
+                        let mut strings = cache.strings.iter();
+                        let v = if cache.strings.is_empty() {
+                            template.clone()
+                        } else {
+                            fill_strings(template, &mut strings)?
+                        };
+                        if strings.next().is_some() {
+                            return None;
+                        }
+                        let pair = local.pair(k, v);
+                        cache.pieces.insert(piece, pair);
+                        pair
                     }
                 };
-                if d.contains_key(k) {
+                let k = local.pair_key(pair);
+                if cache.dict.iter().any(|&q| local.pair_key(q) == k) {
                     return None;
                 }
-                let mut strings = cache.strings.iter();
-                let v = if cache.strings.is_empty() {
-                    template.clone()
-                } else {
-                    fill_strings(template, &mut strings)?
-                };
-                if strings.next().is_some() {
-                    return None;
-                }
-                d.entries.push((k, v));
+                cache.dict.push(pair);
                 cache.shape.clear();
                 cache.strings.clear();
             }
@@ -500,13 +507,17 @@ pub(super) fn split_dict<'a>(
         }
         i += 1;
     }
-    (depth == 0).then_some(d)
+    (depth == 0).then(|| local.dict(&cache.dict))
 }
 
-/// The per-chunk state of [`split_dict`]: parsed entry shapes, and scratch space.
+/// The per-chunk state of [`split_dict`]: parsed entry shapes, the pair each distinct entry
+/// text became, and scratch space.
 #[derive(Default)]
 pub(super) struct EntryCache<'a> {
     pub(super) entries: FxHashMap<Box<str>, (AttrKey, Attr)>,
+    pub(super) pieces: FxHashMap<&'a str, u32>,
+    /// The pairs of the dictionary being split.
+    pub(super) dict: Vec<u32>,
     pub(super) shape: String,
     pub(super) strings: Vec<&'a str>,
 }
