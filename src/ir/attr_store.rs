@@ -199,7 +199,9 @@ impl AttrStore {
 #[derive(Default)]
 pub struct LocalDicts {
     keys: Vec<AttrKey>,
-    /// Local index of each key, by the address of its interned name (see [`intern_key`]).
+    /// Local index of each key, by the address of its name: names from [`intern_key`] share
+    /// one address, and a name with another address is only a second local key for the same
+    /// store key (the store finds keys by their text).
     key_index: FxHashMap<usize, u32>,
     /// Each value with its hash; moved out by [`AttrStore::intern_local`].
     values: Vec<(u64, Attr)>,
