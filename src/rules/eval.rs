@@ -256,7 +256,7 @@ impl Env for ConstEnv {
 /// Evaluates a constant expression of the syntax tree: lowered with the parameters' values
 /// (`params`), then evaluated in the [`ConstEnv`].
 pub fn eval_const(e: &super::ast::Expr, params: &dyn Fn(&str) -> Option<Val>) -> EvalResult {
-    eval(&mut ConstEnv, &super::lower::constant(e, params))
+    eval(&mut ConstEnv, &super::constant::constant(e, params))
 }
 
 /// [`eval_const`] for an interpolated string.
@@ -264,5 +264,5 @@ pub fn eval_const_str(
     s: &super::ast::StrLit,
     params: &dyn Fn(&str) -> Option<Val>,
 ) -> Result<String, EvalError> {
-    eval_str(&mut ConstEnv, &super::lower::constant_str(s, params))
+    eval_str(&mut ConstEnv, &super::constant::constant_str(s, params))
 }

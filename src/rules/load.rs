@@ -254,13 +254,13 @@ impl Loader {
             .map(|(s, d)| (s, d.as_slice()))
             .collect();
         let ops = super::decl::collect(&pairs, &lookup)?;
-        // Every file is resolved, imported or not: each structural rule checked and lowered in
-        // one pass, each equational rule checked and translated. Rules keep their place in the
+        // Every file is resolved, imported or not: each rule checked and lowered in one pass, a
+        // structural rule to its compiled form, an equational one to e-graph rules. Rules keep their place in the
         // rule set's numbering of builds and `exists` whichever phases take them. The errors
         // of every file are reported together, each file's in source order.
         let mut ids = Ids::default();
         let mut resolved: HashMap<(usize, usize), CompiledRule> = HashMap::new();
-        let mut translated: HashMap<(usize, usize), Vec<crate::egraph::EqRule>> = HashMap::new();
+        let mut lowered: HashMap<(usize, usize), Vec<crate::egraph::EqRule>> = HashMap::new();
         let mut errors = Vec::new();
         for (i, f) in self.files.iter().enumerate() {
             let mut resolver = Resolver::new(&self.sources[i], i, &params, &ops, ids);
@@ -268,7 +268,7 @@ impl Loader {
             found.sort_by_key(|d| d.location.as_ref().map(|l| (l.line, l.col)));
             errors.extend(found);
             ids = resolver.ids;
-            translated.extend(resolver.translated.into_iter().map(|(at, g)| ((i, at), g)));
+            lowered.extend(resolver.lowered.into_iter().map(|(at, g)| ((i, at), g)));
             resolved.extend(resolver.resolved.into_iter().map(|(at, c)| ((i, at), c)));
         }
         if let Some(all) = Diagnostic::list(errors) {
@@ -344,7 +344,7 @@ impl Loader {
                 let key = (lr.file, lr.rule.span().0);
                 match &lr.rule {
                     Rule::Equational(_) => {
-                        if let Some(rules) = translated.remove(&key) {
+                        if let Some(rules) = lowered.remove(&key) {
                             let origin = format!("{}:{}", self.sources[lr.file].name, lr.line);
                             ph.equational
                                 .extend(rules.into_iter().map(|g| g.origin(&origin)));

@@ -1,11 +1,12 @@
 //! The resolver: a parsed rule file checked against the dialect table and lowered, in one pass
 //! per rule, to what the engines run. Checking a pattern binds its names to slots, checking an
 //! expression returns its [`compiled::Expr`], checking a build its [`compiled::Build`], and a
-//! structural rule that checks comes out as its [`CompiledRule`], match plan included. Each
-//! rule of the language and its message live here once, so what a rule compiles to cannot
-//! disagree with what was checked, and no later pass can refuse it (ISLE's
-//! `TermEnv::from_ast` is the model). An equational rule is checked, then translated to
-//! e-graph rules ([`super::lower::equational`]).
+//! structural rule that checks comes out as its [`CompiledRule`], match plan included, an
+//! equational rule as the e-graph rules it stands for ([`equational`]). Each rule of the
+//! language and its message live here once, so what a rule compiles to cannot disagree with
+//! what was checked, and no later pass can refuse it (ISLE's `TermEnv::from_ast` is the model);
+//! only the e-graph's own verdict on an equational rule comes from elsewhere, and it is asked
+//! here, at the rule.
 //!
 //! What is refused (each a [`Diagnostic`] at `file:line:col` with the source line, a caret and,
 //! where one helps, a hint):
@@ -21,8 +22,9 @@
 //! - actions ([`action`]) and builds ([`build`]): erase/move/set/rewire apply to ops a pattern
 //!   or build bound; rewired operand names exist; ops are built only where an action places
 //!   them, with result types something gives or derives;
-//! - equational rules ([`equational`]): the right-hand side uses only variables the left binds,
-//!   and the rule translates to e-graph rules.
+//! - equational rules ([`equational`]): pure op classes and sets of a bounded product, the
+//!   right-hand side built from what the left binds, expressions the e-graph can evaluate,
+//!   `<=>` only between two patterns, and what the e-graph itself accepts.
 //!
 //! A file is resolved on its own, with the parameters' final values, and every faulty rule of
 //! it is reported (each with its first error); which files are included and in what order is
@@ -114,9 +116,8 @@ pub(super) struct Resolver<'a> {
     slots: Slot,
     /// Checking an equational rule (`const(%x)` is an e-graph query).
     equational: bool,
-    /// The e-graph rules each equational rule of the file stands for, by the rule's offset:
-    /// translating is how they are checked, and the loader keeps the translation.
-    pub(super) translated: HashMap<usize, Vec<crate::egraph::EqRule>>,
+    /// The e-graph rules each equational rule of the file stands for, by the rule's offset.
+    pub(super) lowered: HashMap<usize, Vec<crate::egraph::EqRule>>,
     /// Each structural rule of the file, resolved, by the rule's offset.
     pub(super) resolved: HashMap<usize, CompiledRule>,
     /// The file's index among the loaded files (a resolved rule's origin).
@@ -145,7 +146,7 @@ impl<'a> Resolver<'a> {
             captures: IndexMap::new(),
             slots: 0,
             equational: false,
-            translated: HashMap::new(),
+            lowered: HashMap::new(),
             resolved: HashMap::new(),
             file,
             ids,
@@ -209,7 +210,7 @@ impl<'a> Resolver<'a> {
         loaded_require(self.src, 0, &params, q).map(|_| ())
     }
 
-    /// Checks `r` and keeps what it resolves to ([`Resolver::resolved`], [`Resolver::translated`]).
+    /// Checks `r` and keeps what it resolves to ([`Resolver::resolved`], [`Resolver::lowered`]).
     fn rule<'r>(
         &mut self,
         r: &'r Rule,
@@ -244,7 +245,11 @@ impl<'a> Resolver<'a> {
                 self.resolved.insert(r.span().0, c);
                 Ok(())
             }
-            Rule::Equational(e) => self.equational(e),
+            Rule::Equational(e) => {
+                let rules = self.equational(e)?;
+                self.lowered.insert(r.span().0, rules);
+                Ok(())
+            }
         }
     }
 
