@@ -259,6 +259,13 @@ pub fn eval_const(e: &super::ast::Expr, params: &dyn Fn(&str) -> Option<Val>) ->
     eval(&mut ConstEnv, &super::constant::constant(e, params))
 }
 
+/// Whether a constant of the syntax tree names (as a bare name) something `named` holds: a
+/// parameter whose declaration or value is faulty, whose own error is reported, so the constant
+/// is not evaluated.
+pub fn mentions(e: &super::ast::Expr, named: &dyn Fn(&str) -> bool) -> bool {
+    e.any(&mut |x| matches!(x, super::ast::Expr::Var(super::ast::Var::Bare(i)) if named(&i.name)))
+}
+
 /// [`eval_const`] for an interpolated string.
 pub fn eval_const_str(
     s: &super::ast::StrLit,

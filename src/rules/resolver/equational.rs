@@ -318,14 +318,17 @@ impl Resolver<'_> {
                     specs.push(s);
                     add(names, &i.name);
                 }
-                None => return Err(names::unknown_op_in_pattern(i).at(self.src)),
+                None => return Err(self.unknown_op(i, true)),
             },
+            OpSel::Quoted(i) if self.faults.ops.contains(&i.name) => {
+                return Err(self.unknown_op(i, true))
+            }
             OpSel::Quoted(i) => {
                 specs.extend(self.ops.quoted_spec(&i.name));
                 add(names, &i.name);
             }
             OpSel::Class(c) => {
-                let class = names::op_class(c).map_err(|p| p.at(self.src))?;
+                let class = self.op_class(c)?;
                 if !matches!(class, OpClass::Any | OpClass::Effect(Effect::Pure)) {
                     return Err(self.at(
                         c.span.0,
@@ -381,7 +384,7 @@ impl Resolver<'_> {
             } => {
                 let name = &op.name.name;
                 if !op.quoted && self.dialect.spec(name).is_none() {
-                    return Err(names::unknown_op_in_pattern(&op.name).at(self.src));
+                    return Err(self.unknown_op(&op.name, true));
                 }
                 let mut b = OpBuild::new(name, []);
                 let mut pat = q.both.then(|| GOp::new(name, []));

@@ -76,7 +76,13 @@ impl Resolver<'_> {
                 } else if i.name == NONE_NAME {
                     (Ty::Value, Val::NullValue)
                 } else {
-                    let mut d = self.at(i.span.0, format!("unknown name `{}`", i.name));
+                    // A faulty parameter, or perhaps one an import that failed declares: that
+                    // error says what is wrong.
+                    let maybe = self.faults.params.contains(&i.name) || self.faults.incomplete;
+                    let mut d = self.cascade_if(
+                        maybe,
+                        self.at(i.span.0, format!("unknown name `{}`", i.name)),
+                    );
                     d = if self.values.contains_key(&format!("%{}", i.name)) {
                         d.with_hint(format!("values are written with `%`: %{}", i.name))
                     } else if self.captures.contains_key(&format!("${}", i.name)) {

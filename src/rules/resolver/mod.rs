@@ -42,7 +42,7 @@ use super::ast::*;
 use super::builtins::{Builtin, Kind, Query};
 use super::compiled::{self, CompiledRule, Slot};
 use super::decl::{rule_attrs, rule_operands, OpTable};
-use super::eval::dtype_name;
+use super::eval::{dtype_name, mentions};
 use super::load::line_starts;
 use super::parse::comment_above;
 use super::plan::{self, Bound, BoundSlots, Unreached};
@@ -54,7 +54,8 @@ use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, OpSpec, ResultRule};
 use crate::value::Val;
 use indexmap::{IndexMap, IndexSet};
-use std::collections::HashMap;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
 
 /// Where a rule is, for [`CompiledRule`]'s metadata.
 pub struct Origin {
@@ -84,6 +85,20 @@ impl Ids {
         self.exists += 1;
         self.exists - 1
     }
+}
+
+/// What failed before the resolver ran, so that an error that only follows from it is not
+/// reported again: the earlier error says what is wrong.
+#[derive(Clone, Copy)]
+pub(super) struct Faults<'a> {
+    /// Parameters whose declaration or value is faulty (left out of the parameters).
+    pub params: &'a HashSet<String>,
+    /// Ops declared with an error (left out of the op table).
+    pub ops: &'a HashSet<String>,
+    /// An import of the file failed: a name it does not know may be one that import brings.
+    pub incomplete: bool,
+    /// The offsets of the file's rules whose definitions could not be substituted.
+    pub unexpanded: &'a HashSet<usize>,
 }
 
 /// What a `%name` is bound to in a rule.
@@ -124,6 +139,10 @@ pub(super) struct Resolver<'a> {
     file: usize,
     /// The ids the next resolved rule's builds and `exists` take.
     pub(super) ids: Ids,
+    faults: Faults<'a>,
+    /// Set by an error that may only follow from an earlier one ([`Faults`]): the item being
+    /// resolved is dropped without its error.
+    cascade: Cell<bool>,
 }
 
 impl<'a> Resolver<'a> {
@@ -135,6 +154,7 @@ impl<'a> Resolver<'a> {
         params: &'a IndexMap<String, Param>,
         ops: &'a OpTable,
         ids: Ids,
+        faults: Faults<'a>,
     ) -> Self {
         Resolver {
             src,
@@ -150,6 +170,8 @@ impl<'a> Resolver<'a> {
             resolved: HashMap::new(),
             file,
             ids,
+            faults,
+            cascade: Cell::new(false),
         }
     }
 
@@ -159,7 +181,8 @@ impl<'a> Resolver<'a> {
 
     /// Resolves every item of `f`. After an error it goes on with the next item (a rule, a
     /// parameter's constraint, an import's condition, a `require`), so every faulty rule of the
-    /// file is reported, each with its first error, in source order.
+    /// file is reported, each with its first error, in source order. An item whose error only
+    /// follows from an earlier one ([`Faults`]) is dropped silently.
     pub(super) fn resolve_file(&mut self, f: &File) -> Vec<Diagnostic> {
         let mut errors = Vec::new();
         let mut phase_names: IndexSet<&str> = IndexSet::new();
@@ -171,7 +194,8 @@ impl<'a> Resolver<'a> {
                     // That it is a bool is the loader's to say: it evaluates every constraint
                     // when parameters get their values, before any file is checked.
                     if let Some(c) = &p.constraint {
-                        errors.extend(self.expr(c).err());
+                        let r = self.expr(c);
+                        self.keep(&mut errors, r);
                     }
                 }
                 Item::Import(im) => {
@@ -179,7 +203,7 @@ impl<'a> Resolver<'a> {
                         let r = self
                             .expr(c)
                             .and_then(|(t, _)| self.want_bool(t, c, "an import condition must be"));
-                        errors.extend(r.err());
+                        self.keep(&mut errors, r);
                     }
                 }
                 Item::Phase(p) => {
@@ -190,22 +214,76 @@ impl<'a> Resolver<'a> {
                         ));
                     }
                     for r in &p.rules {
-                        errors.extend(self.rule(r, &mut rule_names, &line_starts).err());
+                        let r = self.rule(r, &mut rule_names, &line_starts);
+                        self.keep(&mut errors, r);
                     }
                     for q in &p.requires {
-                        errors.extend(self.require(q).err());
+                        let r = self.require(q);
+                        self.keep(&mut errors, r);
                     }
                 }
-                Item::Rule(r) => errors.extend(self.rule(r, &mut rule_names, &line_starts).err()),
-                Item::Require(q) => errors.extend(self.require(q).err()),
+                Item::Rule(r) => {
+                    let r = self.rule(r, &mut rule_names, &line_starts);
+                    self.keep(&mut errors, r);
+                }
+                Item::Require(q) => {
+                    let r = self.require(q);
+                    self.keep(&mut errors, r);
+                }
                 Item::Op(_) => {}
             }
         }
         errors
     }
 
+    /// Keeps the error of an item unless it only follows from an earlier one.
+    fn keep<T>(&self, errors: &mut Vec<Diagnostic>, r: Result<T, Diagnostic>) {
+        let cascade = self.cascade.replace(false);
+        if let Err(d) = r {
+            if !cascade {
+                errors.push(d);
+            }
+        }
+    }
+
+    /// Marks the error being made as one that may only follow from an earlier error when
+    /// `maybe` holds (see [`Faults`]); returns the error.
+    fn cascade_if(&self, maybe: bool, d: Diagnostic) -> Diagnostic {
+        if maybe {
+            self.cascade.set(true);
+        }
+        d
+    }
+
+    /// An op name the table does not know, in a pattern or a build. Unknown
+    /// because its declaration is faulty, or perhaps declared by an import that failed, it is
+    /// not reported again.
+    fn unknown_op(&self, i: &Ident, in_pattern: bool) -> Diagnostic {
+        let p = if in_pattern {
+            names::unknown_op_in_pattern(i)
+        } else {
+            names::unknown_op(i)
+        };
+        let maybe = self.faults.ops.contains(&i.name) || self.faults.incomplete;
+        self.cascade_if(maybe, p.at(self.src))
+    }
+
     /// Checks a `require`'s count and message (every file is checked, included or not).
     fn require(&self, q: &Require) -> Result<(), Diagnostic> {
+        // A count or message that names a faulty parameter: the parameter's error says it.
+        let faulty = |n: &str| {
+            self.faults.params.contains(n) || self.faults.incomplete && !self.params.contains_key(n)
+        };
+        let in_message = |m: &StrLit| {
+            m.parts
+                .iter()
+                .any(|p| matches!(p, StrPart::Expr(e) if mentions(e, &faulty)))
+        };
+        if q.count.as_ref().is_some_and(|(_, e)| mentions(e, &faulty))
+            || q.message.as_ref().is_some_and(in_message)
+        {
+            return Ok(());
+        }
         let params = |n: &str| self.params.get(n).map(|p| p.value.clone());
         loaded_require(self.src, 0, &params, q).map(|_| ())
     }
@@ -218,6 +296,11 @@ impl<'a> Resolver<'a> {
         line_starts: &[usize],
     ) -> Result<(), Diagnostic> {
         let name = r.name();
+        if self.faults.unexpanded.contains(&r.span().0) {
+            // The expander reported why its definitions could not be substituted.
+            names.entry(&name.name).or_insert(name.span);
+            return Ok(());
+        }
         if comment_above(self.src, r.span().0).is_none_or(|c| c.is_empty()) {
             return Err(self
                 .at(r.span().0, format!("rule `{}` has no comment", name.name))
