@@ -286,8 +286,8 @@ impl Desugar<'_> {
             match d {
                 Def::OpSet { name, set, .. } => {
                     if is_class(&name.name) {
-                        return Err(Fail::Error(self
-                            .at(
+                        return Err(Fail::Error(
+                            self.at(
                                 name.span.0,
                                 format!(
                                     "`{}` is an op class: an op set needs another name",
@@ -297,13 +297,16 @@ impl Desugar<'_> {
                             .with_hint(format!(
                                 "op classes: {}",
                                 class_names().collect::<Vec<_>>().join(", ")
-                            ))));
+                            )),
+                        ));
                     }
                     if let Some(prev) = scope.sets.get(&name.name) {
-                        return Err(Fail::Error(self.set_twice(name.span.0, name).with_note(format!(
-                            "also declared at {}",
-                            self.where_is(prev.file, prev.name_span)
-                        ))));
+                        return Err(Fail::Error(self.set_twice(name.span.0, name).with_note(
+                            format!(
+                                "also declared at {}",
+                                self.where_is(prev.file, prev.name_span)
+                            ),
+                        )));
                     }
                     scope.sets.insert(
                         name.name.clone(),
@@ -329,15 +332,16 @@ impl Desugar<'_> {
                         )));
                     }
                     if let Some(prev) = scope.preds.get(&name.name) {
-                        return Err(Fail::Error(self
-                            .at(
+                        return Err(Fail::Error(
+                            self.at(
                                 name.span.0,
                                 format!("predicate `{}` is declared twice", name.name),
                             )
                             .with_note(format!(
                                 "also declared at {}",
                                 self.where_is(self.idx, prev.name_span)
-                            ))));
+                            )),
+                        ));
                     }
                     let mut seen: IndexSet<&str> = IndexSet::new();
                     let twice = params.iter().find(|p| !seen.insert(&p.name));
@@ -391,15 +395,16 @@ impl Desugar<'_> {
         if let Some(i) = stack.iter().position(|s| s == name) {
             let mut chain: Vec<&str> = stack[i..].iter().map(String::as_str).collect();
             chain.push(name);
-            return Err(Fail::Error(self
-                .at(
+            return Err(Fail::Error(
+                self.at(
                     used_at.0,
                     format!("op set `{name}` is defined in terms of itself"),
                 )
                 .with_note(format!(
                     "{} (a set may name other sets, not itself)",
                     chain.join(" -> ")
-                ))));
+                )),
+            ));
         }
         let raw = match &def.raw {
             OpSel::OneOf(v, _) => v.clone(),
@@ -560,12 +565,7 @@ impl Desugar<'_> {
         r
     }
 
-    fn expand_pred_body(
-        &self,
-        scope: &mut Scope,
-        name: &str,
-        stack: &mut Vec<String>,
-    ) -> Res<()> {
+    fn expand_pred_body(&self, scope: &mut Scope, name: &str, stack: &mut Vec<String>) -> Res<()> {
         let Some(def) = scope.preds.get(name) else {
             return Ok(());
         };
@@ -731,8 +731,8 @@ impl Desugar<'_> {
             return Err(Fail::Cascade);
         }
         if args.len() != def.params.len() {
-            return Err(Fail::Error(self
-                .at(
+            return Err(Fail::Error(
+                self.at(
                     func.span.0,
                     format!(
                         "predicate `{}` takes {} argument(s), {} given",
@@ -750,7 +750,8 @@ impl Desugar<'_> {
                         .map(|p| p.name.as_str())
                         .collect::<Vec<_>>()
                         .join(", ")
-                ))));
+                )),
+            ));
         }
         let mut map: IndexMap<String, Ident> = IndexMap::new();
         for (p, a) in def.params.iter().zip(args) {

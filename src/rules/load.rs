@@ -138,6 +138,9 @@ struct Loader {
     unexpanded: Vec<HashSet<usize>>,
     /// Errors found while reading, parsing and expanding files.
     errors: Vec<Diagnostic>,
+    /// The name of every file read, in the order read, a file that does not parse included:
+    /// the order errors are reported in.
+    read: Vec<String>,
     /// Where imports not found beside the importing file are looked for, in order.
     search: Vec<PathBuf>,
     /// Bytes of rule text read so far (bounded by [`MAX_RULE_BYTES_TOTAL`]).
@@ -219,6 +222,7 @@ impl Loader {
     /// Parses `src` and loads its imports, then substitutes its definitions. `None` when it does
     /// not parse: a parse error stops that file (and only that file).
     fn add_source(&mut self, key: PathBuf, src: SourceFile) -> Option<usize> {
+        self.read.push(src.name.clone());
         let file = match parse_file(&src) {
             Ok(file) => file,
             Err(e) => {
@@ -276,11 +280,7 @@ impl Loader {
         Some(idx)
     }
 
-    fn finish(
-        mut self,
-        roots: &[usize],
-        sets: &[(String, String)],
-    ) -> Result<RuleSet, Diagnostic> {
+    fn finish(mut self, roots: &[usize], sets: &[(String, String)]) -> Result<RuleSet, Diagnostic> {
         let (params, failed_params) = self.params(sets);
         let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
         let decls: Vec<Vec<OpDecl>> = self
@@ -302,8 +302,7 @@ impl Loader {
             .zip(&decls)
             .map(|(s, d)| (s, d.as_slice()))
             .collect();
-        let collected =
-            super::decl::collect(&pairs, &lookup, &|n: &str| failed_params.contains(n));
+        let collected = super::decl::collect(&pairs, &lookup, &|n: &str| failed_params.contains(n));
         self.errors.extend(collected.errors);
         let ops = collected.table;
         // Every file is resolved, imported or not: each rule checked and lowered in one pass, a
@@ -313,7 +312,7 @@ impl Loader {
         let mut ids = Ids::default();
         let mut resolved: HashMap<(usize, usize), CompiledRule> = HashMap::new();
         let mut lowered: HashMap<(usize, usize), Vec<crate::egraph::EqRule>> = HashMap::new();
-        let mut errors = std::mem::take(&mut self.errors);
+        let mut errors = Vec::new();
         for (i, f) in self.files.iter().enumerate() {
             let faults = Faults {
                 params: &failed_params,
@@ -327,6 +326,9 @@ impl Loader {
             lowered.extend(resolver.lowered.into_iter().map(|(at, g)| ((i, at), g)));
             resolved.extend(resolver.resolved.into_iter().map(|(at, c)| ((i, at), c)));
         }
+        // After the resolver's: where both meet one mistake (a constraint is resolved and
+        // evaluated), the resolver's words, which carry hints, are the ones kept.
+        errors.append(&mut self.errors);
         if let Some(all) = self.in_order(errors) {
             return Err(all);
         }
@@ -716,14 +718,16 @@ impl Loader {
 
     /// Every error of a load, in the order an author reads them: those about the invocation
     /// (a file named on the command line, `--set`) first, then each file's in source order,
-    /// files in the order they were loaded. `None` when there is none.
+    /// files in the order they were loaded. Two errors at one place are one mistake met by two
+    /// checks: the first is kept. `None` when there is none.
     fn in_order(&self, mut errors: Vec<Diagnostic>) -> Option<Diagnostic> {
         errors.sort_by_key(|d| {
             d.location.as_ref().map(|l| {
-                let file = self.sources.iter().position(|s| s.name == l.file);
+                let file = self.read.iter().position(|s| *s == l.file);
                 (file.unwrap_or(usize::MAX), l.line, l.col)
             })
         });
+        errors.dedup_by(|b, a| a.location.is_some() && a.location == b.location);
         Diagnostic::list(errors)
     }
 }
@@ -823,7 +827,10 @@ impl Loader {
                                         prev.display()
                                     ),
                                 )
-                                .with_note(format!("the other at {}:{line}", self.sources[*pf].name)),
+                                .with_note(format!(
+                                    "the other at {}:{line}",
+                                    self.sources[*pf].name
+                                )),
                             );
                             continue;
                         }

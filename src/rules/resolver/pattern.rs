@@ -63,8 +63,7 @@ impl Resolver<'_> {
 
     /// The op class `c` names. An unknown one may be an op set of an import that failed.
     pub(super) fn op_class(&self, c: &Ident) -> Result<OpClass, Diagnostic> {
-        names::op_class(c)
-            .map_err(|p| self.cascade_if(self.faults.incomplete, p.at(self.src)))
+        names::op_class(c).map_err(|p| self.cascade_if(self.faults.incomplete, p.at(self.src)))
     }
 
     /// An operand name `n` that `op` (as written: a name, a class, a set) does not have; the
