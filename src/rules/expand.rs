@@ -7,7 +7,10 @@
 //! so the resolver checks them, and the structural engine and the e-graph run them, unchanged.
 //! What this module adds is what substitution alone cannot give: the definitions' own errors
 //! (an unknown op in a set, a predicate that calls itself, a predicate body naming a value it
-//! was not given), each reported at the definition with `file:line:col` and a caret.
+//! was not given), each reported at the definition with `file:line:col` and a caret. Every
+//! definition and every rule is substituted on its own, so each faulty one is reported; a
+//! definition or rule that names a faulty definition is not (its error says what is wrong), and
+//! the rules that could not be substituted are not resolved.
 //!
 //! **Op sets** (`ops reduction = (pd_op.c_allreduce_sum | pd_op.all_reduce {reduce_type: 0});`)
 //! are used as an op selector, written like an op class: `%r = reduction(%g, ..)`, or as one

@@ -7,8 +7,16 @@
 //! resolver decides whether each file, on its own, means something against the dialect table,
 //! and what each of its rules compiles to. Every file is resolved, even an import whose
 //! condition is false, so a mistake in `hoist_reduce.rw` shows up whatever `--set` says; only
-//! the inclusion of its phases depends on the condition. The errors of every file are reported
-//! together.
+//! the inclusion of its phases depends on the condition.
+//!
+//! Every independent error is reported, as a compiler does, in source order, files in the order
+//! they are read (errors about the invocation, such as a bad `--set`, first): a file that cannot
+//! be read or parsed, each faulty parameter and import value, each faulty op declaration, and
+//! what the expander and the resolver find in every file. What only follows from a reported
+//! error is not reported: a faulty parameter or op declaration is left out and named
+//! ([`Faults`]), so what uses it is not checked against it, and a file whose import failed does
+//! not report names it does not know, which the import may have brought. Phases are laid out,
+//! and rule names across files and `require`s checked, only once every file resolves.
 //!
 //! What is refused here (each a [`Diagnostic`] at `file:line:col` with the source line and a
 //! caret, or a usage error naming the parameter):
@@ -720,7 +728,14 @@ impl Loader {
     /// (a file named on the command line, `--set`) first, then each file's in source order,
     /// files in the order they were loaded. Two errors at one place are one mistake met by two
     /// checks: the first is kept. `None` when there is none.
-    fn in_order(&self, mut errors: Vec<Diagnostic>) -> Option<Diagnostic> {
+    fn in_order(&self, errors: Vec<Diagnostic>) -> Option<Diagnostic> {
+        let mut errors: Vec<Diagnostic> = errors
+            .into_iter()
+            .flat_map(|mut d| {
+                let more = std::mem::take(&mut d.more);
+                std::iter::once(d).chain(more.into_vec())
+            })
+            .collect();
         errors.sort_by_key(|d| {
             d.location.as_ref().map(|l| {
                 let file = self.read.iter().position(|s| *s == l.file);

@@ -27,7 +27,9 @@
 //!   `<=>` only between two patterns, and what the e-graph itself accepts.
 //!
 //! A file is resolved on its own, with the parameters' final values, and every faulty rule of
-//! it is reported (each with its first error); which files are included and in what order is
+//! it is reported (each with its first error, or the error of each faulty pattern of its
+//! `match`), except where the error may only follow from one reported before ([`Faults`]: a
+//! faulty parameter or op declaration, an import that failed); which files are included and in what order is
 //! the loader's business ([`super::load`]). [`names`] holds what an op class, a stage and an
 //! alternative's attribute test resolve to, which the expander asks too.
 
@@ -371,10 +373,28 @@ impl<'a> Resolver<'a> {
                 )
                 .with_hint("a structural rule starts with `match <pattern>;`"));
         }
-        // Bind everything the patterns name first: patterns are one conjunction.
+        // Bind everything the patterns name first: patterns are one conjunction. Each pattern's
+        // error is its own (a pattern that fails binds nothing a later one could trip on), so
+        // each is reported; what comes after the patterns is not checked then, since it reads
+        // what they bind.
         let mut resolved = Vec::with_capacity(patterns.len());
+        let (mut errors, mut cascade) = (Vec::new(), None);
         for p in &patterns {
-            resolved.push(self.bind_pattern(p)?);
+            let r = self.bind_pattern(p);
+            match (r, self.cascade.replace(false)) {
+                (Ok(rp), _) => resolved.push(rp),
+                (Err(d), true) => {
+                    cascade.get_or_insert(d);
+                }
+                (Err(d), false) => errors.push(d),
+            }
+        }
+        if let Some(all) = Diagnostic::list(errors) {
+            return Err(all);
+        }
+        if let Some(d) = cascade {
+            self.cascade.set(true);
+            return Err(d);
         }
         for (p, rp) in patterns.iter().zip(&mut resolved) {
             self.pattern_exprs(p, rp)?;
