@@ -285,90 +285,88 @@ impl Desugar<'_> {
     }
 
     fn declare_one(&self, scope: &mut Scope, d: &Def) -> Res<()> {
-        {
-            match d {
-                Def::OpSet { name, set, .. } => {
-                    if is_class(&name.name) {
-                        return Err(Fail::Error(
-                            self.at(
-                                name.span.0,
-                                format!(
-                                    "`{}` is an op class: an op set needs another name",
-                                    name.name
-                                ),
-                            )
-                            .with_hint(format!(
-                                "op classes: {}",
-                                class_names().collect::<Vec<_>>().join(", ")
-                            )),
-                        ));
-                    }
-                    if let Some(prev) = scope.sets.get(&name.name) {
-                        return Err(Fail::Error(self.set_twice(name.span.0, name).with_note(
-                            format!(
-                                "also declared at {}",
-                                self.where_is(prev.file, prev.name_span)
-                            ),
-                        )));
-                    }
-                    scope.sets.insert(
-                        name.name.clone(),
-                        SetDef {
-                            raw: set.clone(),
-                            alts: None,
-                            file: self.idx,
-                            name_span: name.span,
-                            failed: false,
-                        },
-                    );
-                }
-                Def::Pred {
-                    name, params, body, ..
-                } => {
-                    if is_function(&name.name) {
-                        return Err(Fail::Error(self.at(
+        match d {
+            Def::OpSet { name, set, .. } => {
+                if is_class(&name.name) {
+                    return Err(Fail::Error(
+                        self.at(
                             name.span.0,
                             format!(
-                                "`{}` is a built-in function: a predicate needs another name",
+                                "`{}` is an op class: an op set needs another name",
                                 name.name
                             ),
-                        )));
-                    }
-                    if let Some(prev) = scope.preds.get(&name.name) {
-                        return Err(Fail::Error(
-                            self.at(
-                                name.span.0,
-                                format!("predicate `{}` is declared twice", name.name),
-                            )
-                            .with_note(format!(
-                                "also declared at {}",
-                                self.where_is(self.idx, prev.name_span)
-                            )),
-                        ));
-                    }
-                    let mut seen: IndexSet<&str> = IndexSet::new();
-                    let twice = params.iter().find(|p| !seen.insert(&p.name));
-                    // A faulty predicate stays in scope, so that its calls are known to be
-                    // calls of it.
-                    scope.preds.insert(
-                        name.name.clone(),
-                        PredDef {
-                            params: params.clone(),
-                            body: body.clone(),
-                            done: false,
-                            name_span: name.span,
-                            failed: twice.is_some(),
-                        },
-                    );
-                    if let Some(p) = twice {
-                        return Err(Fail::Error(self.at(
-                            p.span.0,
-                            format!(
-                                "predicate `{}` has two parameters named `{}`",
-                                name.name, p.name
-                            ),
-                        )));
-                    }
+                        )
+                        .with_hint(format!(
+                            "op classes: {}",
+                            class_names().collect::<Vec<_>>().join(", ")
+                        )),
+                    ));
+                }
+                if let Some(prev) = scope.sets.get(&name.name) {
+                    return Err(Fail::Error(self.set_twice(name.span.0, name).with_note(
+                        format!(
+                            "also declared at {}",
+                            self.where_is(prev.file, prev.name_span)
+                        ),
+                    )));
+                }
+                scope.sets.insert(
+                    name.name.clone(),
+                    SetDef {
+                        raw: set.clone(),
+                        alts: None,
+                        file: self.idx,
+                        name_span: name.span,
+                        failed: false,
+                    },
+                );
+            }
+            Def::Pred {
+                name, params, body, ..
+            } => {
+                if is_function(&name.name) {
+                    return Err(Fail::Error(self.at(
+                        name.span.0,
+                        format!(
+                            "`{}` is a built-in function: a predicate needs another name",
+                            name.name
+                        ),
+                    )));
+                }
+                if let Some(prev) = scope.preds.get(&name.name) {
+                    return Err(Fail::Error(
+                        self.at(
+                            name.span.0,
+                            format!("predicate `{}` is declared twice", name.name),
+                        )
+                        .with_note(format!(
+                            "also declared at {}",
+                            self.where_is(self.idx, prev.name_span)
+                        )),
+                    ));
+                }
+                let mut seen: IndexSet<&str> = IndexSet::new();
+                let twice = params.iter().find(|p| !seen.insert(&p.name));
+                // A faulty predicate stays in scope, so that its calls are known to be
+                // calls of it.
+                scope.preds.insert(
+                    name.name.clone(),
+                    PredDef {
+                        params: params.clone(),
+                        body: body.clone(),
+                        done: false,
+                        name_span: name.span,
+                        failed: twice.is_some(),
+                    },
+                );
+                if let Some(p) = twice {
+                    return Err(Fail::Error(self.at(
+                        p.span.0,
+                        format!(
+                            "predicate `{}` has two parameters named `{}`",
+                            name.name, p.name
+                        ),
+                    )));
                 }
             }
         }

@@ -314,9 +314,9 @@ impl Loader {
         self.errors.extend(collected.errors);
         let ops = collected.table;
         // Every file is resolved, imported or not: each rule checked and lowered in one pass, a
-        // structural rule to its compiled form, an equational one to e-graph rules. Rules keep their place in the
-        // rule set's numbering of builds and `exists` whichever phases take them. The errors
-        // of every file are reported together, each file's in source order.
+        // structural rule to its compiled form, an equational one to e-graph rules. Rules keep
+        // their place in the rule set's numbering of builds and `exists` whichever phases take
+        // them. The errors of every file are reported together with the loader's, in order.
         let mut ids = Ids::default();
         let mut resolved: HashMap<(usize, usize), CompiledRule> = HashMap::new();
         let mut lowered: HashMap<(usize, usize), Vec<crate::egraph::EqRule>> = HashMap::new();

@@ -29,7 +29,8 @@
 //! A file is resolved on its own, with the parameters' final values, and every faulty rule of
 //! it is reported (each with its first error, or the error of each faulty pattern of its
 //! `match`), except where the error may only follow from one reported before ([`Faults`]: a
-//! faulty parameter or op declaration, an import that failed); which files are included and in what order is
+//! faulty parameter or op declaration, an import that failed); which files are included and in
+//! what order is
 //! the loader's business ([`super::load`]). [`names`] holds what an op class, a stage and an
 //! alternative's attribute test resolve to, which the expander asks too.
 
@@ -141,6 +142,7 @@ pub(super) struct Resolver<'a> {
     file: usize,
     /// The ids the next resolved rule's builds and `exists` take.
     pub(super) ids: Ids,
+    /// What failed before the file was resolved.
     faults: Faults<'a>,
     /// Set by an error that may only follow from an earlier one ([`Faults`]): the item being
     /// resolved is dropped without its error.
@@ -257,9 +259,9 @@ impl<'a> Resolver<'a> {
         d
     }
 
-    /// An op name the table does not know, in a pattern or a build. Unknown
-    /// because its declaration is faulty, or perhaps declared by an import that failed, it is
-    /// not reported again.
+    /// An op name the table does not know, in a pattern or a build. Unknown because its
+    /// declaration is faulty, or perhaps declared by an import that failed, it is not reported
+    /// again.
     fn unknown_op(&self, i: &Ident, in_pattern: bool) -> Diagnostic {
         let p = if in_pattern {
             names::unknown_op_in_pattern(i)
