@@ -1,6 +1,6 @@
 //! Equational rules run, phase by phase, through [`egraph::saturate`]: the rules were lowered to
 //! the e-graph's rule type ([`egraph::EqRule`]) once, when the rule files were loaded
-//! (`rules::lower`, stored in [`Phase::equational`]).
+//! (by the rule resolver, `rules::resolver`; stored in [`Phase::equational`]).
 //!
 //! # How a phase runs
 //! [`run_phase`] saturates the phase's equational rules on the main program, then on the startup

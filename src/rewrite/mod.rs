@@ -28,7 +28,7 @@
 //!   hitting the cap is an error naming the rules that fired most.
 //!
 //! The engine runs rules in their lowered form, computed once when the rule files were loaded
-//! (`rules::lower`): structural rules as `rules::compiled::CompiledRule`s (a match's bindings
+//! (`rules::resolver`): structural rules as `rules::compiled::CompiledRule`s (a match's bindings
 //! are a vector indexed by the rule's slots; selectors, stages and builtins already resolved;
 //! only op names are interned here, once per run), never the syntax tree. Equational rules
 //! (`rewrite a: lhs => rhs;`), lowered to the e-graph's rules, are run by [`equational`] and

@@ -21,7 +21,7 @@ use super::Val;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{default_attrs, Dialect, Effect, OpSpec, ResultRule};
 use indexmap::IndexMap;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The type of an attribute value, as a declaration writes it (`bool`, `int`, ...).
@@ -216,49 +216,63 @@ pub fn rule_operands(rule: ResultRule) -> Vec<usize> {
 /// The declared ops of every loaded file (`files[i]` with its source), checked: a name not in
 /// the dialect table and declared once, operand and result names unique, `like(x)` naming an
 /// operand, known attribute types with defaults of that type.
+///
+/// Every declaration is checked, and each of its independent errors reported, in source order;
+/// a faulty one is left out of the table and named in [`Collected::failed`], so that what uses it
+/// is not reported again. A default that names a parameter in `failed_params` is not evaluated:
+/// that parameter's own error is reported.
 pub fn collect(
     files: &[(&SourceFile, &[OpDecl])],
     params: &dyn Fn(&str) -> Option<Val>,
-) -> Result<OpTable, Diagnostic> {
+    failed_params: &dyn Fn(&str) -> bool,
+) -> Collected {
     let mut declared: IndexMap<String, DeclaredOp> = IndexMap::new();
+    let mut errors = Vec::new();
+    let mut failed = HashSet::new();
     for (fi, (src, decls)) in files.iter().enumerate() {
         for d in decls.iter() {
             let name = &d.name.name;
             let at = |off: usize, msg: String| Diagnostic::at(src, off, msg);
             if Dialect::get().spec(&name.name).is_some() {
-                return Err(at(
+                errors.push(at(
                     name.span.0,
                     format!(
                         "`{}` is in the dialect table: declare only ops it lacks",
                         name.name
                     ),
                 ));
+                continue;
             }
             if let Some(prev) = declared.get(&name.name) {
                 let (line, _) = files[prev.file].0.line_col(prev.span.0);
-                return Err(
+                errors.push(
                     at(name.span.0, format!("op `{}` is declared twice", name.name)).with_note(
                         format!("first declared at {}:{line}", files[prev.file].0.name),
                     ),
                 );
+                continue;
             }
+            let before = errors.len();
+            // A default that names a faulty parameter: that parameter's error says it.
+            let mut cascade = false;
             let mut operands: Vec<String> = Vec::new();
             for (k, o) in d.operands.iter().enumerate() {
                 if operands
                     .iter()
                     .any(|p| p.trim_start_matches(['*', '?']) == o.name.name)
                 {
-                    return Err(at(
+                    errors.push(at(
                         o.name.span.0,
                         format!("operand `{}` is declared twice", o.name.name),
                     ));
+                    continue;
                 }
                 let last = k + 1 == d.operands.len();
                 let rest_optional = d.operands[k + 1..]
                     .iter()
                     .all(|n| n.arity == Arity::Optional);
                 if o.arity == Arity::Variadic && !last {
-                    return Err(at(
+                    errors.push(at(
                         o.name.span.0,
                         "only the last operand takes the rest (`*name`)".into(),
                     ));
@@ -283,33 +297,40 @@ pub fn collect(
                     .iter()
                     .any(|p| p.trim_start_matches(['*', '?']) == r.name.name)
                 {
-                    return Err(at(
+                    errors.push(at(
                         r.name.span.0,
                         format!("result `{}` is declared twice", r.name.name),
                     ));
+                    continue;
                 }
                 if r.arity == Arity::Variadic && k + 1 != d.results.len() {
-                    return Err(at(
+                    errors.push(at(
                         r.name.span.0,
                         "only the last result takes the rest (`*name`)".into(),
                     ));
                 }
                 let like = match &r.like {
                     None => None,
-                    Some(x) => Some(plain(&x.name).ok_or_else(|| {
-                        at(
-                            x.span.0,
-                            format!("`{}` is not an operand of `{}`", x.name, name.name),
-                        )
-                        .with_hint(format!(
-                            "operands: {}",
-                            d.operands
-                                .iter()
-                                .map(|o| o.name.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ))
-                    })?),
+                    Some(x) => match plain(&x.name) {
+                        Some(i) => Some(i),
+                        None => {
+                            errors.push(
+                                at(
+                                    x.span.0,
+                                    format!("`{}` is not an operand of `{}`", x.name, name.name),
+                                )
+                                .with_hint(format!(
+                                    "operands: {}",
+                                    d.operands
+                                        .iter()
+                                        .map(|o| o.name.name.as_str())
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                )),
+                            );
+                            None
+                        }
+                    },
                 };
                 results.push(marked(&r.name.name, r.arity));
                 result_like.push(like);
@@ -320,27 +341,37 @@ pub fn collect(
                     .iter()
                     .any(|(k, _, _): &(String, AttrKind, Option<Val>)| *k == a.key.name)
                 {
-                    return Err(at(
+                    errors.push(at(
                         a.key.span.0,
                         format!("attribute `{}` is declared twice", a.key.name),
                     ));
+                    continue;
                 }
-                let kind = AttrKind::from_name(&a.ty.name).ok_or_else(|| {
-                    at(
-                        a.ty.span.0,
-                        format!("unknown attribute type `{}`", a.ty.name),
-                    )
-                    .with_hint(
-                        "attribute types are int, float, bool, string, dtype, place and list",
-                    )
-                })?;
+                let Some(kind) = AttrKind::from_name(&a.ty.name) else {
+                    errors.push(
+                        at(
+                            a.ty.span.0,
+                            format!("unknown attribute type `{}`", a.ty.name),
+                        )
+                        .with_hint(
+                            "attribute types are int, float, bool, string, dtype, place and list",
+                        ),
+                    );
+                    continue;
+                };
                 let default = match &a.default {
                     None => None,
-                    Some(e) => {
-                        let v = super::eval::eval_const(e, params)
-                            .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?;
-                        if !kind.holds(&v) {
-                            return Err(at(
+                    Some(e) if super::eval::mentions(e, failed_params) => {
+                        cascade = true;
+                        None
+                    }
+                    Some(e) => match super::eval::eval_const(e, params) {
+                        Err(er) => {
+                            errors.push(Diagnostic::at(src, er.span.0, er.message));
+                            None
+                        }
+                        Ok(v) if !kind.holds(&v) => {
+                            errors.push(at(
                                 e.span().0,
                                 format!(
                                     "the default of `{}` is {}, but it is declared {}",
@@ -349,11 +380,16 @@ pub fn collect(
                                     crate::value::with_article(kind.name())
                                 ),
                             ));
+                            None
                         }
-                        Some(v)
-                    }
+                        Ok(v) => Some(v),
+                    },
                 };
                 attrs.push((a.key.name.clone(), kind, default));
+            }
+            if cascade || errors.len() > before {
+                failed.insert(name.name.clone());
+                continue;
             }
             let result_rule = match result_like.first() {
                 Some(Some(i)) => ResultRule::SameAs(*i as u8),
@@ -372,9 +408,23 @@ pub fn collect(
             );
         }
     }
-    Ok(OpTable {
-        declared: Arc::new(declared),
-    })
+    Collected {
+        table: OpTable {
+            declared: Arc::new(declared),
+        },
+        errors,
+        failed,
+    }
+}
+
+/// What [`collect`] found: the table of the declarations that check, the errors of the others,
+/// and their names.
+pub struct Collected {
+    pub table: OpTable,
+    pub errors: Vec<Diagnostic>,
+    /// Ops declared with an error: a rule that names one is not checked further (its
+    /// declaration's error says what is wrong).
+    pub failed: HashSet<String>,
 }
 
 fn marked(name: &str, a: Arity) -> String {

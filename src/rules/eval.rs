@@ -256,7 +256,14 @@ impl Env for ConstEnv {
 /// Evaluates a constant expression of the syntax tree: lowered with the parameters' values
 /// (`params`), then evaluated in the [`ConstEnv`].
 pub fn eval_const(e: &super::ast::Expr, params: &dyn Fn(&str) -> Option<Val>) -> EvalResult {
-    eval(&mut ConstEnv, &super::lower::constant(e, params))
+    eval(&mut ConstEnv, &super::constant::constant(e, params))
+}
+
+/// Whether a constant of the syntax tree names (as a bare name) something `named` holds: a
+/// parameter whose declaration or value is faulty, whose own error is reported, so the constant
+/// is not evaluated.
+pub fn mentions(e: &super::ast::Expr, named: &dyn Fn(&str) -> bool) -> bool {
+    e.any(&mut |x| matches!(x, super::ast::Expr::Var(super::ast::Var::Bare(i)) if named(&i.name)))
 }
 
 /// [`eval_const`] for an interpolated string.
@@ -264,5 +271,5 @@ pub fn eval_const_str(
     s: &super::ast::StrLit,
     params: &dyn Fn(&str) -> Option<Val>,
 ) -> Result<String, EvalError> {
-    eval_str(&mut ConstEnv, &super::lower::constant_str(s, params))
+    eval_str(&mut ConstEnv, &super::constant::constant_str(s, params))
 }

@@ -7,7 +7,10 @@
 //! so the resolver checks them, and the structural engine and the e-graph run them, unchanged.
 //! What this module adds is what substitution alone cannot give: the definitions' own errors
 //! (an unknown op in a set, a predicate that calls itself, a predicate body naming a value it
-//! was not given), each reported at the definition with `file:line:col` and a caret.
+//! was not given), each reported at the definition with `file:line:col` and a caret. Every
+//! definition and every rule is substituted on its own, so each faulty one is reported; a
+//! definition or rule that names a faulty definition is not (its error says what is wrong), and
+//! the rules that could not be substituted are not resolved.
 //!
 //! **Op sets** (`ops reduction = (pd_op.c_allreduce_sum | pd_op.all_reduce {reduce_type: 0});`)
 //! are used as an op selector, written like an op class: `%r = reduction(%g, ..)`, or as one
@@ -39,6 +42,7 @@ use super::OpClass;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::Dialect;
 use indexmap::{IndexMap, IndexSet};
+use std::collections::HashSet;
 
 /// Largest expression a predicate call may expand to, in nodes, and its deepest nesting: a
 /// chain of predicates that each call the next twice doubles at every step, and everything
@@ -47,22 +51,67 @@ const MAX_PRED_NODES: usize = 4096;
 const MAX_PRED_DEPTH: usize = 256;
 
 /// Desugars `files[idx]` in place: its definitions are substituted into its rules. The files it
-/// imports (`imports`) must have been desugared already (the loader loads imports first).
+/// imports (`imports`, `None` where an import failed) must have been desugared already (the
+/// loader loads imports first); `incomplete` says that one failed.
+///
+/// Every definition and every rule is substituted on its own, so each faulty one is reported
+/// (each with its first error). What names a faulty definition is not reported again, nor,
+/// in an incomplete file, a name no definition in scope has (an import that failed may have
+/// defined it); the rules that could not be substituted are listed for the resolver to skip.
 pub fn desugar(
     files: &mut [File],
     sources: &[SourceFile],
     idx: usize,
-    imports: &[usize],
-) -> Result<(), Diagnostic> {
+    imports: &[Option<usize>],
+    incomplete: bool,
+) -> Desugared {
     let mut file = std::mem::take(&mut files[idx]);
     let mut d = Desugar {
         src: &sources[idx],
         sources,
         idx,
+        incomplete,
     };
     let r = d.file(&mut file, files, imports);
     files[idx] = file;
     r
+}
+
+/// What desugaring a file found wrong.
+#[derive(Default)]
+pub struct Desugared {
+    /// In source order of the definitions, then the rules.
+    pub errors: Vec<Diagnostic>,
+    /// The offsets of the rules whose definitions could not be substituted.
+    pub unexpanded: HashSet<usize>,
+}
+
+/// Why a definition or a rule could not be substituted.
+enum Fail {
+    Error(Diagnostic),
+    /// It names a definition that is faulty (whose error is reported), or, in an incomplete
+    /// file, one that no definition in scope has.
+    Cascade,
+}
+
+impl From<Diagnostic> for Fail {
+    fn from(d: Diagnostic) -> Fail {
+        Fail::Error(d)
+    }
+}
+
+type Res<T> = Result<T, Fail>;
+
+/// Keeps `r`'s error, unless it only follows from another.
+fn report<T>(errors: &mut Vec<Diagnostic>, r: Res<T>) -> Option<T> {
+    match r {
+        Ok(x) => Some(x),
+        Err(Fail::Error(d)) => {
+            errors.push(d);
+            None
+        }
+        Err(Fail::Cascade) => None,
+    }
 }
 
 /// An op set in scope.
@@ -75,6 +124,8 @@ struct SetDef {
     file: usize,
     /// The name in the definition.
     name_span: Span,
+    /// Its definition is faulty (and reported): what uses it is not substituted.
+    failed: bool,
 }
 
 /// A predicate in scope (always of the file being desugared).
@@ -85,6 +136,8 @@ struct PredDef {
     /// Whether `body` has had its own predicate calls expanded and its hygiene checked.
     done: bool,
     name_span: Span,
+    /// Its definition is faulty (and reported): what calls it is not substituted.
+    failed: bool,
 }
 
 #[derive(Clone, Default)]
@@ -97,6 +150,8 @@ struct Desugar<'a> {
     src: &'a SourceFile,
     sources: &'a [SourceFile],
     idx: usize,
+    /// An import of the file failed.
+    incomplete: bool,
 }
 
 fn is_class(name: &str) -> bool {
@@ -124,7 +179,9 @@ impl Desugar<'_> {
         format!("{}:{line}", src.name)
     }
 
-    fn file(&mut self, f: &mut File, files: &[File], imports: &[usize]) -> Result<(), Diagnostic> {
+    fn file(&mut self, f: &mut File, files: &[File], imports: &[Option<usize>]) -> Desugared {
+        let mut out = Desugared::default();
+        let errors = &mut out.errors;
         let mut scope = Scope::default();
         // Op sets of the files this one imports (already expanded), in import order.
         let import_spans: Vec<Span> = f
@@ -135,11 +192,13 @@ impl Desugar<'_> {
                 _ => None,
             })
             .collect();
-        for (k, &j) in imports.iter().enumerate() {
+        for (k, j) in imports.iter().enumerate() {
+            let Some(j) = *j else { continue };
             for def in &files[j].defs {
                 let Def::OpSet { name, set, .. } = def else {
                     continue;
                 };
+                // A set the imported file could not expand is left empty there.
                 let alts = match set {
                     OpSel::OneOf(v, _) => v.clone(),
                     other => vec![other.clone()],
@@ -149,7 +208,7 @@ impl Desugar<'_> {
                         continue;
                     }
                     let at = import_spans.get(k).map_or(0, |s| s.0);
-                    return Err(self
+                    errors.push(self
                         .set_twice(at, name)
                         .with_note(format!(
                             "declared at {} and at {}",
@@ -157,11 +216,13 @@ impl Desugar<'_> {
                             self.where_is(j, name.span)
                         ))
                         .with_hint("an op set is visible in its file and in the files that import it: give one of them another name"));
+                    continue;
                 }
                 scope.sets.insert(
                     name.name.clone(),
                     SetDef {
                         raw: set.clone(),
+                        failed: alts.is_empty(),
                         alts: Some(alts),
                         file: j,
                         name_span: name.span,
@@ -169,121 +230,143 @@ impl Desugar<'_> {
                 );
             }
         }
-        self.declare(&mut scope, &f.defs)?;
+        self.declare(&mut scope, &f.defs, errors);
         // Expand the file's own sets now, so that a mistake in one that no rule uses is still
-        // reported, and importers get them expanded.
+        // reported, and importers get them expanded (a faulty one empty, which they know).
         for d in &mut f.defs {
             if let Def::OpSet { name, set, .. } = d {
-                let alts = self.expand_set(&mut scope, &name.name, name.span, &mut Vec::new())?;
+                let r = self.expand_set(&mut scope, &name.name, name.span, &mut Vec::new());
+                let alts = report(errors, r).unwrap_or_default();
                 *set = OpSel::OneOf(alts, set.span());
             }
         }
-        self.check_preds(&mut scope)?;
+        self.check_preds(&mut scope, errors);
         let file_scope = scope;
         for item in &mut f.items {
             match item {
                 Item::Phase(p) => {
                     let mut scope = file_scope.clone();
-                    self.declare(&mut scope, &p.defs)?;
+                    self.declare(&mut scope, &p.defs, errors);
                     for d in &p.defs {
                         if let Def::OpSet { name, .. } = d {
-                            self.expand_set(&mut scope, &name.name, name.span, &mut Vec::new())?;
+                            let r =
+                                self.expand_set(&mut scope, &name.name, name.span, &mut Vec::new());
+                            report(errors, r);
                         }
                     }
-                    self.check_preds(&mut scope)?;
+                    self.check_preds(&mut scope, errors);
                     for r in &mut p.rules {
-                        self.rule(&mut scope, r)?;
+                        let at = r.span().0;
+                        if report(errors, self.rule(&mut scope, r)).is_none() {
+                            out.unexpanded.insert(at);
+                        }
                     }
                 }
                 Item::Rule(r) => {
                     let mut scope = file_scope.clone();
-                    self.rule(&mut scope, r)?;
+                    let at = r.span().0;
+                    if report(errors, self.rule(&mut scope, r)).is_none() {
+                        out.unexpanded.insert(at);
+                    }
                 }
                 _ => {}
             }
         }
-        Ok(())
+        out
     }
 
-    /// Adds the definitions of one level (the file, or a phase) to `scope`.
-    fn declare(&self, scope: &mut Scope, defs: &[Def]) -> Result<(), Diagnostic> {
+    /// Adds the definitions of one level (the file, or a phase) to `scope`; each faulty one is
+    /// reported to `errors`.
+    fn declare(&self, scope: &mut Scope, defs: &[Def], errors: &mut Vec<Diagnostic>) {
         for d in defs {
-            match d {
-                Def::OpSet { name, set, .. } => {
-                    if is_class(&name.name) {
-                        return Err(self
-                            .at(
-                                name.span.0,
-                                format!(
-                                    "`{}` is an op class: an op set needs another name",
-                                    name.name
-                                ),
-                            )
-                            .with_hint(format!(
-                                "op classes: {}",
-                                class_names().collect::<Vec<_>>().join(", ")
-                            )));
-                    }
-                    if let Some(prev) = scope.sets.get(&name.name) {
-                        return Err(self.set_twice(name.span.0, name).with_note(format!(
-                            "also declared at {}",
-                            self.where_is(prev.file, prev.name_span)
-                        )));
-                    }
-                    scope.sets.insert(
-                        name.name.clone(),
-                        SetDef {
-                            raw: set.clone(),
-                            alts: None,
-                            file: self.idx,
-                            name_span: name.span,
-                        },
-                    );
-                }
-                Def::Pred {
-                    name, params, body, ..
-                } => {
-                    if is_function(&name.name) {
-                        return Err(self.at(
+            let r = self.declare_one(scope, d);
+            report(errors, r);
+        }
+    }
+
+    fn declare_one(&self, scope: &mut Scope, d: &Def) -> Res<()> {
+        match d {
+            Def::OpSet { name, set, .. } => {
+                if is_class(&name.name) {
+                    return Err(Fail::Error(
+                        self.at(
                             name.span.0,
                             format!(
-                                "`{}` is a built-in function: a predicate needs another name",
+                                "`{}` is an op class: an op set needs another name",
                                 name.name
                             ),
-                        ));
-                    }
-                    if let Some(prev) = scope.preds.get(&name.name) {
-                        return Err(self
-                            .at(
-                                name.span.0,
-                                format!("predicate `{}` is declared twice", name.name),
-                            )
-                            .with_note(format!(
-                                "also declared at {}",
-                                self.where_is(self.idx, prev.name_span)
-                            )));
-                    }
-                    let mut seen: IndexSet<&str> = IndexSet::new();
-                    for p in params {
-                        if !seen.insert(&p.name) {
-                            return Err(self.at(
-                                p.span.0,
-                                format!(
-                                    "predicate `{}` has two parameters named `{}`",
-                                    name.name, p.name
-                                ),
-                            ));
-                        }
-                    }
-                    scope.preds.insert(
-                        name.name.clone(),
-                        PredDef {
-                            params: params.clone(),
-                            body: body.clone(),
-                            done: false,
-                            name_span: name.span,
-                        },
-                    );
+                        )
+                        .with_hint(format!(
+                            "op classes: {}",
+                            class_names().collect::<Vec<_>>().join(", ")
+                        )),
+                    ));
+                }
+                if let Some(prev) = scope.sets.get(&name.name) {
+                    return Err(Fail::Error(self.set_twice(name.span.0, name).with_note(
+                        format!(
+                            "also declared at {}",
+                            self.where_is(prev.file, prev.name_span)
+                        ),
+                    )));
+                }
+                scope.sets.insert(
+                    name.name.clone(),
+                    SetDef {
+                        raw: set.clone(),
+                        alts: None,
+                        file: self.idx,
+                        name_span: name.span,
+                        failed: false,
+                    },
+                );
+            }
+            Def::Pred {
+                name, params, body, ..
+            } => {
+                if is_function(&name.name) {
+                    return Err(Fail::Error(self.at(
+                        name.span.0,
+                        format!(
+                            "`{}` is a built-in function: a predicate needs another name",
+                            name.name
+                        ),
+                    )));
+                }
+                if let Some(prev) = scope.preds.get(&name.name) {
+                    return Err(Fail::Error(
+                        self.at(
+                            name.span.0,
+                            format!("predicate `{}` is declared twice", name.name),
+                        )
+                        .with_note(format!(
+                            "also declared at {}",
+                            self.where_is(self.idx, prev.name_span)
+                        )),
+                    ));
+                }
+                let mut seen: IndexSet<&str> = IndexSet::new();
+                let twice = params.iter().find(|p| !seen.insert(&p.name));
+                // A faulty predicate stays in scope, so that its calls are known to be
+                // calls of it.
+                scope.preds.insert(
+                    name.name.clone(),
+                    PredDef {
+                        params: params.clone(),
+                        body: body.clone(),
+                        done: false,
+                        name_span: name.span,
+                        failed: twice.is_some(),
+                    },
+                );
+                if let Some(p) = twice {
+                    return Err(Fail::Error(self.at(
+                        p.span.0,
+                        format!(
+                            "predicate `{}` has two parameters named `{}`",
+                            name.name, p.name
+                        ),
+                    )));
                 }
             }
         }
@@ -300,37 +383,42 @@ impl Desugar<'_> {
         name: &str,
         used_at: Span,
         stack: &mut Vec<String>,
-    ) -> Result<Vec<OpSel>, Diagnostic> {
+    ) -> Res<Vec<OpSel>> {
         let Some(def) = scope.sets.get(name) else {
             return Ok(Vec::new());
         };
+        if def.failed {
+            return Err(Fail::Cascade);
+        }
         if let Some(alts) = &def.alts {
             return Ok(alts.clone());
         }
         if let Some(i) = stack.iter().position(|s| s == name) {
             let mut chain: Vec<&str> = stack[i..].iter().map(String::as_str).collect();
             chain.push(name);
-            return Err(self
-                .at(
+            return Err(Fail::Error(
+                self.at(
                     used_at.0,
                     format!("op set `{name}` is defined in terms of itself"),
                 )
                 .with_note(format!(
                     "{} (a set may name other sets, not itself)",
                     chain.join(" -> ")
-                )));
+                )),
+            ));
         }
         let raw = match &def.raw {
             OpSel::OneOf(v, _) => v.clone(),
             other => vec![other.clone()],
         };
         stack.push(name.to_string());
-        let alts = self.expand_alts(scope, &raw, stack)?;
+        let alts = self.expand_alts(scope, &raw, stack);
         stack.pop();
         if let Some(d) = scope.sets.get_mut(name) {
-            d.alts = Some(alts.clone());
+            d.failed = alts.is_err();
+            d.alts = Some(alts.as_ref().map_or_else(|_| Vec::new(), Clone::clone));
         }
-        Ok(alts)
+        alts
     }
 
     /// Checks the alternatives of a set definition (as the resolver checks a pattern's) and
@@ -340,13 +428,13 @@ impl Desugar<'_> {
         scope: &mut Scope,
         alts: &[OpSel],
         stack: &mut Vec<String>,
-    ) -> Result<Vec<OpSel>, Diagnostic> {
+    ) -> Res<Vec<OpSel>> {
         let mut out = Vec::new();
         for a in alts {
             match a {
                 OpSel::Name(i) => {
                     if Dialect::get().spec(&i.name).is_none() {
-                        return Err(names::unknown_op_in_pattern(i).at(self.src));
+                        return Err(Fail::Error(names::unknown_op_in_pattern(i).at(self.src)));
                     }
                     out.push(a.clone());
                 }
@@ -357,7 +445,7 @@ impl Desugar<'_> {
                     } else if scope.sets.contains_key(&c.name) {
                         out.extend(self.expand_set(scope, &c.name, c.span, stack)?);
                     } else {
-                        return Err(self.unknown_set(scope, c));
+                        return Err(self.no_such_set(scope, c));
                     }
                 }
                 OpSel::OneOf(v, _) => out.extend(self.expand_alts(scope, v, stack)?),
@@ -382,6 +470,15 @@ impl Desugar<'_> {
         Ok(out)
     }
 
+    /// A name that is neither an op class nor a set in scope; in an incomplete file, perhaps a
+    /// set of the import that failed.
+    fn no_such_set(&self, scope: &Scope, c: &Ident) -> Fail {
+        if self.incomplete {
+            return Fail::Cascade;
+        }
+        Fail::Error(self.unknown_set(scope, c))
+    }
+
     fn unknown_set(&self, scope: &Scope, c: &Ident) -> Diagnostic {
         let classes: Vec<&str> = class_names().collect();
         let names = scope
@@ -402,7 +499,7 @@ impl Desugar<'_> {
     }
 
     /// Replaces the set names in a selector used by a rule.
-    fn subst_sel(&self, scope: &mut Scope, sel: &mut OpSel) -> Result<(), Diagnostic> {
+    fn subst_sel(&self, scope: &mut Scope, sel: &mut OpSel) -> Res<()> {
         match sel {
             OpSel::Name(_) | OpSel::Quoted(_) => {}
             OpSel::Class(c) => {
@@ -418,7 +515,7 @@ impl Desugar<'_> {
                     }
                     *sel = OpSel::OneOf(alts, span);
                 } else if !scope.sets.is_empty() {
-                    return Err(self.unknown_set(scope, c));
+                    return Err(self.no_such_set(scope, c));
                 }
                 // No set in scope: the resolver reports the unknown class.
             }
@@ -443,26 +540,36 @@ impl Desugar<'_> {
 
     /// Expands every predicate body of `scope` (its calls to other predicates) and checks its
     /// hygiene, whether or not a rule calls it.
-    fn check_preds(&self, scope: &mut Scope) -> Result<(), Diagnostic> {
+    fn check_preds(&self, scope: &mut Scope, errors: &mut Vec<Diagnostic>) {
         let names: Vec<String> = scope.preds.keys().cloned().collect();
         for n in names {
-            self.expand_pred(scope, &n, &mut Vec::new())?;
+            let r = self.expand_pred(scope, &n, &mut Vec::new());
+            report(errors, r);
         }
-        Ok(())
     }
 
-    fn expand_pred(
-        &self,
-        scope: &mut Scope,
-        name: &str,
-        stack: &mut Vec<String>,
-    ) -> Result<(), Diagnostic> {
+    /// Expands predicate `name`'s body once; a faulty one is marked so that what calls it is
+    /// not reported again.
+    fn expand_pred(&self, scope: &mut Scope, name: &str, stack: &mut Vec<String>) -> Res<()> {
+        match scope.preds.get(name) {
+            None => return Ok(()),
+            Some(def) if def.done => return Ok(()),
+            Some(def) if def.failed => return Err(Fail::Cascade),
+            Some(_) => {}
+        }
+        let r = self.expand_pred_body(scope, name, stack);
+        if r.is_err() {
+            if let Some(d) = scope.preds.get_mut(name) {
+                d.failed = true;
+            }
+        }
+        r
+    }
+
+    fn expand_pred_body(&self, scope: &mut Scope, name: &str, stack: &mut Vec<String>) -> Res<()> {
         let Some(def) = scope.preds.get(name) else {
             return Ok(());
         };
-        if def.done {
-            return Ok(());
-        }
         let mut body = def.body.clone();
         let params: IndexSet<String> = def.params.iter().map(|p| p.name.clone()).collect();
         stack.push(name.to_string());
@@ -480,14 +587,14 @@ impl Desugar<'_> {
         let (nodes, depth) = measure(&body);
         if nodes > MAX_PRED_NODES || depth > MAX_PRED_DEPTH {
             let span = scope.preds[name].name_span;
-            return Err(self
+            return Err(Fail::Error(self
                 .at(
                     span.0,
                     format!("predicate `{name}` expands to an expression too large to check"),
                 )
                 .with_note(format!(
                     "{nodes} nodes, {depth} levels deep; at most {MAX_PRED_NODES} nodes and {MAX_PRED_DEPTH} levels"
-                )));
+                ))));
         }
         if let Some(d) = scope.preds.get_mut(name) {
             d.body = body;
@@ -506,7 +613,7 @@ impl Desugar<'_> {
         locals: &mut IndexSet<String>,
         e: &mut Expr,
         stack: &mut Vec<String>,
-    ) -> Result<(), Diagnostic> {
+    ) -> Res<()> {
         let stray = |me: &Self, i: &Ident| {
             me.at(
                 i.span.0,
@@ -517,12 +624,12 @@ impl Desugar<'_> {
         match e {
             Expr::Var(Var::Value(v)) => {
                 if !params.contains(&v.name.name) && !locals.contains(&v.name.name) {
-                    return Err(stray(self, &v.name));
+                    return Err(Fail::Error(stray(self, &v.name)));
                 }
             }
             Expr::Var(Var::Capture(c)) => {
                 if !locals.contains(&c.name) {
-                    return Err(stray(self, c));
+                    return Err(Fail::Error(stray(self, c)));
                 }
             }
             Expr::Exists(Exists { patterns: pats, .. }) => {
@@ -564,12 +671,12 @@ impl Desugar<'_> {
                 if let Some(i) = stack.iter().position(|s| *s == func.name) {
                     let mut chain: Vec<&str> = stack[i..].iter().map(String::as_str).collect();
                     chain.push(&func.name);
-                    return Err(self
+                    return Err(Fail::Error(self
                         .at(
                             func.span.0,
                             format!("predicate `{}` calls itself", func.name),
                         )
-                        .with_note(format!("{} (predicates are substituted when the file is loaded, so they cannot recurse)", chain.join(" -> "))));
+                        .with_note(format!("{} (predicates are substituted when the file is loaded, so they cannot recurse)", chain.join(" -> ")))));
                 }
                 let callee = func.name.clone();
                 self.expand_pred(scope, &callee, stack)?;
@@ -577,7 +684,7 @@ impl Desugar<'_> {
             }
             Expr::Call { func, args, .. } => {
                 if !is_function(&func.name) {
-                    return Err(self.unknown_function(scope, func));
+                    return Err(Fail::Error(self.unknown_function(scope, func)));
                 }
                 for a in args.iter_mut() {
                     self.body_expr(scope, pred, params, locals, a, stack)?;
@@ -614,16 +721,19 @@ impl Desugar<'_> {
 
     /// The body of the (expanded) predicate called by `call`, its parameters renamed to the
     /// arguments.
-    fn call(&self, scope: &Scope, call: &Expr) -> Result<Expr, Diagnostic> {
+    fn call(&self, scope: &Scope, call: &Expr) -> Res<Expr> {
         let Expr::Call { func, args, span } = call else {
             return Ok(call.clone());
         };
         let Some(def) = scope.preds.get(&func.name) else {
             return Ok(call.clone());
         };
+        if def.failed {
+            return Err(Fail::Cascade);
+        }
         if args.len() != def.params.len() {
-            return Err(self
-                .at(
+            return Err(Fail::Error(
+                self.at(
                     func.span.0,
                     format!(
                         "predicate `{}` takes {} argument(s), {} given",
@@ -641,7 +751,8 @@ impl Desugar<'_> {
                         .map(|p| p.name.as_str())
                         .collect::<Vec<_>>()
                         .join(", ")
-                )));
+                )),
+            ));
         }
         let mut map: IndexMap<String, Ident> = IndexMap::new();
         for (p, a) in def.params.iter().zip(args) {
@@ -650,12 +761,12 @@ impl Desugar<'_> {
                     map.insert(p.name.clone(), v.name.clone());
                 }
                 other => {
-                    return Err(self
+                    return Err(Fail::Error(self
                         .at(
                             other.span().0,
                             format!("an argument of predicate `{}` must be a value like %m", func.name),
                         )
-                        .with_hint("a predicate's parameters stand for values the rule binds: pass `%x`, not an expression or a result field"))
+                        .with_hint("a predicate's parameters stand for values the rule binds: pass `%x`, not an expression or a result field")))
                 }
             }
         }
@@ -667,7 +778,7 @@ impl Desugar<'_> {
 
     // ------------------------------------------------------------------------- rules
 
-    fn rule(&self, scope: &mut Scope, r: &mut Rule) -> Result<(), Diagnostic> {
+    fn rule(&self, scope: &mut Scope, r: &mut Rule) -> Res<()> {
         let mut res = Ok(());
         match r {
             Rule::Structural(s) => {
@@ -688,7 +799,7 @@ impl Desugar<'_> {
                     }
                 }
                 res?;
-                super::let_build::desugar(self.src, s)
+                Ok(super::let_build::desugar(self.src, s)?)
             }
             Rule::Equational(q) => {
                 let mut v = |x: Visit<'_>| {
@@ -706,7 +817,7 @@ impl Desugar<'_> {
         }
     }
 
-    fn visit(&self, scope: &mut Scope, x: Visit<'_>) -> Result<(), Diagnostic> {
+    fn visit(&self, scope: &mut Scope, x: Visit<'_>) -> Res<()> {
         match x {
             Visit::Sel(s) => self.subst_sel(scope, s),
             Visit::Expr(e) => {
@@ -714,7 +825,7 @@ impl Desugar<'_> {
                     if scope.preds.contains_key(&func.name) {
                         *e = self.call(scope, e)?;
                     } else if !is_function(&func.name) && !scope.preds.is_empty() {
-                        return Err(self.unknown_function(scope, func));
+                        return Err(Fail::Error(self.unknown_function(scope, func)));
                     }
                 }
                 Ok(())

@@ -7,8 +7,16 @@
 //! resolver decides whether each file, on its own, means something against the dialect table,
 //! and what each of its rules compiles to. Every file is resolved, even an import whose
 //! condition is false, so a mistake in `hoist_reduce.rw` shows up whatever `--set` says; only
-//! the inclusion of its phases depends on the condition. The errors of every file are reported
-//! together.
+//! the inclusion of its phases depends on the condition.
+//!
+//! Every independent error is reported, as a compiler does, in source order, files in the order
+//! they are read (errors about the invocation, such as a bad `--set`, first): a file that cannot
+//! be read or parsed, each faulty parameter and import value, each faulty op declaration, and
+//! what the expander and the resolver find in every file. What only follows from a reported
+//! error is not reported: a faulty parameter or op declaration is left out and named
+//! ([`Faults`]), so what uses it is not checked against it, and a file whose import failed does
+//! not report names it does not know, which the import may have brought. Phases are laid out,
+//! and rule names across files and `require`s checked, only once every file resolves.
 //!
 //! What is refused here (each a [`Diagnostic`] at `file:line:col` with the source line and a
 //! caret, or a usage error naming the parameter):
@@ -20,16 +28,16 @@
 
 use super::ast::*;
 use super::compiled::CompiledRule;
-use super::eval::{eval_const, eval_const_str};
+use super::eval::{eval_const, eval_const_str, mentions};
 use super::parse::parse_file;
 use super::require::loaded_require;
-use super::resolver::{Ids, Resolver};
+use super::resolver::{Faults, Ids, Resolver};
 use super::suggest::{closest, did_you_mean};
 use super::{LoadedRule, Param, ParamType, Phase, RuleSet};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::value::Val;
 use indexmap::{IndexMap, IndexSet};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Loads `paths` (each with its imports) and applies the `--set name=value` pairs.
@@ -50,7 +58,7 @@ pub fn load_with_path(
     };
     let mut roots = Vec::new();
     for p in paths {
-        roots.push(l.load_file(p, p, None)?);
+        roots.extend(l.load_file(p, p, None));
     }
     l.finish(&roots, sets)
 }
@@ -63,8 +71,8 @@ pub fn load_str(
     sets: &[(String, String)],
 ) -> Result<RuleSet, Diagnostic> {
     let mut l = Loader::default();
-    let root = l.add_source(dir.join(name), SourceFile::new(name, text))?;
-    l.finish(&[root], sets)
+    let root = l.add_source(dir.join(name), SourceFile::new(name, text));
+    l.finish(root.as_slice(), sets)
 }
 
 /// Splits a `--set name=value` argument.
@@ -121,10 +129,26 @@ struct Loader {
     sources: Vec<SourceFile>,
     files: Vec<File>,
     paths: IndexMap<PathBuf, usize>,
+    /// Paths that could not be loaded (unreadable, or not parsed): their error is reported once,
+    /// and a later import of one only makes its importer incomplete.
+    broken: HashSet<PathBuf>,
     /// Files being loaded (import cycle detection).
     stack: Vec<usize>,
-    /// Per file: the file index each import resolves to, in item order.
-    imports: Vec<Vec<usize>>,
+    /// Per file: the file index each import resolves to, in item order; `None` when the import
+    /// failed (its error is reported).
+    imports: Vec<Vec<Option<usize>>>,
+    /// Per file: whether an import of it failed. What that import would have brought (op sets,
+    /// parameters, declared ops) is unknown, so the file's errors about unknown names are not
+    /// reported: they may only follow from the import's.
+    incomplete: Vec<bool>,
+    /// Per file: the offsets of its rules whose definitions could not be substituted (the
+    /// expander reported why): the resolver does not check them again.
+    unexpanded: Vec<HashSet<usize>>,
+    /// Errors found while reading, parsing and expanding files.
+    errors: Vec<Diagnostic>,
+    /// The name of every file read, in the order read, a file that does not parse included:
+    /// the order errors are reported in.
+    read: Vec<String>,
     /// Where imports not found beside the importing file are looked for, in order.
     search: Vec<PathBuf>,
     /// Bytes of rule text read so far (bounded by [`MAX_RULE_BYTES_TOTAL`]).
@@ -140,8 +164,11 @@ impl Loader {
         path: &Path,
         shown: &Path,
         from: Option<(usize, Span)>,
-    ) -> Result<usize, Diagnostic> {
+    ) -> Option<usize> {
         let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if self.broken.contains(&key) {
+            return None;
+        }
         if let Some(&i) = self.paths.get(&key) {
             if self.stack.contains(&i) {
                 let (f, span) = from.unwrap_or((i, (0, 0)));
@@ -150,23 +177,26 @@ impl Loader {
                     .iter()
                     .map(|&j| self.sources[j].name.as_str())
                     .collect();
-                return Err(Diagnostic::at(
-                    &self.sources[f],
-                    span.0,
-                    format!(
-                        "import cycle: {} -> {}",
-                        chain.join(" -> "),
-                        self.sources[i].name
-                    ),
-                )
-                .with_hint("a rule file cannot import itself, directly or through others"));
+                self.errors.push(
+                    Diagnostic::at(
+                        &self.sources[f],
+                        span.0,
+                        format!(
+                            "import cycle: {} -> {}",
+                            chain.join(" -> "),
+                            self.sources[i].name
+                        ),
+                    )
+                    .with_hint("a rule file cannot import itself, directly or through others"),
+                );
+                return None;
             }
-            return Ok(i);
+            return Some(i);
         }
         // An import that is a FIFO or a device could block forever (or never end): refused.
         if let (Some((f, span)), Ok(m)) = (from, std::fs::metadata(path)) {
             if !m.is_file() && !m.is_dir() {
-                return Err(Diagnostic::at(
+                self.errors.push(Diagnostic::at(
                     &self.sources[f],
                     span.0,
                     format!(
@@ -174,29 +204,47 @@ impl Loader {
                         path.display()
                     ),
                 ));
+                self.broken.insert(key);
+                return None;
             }
         }
-        let text = read_bounded(path, MAX_RULE_BYTES_TOTAL.saturating_sub(self.bytes_read))
-            .map_err(|e| {
+        let text = match read_bounded(path, MAX_RULE_BYTES_TOTAL.saturating_sub(self.bytes_read)) {
+            Ok(text) => text,
+            Err(e) => {
                 let msg = format!("cannot read rule file `{}`: {e}", path.display());
-                match from {
+                self.errors.push(match from {
                     Some((f, span)) => Diagnostic::at(&self.sources[f], span.0, msg).with_hint(
                         "import paths are relative to the importing file, then to each \
                          directory of --rules-path and IRW_RULES_PATH",
                     ),
                     None => Diagnostic::error(msg),
-                }
-            })?;
+                });
+                self.broken.insert(key);
+                return None;
+            }
+        };
         self.bytes_read += text.len() as u64;
         self.add_source(key, SourceFile::new(shown.display().to_string(), text))
     }
 
-    fn add_source(&mut self, key: PathBuf, src: SourceFile) -> Result<usize, Diagnostic> {
-        let file = parse_file(&src)?;
+    /// Parses `src` and loads its imports, then substitutes its definitions. `None` when it does
+    /// not parse: a parse error stops that file (and only that file).
+    fn add_source(&mut self, key: PathBuf, src: SourceFile) -> Option<usize> {
+        self.read.push(src.name.clone());
+        let file = match parse_file(&src) {
+            Ok(file) => file,
+            Err(e) => {
+                self.errors.push(e);
+                self.broken.insert(key);
+                return None;
+            }
+        };
         let idx = self.sources.len();
         self.sources.push(src);
         self.files.push(file);
         self.imports.push(Vec::new());
+        self.incomplete.push(false);
+        self.unexpanded.push(HashSet::new());
         self.paths.insert(key.clone(), idx);
         self.stack.push(idx);
         let dir = key.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -222,17 +270,26 @@ impl Loader {
                 Some(d) => (d.join(&p), d.join(&p)),
                 None => (dir.join(&p), shown_dir.join(&p)),
             };
-            let target = self.load_file(&path, &shown, Some((idx, span)))?;
+            let target = self.load_file(&path, &shown, Some((idx, span)));
+            self.incomplete[idx] |= target.is_none();
             self.imports[idx].push(target);
         }
         // `ops` and `pred` definitions become plain rule syntax (imports first: they are loaded).
-        super::expand::desugar(&mut self.files, &self.sources, idx, &self.imports[idx])?;
+        let expanded = super::expand::desugar(
+            &mut self.files,
+            &self.sources,
+            idx,
+            &self.imports[idx],
+            self.incomplete[idx],
+        );
+        self.errors.extend(expanded.errors);
+        self.unexpanded[idx] = expanded.unexpanded;
         self.stack.pop();
-        Ok(idx)
+        Some(idx)
     }
 
-    fn finish(self, roots: &[usize], sets: &[(String, String)]) -> Result<RuleSet, Diagnostic> {
-        let params = self.params(sets)?;
+    fn finish(mut self, roots: &[usize], sets: &[(String, String)]) -> Result<RuleSet, Diagnostic> {
+        let (params, failed_params) = self.params(sets);
         let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
         let decls: Vec<Vec<OpDecl>> = self
             .files
@@ -253,25 +310,34 @@ impl Loader {
             .zip(&decls)
             .map(|(s, d)| (s, d.as_slice()))
             .collect();
-        let ops = super::decl::collect(&pairs, &lookup)?;
-        // Every file is resolved, imported or not: each structural rule checked and lowered in
-        // one pass, each equational rule checked and translated. Rules keep their place in the
-        // rule set's numbering of builds and `exists` whichever phases take them. The errors
-        // of every file are reported together, each file's in source order.
+        let collected = super::decl::collect(&pairs, &lookup, &|n: &str| failed_params.contains(n));
+        self.errors.extend(collected.errors);
+        let ops = collected.table;
+        // Every file is resolved, imported or not: each rule checked and lowered in one pass, a
+        // structural rule to its compiled form, an equational one to e-graph rules. Rules keep
+        // their place in the rule set's numbering of builds and `exists` whichever phases take
+        // them. The errors of every file are reported together with the loader's, in order.
         let mut ids = Ids::default();
         let mut resolved: HashMap<(usize, usize), CompiledRule> = HashMap::new();
-        let mut translated: HashMap<(usize, usize), Vec<crate::egraph::EqRule>> = HashMap::new();
+        let mut lowered: HashMap<(usize, usize), Vec<crate::egraph::EqRule>> = HashMap::new();
         let mut errors = Vec::new();
         for (i, f) in self.files.iter().enumerate() {
-            let mut resolver = Resolver::new(&self.sources[i], i, &params, &ops, ids);
-            let mut found = resolver.resolve_file(f);
-            found.sort_by_key(|d| d.location.as_ref().map(|l| (l.line, l.col)));
-            errors.extend(found);
+            let faults = Faults {
+                params: &failed_params,
+                ops: &collected.failed,
+                incomplete: self.incomplete[i],
+                unexpanded: &self.unexpanded[i],
+            };
+            let mut resolver = Resolver::new(&self.sources[i], i, &params, &ops, ids, faults);
+            errors.extend(resolver.resolve_file(f));
             ids = resolver.ids;
-            translated.extend(resolver.translated.into_iter().map(|(at, g)| ((i, at), g)));
+            lowered.extend(resolver.lowered.into_iter().map(|(at, g)| ((i, at), g)));
             resolved.extend(resolver.resolved.into_iter().map(|(at, c)| ((i, at), c)));
         }
-        if let Some(all) = Diagnostic::list(errors) {
+        // After the resolver's: where both meet one mistake (a constraint is resolved and
+        // evaluated), the resolver's words, which carry hints, are the ones kept.
+        errors.append(&mut self.errors);
+        if let Some(all) = self.in_order(errors) {
             return Err(all);
         }
         // Expand imports in place, in order; a file's phases are included once.
@@ -344,7 +410,7 @@ impl Loader {
                 let key = (lr.file, lr.rule.span().0);
                 match &lr.rule {
                     Rule::Equational(_) => {
-                        if let Some(rules) = translated.remove(&key) {
+                        if let Some(rules) = lowered.remove(&key) {
                             let origin = format!("{}:{}", self.sources[lr.file].name, lr.line);
                             ph.equational
                                 .extend(rules.into_iter().map(|g| g.origin(&origin)));
@@ -392,6 +458,8 @@ impl Loader {
                 Item::Import(im) => {
                     let target = self.imports[f][import_i];
                     import_i += 1;
+                    // Phases are laid out only when every import loaded.
+                    let Some(target) = target else { continue };
                     let take = match &im.cond {
                         None => true,
                         Some(c) => const_bool(src, params, c, "an import condition")?,
@@ -459,63 +527,85 @@ impl Loader {
         }
     }
 
-    fn params(&self, sets: &[(String, String)]) -> Result<IndexMap<String, Param>, Diagnostic> {
+    /// The parameters with their values, and the names of those whose declaration or value is
+    /// faulty. Every error is reported (into [`Loader::errors`]); a faulty parameter is left out
+    /// of the map, and what names it (a constraint, an import's value, a default of an op
+    /// declaration, a rule) is not checked against it: its own error says what is wrong.
+    fn params(&mut self, sets: &[(String, String)]) -> (IndexMap<String, Param>, HashSet<String>) {
         let mut params: IndexMap<String, Param> = IndexMap::new();
+        let mut failed: HashSet<String> = HashSet::new();
+        let mut errors = Vec::new();
         let mut decls: IndexMap<String, (usize, &ParamDecl)> = IndexMap::new();
         for (fi, file) in self.files.iter().enumerate() {
             let src = &self.sources[fi];
             for item in &file.items {
                 let Item::Param(p) = item else { continue };
-                let ty = ParamType::from_name(&p.ty.name).ok_or_else(|| {
-                    Diagnostic::at(
-                        src,
-                        p.ty.span.0,
-                        format!("unknown parameter type `{}`", p.ty.name),
-                    )
-                    .with_hint("parameter types are int, float, bool and string")
-                })?;
                 if let Some((pf, prev)) = decls.get(&p.name.name) {
                     let same_ty = prev.ty.name == p.ty.name;
                     let same_default = prev.default.as_ref().map(strip_spans)
                         == p.default.as_ref().map(strip_spans);
                     if !same_ty || !same_default {
                         let (line, _) = self.sources[*pf].line_col(prev.span.0);
-                        return Err(Diagnostic::at(
-                            src,
-                            p.name.span.0,
-                            format!(
-                                "parameter `{}` is declared differently in two files",
-                                p.name.name
+                        errors.push(
+                            Diagnostic::at(
+                                src,
+                                p.name.span.0,
+                                format!(
+                                    "parameter `{}` is declared differently in two files",
+                                    p.name.name
+                                ),
+                            )
+                            .with_note(format!(
+                                "also declared at {}:{line}",
+                                self.sources[*pf].name
+                            ))
+                            .with_hint(
+                                "declare a shared parameter with the same type and default everywhere",
                             ),
-                        )
-                        .with_note(format!(
-                            "also declared at {}:{line}",
-                            self.sources[*pf].name
-                        ))
-                        .with_hint(
-                            "declare a shared parameter with the same type and default everywhere",
-                        ));
+                        );
                     }
                     continue;
                 }
                 decls.insert(p.name.name.clone(), (fi, p));
+                let Some(ty) = ParamType::from_name(&p.ty.name) else {
+                    errors.push(
+                        Diagnostic::at(
+                            src,
+                            p.ty.span.0,
+                            format!("unknown parameter type `{}`", p.ty.name),
+                        )
+                        .with_hint("parameter types are int, float, bool and string"),
+                    );
+                    failed.insert(p.name.name.clone());
+                    continue;
+                };
                 let default = match &p.default {
                     None => None,
                     Some(e) => {
                         let v = eval_const(e, &|_| None)
-                            .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?;
-                        Some(ty.coerce(v).map_err(|v| {
-                            Diagnostic::at(
-                                src,
-                                e.span().0,
-                                format!(
-                                    "default of `{}` is {}, but the parameter is {}",
-                                    p.name.name,
-                                    v.a_kind(),
-                                    ty.name()
-                                ),
-                            )
-                        })?)
+                            .map_err(|er| Diagnostic::at(src, er.span.0, er.message))
+                            .and_then(|v| {
+                                ty.coerce(v).map_err(|v| {
+                                    Diagnostic::at(
+                                        src,
+                                        e.span().0,
+                                        format!(
+                                            "default of `{}` is {}, but the parameter is {}",
+                                            p.name.name,
+                                            v.a_kind(),
+                                            ty.name()
+                                        ),
+                                    )
+                                })
+                            });
+                        match v {
+                            Ok(v) => Some(v),
+                            Err(d) => {
+                                errors.push(d);
+                                failed.insert(p.name.name.clone());
+                                continue;
+                            }
+                        }
                     }
                 };
                 params.insert(
@@ -526,18 +616,22 @@ impl Loader {
                         set: false,
                     },
                 );
-                if p.default.is_none() {
-                    params[&p.name.name].set = false;
-                }
             }
         }
         // Values importing files give (`import "x.rw" with {name: value};`), below `--set`.
-        let imported = self.import_values(&params)?;
-        // `--set` values.
-        let mut given: IndexSet<&str> = IndexSet::new();
+        let imported = self.import_values(&params, &mut failed, &mut errors);
+        // `--set` values. A name no file declares may be one a file that failed to load
+        // declares: only its error is reported then.
+        let all_loaded = self.incomplete.iter().all(|i| !i) && self.broken.is_empty();
         for (name, raw) in sets {
+            if failed.contains(name) {
+                continue;
+            }
             let Some(p) = params.get_mut(name) else {
-                let known: Vec<&str> = params.keys().map(|s| s.as_str()).collect();
+                if !all_loaded {
+                    continue;
+                }
+                let known: Vec<&str> = decls.keys().map(|s| s.as_str()).collect();
                 let mut d = Diagnostic::error(format!(
                     "--set {name}={raw}: no rule file declares a parameter `{name}`"
                 ));
@@ -546,18 +640,26 @@ impl Loader {
                 } else {
                     d.with_hint(format!("known parameters: {}", known.join(", ")))
                 };
-                return Err(d.as_usage());
+                errors.push(d.as_usage());
+                continue;
             };
-            p.value = p.ty.parse(raw).ok_or_else(|| {
-                Diagnostic::error(format!(
-                    "--set {name}={raw}: `{raw}` is not a valid {}",
-                    p.ty.name()
-                ))
-                .with_hint(format!("parameter `{name}` is {}", p.ty.name()))
-                .as_usage()
-            })?;
-            p.set = true;
-            given.insert(name);
+            match p.ty.parse(raw) {
+                Some(v) => {
+                    p.value = v;
+                    p.set = true;
+                }
+                None => {
+                    errors.push(
+                        Diagnostic::error(format!(
+                            "--set {name}={raw}: `{raw}` is not a valid {}",
+                            p.ty.name()
+                        ))
+                        .with_hint(format!("parameter `{name}` is {}", p.ty.name()))
+                        .as_usage(),
+                    );
+                    failed.insert(name.clone());
+                }
+            }
         }
         for (name, (v, _)) in imported {
             if let Some(p) = params.get_mut(&name) {
@@ -568,44 +670,80 @@ impl Loader {
             }
         }
         for (name, (fi, d)) in &decls {
-            let p = &params[name];
-            if !p.set && d.default.is_none() {
+            let Some(p) = params.get(name) else { continue };
+            if !p.set && d.default.is_none() && !failed.contains(name) {
                 let (line, _) = self.sources[*fi].line_col(d.span.0);
-                return Err(Diagnostic::error(format!(
-                    "missing required parameter `{name}` ({})",
-                    p.ty.name()
-                ))
-                .with_hint(format!("pass --set {name}=<{}>", p.ty.name()))
-                .with_note(format!("declared at {}:{line}", self.sources[*fi].name))
-                .as_usage());
+                errors.push(
+                    Diagnostic::error(format!(
+                        "missing required parameter `{name}` ({})",
+                        p.ty.name()
+                    ))
+                    .with_hint(format!("pass --set {name}=<{}>", p.ty.name()))
+                    .with_note(format!("declared at {}:{line}", self.sources[*fi].name))
+                    .as_usage(),
+                );
+                failed.insert(name.clone());
             }
         }
+        params.retain(|name, _| !failed.contains(name));
         let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
         for (name, (fi, d)) in &decls {
             let Some(c) = &d.constraint else { continue };
+            if failed.contains(name) || mentions(c, &|n| failed.contains(n)) {
+                continue;
+            }
             let src = &self.sources[*fi];
-            if !const_bool(src, &lookup, c, &format!("the constraint of `{name}`"))? {
-                let msg = match &d.message {
-                    Some(m) => eval_const_str(m, &lookup).unwrap_or_else(|e| e.message),
-                    None => format!(
-                        "constraint `{}` does not hold",
-                        &src.text[c.span().0..c.span().1]
-                    ),
-                };
-                let (line, _) = src.line_col(d.span.0);
-                return Err(Diagnostic::error(format!(
-                    "parameter {name} = {}: {msg}",
-                    params[name].value.display()
-                ))
-                .with_note(format!(
-                    "constraint `{}` declared at {}:{line}",
-                    &src.text[c.span().0..c.span().1],
-                    src.name
-                ))
-                .as_usage());
+            match const_bool(src, &lookup, c, &format!("the constraint of `{name}`")) {
+                Err(e) => errors.push(e),
+                Ok(true) => {}
+                Ok(false) => {
+                    let msg = match &d.message {
+                        Some(m) => eval_const_str(m, &lookup).unwrap_or_else(|e| e.message),
+                        None => format!(
+                            "constraint `{}` does not hold",
+                            &src.text[c.span().0..c.span().1]
+                        ),
+                    };
+                    let (line, _) = src.line_col(d.span.0);
+                    errors.push(
+                        Diagnostic::error(format!(
+                            "parameter {name} = {}: {msg}",
+                            params[name].value.display()
+                        ))
+                        .with_note(format!(
+                            "constraint `{}` declared at {}:{line}",
+                            &src.text[c.span().0..c.span().1],
+                            src.name
+                        ))
+                        .as_usage(),
+                    );
+                }
             }
         }
-        Ok(params)
+        self.errors.extend(errors);
+        (params, failed)
+    }
+
+    /// Every error of a load, in the order an author reads them: those about the invocation
+    /// (a file named on the command line, `--set`) first, then each file's in source order,
+    /// files in the order they were loaded. Two errors at one place are one mistake met by two
+    /// checks: the first is kept. `None` when there is none.
+    fn in_order(&self, errors: Vec<Diagnostic>) -> Option<Diagnostic> {
+        let mut errors: Vec<Diagnostic> = errors
+            .into_iter()
+            .flat_map(|mut d| {
+                let more = std::mem::take(&mut d.more);
+                std::iter::once(d).chain(more.into_vec())
+            })
+            .collect();
+        errors.sort_by_key(|d| {
+            d.location.as_ref().map(|l| {
+                let file = self.read.iter().position(|s| *s == l.file);
+                (file.unwrap_or(usize::MAX), l.line, l.col)
+            })
+        });
+        errors.dedup_by(|b, a| a.location.is_some() && a.location == b.location);
+        Diagnostic::list(errors)
     }
 }
 
@@ -615,11 +753,14 @@ type ImportedValue = (Val, (usize, Span));
 impl Loader {
     /// The parameter values imports give (`import "x.rw" with {avg: false};`): each names a
     /// parameter the imported file declares and is a constant of its type (evaluated with the
-    /// defaults); two imports giving one parameter different values are refused.
+    /// defaults); two imports giving one parameter different values are refused. Every error is
+    /// pushed to `errors`; a parameter given a faulty value joins `failed`.
     fn import_values(
         &self,
         params: &IndexMap<String, Param>,
-    ) -> Result<IndexMap<String, ImportedValue>, Diagnostic> {
+        failed: &mut HashSet<String>,
+        errors: &mut Vec<Diagnostic>,
+    ) -> IndexMap<String, ImportedValue> {
         let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
         let mut out: IndexMap<String, ImportedValue> = IndexMap::new();
         for (fi, file) in self.files.iter().enumerate() {
@@ -629,6 +770,8 @@ impl Loader {
                 let Item::Import(im) = item else { continue };
                 let target = self.imports[fi][k];
                 k += 1;
+                // An import that failed has its own error.
+                let Some(target) = target else { continue };
                 for (key, e) in &im.sets {
                     let declares = self.files[target]
                         .items
@@ -650,44 +793,68 @@ impl Loader {
                         if let Some(h) = did_you_mean(&closest(&key.name, names, 2)) {
                             d = d.with_hint(h);
                         }
-                        return Err(d);
+                        errors.push(d);
+                        continue;
                     }
-                    let p = &params[&key.name];
+                    // A parameter whose declaration is faulty, or a value that names one.
+                    let Some(p) = params.get(&key.name) else {
+                        continue;
+                    };
+                    if mentions(e, &|n| failed.contains(n)) {
+                        failed.insert(key.name.clone());
+                        continue;
+                    }
                     let v = eval_const(e, &lookup)
-                        .map_err(|er| Diagnostic::at(src, er.span.0, er.message))?;
-                    let v = p.ty.coerce(v).map_err(|v| {
-                        Diagnostic::at(
-                            src,
-                            e.span().0,
-                            format!(
-                                "`{}` is {}, but the parameter is {}",
-                                key.name,
-                                v.a_kind(),
-                                p.ty.name()
-                            ),
-                        )
-                    })?;
+                        .map_err(|er| Diagnostic::at(src, er.span.0, er.message))
+                        .and_then(|v| {
+                            p.ty.coerce(v).map_err(|v| {
+                                Diagnostic::at(
+                                    src,
+                                    e.span().0,
+                                    format!(
+                                        "`{}` is {}, but the parameter is {}",
+                                        key.name,
+                                        v.a_kind(),
+                                        p.ty.name()
+                                    ),
+                                )
+                            })
+                        });
+                    let v = match v {
+                        Ok(v) => v,
+                        Err(d) => {
+                            errors.push(d);
+                            failed.insert(key.name.clone());
+                            continue;
+                        }
+                    };
                     if let Some((prev, (pf, ps))) = out.get(&key.name) {
                         if *prev != v {
                             let (line, _) = self.sources[*pf].line_col(ps.0);
-                            return Err(Diagnostic::at(
-                                src,
-                                key.span.0,
-                                format!(
-                                    "parameter `{}` is given {} here and {} by another import",
-                                    key.name,
-                                    v.display(),
-                                    prev.display()
-                                ),
-                            )
-                            .with_note(format!("the other at {}:{line}", self.sources[*pf].name)));
+                            errors.push(
+                                Diagnostic::at(
+                                    src,
+                                    key.span.0,
+                                    format!(
+                                        "parameter `{}` is given {} here and {} by another import",
+                                        key.name,
+                                        v.display(),
+                                        prev.display()
+                                    ),
+                                )
+                                .with_note(format!(
+                                    "the other at {}:{line}",
+                                    self.sources[*pf].name
+                                )),
+                            );
+                            continue;
                         }
                     }
                     out.insert(key.name.clone(), (v, (fi, key.span)));
                 }
             }
         }
-        Ok(out)
+        out
     }
 }
 

@@ -12,9 +12,10 @@
 //! what each rule compiles to; [`suggest`] words the "did you mean" hints both give.
 //!
 //! A [`RuleSet`] is an ordered list of [`Phase`]s; the structural engine (`rewrite/`) runs each
-//! phase's structural rules to a fixpoint, in order. Every rule is lowered once, at load:
-//! equational rules to the e-graph's rule type ([`Phase::equational`], [`lower`]), structural
-//! rules to [`compiled::CompiledRule`]s by the resolver ([`Phase::structural`]: variables numbered into slots,
+//! phase's structural rules to a fixpoint, in order. Every rule is lowered once, at load, by
+//! the resolver that checks it: equational rules to the e-graph's rule type
+//! ([`Phase::equational`]), structural rules to [`compiled::CompiledRule`]s
+//! ([`Phase::structural`]: variables numbered into slots,
 //! selectors and stages resolved, expressions as [`compiled::Expr`] trees whose calls name a
 //! [`builtins::Builtin`]). The engines run only these lowered forms, never the syntax tree
 //! ([`ast`]); every node keeps its span, so a runtime error still points at the rule text.
@@ -30,13 +31,13 @@
 pub mod ast;
 pub mod builtins;
 pub mod compiled;
+mod constant;
 pub mod decl;
 pub mod eval;
 pub mod expand;
 mod let_build;
 pub mod limits;
 pub mod load;
-pub mod lower;
 pub mod parse;
 pub mod plan;
 mod require;
@@ -188,7 +189,7 @@ pub struct Phase {
     /// The phase's structural rules resolved once, at load ([`resolver`]), in order:
     /// what the engine runs.
     pub structural: Vec<compiled::CompiledRule>,
-    /// The phase's equational rules lowered to the e-graph's form ([`lower`]), once, at load:
+    /// The phase's equational rules lowered to the e-graph's form ([`resolver`]), once, at load:
     /// several per written rule when it uses op classes, sets or `<=>`.
     pub equational: Vec<crate::egraph::EqRule>,
     /// Checked when the phase has run (see [`ast::Require`]).

@@ -8,12 +8,15 @@ use super::*;
 impl Resolver<'_> {
     pub(super) fn build(&mut self, b: &Build) -> Result<compiled::Build, Diagnostic> {
         let spec = if b.op.quoted {
+            if self.faults.ops.contains(&b.op.name.name) {
+                return Err(self.unknown_op(&b.op.name, false));
+            }
             self.ops.quoted_spec(&b.op.name.name)
         } else {
             match self.ops.spec(&b.op.name.name) {
                 Some(s) => Some(s),
                 None => {
-                    return Err(names::unknown_op(&b.op.name).at(self.src).with_hint(format!(
+                    return Err(self.unknown_op(&b.op.name, false).with_hint(format!(
                         "an op outside the dialect table is written quoted (\"{}\"), or declared: `op {}(x) -> (out);`",
                         b.op.name.name, b.op.name.name
                     )));

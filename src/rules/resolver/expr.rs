@@ -67,8 +67,13 @@ impl Resolver<'_> {
             Expr::Str(parts, s) => (Ty::Str, compiled::Expr::Str(self.str_parts(parts)?, *s)),
             Expr::Var(Var::Bare(i)) => {
                 // A parameter first, then a stage, then a dtype; each is a constant from here on.
+                let faulty = self.faults.params.contains(&i.name);
                 let (t, v) = if let Some(p) = self.params.get(&i.name) {
                     (p.ty.ty(), p.value.clone())
+                } else if faulty {
+                    // A parameter whose own error is reported: nothing it is used in is checked.
+                    let d = self.at(i.span.0, format!("unknown name `{}`", i.name));
+                    return Err(self.cascade_if(true, d));
                 } else if let Some(role) = stage_role(&i.name) {
                     (Ty::Stage, Val::Stage(role))
                 } else if let Some(d) = dtype_name(&i.name) {
@@ -76,7 +81,11 @@ impl Resolver<'_> {
                 } else if i.name == NONE_NAME {
                     (Ty::Value, Val::NullValue)
                 } else {
-                    let mut d = self.at(i.span.0, format!("unknown name `{}`", i.name));
+                    // Perhaps a parameter an import that failed declares: that error says it.
+                    let mut d = self.cascade_if(
+                        self.faults.incomplete,
+                        self.at(i.span.0, format!("unknown name `{}`", i.name)),
+                    );
                     d = if self.values.contains_key(&format!("%{}", i.name)) {
                         d.with_hint(format!("values are written with `%`: %{}", i.name))
                     } else if self.captures.contains_key(&format!("${}", i.name)) {

@@ -1,11 +1,12 @@
 //! The resolver: a parsed rule file checked against the dialect table and lowered, in one pass
 //! per rule, to what the engines run. Checking a pattern binds its names to slots, checking an
 //! expression returns its [`compiled::Expr`], checking a build its [`compiled::Build`], and a
-//! structural rule that checks comes out as its [`CompiledRule`], match plan included. Each
-//! rule of the language and its message live here once, so what a rule compiles to cannot
-//! disagree with what was checked, and no later pass can refuse it (ISLE's
-//! `TermEnv::from_ast` is the model). An equational rule is checked, then translated to
-//! e-graph rules ([`super::lower::equational`]).
+//! structural rule that checks comes out as its [`CompiledRule`], match plan included, an
+//! equational rule as the e-graph rules it stands for ([`equational`]). Each rule of the
+//! language and its message live here once, so what a rule compiles to cannot disagree with
+//! what was checked, and no later pass can refuse it (ISLE's `TermEnv::from_ast` is the model);
+//! only the e-graph's own verdict on an equational rule comes from elsewhere, and it is asked
+//! here, at the rule.
 //!
 //! What is refused (each a [`Diagnostic`] at `file:line:col` with the source line, a caret and,
 //! where one helps, a hint):
@@ -21,11 +22,15 @@
 //! - actions ([`action`]) and builds ([`build`]): erase/move/set/rewire apply to ops a pattern
 //!   or build bound; rewired operand names exist; ops are built only where an action places
 //!   them, with result types something gives or derives;
-//! - equational rules ([`equational`]): the right-hand side uses only variables the left binds,
-//!   and the rule translates to e-graph rules.
+//! - equational rules ([`equational`]): pure op classes and sets of a bounded product, the
+//!   right-hand side built from what the left binds, expressions the e-graph can evaluate,
+//!   `<=>` only between two patterns, and what the e-graph itself accepts.
 //!
 //! A file is resolved on its own, with the parameters' final values, and every faulty rule of
-//! it is reported (each with its first error); which files are included and in what order is
+//! it is reported (each with its first error, or the error of each faulty pattern of its
+//! `match`), except where the error may only follow from one reported before ([`Faults`]: a
+//! faulty parameter or op declaration, an import that failed); which files are included and in
+//! what order is
 //! the loader's business ([`super::load`]). [`names`] holds what an op class, a stage and an
 //! alternative's attribute test resolve to, which the expander asks too.
 
@@ -40,7 +45,7 @@ use super::ast::*;
 use super::builtins::{Builtin, Kind, Query};
 use super::compiled::{self, CompiledRule, Slot};
 use super::decl::{rule_attrs, rule_operands, OpTable};
-use super::eval::dtype_name;
+use super::eval::{dtype_name, mentions};
 use super::load::line_starts;
 use super::parse::comment_above;
 use super::plan::{self, Bound, BoundSlots, Unreached};
@@ -52,7 +57,8 @@ use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, OpSpec, ResultRule};
 use crate::value::Val;
 use indexmap::{IndexMap, IndexSet};
-use std::collections::HashMap;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
 
 /// Where a rule is, for [`CompiledRule`]'s metadata.
 pub struct Origin {
@@ -82,6 +88,20 @@ impl Ids {
         self.exists += 1;
         self.exists - 1
     }
+}
+
+/// What failed before the resolver ran, so that an error that only follows from it is not
+/// reported again: the earlier error says what is wrong.
+#[derive(Clone, Copy)]
+pub(super) struct Faults<'a> {
+    /// Parameters whose declaration or value is faulty (left out of the parameters).
+    pub params: &'a HashSet<String>,
+    /// Ops declared with an error (left out of the op table).
+    pub ops: &'a HashSet<String>,
+    /// An import of the file failed: a name it does not know may be one that import brings.
+    pub incomplete: bool,
+    /// The offsets of the file's rules whose definitions could not be substituted.
+    pub unexpanded: &'a HashSet<usize>,
 }
 
 /// What a `%name` is bound to in a rule.
@@ -114,15 +134,19 @@ pub(super) struct Resolver<'a> {
     slots: Slot,
     /// Checking an equational rule (`const(%x)` is an e-graph query).
     equational: bool,
-    /// The e-graph rules each equational rule of the file stands for, by the rule's offset:
-    /// translating is how they are checked, and the loader keeps the translation.
-    pub(super) translated: HashMap<usize, Vec<crate::egraph::EqRule>>,
+    /// The e-graph rules each equational rule of the file stands for, by the rule's offset.
+    pub(super) lowered: HashMap<usize, Vec<crate::egraph::EqRule>>,
     /// Each structural rule of the file, resolved, by the rule's offset.
     pub(super) resolved: HashMap<usize, CompiledRule>,
     /// The file's index among the loaded files (a resolved rule's origin).
     file: usize,
     /// The ids the next resolved rule's builds and `exists` take.
     pub(super) ids: Ids,
+    /// What failed before the file was resolved.
+    faults: Faults<'a>,
+    /// Set by an error that may only follow from an earlier one ([`Faults`]): the item being
+    /// resolved is dropped without its error.
+    cascade: Cell<bool>,
 }
 
 impl<'a> Resolver<'a> {
@@ -134,6 +158,7 @@ impl<'a> Resolver<'a> {
         params: &'a IndexMap<String, Param>,
         ops: &'a OpTable,
         ids: Ids,
+        faults: Faults<'a>,
     ) -> Self {
         Resolver {
             src,
@@ -145,10 +170,12 @@ impl<'a> Resolver<'a> {
             captures: IndexMap::new(),
             slots: 0,
             equational: false,
-            translated: HashMap::new(),
+            lowered: HashMap::new(),
             resolved: HashMap::new(),
             file,
             ids,
+            faults,
+            cascade: Cell::new(false),
         }
     }
 
@@ -158,7 +185,8 @@ impl<'a> Resolver<'a> {
 
     /// Resolves every item of `f`. After an error it goes on with the next item (a rule, a
     /// parameter's constraint, an import's condition, a `require`), so every faulty rule of the
-    /// file is reported, each with its first error, in source order.
+    /// file is reported, each with its first error, in source order. An item whose error only
+    /// follows from an earlier one ([`Faults`]) is dropped silently.
     pub(super) fn resolve_file(&mut self, f: &File) -> Vec<Diagnostic> {
         let mut errors = Vec::new();
         let mut phase_names: IndexSet<&str> = IndexSet::new();
@@ -170,7 +198,8 @@ impl<'a> Resolver<'a> {
                     // That it is a bool is the loader's to say: it evaluates every constraint
                     // when parameters get their values, before any file is checked.
                     if let Some(c) = &p.constraint {
-                        errors.extend(self.expr(c).err());
+                        let r = self.expr(c);
+                        self.keep(&mut errors, r);
                     }
                 }
                 Item::Import(im) => {
@@ -178,7 +207,7 @@ impl<'a> Resolver<'a> {
                         let r = self
                             .expr(c)
                             .and_then(|(t, _)| self.want_bool(t, c, "an import condition must be"));
-                        errors.extend(r.err());
+                        self.keep(&mut errors, r);
                     }
                 }
                 Item::Phase(p) => {
@@ -189,27 +218,81 @@ impl<'a> Resolver<'a> {
                         ));
                     }
                     for r in &p.rules {
-                        errors.extend(self.rule(r, &mut rule_names, &line_starts).err());
+                        let r = self.rule(r, &mut rule_names, &line_starts);
+                        self.keep(&mut errors, r);
                     }
                     for q in &p.requires {
-                        errors.extend(self.require(q).err());
+                        let r = self.require(q);
+                        self.keep(&mut errors, r);
                     }
                 }
-                Item::Rule(r) => errors.extend(self.rule(r, &mut rule_names, &line_starts).err()),
-                Item::Require(q) => errors.extend(self.require(q).err()),
+                Item::Rule(r) => {
+                    let r = self.rule(r, &mut rule_names, &line_starts);
+                    self.keep(&mut errors, r);
+                }
+                Item::Require(q) => {
+                    let r = self.require(q);
+                    self.keep(&mut errors, r);
+                }
                 Item::Op(_) => {}
             }
         }
         errors
     }
 
+    /// Keeps the error of an item unless it only follows from an earlier one.
+    fn keep<T>(&self, errors: &mut Vec<Diagnostic>, r: Result<T, Diagnostic>) {
+        let cascade = self.cascade.replace(false);
+        if let Err(d) = r {
+            if !cascade {
+                errors.push(d);
+            }
+        }
+    }
+
+    /// Marks the error being made as one that may only follow from an earlier error when
+    /// `maybe` holds (see [`Faults`]); returns the error.
+    fn cascade_if(&self, maybe: bool, d: Diagnostic) -> Diagnostic {
+        if maybe {
+            self.cascade.set(true);
+        }
+        d
+    }
+
+    /// An op name the table does not know, in a pattern or a build. Unknown because its
+    /// declaration is faulty, or perhaps declared by an import that failed, it is not reported
+    /// again.
+    fn unknown_op(&self, i: &Ident, in_pattern: bool) -> Diagnostic {
+        let p = if in_pattern {
+            names::unknown_op_in_pattern(i)
+        } else {
+            names::unknown_op(i)
+        };
+        let maybe = self.faults.ops.contains(&i.name) || self.faults.incomplete;
+        self.cascade_if(maybe, p.at(self.src))
+    }
+
     /// Checks a `require`'s count and message (every file is checked, included or not).
     fn require(&self, q: &Require) -> Result<(), Diagnostic> {
+        // A count or message that names a faulty parameter: the parameter's error says it.
+        let faulty = |n: &str| {
+            self.faults.params.contains(n) || self.faults.incomplete && !self.params.contains_key(n)
+        };
+        let in_message = |m: &StrLit| {
+            m.parts
+                .iter()
+                .any(|p| matches!(p, StrPart::Expr(e) if mentions(e, &faulty)))
+        };
+        if q.count.as_ref().is_some_and(|(_, e)| mentions(e, &faulty))
+            || q.message.as_ref().is_some_and(in_message)
+        {
+            return Ok(());
+        }
         let params = |n: &str| self.params.get(n).map(|p| p.value.clone());
         loaded_require(self.src, 0, &params, q).map(|_| ())
     }
 
-    /// Checks `r` and keeps what it resolves to ([`Resolver::resolved`], [`Resolver::translated`]).
+    /// Checks `r` and keeps what it resolves to ([`Resolver::resolved`], [`Resolver::lowered`]).
     fn rule<'r>(
         &mut self,
         r: &'r Rule,
@@ -217,6 +300,11 @@ impl<'a> Resolver<'a> {
         line_starts: &[usize],
     ) -> Result<(), Diagnostic> {
         let name = r.name();
+        if self.faults.unexpanded.contains(&r.span().0) {
+            // The expander reported why its definitions could not be substituted.
+            names.entry(&name.name).or_insert(name.span);
+            return Ok(());
+        }
         if comment_above(self.src, r.span().0).is_none_or(|c| c.is_empty()) {
             return Err(self
                 .at(r.span().0, format!("rule `{}` has no comment", name.name))
@@ -244,7 +332,11 @@ impl<'a> Resolver<'a> {
                 self.resolved.insert(r.span().0, c);
                 Ok(())
             }
-            Rule::Equational(e) => self.equational(e),
+            Rule::Equational(e) => {
+                let rules = self.equational(e)?;
+                self.lowered.insert(r.span().0, rules);
+                Ok(())
+            }
         }
     }
 
@@ -283,10 +375,28 @@ impl<'a> Resolver<'a> {
                 )
                 .with_hint("a structural rule starts with `match <pattern>;`"));
         }
-        // Bind everything the patterns name first: patterns are one conjunction.
+        // Bind everything the patterns name first: patterns are one conjunction. Each pattern's
+        // error is its own (a pattern that fails binds nothing a later one could trip on), so
+        // each is reported; what comes after the patterns is not checked then, since it reads
+        // what they bind.
         let mut resolved = Vec::with_capacity(patterns.len());
+        let (mut errors, mut cascade) = (Vec::new(), None);
         for p in &patterns {
-            resolved.push(self.bind_pattern(p)?);
+            let r = self.bind_pattern(p);
+            match (r, self.cascade.replace(false)) {
+                (Ok(rp), _) => resolved.push(rp),
+                (Err(d), true) => {
+                    cascade.get_or_insert(d);
+                }
+                (Err(d), false) => errors.push(d),
+            }
+        }
+        if let Some(all) = Diagnostic::list(errors) {
+            return Err(all);
+        }
+        if let Some(d) = cascade {
+            self.cascade.set(true);
+            return Err(d);
         }
         for (p, rp) in patterns.iter().zip(&mut resolved) {
             self.pattern_exprs(p, rp)?;

@@ -17,14 +17,17 @@ impl Resolver<'_> {
         Ok(match sel {
             OpSel::Name(i) => match self.ops.spec(&i.name) {
                 Some(s) => (vec![s], compiled::OpSel::Name(i.name.clone())),
-                None => return Err(names::unknown_op_in_pattern(i).at(self.src)),
+                None => return Err(self.unknown_op(i, true)),
             },
+            OpSel::Quoted(i) if self.faults.ops.contains(&i.name) => {
+                return Err(self.unknown_op(i, true))
+            }
             OpSel::Quoted(i) => (
                 self.ops.quoted_spec(&i.name).into_iter().collect(),
                 compiled::OpSel::Name(i.name.clone()),
             ),
             OpSel::Class(c) => {
-                let class = names::op_class(c).map_err(|p| p.at(self.src))?;
+                let class = self.op_class(c)?;
                 let specs = match &class {
                     OpClass::Any => vec![],
                     OpClass::Effect(e) => self
@@ -56,6 +59,11 @@ impl Resolver<'_> {
                 (specs, compiled::OpSel::With(Box::new(inner), tests))
             }
         })
+    }
+
+    /// The op class `c` names. An unknown one may be an op set of an import that failed.
+    pub(super) fn op_class(&self, c: &Ident) -> Result<OpClass, Diagnostic> {
+        names::op_class(c).map_err(|p| self.cascade_if(self.faults.incomplete, p.at(self.src)))
     }
 
     /// An operand name `n` that `op` (as written: a name, a class, a set) does not have; the
