@@ -117,12 +117,7 @@ impl Resolver<'_> {
                 let at = match at {
                     InsertPoint::After(e) => {
                         let (t, x) = self.expr_no_build(e)?;
-                        if !t.valueish() {
-                            return Err(self.at(
-                                e.span().0,
-                                format!("`after` needs a value or an op, found {}", t.a_name()),
-                            ));
-                        }
+                        self.want_value(t, e, "`after`")?;
                         compiled::InsertPoint::After(x)
                     }
                     InsertPoint::Before(e) => {
@@ -156,22 +151,9 @@ impl Resolver<'_> {
                 span,
             } => {
                 let (t, value_x) = self.expr_no_build(value)?;
-                if !t.valueish() {
-                    return Err(self.at(
-                        value.span().0,
-                        format!("`replace` needs a value, found {}", t.a_name()),
-                    ));
-                }
+                self.want_value(t, value, "`replace`")?;
                 let (t, with_x) = self.expr(with)?;
-                if !t.valueish() {
-                    return Err(self.at(
-                        with.span().0,
-                        format!(
-                            "a value can only be replaced by a value, found {}",
-                            t.a_name()
-                        ),
-                    ));
-                }
+                self.want_value(t, with, "`replace .. with`")?;
                 compiled::Action::Replace {
                     value: value_x,
                     with: with_x,
@@ -208,12 +190,7 @@ impl Resolver<'_> {
                     }
                 };
                 let (t, value_x) = self.expr(value)?;
-                if !t.valueish() {
-                    return Err(self.at(
-                        value.span().0,
-                        format!("an operand must be a value, found {}", t.a_name()),
-                    ));
-                }
+                self.want_value(t, value, "an operand")?;
                 compiled::Action::SetOperand {
                     op: op_x,
                     target,
@@ -234,15 +211,7 @@ impl Resolver<'_> {
                 let to = match to {
                     InsertPoint::After(e) | InsertPoint::Before(e) => {
                         let (t, x) = self.expr_no_build(e)?;
-                        if !t.valueish() {
-                            return Err(self.at(
-                                e.span().0,
-                                format!(
-                                    "an op can only move next to a value or an op, not {}",
-                                    t.a_name()
-                                ),
-                            ));
-                        }
+                        self.want_value(t, e, "`move`")?;
                         match to {
                             InsertPoint::After(_) => compiled::InsertPoint::After(x),
                             _ => compiled::InsertPoint::Before(x),

@@ -45,12 +45,7 @@ impl Resolver<'_> {
                 }
             }
             let (t, value) = self.expr(&a.value)?;
-            if !t.valueish() {
-                return Err(self.at(
-                    a.value.span().0,
-                    format!("an operand must be a value, found {}", t.a_name()),
-                ));
-            }
+            self.want_value(t, &a.value, "an operand")?;
             if !is_none(&a.value) {
                 given.push(slot);
             }

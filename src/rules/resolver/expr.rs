@@ -15,6 +15,17 @@ impl Resolver<'_> {
         Err(self.at(e.span().0, format!("{needs} a bool, found {}", t.a_name())))
     }
 
+    /// `t`, the type of `e`, must name a value or an op: `{what} needs a value or an op`.
+    pub(super) fn want_value(&self, t: Ty, e: &Expr, what: &str) -> Result<(), Diagnostic> {
+        if t.valueish() {
+            return Ok(());
+        }
+        Err(self.at(
+            e.span().0,
+            format!("{what} needs a value or an op, found {}", t.a_name()),
+        ))
+    }
+
     pub(super) fn attr_expr(&mut self, e: &Expr) -> Result<(Ty, compiled::Expr), Diagnostic> {
         let (t, x) = self.expr_no_build(e)?;
         if matches!(t, Ty::Value | Ty::Op | Ty::Type) {
@@ -301,21 +312,23 @@ impl Resolver<'_> {
                         ),
                     ));
                 }
-                let first_ok = match f {
-                    Builtin::Query(Query::Tensor) => tys[0].is(Ty::List),
-                    _ => tys[0].valueish(),
-                };
-                if !first_ok {
-                    return Err(self
-                        .at(
-                            args[0].span().0,
-                            format!(
-                                "`{}` needs a value or op, found {}",
-                                func.name,
-                                tys[0].a_name()
-                            ),
-                        )
-                        .with_hint("program queries take %values: name(%p), dtype(%g)"));
+                if f == Builtin::Query(Query::Tensor) {
+                    if !tys[0].is(Ty::List) {
+                        return Err(self
+                            .at(
+                                args[0].span().0,
+                                format!(
+                                    "`tensor` needs a list of dimensions, found {}",
+                                    tys[0].a_name()
+                                ),
+                            )
+                            .with_hint("tensor([4, 8], float32)"));
+                    }
+                } else {
+                    self.want_value(tys[0], &args[0], &format!("`{}`", func.name))
+                        .map_err(|d| {
+                            d.with_hint("program queries take %values: name(%p), dtype(%g)")
+                        })?;
                 }
                 if matches!(f, Builtin::Query(Query::HasAttr | Query::Attr)) && !tys[1].is(Ty::Str)
                 {
@@ -430,14 +443,9 @@ impl Resolver<'_> {
         span: Span,
     ) -> Result<(Ty, compiled::Expr), Diagnostic> {
         let (t, vx) = self.expr(v)?;
-        if !t.valueish() {
-            return Err(self
-                .at(
-                    v.span().0,
-                    format!("`uses` needs a value or op, found {}", t.a_name()),
-                )
-                .with_hint("uses(%v in backward) counts the uses of %v by backward ops"));
-        }
+        self.want_value(t, v, "`uses`").map_err(|d| {
+            d.with_hint("uses(%v in backward) counts the uses of %v by backward ops")
+        })?;
         let role =
             match stage {
                 Expr::Var(Var::Bare(i)) if !self.params.contains_key(&i.name) => self.stage(i)?,
