@@ -536,6 +536,13 @@ impl Loader {
         let mut failed: HashSet<String> = HashSet::new();
         let mut errors = Vec::new();
         let mut decls: IndexMap<String, (usize, &ParamDecl)> = IndexMap::new();
+        let declared: HashSet<&str> = (self.files.iter())
+            .flat_map(|f| &f.items)
+            .filter_map(|item| match item {
+                Item::Param(p) => Some(p.name.name.as_str()),
+                _ => None,
+            })
+            .collect();
         for (fi, file) in self.files.iter().enumerate() {
             let src = &self.sources[fi];
             for item in &file.items {
@@ -582,6 +589,31 @@ impl Loader {
                 let default = match &p.default {
                     None => None,
                     Some(e) => {
+                        // A default is a constant, evaluated before any parameter has a value:
+                        // naming one would otherwise read as an unknown name.
+                        let mut named = None;
+                        e.any(&mut |x| match x {
+                            Expr::Var(Var::Bare(i)) if declared.contains(i.name.as_str()) => {
+                                named = Some(i.clone());
+                                true
+                            }
+                            _ => false,
+                        });
+                        if let Some(i) = named {
+                            errors.push(
+                                Diagnostic::at(
+                                    src,
+                                    i.span.0,
+                                    format!(
+                                        "the default of `{}` names the parameter `{}`: a default is a constant",
+                                        p.name.name, i.name
+                                    ),
+                                )
+                                .with_hint("compute from parameters where the value is used, e.g. `value: 1.0 / k_steps` in a rule"),
+                            );
+                            failed.insert(p.name.name.clone());
+                            continue;
+                        }
                         let v = eval_const(e, &|_| None)
                             .map_err(|er| Diagnostic::at(src, er.span.0, er.message))
                             .and_then(|v| {
