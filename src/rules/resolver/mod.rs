@@ -30,9 +30,8 @@
 //! it is reported (each with its first error, or the error of each faulty pattern of its
 //! `match`), except where the error may only follow from one reported before ([`Faults`]: a
 //! faulty parameter or op declaration, an import that failed); which files are included and in
-//! what order is
-//! the loader's business ([`super::load`]). [`names`] holds what an op class, a stage and an
-//! alternative's attribute test resolve to, which the expander asks too.
+//! what order is the loader's business ([`super::load`]). [`names`] holds what an op class, a
+//! stage and an alternative's attribute test resolve to, which the expander asks too.
 
 mod action;
 mod build;
