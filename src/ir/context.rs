@@ -82,7 +82,7 @@ impl Context {
         AttrId(self.attrs.intern(dict))
     }
 
-    /// Interns dictionary `i` of `local` (see [`AttrStore::intern_local`]).
+    /// Interns dictionary `i` of `local` (see `AttrStore::intern_local`).
     pub fn intern_local_attrs(
         &mut self,
         local: &mut LocalDicts,

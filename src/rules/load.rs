@@ -13,10 +13,11 @@
 //! they are read (errors about the invocation, such as a bad `--set`, first): a file that cannot
 //! be read or parsed, each faulty parameter and import value, each faulty op declaration, and
 //! what the expander and the resolver find in every file. What only follows from a reported
-//! error is not reported: a faulty parameter or op declaration is left out and named
-//! ([`Faults`]), so what uses it is not checked against it, and a file whose import failed does
-//! not report names it does not know, which the import may have brought. Phases are laid out,
-//! and rule names across files and `require`s checked, only once every file resolves.
+//! error is not reported: a faulty parameter or op declaration is left out and named (the
+//! resolver's `Faults`), so what uses it is not checked against it, and a file whose import
+//! failed does not report names it does not know, which the import may have brought. Phases
+//! are laid out, and rule names across files and `require`s checked, only once every file
+//! resolves.
 //!
 //! What is refused here (each a [`Diagnostic`] at `file:line:col` with the source line and a
 //! caret, or a usage error naming the parameter):
