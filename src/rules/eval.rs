@@ -263,7 +263,20 @@ pub fn eval_const(e: &super::ast::Expr, params: &dyn Fn(&str) -> Option<Val>) ->
 /// parameter whose declaration or value is faulty, whose own error is reported, so the constant
 /// is not evaluated.
 pub fn mentions(e: &super::ast::Expr, named: &dyn Fn(&str) -> bool) -> bool {
-    e.any(&mut |x| matches!(x, super::ast::Expr::Var(super::ast::Var::Bare(i)) if named(&i.name)))
+    bare_name(e, named).is_some()
+}
+
+/// The first bare name of a constant of the syntax tree that `named` holds.
+pub fn bare_name(e: &super::ast::Expr, named: &dyn Fn(&str) -> bool) -> Option<super::ast::Ident> {
+    let mut found = None;
+    e.any(&mut |x| match x {
+        super::ast::Expr::Var(super::ast::Var::Bare(i)) if named(&i.name) => {
+            found = Some(i.clone());
+            true
+        }
+        _ => false,
+    });
+    found
 }
 
 /// [`eval_const`] for an interpolated string.

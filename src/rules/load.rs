@@ -29,7 +29,7 @@
 
 use super::ast::*;
 use super::compiled::CompiledRule;
-use super::eval::{eval_const, eval_const_str, mentions};
+use super::eval::{bare_name, eval_const, eval_const_str, mentions};
 use super::parse::parse_file;
 use super::require::loaded_require;
 use super::resolver::{Faults, Ids, Resolver};
@@ -592,15 +592,7 @@ impl Loader {
                     Some(e) => {
                         // A default is a constant, evaluated before any parameter has a value:
                         // naming one would otherwise read as an unknown name.
-                        let mut named = None;
-                        e.any(&mut |x| match x {
-                            Expr::Var(Var::Bare(i)) if declared.contains(i.name.as_str()) => {
-                                named = Some(i.clone());
-                                true
-                            }
-                            _ => false,
-                        });
-                        if let Some(i) = named {
+                        if let Some(i) = bare_name(e, &|n| declared.contains(n)) {
                             errors.push(
                                 Diagnostic::at(
                                     src,
