@@ -233,6 +233,10 @@ pub struct Program {
     /// Byte offset in the source file of each parsed op (`u32::MAX` for ops a rewrite made);
     /// only for pointing diagnostics at the input.
     positions: Vec<u32>,
+    /// Once an index of ops by attribute follows this program ([`Program::log_attr_changes`]):
+    /// every op [`Program::set_op_attrs`] gave a new dictionary, in order. Ops created later
+    /// need no entry: the op arena only grows, so an index finds them by their ids.
+    attr_changes: Option<Vec<OpId>>,
 }
 
 impl Default for Program {
@@ -254,6 +258,7 @@ impl Program {
             top: BlockId(0),
             live_ops: 0,
             positions: Vec::new(),
+            attr_changes: None,
         };
         p.top = p.new_block(NONE);
         p
@@ -319,6 +324,21 @@ impl Program {
 
     pub fn set_op_attrs(&mut self, op: OpId, attrs: AttrId) {
         self.ops[op.index()].attrs = attrs;
+        if let Some(log) = &mut self.attr_changes {
+            log.push(op);
+        }
+    }
+
+    /// Starts logging the ops [`Program::set_op_attrs`] changes (once started, it goes on): an
+    /// index of ops by attribute reads the log from where it last looked
+    /// ([`Program::attr_changes`]).
+    pub fn log_attr_changes(&mut self) {
+        self.attr_changes.get_or_insert_with(Vec::new);
+    }
+
+    /// The ops given a new dictionary since logging started, in order; empty when not logging.
+    pub fn attr_changes(&self) -> &[OpId] {
+        self.attr_changes.as_deref().unwrap_or(&[])
     }
 
     pub fn num_operands(&self, op: OpId) -> usize {

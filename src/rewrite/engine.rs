@@ -66,6 +66,7 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
             stats.edited_by.clear();
         }
         eng.markers_stale = true;
+        eng.cache.marked.clear();
         stats.equational_rules += phase.rules.len() - phase.structural.len();
         let applied = eng.run_phase(phase, opts, &mut stats)?;
         stats.phases.push(PhaseStats {

@@ -46,7 +46,7 @@ fn passes(test: &AltTest, have: Option<&crate::ir::Attr>) -> bool {
 
 /// `{key: want}` on attribute `a`: equal as rules compare values; a flag written `[true]` also
 /// equals `true`.
-fn attr_equals(a: &crate::ir::Attr, want: &Val) -> bool {
+pub(super) fn attr_equals(a: &crate::ir::Attr, want: &Val) -> bool {
     use crate::ir::Attr;
     // The common tests (`{flag: true}`, `{op_role: 2}`) without converting the attribute.
     match (a, want) {
@@ -436,7 +436,7 @@ impl<'r> Searcher<'_, 'r> {
             return self.complete(ops, picked, b, keep);
         };
         let mut cands = self.cache.op_lists.pop().unwrap_or_default();
-        self.candidates(reach, b, &mut cands);
+        self.candidates(j, reach, b, &mut cands);
         let found = self.try_candidates(j, step, &cands, ops, picked, b, keep);
         cands.clear();
         self.cache.op_lists.push(cands);
@@ -480,14 +480,22 @@ impl<'r> Searcher<'_, 'r> {
         Ok(None)
     }
 
-    /// The ops a step's pattern is tried at: the defining op of a bound value (an op bound to
-    /// the name is that op), or the users of a bound value in op order, each once. A slot that
-    /// holds nothing the step can follow gives none: the pattern could not match it anyway.
-    /// The list `out` (empty) is one of the run's reused lists: a step of every match attempt
-    /// would otherwise allocate one.
-    fn candidates(&self, reach: Reach, b: &Bindings, out: &mut Vec<OpId>) {
+    /// The ops a step's pattern (`j`) is tried at: the defining op of a bound value (an op
+    /// bound to the name is that op), the users of a bound value in op order, each once, or the
+    /// ops carrying a marker, in id order. A slot that holds nothing the step can follow gives
+    /// none: the pattern could not match it anyway. The list `out` (empty) is one of the run's
+    /// reused lists: a step of every match attempt would otherwise allocate one.
+    fn candidates(&mut self, j: usize, reach: Reach, b: &Bindings, out: &mut Vec<OpId>) {
+        if let Reach::Marked(k) = reach {
+            let test = &self.c.patterns[j].attrs[k];
+            if let AttrTest::Equals(Expr::Lit(want, _)) = &test.test {
+                self.cache.marked.ops(self.m, &test.key, want, out);
+            }
+            return;
+        }
         let p = &self.m.main;
         match reach {
+            Reach::Marked(_) => {}
             // Only the worklist's op, which `find` matches itself.
             Reach::Root => {}
             Reach::Def(s) => match b.get(s) {

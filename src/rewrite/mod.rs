@@ -48,6 +48,7 @@
 mod engine;
 pub mod equational;
 mod guard;
+mod marked;
 mod matcher;
 mod runtime;
 

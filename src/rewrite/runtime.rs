@@ -120,6 +120,8 @@ pub struct Caches {
     /// Candidate lists of the matcher's steps, reused: one is taken per step being searched
     /// (steps nest, so it is a pool rather than one list).
     pub op_lists: Vec<Vec<OpId>>,
+    /// The ops carrying the markers plans reach patterns by ([`crate::rules::compiled::Reach::Marked`]).
+    pub marked: super::marked::MarkedIndex,
 }
 
 impl Caches {

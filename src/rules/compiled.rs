@@ -165,6 +165,10 @@ pub enum Reach {
     /// The ops using the value bound to this slot: one of the pattern's own operands (not a
     /// nested pattern's).
     Users(Slot),
+    /// The ops carrying the literal value of the pattern's attribute test at this index
+    /// (`{global_norm_end: true}`): a pattern sharing no value with what is bound, found through
+    /// a marker an earlier application set. The run keeps an index of such ops.
+    Marked(usize),
 }
 
 /// One step of a match plan: the pattern (an index into its list) and how it is reached. Every

@@ -4,8 +4,12 @@
 //! The first pattern of a rule is matched at the op the worklist offers. Every later pattern is
 //! reached from what is already bound: as the op defining a bound value (its `%r =` name is an
 //! operand an earlier pattern bound), or among the users of a bound value (one of its own
-//! operands, not a nested pattern's, is bound). An `exists(...)` starts from everything the
-//! rule bound where it is evaluated, and reaches all its patterns that way.
+//! operands, not a nested pattern's, is bound). A pattern that shares no value with what is
+//! bound is reached through a marker: one of its attribute tests with a literal value
+//! (`{global_norm_end: true}`), looked up in an index of the ops carrying it
+//! (`rewrite/marked.rs`). That is how a fold finds where it stands: the op an earlier
+//! application tagged. An `exists(...)` starts from everything the rule bound where it is
+//! evaluated, and reaches all its patterns these ways.
 //!
 //! Why decide it here: the order only depends on which names are bound, never on the program,
 //! so the matcher executes the steps ([`Step`]) instead of re-deriving them for every partial
@@ -17,11 +21,13 @@
 //!
 //! The order: at each step, the first pattern (in the text) whose name is a bound value, found
 //! through its defining op (one candidate); else the first pattern with a bound operand, found
-//! through the users of its first bound operand. Which patterns are reachable does not depend on
-//! this choice (binding more never makes a pattern unreachable); which match is found first
-//! does, so the order is part of what a rule means.
+//! through the users of its first bound operand (write the operand with the fewest users
+//! first); else the first pattern with a literal attribute test, through its first such test.
+//! Which patterns are reachable does not depend on this choice (binding more never makes a
+//! pattern unreachable); which match is found first does, so the order is part of what a rule
+//! means.
 
-use super::compiled::{Pattern, Reach, Slot, Step, ValPat};
+use super::compiled::{AttrTest, Expr, Pattern, Reach, Slot, Step, ValPat};
 use crate::diag::{Diagnostic, SourceFile};
 
 /// What a `%x` slot holds at a point of a rule: nothing yet, a value (an operand, a state) or
@@ -112,7 +118,7 @@ fn extend(
 }
 
 /// The next step: the first pattern not `done` named by a bound value, else the first with a
-/// bound operand.
+/// bound operand, else the first with a literal attribute test (a marker).
 fn next(patterns: &[Pattern], done: &[bool], bound: &BoundSlots) -> Option<Step> {
     let open = || patterns.iter().enumerate().filter(|(j, _)| !done[*j]);
     let by_def = open().find_map(|(j, p)| {
@@ -122,17 +128,30 @@ fn next(patterns: &[Pattern], done: &[bool], bound: &BoundSlots) -> Option<Step>
             reach: Reach::Def(s),
         })
     });
-    by_def.or_else(|| {
-        open().find_map(|(j, p)| {
-            p.args.iter().find_map(|a| match &a.pat {
-                ValPat::Var { slot, .. } if bound.get(*slot) != Bound::No => Some(Step {
-                    pattern: j,
-                    reach: Reach::Users(*slot),
-                }),
-                _ => None,
+    by_def
+        .or_else(|| {
+            open().find_map(|(j, p)| {
+                p.args.iter().find_map(|a| match &a.pat {
+                    ValPat::Var { slot, .. } if bound.get(*slot) != Bound::No => Some(Step {
+                        pattern: j,
+                        reach: Reach::Users(*slot),
+                    }),
+                    _ => None,
+                })
             })
         })
-    })
+        .or_else(|| {
+            open().find_map(|(j, p)| {
+                let k = p
+                    .attrs
+                    .iter()
+                    .position(|a| matches!(a.test, AttrTest::Equals(Expr::Lit(..))))?;
+                Some(Step {
+                    pattern: j,
+                    reach: Reach::Marked(k),
+                })
+            })
+        })
 }
 
 /// A pattern no step of its plan reaches, found while resolving: what the loader reports.
@@ -152,14 +171,14 @@ impl Unreached {
                 *offset,
                 format!("this pattern of rule `{rule}` shares no value with the rule's other patterns"),
             )
-            .with_note("patterns after the first are found through what is bound: the op defining a bound value, or the users of one; this one would be tried against every op")
-            .with_hint("give it an operand another pattern binds (`pd_op.add_(%m, %r)` after `%r = ...`), or name it with a value another pattern reads (`%r = pd_op.c_allreduce_sum(..)`)"),
+            .with_note("patterns after the first are found through what is bound (the op defining a bound value, or the users of one) or through a marker (an attribute test with a literal value); this one would be tried against every op")
+            .with_hint("give it an operand another pattern binds (`pd_op.add_(%m, %r)` after `%r = ...`), name it with a value another pattern reads (`%r = pd_op.c_allreduce_sum(..)`), or test a marker attribute an earlier rule sets (`{sum_end: true}`)"),
             Unreached::Exists { offset } => Diagnostic::at(
                 src,
                 *offset,
-                "this pattern of `exists(...)` shares no operand with what is already bound, nor names a bound value's defining op",
+                "this pattern of `exists(...)` shares no operand with what is already bound, nor names a bound value's defining op, nor tests a marker",
             )
-            .with_hint("give it an operand the rule's match (or an earlier pattern of the `exists`) binds, e.g. exists(pd_op.scale_(%m, _)) after `match pd_op.add_(%m, _)`"),
+            .with_hint("give it an operand the rule's match (or an earlier pattern of the `exists`) binds, e.g. exists(pd_op.scale_(%m, _)) after `match pd_op.add_(%m, _)`, or test a marker attribute an earlier rule sets (`{sum_end: true}`)"),
         }
     }
 }

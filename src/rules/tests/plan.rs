@@ -106,6 +106,40 @@ fn an_exists_starts_from_what_the_match_bound() {
 }
 
 #[test]
+fn a_pattern_sharing_no_value_is_reached_by_its_first_literal_attribute_test() {
+    let set = load(
+        "// t\n\
+         rule r {\n\
+             match %o = pd_op.relu(%x),\n\
+                   %e = pd_op.add(_, %q) {op_role: $r, end: true, kind: 1},\n\
+                   %n = pd_op.scale(%x, _);\n\
+             where not exists(pd_op.sum(..) {done: true});\n\
+             erase %o;\n\
+         }\n",
+    );
+    let r = rule(&set, 0);
+    let x = arg(&r.patterns[0], 0);
+    // The scale reads `%x`: its users come first, although the add is first in the text. The
+    // add shares no value with the others, and is reached by `end: true` (the capture of
+    // `op_role` is not a literal).
+    assert_eq!(
+        r.plan,
+        [
+            step(0, Reach::Root),
+            step(2, Reach::Users(x)),
+            step(1, Reach::Marked(1))
+        ]
+    );
+    let Expr::Unary { e: inner, .. } = &r.guards[0] else {
+        panic!("a `not` guard: {:?}", r.guards[0])
+    };
+    let Expr::Exists(e) = &**inner else {
+        panic!("an exists")
+    };
+    assert_eq!(e.plan, [step(0, Reach::Marked(0))]);
+}
+
+#[test]
 fn a_pattern_no_step_reaches_is_refused_where_the_plan_is_made() {
     let text = "// t\n\
                 rule r {\n\
