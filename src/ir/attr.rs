@@ -84,6 +84,10 @@ impl Attr {
 
     /// A string attribute from its decoded contents.
     pub fn string(s: &str) -> Attr {
+        if !s.bytes().any(|b| matches!(b, b'"' | b'\\' | b'\n')) {
+            // The common case (a parameter's name): nothing to escape.
+            return Attr::Str(s.into());
+        }
         let mut out = String::with_capacity(s.len());
         for c in s.chars() {
             match c {
