@@ -18,15 +18,15 @@
 use super::matcher::attr_equals;
 use crate::ir::{Module, OpId};
 use crate::rules::Val;
-use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
 
 /// The index of one run: an entry per attribute key and literal value some plan reached a
 /// pattern by, made at its first lookup.
 #[derive(Debug, Default)]
 pub struct MarkedIndex {
-    /// By the attribute key and the literal's text (literals of one rule set are few).
-    entries: FxHashMap<(String, String), Entry>,
+    /// The attribute key, the literal, and the ops carrying it (a rule set has a few markers:
+    /// found by a scan, with no key to allocate per lookup).
+    entries: Vec<(String, Val, Entry)>,
 }
 
 #[derive(Debug, Default)]
@@ -52,10 +52,19 @@ impl MarkedIndex {
     /// as a pattern's `{key: want}` compares it, in id order.
     pub fn ops(&mut self, m: &mut Module, key: &str, want: &Val, out: &mut Vec<OpId>) {
         m.main.log_attr_changes();
-        let e = self
+        let k = match self
             .entries
-            .entry((key.to_string(), format!("{want:?}")))
-            .or_default();
+            .iter()
+            .position(|(k, v, _)| k == key && v == want)
+        {
+            Some(k) => k,
+            None => {
+                self.entries
+                    .push((key.to_string(), want.clone(), Entry::default()));
+                self.entries.len() - 1
+            }
+        };
+        let e = &mut self.entries[k].2;
         let carries = |e: &mut Entry, op: OpId| {
             let id = m.main.op_attrs(op).0 as usize;
             if id >= e.dicts.len() {

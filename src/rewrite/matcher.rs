@@ -486,28 +486,25 @@ impl<'r> Searcher<'_, 'r> {
     /// none: the pattern could not match it anyway. The list `out` (empty) is one of the run's
     /// reused lists: a step of every match attempt would otherwise allocate one.
     fn candidates(&mut self, j: usize, reach: Reach, b: &Bindings, out: &mut Vec<OpId>) {
-        if let Reach::Marked(k) = reach {
-            let test = &self.c.patterns[j].attrs[k];
-            if let AttrTest::Equals(Expr::Lit(want, _)) = &test.test {
-                self.cache.marked.ops(self.m, &test.key, want, out);
-            }
-            return;
-        }
-        let p = &self.m.main;
         match reach {
-            Reach::Marked(_) => {}
             // Only the worklist's op, which `find` matches itself.
             Reach::Root => {}
             Reach::Def(s) => match b.get(s) {
-                Some(Val::Value(v)) => out.extend(p.defining_op(*v)),
+                Some(Val::Value(v)) => out.extend(self.m.main.defining_op(*v)),
                 Some(Val::Op(o)) => out.push(*o),
                 _ => {}
             },
             Reach::Users(s) => {
                 if let Some(Some(v)) = b.get(s).and_then(|x| as_value(self.m, x)) {
-                    out.extend(p.uses(v).map(|u| u.op));
+                    out.extend(self.m.main.uses(v).map(|u| u.op));
                     out.sort_unstable();
                     out.dedup();
+                }
+            }
+            Reach::Marked(k) => {
+                let test = &self.c.patterns[j].attrs[k];
+                if let AttrTest::Equals(Expr::Lit(want, _)) = &test.test {
+                    self.cache.marked.ops(self.m, &test.key, want, out);
                 }
             }
         }
