@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end scaling of the release binary on generated MLP programs of about 10^3..10^6 ops:
-# parse + verify + print without rules, and parse + grad_merge + print.
+# parse + verify + print without rules, parse + grad_merge + print, and parse + global-norm
+# clipping (rules/examples/global_norm_clip.rw, a sum over every optimizer) + print.
 # Prints a table: ops, bytes, seconds, ops/s, peak RSS (from /usr/bin/time -v).
 #
 #   benches/scaling.sh            # all sizes
@@ -46,6 +47,11 @@ for layers in $SIZES; do
     read -r s kb < <(run grad_merge --rules rules/grad_merge.rw --set k_steps=4 "$f")
     printf "%-14s %9d %11d %8.3f %11.0f %9.0f\n" grad_merge "$ops" "$bytes" "$s" "$(awk "BEGIN{print $ops/($s>0?$s:0.001)}")" "$(awk "BEGIN{print $kb/1024}")"
     gm_times+=("$ops:$s")
+  fi
+  if [[ -f rules/examples/global_norm_clip.rw ]]; then
+    # A fold over every optimizer (2 per layer): linear through its end marker.
+    read -r s kb < <(run global_norm --rules rules/examples/global_norm_clip.rw --set clip_norm=1.0 "$f")
+    printf "%-14s %9d %11d %8.3f %11.0f %9.0f\n" global_norm "$ops" "$bytes" "$s" "$(awk "BEGIN{print $ops/($s>0?$s:0.001)}")" "$(awk "BEGIN{print $kb/1024}")"
   fi
   if [[ -f rules/canonicalize.rw ]] && (( layers <= CANON_MAX )); then
     read -r s kb < <(run canonicalize --rules rules/canonicalize.rw "$f")
