@@ -114,6 +114,42 @@ fn report<T>(errors: &mut Vec<Diagnostic>, r: Res<T>) -> Option<T> {
     }
 }
 
+/// The errors of the independent parts of one definition or rule (a set's alternatives, the
+/// subterms of a predicate body), all of them: a part that fails does not stop the next.
+#[derive(Default)]
+struct Errors {
+    errors: Vec<Diagnostic>,
+    /// A part failed only because of an error reported elsewhere.
+    cascade: bool,
+}
+
+impl Errors {
+    /// Keeps `r`'s error; its value, when it has one.
+    fn keep<T>(&mut self, r: Res<T>) -> Option<T> {
+        match r {
+            Ok(x) => Some(x),
+            Err(Fail::Error(d)) => {
+                self.errors.push(d);
+                None
+            }
+            Err(Fail::Cascade) => {
+                self.cascade = true;
+                None
+            }
+        }
+    }
+
+    /// `ok` when no part failed; else every error as one, or, when each only follows from an
+    /// error reported elsewhere, a cascade.
+    fn into_res<T>(self, ok: T) -> Res<T> {
+        match Diagnostic::list(self.errors) {
+            Some(d) => Err(Fail::Error(d)),
+            None if self.cascade => Err(Fail::Cascade),
+            None => Ok(ok),
+        }
+    }
+}
+
 /// An op set in scope.
 #[derive(Clone)]
 struct SetDef {
@@ -429,45 +465,58 @@ impl Desugar<'_> {
         alts: &[OpSel],
         stack: &mut Vec<String>,
     ) -> Res<Vec<OpSel>> {
+        // Each alternative is checked on its own: every faulty one is reported.
         let mut out = Vec::new();
+        let mut errors = Errors::default();
         for a in alts {
-            match a {
-                OpSel::Name(i) => {
-                    if Dialect::get().spec(&i.name).is_none() {
-                        return Err(Fail::Error(names::unknown_op_in_pattern(i).at(self.src)));
-                    }
-                    out.push(a.clone());
-                }
-                OpSel::Quoted(_) => out.push(a.clone()),
-                OpSel::Class(c) => {
-                    if is_class(&c.name) {
-                        out.push(a.clone());
-                    } else if scope.sets.contains_key(&c.name) {
-                        out.extend(self.expand_set(scope, &c.name, c.span, stack)?);
-                    } else {
-                        return Err(self.no_such_set(scope, c));
-                    }
-                }
-                OpSel::OneOf(v, _) => out.extend(self.expand_alts(scope, v, stack)?),
-                OpSel::With { sel, attrs, span } => {
-                    for t in attrs {
-                        names::alt_test(t).map_err(|p| p.at(self.src))?;
-                    }
-                    let mut inner = self.expand_alts(scope, std::slice::from_ref(&**sel), stack)?;
-                    let sel = if inner.len() == 1 {
-                        inner.remove(0)
-                    } else {
-                        OpSel::OneOf(inner, *span)
-                    };
-                    out.push(OpSel::With {
-                        sel: Box::new(sel),
-                        attrs: attrs.clone(),
-                        span: *span,
-                    });
-                }
+            if let Some(more) = errors.keep(self.expand_alt(scope, a, stack)) {
+                out.extend(more);
             }
         }
-        Ok(out)
+        errors.into_res(out)
+    }
+
+    /// One alternative of a set definition: what it stands for.
+    fn expand_alt(&self, scope: &mut Scope, a: &OpSel, stack: &mut Vec<String>) -> Res<Vec<OpSel>> {
+        Ok(match a {
+            OpSel::Name(i) => {
+                if Dialect::get().spec(&i.name).is_none() {
+                    return Err(Fail::Error(names::unknown_op_in_pattern(i).at(self.src)));
+                }
+                vec![a.clone()]
+            }
+            OpSel::Quoted(_) => vec![a.clone()],
+            OpSel::Class(c) => {
+                if is_class(&c.name) {
+                    vec![a.clone()]
+                } else if scope.sets.contains_key(&c.name) {
+                    self.expand_set(scope, &c.name, c.span, stack)?
+                } else {
+                    return Err(self.no_such_set(scope, c));
+                }
+            }
+            OpSel::OneOf(v, _) => self.expand_alts(scope, v, stack)?,
+            OpSel::With { sel, attrs, span } => {
+                // The attribute tests and what they qualify are independent.
+                let mut errors = Errors::default();
+                for t in attrs {
+                    errors.keep(names::alt_test(t).map_err(|p| Fail::Error(p.at(self.src))));
+                }
+                let inner =
+                    errors.keep(self.expand_alts(scope, std::slice::from_ref(&**sel), stack));
+                let mut inner = errors.into_res(inner)?.unwrap_or_default();
+                let sel = if inner.len() == 1 {
+                    inner.remove(0)
+                } else {
+                    OpSel::OneOf(inner, *span)
+                };
+                vec![OpSel::With {
+                    sel: Box::new(sel),
+                    attrs: attrs.clone(),
+                    span: *span,
+                }]
+            }
+        })
     }
 
     /// A name that is neither an op class nor a set in scope; in an incomplete file, perhaps a
@@ -520,16 +569,19 @@ impl Desugar<'_> {
                 // No set in scope: the resolver reports the unknown class.
             }
             OpSel::OneOf(v, _) => {
+                // Each alternative on its own: every faulty one is reported.
                 let mut flat = Vec::with_capacity(v.len());
+                let mut errors = Errors::default();
                 for mut a in std::mem::take(v) {
                     let was_name = matches!(&a, OpSel::Class(c) if !is_class(&c.name));
-                    self.subst_sel(scope, &mut a)?;
+                    errors.keep(self.subst_sel(scope, &mut a));
                     match a {
                         OpSel::OneOf(inner, _) if was_name => flat.extend(inner),
                         a => flat.push(a),
                     }
                 }
                 *v = flat;
+                errors.into_res(())?;
             }
             OpSel::With { sel, .. } => self.subst_sel(scope, sel)?,
         }
