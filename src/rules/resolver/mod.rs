@@ -37,6 +37,7 @@ mod action;
 mod build;
 mod equational;
 mod expr;
+mod independent;
 pub mod names;
 mod pattern;
 
@@ -378,25 +379,7 @@ impl<'a> Resolver<'a> {
         // error is its own (a pattern that fails binds nothing a later one could trip on), so
         // each is reported; what comes after the patterns is not checked then, since it reads
         // what they bind.
-        let mut resolved = Vec::with_capacity(patterns.len());
-        let (mut errors, mut cascade) = (Vec::new(), None);
-        for p in &patterns {
-            let r = self.bind_pattern(p);
-            match (r, self.cascade.replace(false)) {
-                (Ok(rp), _) => resolved.push(rp),
-                (Err(d), true) => {
-                    cascade.get_or_insert(d);
-                }
-                (Err(d), false) => errors.push(d),
-            }
-        }
-        if let Some(all) = Diagnostic::list(errors) {
-            return Err(all);
-        }
-        if let Some(d) = cascade {
-            self.cascade.set(true);
-            return Err(d);
-        }
+        let mut resolved = self.each(&patterns, |me, p| me.bind_pattern(p))?;
         for (p, rp) in patterns.iter().zip(&mut resolved) {
             self.pattern_exprs(p, rp)?;
         }
