@@ -63,6 +63,10 @@ impl Resolver<'_> {
     }
 
     pub(super) fn expr(&mut self, e: &Expr) -> Result<(Ty, compiled::Expr), Diagnostic> {
+        if self.faults.exprs.contains(&e.span()) {
+            let d = self.at(e.span().0, "a faulty part of a predicate body");
+            return Err(self.cascade_if(true, d));
+        }
         Ok(match e {
             Expr::Lit(v, s) => {
                 let t = match v {

@@ -102,6 +102,9 @@ pub(super) struct Faults<'a> {
     pub incomplete: bool,
     /// The offsets of the file's rules whose definitions could not be substituted.
     pub unexpanded: &'a HashSet<usize>,
+    /// The subterms of predicate bodies whose errors the expander reported: wherever a body is
+    /// substituted, they are not checked again.
+    pub exprs: &'a HashSet<Span>,
 }
 
 /// What a `%name` is bound to in a rule.
