@@ -11,6 +11,16 @@
 
 use super::*;
 
+/// The failed parts so far ([`Resolver::gather`]).
+#[derive(Default)]
+pub(super) struct Gathered(Option<(Diagnostic, bool)>);
+
+impl Gathered {
+    pub(super) fn failed(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
 /// A part's result, and whether its error only follows from an earlier one.
 type Part<T> = (Result<T, Diagnostic>, bool);
 
@@ -52,6 +62,30 @@ impl Resolver<'_> {
             ((Ok(a), _), (Ok(b), _)) => Ok((a, b)),
             ((Err(d), c), (Ok(_), _)) | ((Ok(_), _), (Err(d), c)) => Err(self.raise((d, c))),
             ((Err(x), cx), (Err(y), cy)) => Err(self.raise(merge((x, cx), (y, cy)))),
+        }
+    }
+
+    /// Keeps `r`'s error in `g`, for parts checked one after the other (a walk that carries
+    /// state from one to the next); its value, when it has one.
+    pub(super) fn gather<T>(&self, g: &mut Gathered, r: Result<T, Diagnostic>) -> Option<T> {
+        let cascade = self.cascade.replace(false);
+        match r {
+            Ok(x) => Some(x),
+            Err(d) => {
+                g.0 = Some(match g.0.take() {
+                    None => (d, cascade),
+                    Some(f) => merge(f, (d, cascade)),
+                });
+                None
+            }
+        }
+    }
+
+    /// The errors `g` gathered, as one.
+    pub(super) fn gathered(&self, g: Gathered) -> Result<(), Diagnostic> {
+        match g.0 {
+            None => Ok(()),
+            Some(e) => Err(self.raise(e)),
         }
     }
 

@@ -27,8 +27,9 @@
 //!   `<=>` only between two patterns, and what the e-graph itself accepts.
 //!
 //! A file is resolved on its own, with the parameters' final values, and every faulty rule of
-//! it is reported (each with its first error, or the error of each faulty pattern of its
-//! `match`), except where the error may only follow from one reported before ([`Faults`]: a
+//! it is reported (each with the errors of its independent parts: each faulty pattern of its
+//! `match`, each operand of an expression, each side and subterm of an equational rule;
+//! [`independent`]), except where the error may only follow from one reported before ([`Faults`]: a
 //! faulty parameter or op declaration, an import that failed); which files are included and in
 //! what order is the loader's business ([`super::load`]). [`names`] holds what an op class, a
 //! stage and an alternative's attribute test resolve to, which the expander asks too.
