@@ -8,9 +8,13 @@
 //! What this module adds is what substitution alone cannot give: the definitions' own errors
 //! (an unknown op in a set, a predicate that calls itself, a predicate body naming a value it
 //! was not given), each reported at the definition with `file:line:col` and a caret. Every
-//! definition and every rule is substituted on its own, so each faulty one is reported; a
-//! definition or rule that names a faulty definition is not (its error says what is wrong), and
-//! the rules that could not be substituted are not resolved.
+//! definition and every rule is substituted on its own, so each faulty one is reported, and
+//! within a definition each independent error: every faulty alternative of a set, every faulty
+//! subterm of a predicate body. A definition or rule that names a faulty definition is not
+//! reported (its error says what is wrong), and the rules that could not be substituted are not
+//! resolved. A predicate body faulty only in some subterms is still substituted: the resolver
+//! checks the rest of it, and of the rules that call it, and skips those subterms
+//! ([`Desugared::faulty`]).
 //!
 //! **Op sets** (`ops reduction = (pd_op.c_allreduce_sum | pd_op.all_reduce {reduce_type: 0});`)
 //! are used as an op selector, written like an op class: `%r = reduction(%g, ..)`, or as one
@@ -42,6 +46,7 @@ use super::OpClass;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::Dialect;
 use indexmap::{IndexMap, IndexSet};
+use std::cell::RefCell;
 use std::collections::HashSet;
 
 /// Largest expression a predicate call may expand to, in nodes, and its deepest nesting: a
@@ -71,9 +76,11 @@ pub fn desugar(
         sources,
         idx,
         incomplete,
+        faulty: RefCell::default(),
     };
-    let r = d.file(&mut file, files, imports);
+    let mut r = d.file(&mut file, files, imports);
     files[idx] = file;
+    r.faulty = d.faulty.into_inner();
     r
 }
 
@@ -84,6 +91,10 @@ pub struct Desugared {
     pub errors: Vec<Diagnostic>,
     /// The offsets of the rules whose definitions could not be substituted.
     pub unexpanded: HashSet<usize>,
+    /// The spans of the subterms of predicate bodies whose errors are reported. A predicate
+    /// whose body is faulty only in some subterms is still substituted, so that the rest of it
+    /// (and of the rules that call it) is checked; these subterms are not checked again.
+    pub faulty: HashSet<Span>,
 }
 
 /// Why a definition or a rule could not be substituted.
@@ -111,6 +122,42 @@ fn report<T>(errors: &mut Vec<Diagnostic>, r: Res<T>) -> Option<T> {
             None
         }
         Err(Fail::Cascade) => None,
+    }
+}
+
+/// The errors of the independent parts of one definition or rule (a set's alternatives, the
+/// subterms of a predicate body), all of them: a part that fails does not stop the next.
+#[derive(Default)]
+struct Errors {
+    errors: Vec<Diagnostic>,
+    /// A part failed only because of an error reported elsewhere.
+    cascade: bool,
+}
+
+impl Errors {
+    /// Keeps `r`'s error; its value, when it has one.
+    fn keep<T>(&mut self, r: Res<T>) -> Option<T> {
+        match r {
+            Ok(x) => Some(x),
+            Err(Fail::Error(d)) => {
+                self.errors.push(d);
+                None
+            }
+            Err(Fail::Cascade) => {
+                self.cascade = true;
+                None
+            }
+        }
+    }
+
+    /// `ok` when no part failed; else every error as one, or, when each only follows from an
+    /// error reported elsewhere, a cascade.
+    fn into_res<T>(self, ok: T) -> Res<T> {
+        match Diagnostic::list(self.errors) {
+            Some(d) => Err(Fail::Error(d)),
+            None if self.cascade => Err(Fail::Cascade),
+            None => Ok(ok),
+        }
     }
 }
 
@@ -152,6 +199,8 @@ struct Desugar<'a> {
     idx: usize,
     /// An import of the file failed.
     incomplete: bool,
+    /// The subterms of predicate bodies whose own errors are reported.
+    faulty: RefCell<HashSet<Span>>,
 }
 
 fn is_class(name: &str) -> bool {
@@ -429,45 +478,58 @@ impl Desugar<'_> {
         alts: &[OpSel],
         stack: &mut Vec<String>,
     ) -> Res<Vec<OpSel>> {
+        // Each alternative is checked on its own: every faulty one is reported.
         let mut out = Vec::new();
+        let mut errors = Errors::default();
         for a in alts {
-            match a {
-                OpSel::Name(i) => {
-                    if Dialect::get().spec(&i.name).is_none() {
-                        return Err(Fail::Error(names::unknown_op_in_pattern(i).at(self.src)));
-                    }
-                    out.push(a.clone());
-                }
-                OpSel::Quoted(_) => out.push(a.clone()),
-                OpSel::Class(c) => {
-                    if is_class(&c.name) {
-                        out.push(a.clone());
-                    } else if scope.sets.contains_key(&c.name) {
-                        out.extend(self.expand_set(scope, &c.name, c.span, stack)?);
-                    } else {
-                        return Err(self.no_such_set(scope, c));
-                    }
-                }
-                OpSel::OneOf(v, _) => out.extend(self.expand_alts(scope, v, stack)?),
-                OpSel::With { sel, attrs, span } => {
-                    for t in attrs {
-                        names::alt_test(t).map_err(|p| p.at(self.src))?;
-                    }
-                    let mut inner = self.expand_alts(scope, std::slice::from_ref(&**sel), stack)?;
-                    let sel = if inner.len() == 1 {
-                        inner.remove(0)
-                    } else {
-                        OpSel::OneOf(inner, *span)
-                    };
-                    out.push(OpSel::With {
-                        sel: Box::new(sel),
-                        attrs: attrs.clone(),
-                        span: *span,
-                    });
-                }
+            if let Some(more) = errors.keep(self.expand_alt(scope, a, stack)) {
+                out.extend(more);
             }
         }
-        Ok(out)
+        errors.into_res(out)
+    }
+
+    /// One alternative of a set definition: what it stands for.
+    fn expand_alt(&self, scope: &mut Scope, a: &OpSel, stack: &mut Vec<String>) -> Res<Vec<OpSel>> {
+        Ok(match a {
+            OpSel::Name(i) => {
+                if Dialect::get().spec(&i.name).is_none() {
+                    return Err(Fail::Error(names::unknown_op_in_pattern(i).at(self.src)));
+                }
+                vec![a.clone()]
+            }
+            OpSel::Quoted(_) => vec![a.clone()],
+            OpSel::Class(c) => {
+                if is_class(&c.name) {
+                    vec![a.clone()]
+                } else if scope.sets.contains_key(&c.name) {
+                    self.expand_set(scope, &c.name, c.span, stack)?
+                } else {
+                    return Err(self.no_such_set(scope, c));
+                }
+            }
+            OpSel::OneOf(v, _) => self.expand_alts(scope, v, stack)?,
+            OpSel::With { sel, attrs, span } => {
+                // The attribute tests and what they qualify are independent.
+                let mut errors = Errors::default();
+                for t in attrs {
+                    errors.keep(names::alt_test(t).map_err(|p| Fail::Error(p.at(self.src))));
+                }
+                let inner =
+                    errors.keep(self.expand_alts(scope, std::slice::from_ref(&**sel), stack));
+                let mut inner = errors.into_res(inner)?.unwrap_or_default();
+                let sel = if inner.len() == 1 {
+                    inner.remove(0)
+                } else {
+                    OpSel::OneOf(inner, *span)
+                };
+                vec![OpSel::With {
+                    sel: Box::new(sel),
+                    attrs: attrs.clone(),
+                    span: *span,
+                }]
+            }
+        })
     }
 
     /// A name that is neither an op class nor a set in scope; in an incomplete file, perhaps a
@@ -520,16 +582,19 @@ impl Desugar<'_> {
                 // No set in scope: the resolver reports the unknown class.
             }
             OpSel::OneOf(v, _) => {
+                // Each alternative on its own: every faulty one is reported.
                 let mut flat = Vec::with_capacity(v.len());
+                let mut errors = Errors::default();
                 for mut a in std::mem::take(v) {
                     let was_name = matches!(&a, OpSel::Class(c) if !is_class(&c.name));
-                    self.subst_sel(scope, &mut a)?;
+                    errors.keep(self.subst_sel(scope, &mut a));
                     match a {
                         OpSel::OneOf(inner, _) if was_name => flat.extend(inner),
                         a => flat.push(a),
                     }
                 }
                 *v = flat;
+                errors.into_res(())?;
             }
             OpSel::With { sel, .. } => self.subst_sel(scope, sel)?,
         }
@@ -558,10 +623,9 @@ impl Desugar<'_> {
             Some(_) => {}
         }
         let r = self.expand_pred_body(scope, name, stack);
-        if r.is_err() {
-            if let Some(d) = scope.preds.get_mut(name) {
-                d.failed = true;
-            }
+        if let (Err(_), Some(d)) = (&r, scope.preds.get_mut(name)) {
+            // Faulty only in some subterms, it is expanded and still substituted.
+            d.failed = !d.done;
         }
         r
     }
@@ -574,16 +638,10 @@ impl Desugar<'_> {
         let params: IndexSet<String> = def.params.iter().map(|p| p.name.clone()).collect();
         stack.push(name.to_string());
         let mut locals = IndexSet::new();
-        self.body_expr(scope, name, &params, &mut locals, &mut body, stack)?;
+        let walked = self.body_expr(scope, name, &params, &mut locals, &mut body, stack);
         stack.pop();
-        // The op sets a body names are the ones in scope where it is declared.
-        let mut res = Ok(());
-        walk_expr(&mut body, &mut |x| {
-            if let (Visit::Sel(s), true) = (x, res.is_ok()) {
-                res = self.subst_sel(scope, s);
-            }
-        });
-        res?;
+        // A body that is faulty as a whole has nothing left to substitute.
+        let whole = self.faulty.borrow().contains(&body.span());
         let (nodes, depth) = measure(&body);
         if nodes > MAX_PRED_NODES || depth > MAX_PRED_DEPTH {
             let span = scope.preds[name].name_span;
@@ -596,15 +654,17 @@ impl Desugar<'_> {
                     "{nodes} nodes, {depth} levels deep; at most {MAX_PRED_NODES} nodes and {MAX_PRED_DEPTH} levels"
                 ))));
         }
-        if let Some(d) = scope.preds.get_mut(name) {
+        if let (false, Some(d)) = (whole, scope.preds.get_mut(name)) {
             d.body = body;
             d.done = true;
         }
-        Ok(())
+        walked
     }
 
     /// Walks a predicate body: checks that it mentions only its parameters, renames the names
-    /// its `exists(...)` bind apart, and expands the predicates it calls.
+    /// its `exists(...)` bind apart, and expands the predicates it calls. Every faulty subterm
+    /// is reported and noted in [`Desugar::faulty`]; the walk goes on past it, since the other
+    /// subterms do not read it.
     fn body_expr(
         &self,
         scope: &mut Scope,
@@ -613,6 +673,28 @@ impl Desugar<'_> {
         locals: &mut IndexSet<String>,
         e: &mut Expr,
         stack: &mut Vec<String>,
+    ) -> Res<()> {
+        let mut errors = Errors::default();
+        let own = self.body_node(scope, pred, params, locals, e, stack, &mut errors);
+        if own.is_err() {
+            self.faulty.borrow_mut().insert(e.span());
+        }
+        errors.keep(own);
+        errors.into_res(())
+    }
+
+    /// The checks of one node of a predicate body: its own error is returned, its subterms'
+    /// go to `errors`.
+    #[allow(clippy::too_many_arguments)]
+    fn body_node(
+        &self,
+        scope: &mut Scope,
+        pred: &str,
+        params: &IndexSet<String>,
+        locals: &mut IndexSet<String>,
+        e: &mut Expr,
+        stack: &mut Vec<String>,
+        errors: &mut Errors,
     ) -> Res<()> {
         let stray = |me: &Self, i: &Ident| {
             me.at(
@@ -655,18 +737,25 @@ impl Desugar<'_> {
                 }
                 locals.extend(renames.into_values());
                 for p in pats.iter_mut() {
-                    let mut r = Ok(());
                     p.exprs_mut(&mut |x| {
-                        if r.is_ok() {
-                            r = self.body_expr(scope, pred, params, locals, x, stack);
+                        errors.keep(self.body_expr(scope, pred, params, locals, x, stack));
+                    });
+                }
+                // The op sets its patterns name are the ones in scope where the body is
+                // declared: one that is not makes the whole `exists` faulty.
+                let mut sets = Errors::default();
+                for p in pats.iter_mut() {
+                    walk_pattern(p, &mut |x| {
+                        if let Visit::Sel(s) = x {
+                            sets.keep(self.subst_sel(scope, s));
                         }
                     });
-                    r?;
                 }
+                sets.into_res(())?;
             }
             Expr::Call { func, args, .. } if scope.preds.contains_key(&func.name) => {
                 for a in args.iter_mut() {
-                    self.body_expr(scope, pred, params, locals, a, stack)?;
+                    errors.keep(self.body_expr(scope, pred, params, locals, a, stack));
                 }
                 if let Some(i) = stack.iter().position(|s| *s == func.name) {
                     let mut chain: Vec<&str> = stack[i..].iter().map(String::as_str).collect();
@@ -679,25 +768,22 @@ impl Desugar<'_> {
                         .with_note(format!("{} (predicates are substituted when the file is loaded, so they cannot recurse)", chain.join(" -> ")))));
                 }
                 let callee = func.name.clone();
-                self.expand_pred(scope, &callee, stack)?;
+                // The callee's own errors are reported here, where it is first expanded.
+                errors.keep(self.expand_pred(scope, &callee, stack));
                 *e = self.call(scope, e)?;
             }
             Expr::Call { func, args, .. } => {
+                for a in args.iter_mut() {
+                    errors.keep(self.body_expr(scope, pred, params, locals, a, stack));
+                }
                 if !is_function(&func.name) {
                     return Err(Fail::Error(self.unknown_function(scope, func)));
                 }
-                for a in args.iter_mut() {
-                    self.body_expr(scope, pred, params, locals, a, stack)?;
-                }
             }
             _ => {
-                let mut r = Ok(());
                 e.children_mut(&mut |x| {
-                    if r.is_ok() {
-                        r = self.body_expr(scope, pred, params, locals, x, stack);
-                    }
+                    errors.keep(self.body_expr(scope, pred, params, locals, x, stack));
                 });
-                r?;
             }
         }
         Ok(())
@@ -821,6 +907,10 @@ impl Desugar<'_> {
         match x {
             Visit::Sel(s) => self.subst_sel(scope, s),
             Visit::Expr(e) => {
+                if self.faulty.borrow().contains(&e.span()) {
+                    // A predicate body's subterm whose error is reported.
+                    return Ok(());
+                }
                 if let Expr::Call { func, .. } = e {
                     if scope.preds.contains_key(&func.name) {
                         *e = self.call(scope, e)?;

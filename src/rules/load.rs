@@ -145,6 +145,8 @@ struct Loader {
     /// Per file: the offsets of its rules whose definitions could not be substituted (the
     /// expander reported why): the resolver does not check them again.
     unexpanded: Vec<HashSet<usize>>,
+    /// Per file: the subterms of its predicate bodies whose errors the expander reported.
+    faulty: Vec<HashSet<Span>>,
     /// Errors found while reading, parsing and expanding files.
     errors: Vec<Diagnostic>,
     /// The name of every file read, in the order read, a file that does not parse included:
@@ -246,6 +248,7 @@ impl Loader {
         self.imports.push(Vec::new());
         self.incomplete.push(false);
         self.unexpanded.push(HashSet::new());
+        self.faulty.push(HashSet::new());
         self.paths.insert(key.clone(), idx);
         self.stack.push(idx);
         let dir = key.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -285,6 +288,7 @@ impl Loader {
         );
         self.errors.extend(expanded.errors);
         self.unexpanded[idx] = expanded.unexpanded;
+        self.faulty[idx] = expanded.faulty;
         self.stack.pop();
         Some(idx)
     }
@@ -328,6 +332,7 @@ impl Loader {
                 ops: &collected.failed,
                 incomplete: self.incomplete[i],
                 unexpanded: &self.unexpanded[i],
+                exprs: &self.faulty[i],
             };
             let mut resolver = Resolver::new(&self.sources[i], i, &params, &ops, ids, faults);
             errors.extend(resolver.resolve_file(f));

@@ -1,6 +1,8 @@
 //! Equational rules (`rewrite name: lhs => rhs where guard subsume;`) resolved: checked and
 //! lowered to the e-graph's rules ([`egraph::EqRule`]) in one walk, as a structural rule is to
-//! its [`CompiledRule`]. The walk returns the e-graph rules the rule stands for, or its error.
+//! its [`CompiledRule`]. The walk returns the e-graph rules the rule stands for, or its errors:
+//! the left side, the guard and the right side, and within each every subterm, alternative and
+//! attribute, are independent parts ([`super::independent`]), each error reported.
 //!
 //! # Why the e-graph's form is made here
 //! The rule language is written for people (op classes, `(a | b)` sets, `_`, `<=>`, named
@@ -36,6 +38,7 @@
 //! its own verdict: each rule is prepared against a scratch context, and a refusal is reported
 //! at the rule, before any program is read.
 
+use super::independent::Gathered;
 use super::*;
 use crate::dialect::Effect;
 use crate::egraph::{
@@ -121,46 +124,70 @@ impl Resolver<'_> {
             both: r.direction == Direction::Both,
             ..EqWalk::default()
         };
-        let (lhs, built_lhs) = self.eq_lhs(&r.lhs, &mut q)?;
-        let combos = combinations(&q.alts).ok_or_else(|| {
-            self.at(
-                r.lhs.span.0,
-                format!(
-                    "this pattern stands for more than {MAX_EXPANSION} op combinations: name the ops"
-                ),
-            )
-        })?;
-        let guard = match &r.guard {
-            Some(g) => {
-                let (t, x) = self.expr_no_build(g)?;
-                self.want_bool(t, g, "a guard must be")?;
-                Some(self.eq_expr(&x, &q)?)
+        // The left side, the guard and the right side are independent parts: the left side
+        // binds every name even where it fails, so what reads them is checked too. What
+        // compares the two sides (`<=>`) is checked only when both are sound.
+        let mut g = Gathered::default();
+        let lhs = self.eq_lhs(&r.lhs, &mut q);
+        let lhs = self.gather(&mut g, lhs);
+        let combos = match lhs {
+            Some(_) => {
+                let c = combinations(&q.alts).ok_or_else(|| {
+                    self.at(
+                        r.lhs.span.0,
+                        format!(
+                            "this pattern stands for more than {MAX_EXPANSION} op combinations: name the ops"
+                        ),
+                    )
+                });
+                self.gather(&mut g, c)
             }
             None => None,
         };
-        if let (true, Term::Var(v)) = (q.both, &r.rhs) {
-            return Err(self.at(
+        let guard = match &r.guard {
+            Some(gd) => {
+                let x = self.expr_no_build(gd).and_then(|(t, x)| {
+                    self.want_bool(t, gd, "a guard must be")?;
+                    self.eq_expr(&x, &q)
+                });
+                self.gather(&mut g, x).map(Some)
+            }
+            None => Some(None),
+        };
+        let rhs = if let (true, Term::Var(v)) = (q.both, &r.rhs) {
+            let e = self.at(
                 v.span.0,
                 "with `<=>` the right side is matched too: it must be an op, not a variable",
-            ));
-        }
-        let (rhs, rhs_pattern) = self.eq_rhs(&r.rhs, &mut q)?;
+            );
+            self.gather::<()>(&mut g, Err(e));
+            None
+        } else {
+            let x = self.eq_rhs(&r.rhs, &mut q);
+            self.gather(&mut g, x)
+        };
         // With `<=>` the left side is built from what the right side matched.
-        if let Some((_, v)) = q.built_vars.iter().find(|(v, _)| !q.rhs_vars.contains(v)) {
-            return Err(self.at(
-                v.span.0,
-                format!(
-                    "with `<=>` the left side is built too: `{}` is not bound by the right side",
-                    v.name
-                ),
-            ));
+        if !g.failed() {
+            if let Some((_, v)) = q.built_vars.iter().find(|(v, _)| !q.rhs_vars.contains(v)) {
+                return Err(self.at(
+                    v.span.0,
+                    format!(
+                        "with `<=>` the left side is built too: `{}` is not bound by the right side",
+                        v.name
+                    ),
+                ));
+            }
+            if let Some((_, c)) = q.built_caps.iter().find(|(c, _)| !q.rhs_caps.contains(c)) {
+                return Err(self.at(
+                    c.span.0,
+                    format!("`{}` is not captured by the right side", c.name),
+                ));
+            }
         }
-        if let Some((_, c)) = q.built_caps.iter().find(|(c, _)| !q.rhs_caps.contains(c)) {
-            return Err(self.at(
-                c.span.0,
-                format!("`{}` is not captured by the right side", c.name),
-            ));
-        }
+        self.gathered(g)?;
+        // Every part is sound here: the defaults stand for nothing.
+        let (lhs, built_lhs) = lhs.unwrap_or((Pattern::Var(GVar(0)), None));
+        let (combos, guard) = (combos.unwrap_or_default(), guard.unwrap_or_default());
+        let (rhs, rhs_pattern) = rhs.unwrap_or((GBuild::Var(GVar(0)), None));
         let mut out = Vec::with_capacity(combos.len() + 1);
         for (k, names) in combos.iter().enumerate() {
             let mut lhs = lhs.clone();
@@ -196,12 +223,17 @@ impl Resolver<'_> {
         p: &OpPattern,
         q: &mut EqWalk,
     ) -> Result<(Pattern, Option<GBuild>), Diagnostic> {
-        let (specs, names) = self.eq_sel(&p.op, p.args.len())?;
+        // The selector, each attribute test and each operand are independent parts; names are
+        // bound whatever fails, so that what reads them is checked too.
+        let mut g = Gathered::default();
+        let sel = self.eq_sel(&p.op, p.args.len());
+        let (specs, names) = self.gather(&mut g, sel).unwrap_or_default();
         if q.both && !matches!(p.op, OpSel::Name(_) | OpSel::Quoted(_)) {
-            return Err(self.at(
+            let e = self.at(
                 p.op.span().0,
                 "with `<=>` the left side is built too: name one op, not a class or a set",
-            ));
+            );
+            self.gather::<()>(&mut g, Err(e));
         }
         let first = names.first().cloned().unwrap_or_default();
         q.alts.push(names);
@@ -209,46 +241,18 @@ impl Resolver<'_> {
         let mut built = q.both.then(|| OpBuild::new(&first, []));
         if let Some(b) = &p.bind {
             if self.values.contains_key(&b.name) {
-                return Err(self.at(b.span.0, format!("`{}` is bound twice", b.name)));
+                let e = self.at(b.span.0, format!("`{}` is bound twice", b.name));
+                self.gather::<()>(&mut g, Err(e));
+            } else {
+                let slot = self.bind_value(&b.name, Binding::Op(specs));
+                op = op.label(q.n.label(slot));
             }
-            let slot = self.bind_value(&b.name, Binding::Op(specs));
-            op = op.label(q.n.label(slot));
         }
         for a in &p.attrs {
-            let test = match &a.val {
-                AttrPatVal::Capture(c) => {
-                    let cap = q.n.cap(self.bind_capture(&c.name));
-                    if let Some(b) = built.take() {
-                        built = Some(b.set(&a.key.name, GExpr::cap(cap)));
-                        q.built_caps.push((cap, c.clone()));
-                    }
-                    AttrTest::Capture(cap)
-                }
-                AttrPatVal::Present(s) => {
-                    if q.both {
-                        return Err(self.at(
-                            s.0,
-                            "with `<=>` the left side is built too: `key: _` has no value to build",
-                        ));
-                    }
-                    AttrTest::Capture(q.n.fresh_cap())
-                }
-                AttrPatVal::Absent(_) => AttrTest::Absent,
-                AttrPatVal::Equals(e) => {
-                    let (_, x) = self.expr_no_build(e)?;
-                    let v = self.eq_value(&x)?;
-                    // `eq_value` refuses program values, so only a type could be left without
-                    // an attribute.
-                    let attr = v
-                        .to_attr()
-                        .ok_or_else(|| self.at(e.span().0, "a type is not an attribute"))?;
-                    if let Some(b) = built.take() {
-                        built = Some(b.set(&a.key.name, GExpr::lit(v)));
-                    }
-                    AttrTest::Eq(attr)
-                }
-            };
-            op = op.attr(&a.key.name, test);
+            let test = self.eq_attr_test(a, q, &mut built);
+            if let Some(test) = self.gather(&mut g, test) {
+                op = op.attr(&a.key.name, test);
+            }
         }
         for a in &p.args {
             let (pat, b) = match &a.pat {
@@ -261,24 +265,75 @@ impl Resolver<'_> {
                 }
                 ValPat::Wild(s) => {
                     if q.both {
-                        return Err(self.at(
+                        let e = self.at(
                             s.0,
                             "`_` cannot be built: with `<=>` every operand needs a name",
-                        ));
+                        );
+                        self.gather::<()>(&mut g, Err(e));
                     }
                     (Pattern::Var(q.n.fresh_var()), None)
                 }
-                ValPat::Op(inner) => self.eq_lhs(inner, q)?,
+                ValPat::Op(inner) => {
+                    let r = self.eq_lhs(inner, q);
+                    match self.gather(&mut g, r) {
+                        Some(x) => x,
+                        None => continue,
+                    }
+                }
             };
             op.operands.push(pat);
             if let (Some(built), Some(b)) = (&mut built, b) {
                 built.operands.push(b);
             }
         }
+        self.gathered(g)?;
         Ok((
             Pattern::Op(Box::new(op)),
             built.map(|b| GBuild::Op(Box::new(b))),
         ))
+    }
+
+    /// An attribute test of the left-hand side; with `<=>`, the attribute the left side's op is
+    /// built with too.
+    fn eq_attr_test(
+        &mut self,
+        a: &AttrPat,
+        q: &mut EqWalk,
+        built: &mut Option<OpBuild>,
+    ) -> Result<AttrTest, Diagnostic> {
+        Ok(match &a.val {
+            AttrPatVal::Capture(c) => {
+                let cap = q.n.cap(self.bind_capture(&c.name));
+                if let Some(b) = built.take() {
+                    *built = Some(b.set(&a.key.name, GExpr::cap(cap)));
+                    q.built_caps.push((cap, c.clone()));
+                }
+                AttrTest::Capture(cap)
+            }
+            AttrPatVal::Present(s) => {
+                if q.both {
+                    return Err(self.at(
+                        s.0,
+                        "with `<=>` the left side is built too: `key: _` has no value to build",
+                    ));
+                }
+                AttrTest::Capture(q.n.fresh_cap())
+            }
+            AttrPatVal::Absent(_) => AttrTest::Absent,
+            AttrPatVal::Equals(e) => {
+                let (_, x) = self.expr_no_build(e)?;
+                let v = self.eq_value(&x)?;
+                // `eq_value` refuses program values, so only a type could be left without
+                // an attribute.
+                let attr = v
+                    .to_attr()
+                    .ok_or_else(|| self.at(e.span().0, "a type is not an attribute"))?;
+                if let Some(b) = built.take() {
+                    *built = Some(b.set(&a.key.name, GExpr::lit(v)));
+                }
+                AttrTest::Eq(attr)
+            }
+        })
     }
 
     /// The ops a left-hand-side selector can be (for names bound to it) and the op names it
@@ -348,9 +403,13 @@ impl Resolver<'_> {
                 }
             }
             OpSel::OneOf(v, _) => {
+                // Each alternative on its own: every faulty one is reported.
+                let mut g = Gathered::default();
                 for s in v {
-                    self.eq_sel_into(s, arity, specs, names)?;
+                    let r = self.eq_sel_into(s, arity, specs, names);
+                    self.gather(&mut g, r);
                 }
+                self.gathered(g)?;
             }
             OpSel::With { span, .. } => {
                 return Err(self.at(
@@ -382,72 +441,99 @@ impl Resolver<'_> {
                 ty,
                 span,
             } => {
+                // The op, its result types, each attribute and each operand are independent
+                // parts.
+                let mut g = Gathered::default();
                 let name = &op.name.name;
                 if !op.quoted && self.dialect.spec(name).is_none() {
-                    return Err(self.unknown_op(&op.name, true));
+                    let e = self.unknown_op(&op.name, true);
+                    self.gather::<()>(&mut g, Err(e));
                 }
                 let mut b = OpBuild::new(name, []);
                 let mut pat = q.both.then(|| GOp::new(name, []));
                 if let Some(t) = ty {
-                    b = b.types(self.eq_types(t, q)?);
+                    let types = self.eq_types(t, q);
+                    if let Some(types) = self.gather(&mut g, types) {
+                        b = b.types(types);
+                    }
                 }
                 for (k, e) in attrs {
-                    if k.name == SPREAD_KEY {
-                        let label = match e {
-                            Expr::Var(Var::Value(v)) if v.field.is_none() => {
-                                self.values.get(&v.name.name).and_then(|(b, slot)| match b {
-                                    Binding::Op(_) => q.n.labels.get(slot).copied(),
-                                    Binding::Value => None,
-                                })
-                            }
-                            _ => None,
-                        };
-                        let Some(label) = label else {
-                            return Err(self.at(e.span().0, "`..` copies the attributes of an op the left-hand side binds (`%s = pd_op.scale(..)`)"));
-                        };
-                        b = b.attrs_from(label);
-                        if q.both {
-                            return Err(self.computed_both_ways(*span));
-                        }
-                        continue;
-                    }
-                    let (_, x) = self.attr_expr(e)?;
-                    let x = self.eq_expr(&x, q)?;
-                    if let Some(p) = pat.take() {
-                        // Read as a pattern, an attribute is a test: a literal or a capture.
-                        let written = matches!(
-                            e,
-                            Expr::Var(Var::Capture(_))
-                                | Expr::Lit(Val::Int(_) | Val::Float(_) | Val::Bool(_), _)
-                        ) || matches!(e, Expr::Str(parts, _) if crate::value::expr::plain(parts).is_some());
-                        let test = match &x {
-                            GExpr::Var(Read::Cap(c)) if written => Some(AttrTest::Capture(*c)),
-                            GExpr::Lit(v, _) if written => v.to_attr().map(AttrTest::Eq),
-                            _ => None,
-                        };
-                        let Some(test) = test else {
-                            return Err(self.computed_both_ways(*span));
-                        };
-                        if let AttrTest::Capture(c) = test {
-                            q.rhs_caps.insert(c);
-                        }
-                        pat = Some(p.attr(&k.name, test));
-                    }
-                    b = b.set(&k.name, x);
+                    let r = self.eq_rhs_attr(k, e, *span, q, &mut b, &mut pat);
+                    self.gather(&mut g, r);
                 }
                 for c in children {
-                    let (cb, cp) = self.eq_rhs(c, q)?;
+                    let r = self.eq_rhs(c, q);
+                    let Some((cb, cp)) = self.gather(&mut g, r) else {
+                        continue;
+                    };
                     b.operands.push(cb);
                     if let (Some(p), Some(cp)) = (&mut pat, cp) {
                         p.operands.push(cp);
                     }
                 }
+                self.gathered(g)?;
                 Ok((
                     GBuild::Op(Box::new(b)),
                     pat.map(|p| Pattern::Op(Box::new(p))),
                 ))
             }
         }
+    }
+
+    /// An attribute of an op the right-hand side builds, set in `b`; with `<=>`, the test of
+    /// the same op read as a pattern, set in `pat`.
+    fn eq_rhs_attr(
+        &mut self,
+        k: &Ident,
+        e: &Expr,
+        span: Span,
+        q: &mut EqWalk,
+        b: &mut OpBuild,
+        pat: &mut Option<GOp>,
+    ) -> Result<(), Diagnostic> {
+        if k.name == SPREAD_KEY {
+            let label = match e {
+                Expr::Var(Var::Value(v)) if v.field.is_none() => {
+                    self.values.get(&v.name.name).and_then(|(b, slot)| match b {
+                        Binding::Op(_) => q.n.labels.get(slot).copied(),
+                        Binding::Value => None,
+                    })
+                }
+                _ => None,
+            };
+            let Some(label) = label else {
+                return Err(self.at(e.span().0, "`..` copies the attributes of an op the left-hand side binds (`%s = pd_op.scale(..)`)"));
+            };
+            b.attrs_from = Some(label);
+            if q.both {
+                return Err(self.computed_both_ways(span));
+            }
+            return Ok(());
+        }
+        let (_, x) = self.attr_expr(e)?;
+        let x = self.eq_expr(&x, q)?;
+        if let Some(p) = pat.take() {
+            // Read as a pattern, an attribute is a test: a literal or a capture.
+            let written = matches!(
+                e,
+                Expr::Var(Var::Capture(_))
+                    | Expr::Lit(Val::Int(_) | Val::Float(_) | Val::Bool(_), _)
+            ) || matches!(e, Expr::Str(parts, _) if crate::value::expr::plain(parts).is_some());
+            let test = match &x {
+                GExpr::Var(Read::Cap(c)) if written => Some(AttrTest::Capture(*c)),
+                GExpr::Lit(v, _) if written => v.to_attr().map(AttrTest::Eq),
+                _ => None,
+            };
+            let Some(test) = test else {
+                return Err(self.computed_both_ways(span));
+            };
+            if let AttrTest::Capture(c) = test {
+                q.rhs_caps.insert(c);
+            }
+            *pat = Some(p.attr(&k.name, test));
+        }
+        b.set.push((k.name.clone(), x));
+        Ok(())
     }
 
     fn computed_both_ways(&self, term: Span) -> Diagnostic {

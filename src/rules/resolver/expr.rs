@@ -63,6 +63,10 @@ impl Resolver<'_> {
     }
 
     pub(super) fn expr(&mut self, e: &Expr) -> Result<(Ty, compiled::Expr), Diagnostic> {
+        if self.faults.exprs.contains(&e.span()) {
+            let d = self.at(e.span().0, "a faulty part of a predicate body");
+            return Err(self.cascade_if(true, d));
+        }
         Ok(match e {
             Expr::Lit(v, s) => {
                 let t = match v {
@@ -142,10 +146,7 @@ impl Resolver<'_> {
                 (Ty::Any, compiled::Expr::Var(var))
             }
             Expr::List(items, s) => {
-                let mut xs = Vec::with_capacity(items.len());
-                for i in items {
-                    xs.push(self.expr(i)?.1);
-                }
+                let xs = self.each(items, |me, i| me.expr(i).map(|(_, x)| x))?;
                 (Ty::List, compiled::Expr::List(xs, *s))
             }
             Expr::Unary { op, e, span } => {
@@ -170,8 +171,7 @@ impl Resolver<'_> {
                 (t, x)
             }
             Expr::Binary { op, l, r, span } => {
-                let (a, lx) = self.expr(l)?;
-                let (b, rx) = self.expr(r)?;
+                let ((a, lx), (b, rx)) = self.both(|me| me.expr(l), |me| me.expr(r))?;
                 let bad = |me: &Self| {
                     me.at(
                         span.0,
@@ -245,10 +245,12 @@ impl Resolver<'_> {
                 (t, x)
             }
             Expr::If { c, t, e, span } => {
-                let (ct, cx) = self.expr(c)?;
-                self.want_bool(ct, c, "`if` needs")?;
-                let (a, tx) = self.expr(t)?;
-                let (b, ex) = self.expr(e)?;
+                let cond = |me: &mut Self| {
+                    let (ct, cx) = me.expr(c)?;
+                    me.want_bool(ct, c, "`if` needs").map(|_| cx)
+                };
+                let (cx, ((a, tx), (b, ex))) =
+                    self.both(cond, |me| me.both(|me| me.expr(t), |me| me.expr(e)))?;
                 let x = compiled::Expr::If {
                     c: Box::new(cx),
                     t: Box::new(tx),
@@ -271,23 +273,19 @@ impl Resolver<'_> {
                 {
                     return self.uses_in_stage(func, l, r, *span);
                 }
-                let mut tys = Vec::with_capacity(args.len());
-                let mut xs = Vec::with_capacity(args.len());
-                for a in args {
-                    let (t, x) = self.expr(a)?;
-                    tys.push(t);
-                    xs.push(x);
-                }
-                let Some(f) = builtin else {
-                    let all: Vec<&str> = Builtin::names().collect();
-                    let mut d = self.at(func.span.0, format!("unknown function `{}`", func.name));
-                    if let Some(h) = did_you_mean(&closest(&func.name, all.iter().copied(), 2)) {
-                        d = d.with_hint(h);
-                    } else {
-                        d = d.with_hint(format!("functions: {}", all.join(", ")));
-                    }
-                    return Err(d);
+                // The function and its arguments are independent parts.
+                let known = |me: &mut Self| {
+                    builtin.ok_or_else(|| {
+                        let all: Vec<&str> = Builtin::names().collect();
+                        let d = me.at(func.span.0, format!("unknown function `{}`", func.name));
+                        match did_you_mean(&closest(&func.name, all.iter().copied(), 2)) {
+                            Some(h) => d.with_hint(h),
+                            None => d.with_hint(format!("functions: {}", all.join(", "))),
+                        }
+                    })
                 };
+                let (f, typed) = self.both(known, |me| me.each(args, |me, a| me.expr(a)))?;
+                let (tys, xs): (Vec<Ty>, Vec<compiled::Expr>) = typed.into_iter().unzip();
                 let call = compiled::Expr::Call {
                     func: compiled::Callee::Builtin(f, func.span),
                     args: xs,

@@ -27,8 +27,9 @@
 //!   `<=>` only between two patterns, and what the e-graph itself accepts.
 //!
 //! A file is resolved on its own, with the parameters' final values, and every faulty rule of
-//! it is reported (each with its first error, or the error of each faulty pattern of its
-//! `match`), except where the error may only follow from one reported before ([`Faults`]: a
+//! it is reported (each with the errors of its independent parts: each faulty pattern of its
+//! `match`, each operand of an expression, each side and subterm of an equational rule;
+//! [`independent`]), except where the error may only follow from one reported before ([`Faults`]: a
 //! faulty parameter or op declaration, an import that failed); which files are included and in
 //! what order is the loader's business ([`super::load`]). [`names`] holds what an op class, a
 //! stage and an alternative's attribute test resolve to, which the expander asks too.
@@ -37,6 +38,7 @@ mod action;
 mod build;
 mod equational;
 mod expr;
+mod independent;
 pub mod names;
 mod pattern;
 
@@ -101,6 +103,9 @@ pub(super) struct Faults<'a> {
     pub incomplete: bool,
     /// The offsets of the file's rules whose definitions could not be substituted.
     pub unexpanded: &'a HashSet<usize>,
+    /// The subterms of predicate bodies whose errors the expander reported: wherever a body is
+    /// substituted, they are not checked again.
+    pub exprs: &'a HashSet<Span>,
 }
 
 /// What a `%name` is bound to in a rule.
@@ -378,25 +383,7 @@ impl<'a> Resolver<'a> {
         // error is its own (a pattern that fails binds nothing a later one could trip on), so
         // each is reported; what comes after the patterns is not checked then, since it reads
         // what they bind.
-        let mut resolved = Vec::with_capacity(patterns.len());
-        let (mut errors, mut cascade) = (Vec::new(), None);
-        for p in &patterns {
-            let r = self.bind_pattern(p);
-            match (r, self.cascade.replace(false)) {
-                (Ok(rp), _) => resolved.push(rp),
-                (Err(d), true) => {
-                    cascade.get_or_insert(d);
-                }
-                (Err(d), false) => errors.push(d),
-            }
-        }
-        if let Some(all) = Diagnostic::list(errors) {
-            return Err(all);
-        }
-        if let Some(d) = cascade {
-            self.cascade.set(true);
-            return Err(d);
-        }
+        let mut resolved = self.each(&patterns, |me, p| me.bind_pattern(p))?;
         for (p, rp) in patterns.iter().zip(&mut resolved) {
             self.pattern_exprs(p, rp)?;
         }
