@@ -250,6 +250,7 @@ fn rule_text(s: &OpSpec) -> String {
         ResultRule::ReducedOf(i) => format!("result type derived: `{}` reduced", names(i)),
         ResultRule::Dim0Times(i, k) => format!("result type derived: `{}` dim 0 × `{k}`", names(i)),
         ResultRule::Dim0Over(i, k) => format!("result type derived: `{}` dim 0 ÷ `{k}`", names(i)),
+        ResultRule::VecOfOperands => "result type derived: vec of the operands' types".into(),
     }
 }
 

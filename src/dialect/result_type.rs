@@ -40,6 +40,9 @@ pub enum ResultRule {
     /// Operand `n`'s type with dimension 0 divided by the integer attribute
     /// (`reduce_scatter`: `nranks`); see [`dim0_scaled`].
     Dim0Over(u8, &'static str),
+    /// The vector of every operand's type (`builtin.combine`): a `vec[...]` names its items'
+    /// interned types, so the engine derives it from the operands' type ids, not here.
+    VecOfOperands,
 }
 
 /// The result type of a [`ResultRule::ReducedOf`] rule: `ty` after a collective reduced it
@@ -204,6 +207,6 @@ pub fn result_type<'t>(
             let n = attrs.get(key)?.as_i64()?;
             dim0_scaled(operand(i)?, n, times)
         }
-        ResultRule::Explicit => None,
+        ResultRule::Explicit | ResultRule::VecOfOperands => None,
     }
 }

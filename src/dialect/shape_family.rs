@@ -85,6 +85,8 @@ pub enum Shape {
     SquaredL2Norm,
     /// `AddNInferMeta`: the first tensor of the vector operand.
     AddN,
+    /// `builtin.combine`: the vector of its operands' types.
+    Combine,
     /// `ShapeInferMeta`: `[rank]` int32 (`shape`) or int64 (`shape64`).
     #[allow(clippy::enum_variant_names)] // the family of the op named `shape`
     ShapeOf(bool),
@@ -178,6 +180,7 @@ impl Shape {
             "embedding" => Shape::Embedding,
             "squared_l2_norm" => Shape::SquaredL2Norm,
             "add_n" => Shape::AddN,
+            "combine" => Shape::Combine,
             "shape" => Shape::ShapeOf(false),
             "shape64" => Shape::ShapeOf(true),
             "cross_entropy" => Shape::CrossEntropy,
@@ -263,6 +266,7 @@ impl Shape {
             Shape::Embedding => "embedding",
             Shape::SquaredL2Norm => "squared_l2_norm",
             Shape::AddN => "add_n",
+            Shape::Combine => "combine",
             Shape::ShapeOf(false) => "shape",
             Shape::ShapeOf(true) => "shape64",
             Shape::CrossEntropy => "cross_entropy",
@@ -317,6 +321,7 @@ impl Shape {
             Shape::Embedding => "EmbeddingInferMeta",
             Shape::SquaredL2Norm => "SquaredL2NormInferMeta",
             Shape::AddN => "AddNInferMeta",
+            Shape::Combine => "CombineOp::Build",
             Shape::ShapeOf(_) => "ShapeInferMeta",
             Shape::CrossEntropy => "CrossEntropyWithSoftmaxInferMeta",
             Shape::Dropout => "DropoutInferMeta",
@@ -349,6 +354,7 @@ impl Shape {
             Shape::Reduced(i) => ResultRule::ReducedOf(i),
             Shape::Dim0Times(i) => ResultRule::Dim0Times(i, "nranks"),
             Shape::Dim0Over(i) => ResultRule::Dim0Over(i, "nranks"),
+            Shape::Combine => ResultRule::VecOfOperands,
             Shape::Grad([i, NONE, NONE, NONE, NONE, NONE, NONE, NONE]) if i != NONE => {
                 ResultRule::SameAs(i)
             }
@@ -391,6 +397,9 @@ pub struct ProgramOp<'a> {
 #[cfg(test)]
 impl OpView for ProgramOp<'_> {
     fn ty(&self, i: usize) -> Option<&Type> {
+        if i >= self.prog.num_operands(self.op) {
+            return None;
+        }
         let v = self.prog.operand(self.op, i)?;
         match self.ctx.ty(self.prog.value_type(v)) {
             Type::Null => None,
@@ -544,6 +553,7 @@ pub fn infer(shape: Shape, op: &dyn OpView, n_results: usize) -> Option<Vec<Opti
     match shape {
         Shape::Unknown => None,
         Shape::Unchanged(i) => one(op.ty(i as usize)?.clone()),
+        Shape::Combine => one(op.vec_of((0..).map_while(|i| op.ty(i).cloned()).collect())),
         Shape::TransposeGrad => {
             let (s, d) = x()?;
             let perm = ints_attr(&attrs, "perm")?;

@@ -782,6 +782,38 @@ impl Program {
         }
     }
 
+    /// Appends an operand to `op`'s list (a variadic op such as `builtin.combine` growing by
+    /// one). An op's operands are contiguous in the operand arena: when the slot after the list
+    /// is not a spare of `op`, the list moves to the end of the arena followed by as many spare
+    /// slots as it has operands, so k appends take O(k) time and slots in all, whatever is built
+    /// between them. A spare is unlinked and names `op` as its user; an op's earlier lists lie
+    /// before its current one, so the slot after the list is a spare exactly when it names `op`.
+    pub fn append_operand(&mut self, op: OpId, v: Option<ValueId>) {
+        let d = &self.ops[op.index()];
+        let (start, len) = (d.operands_start, d.operands_len);
+        let after = self.operands.get((start + len) as usize);
+        if !after.is_some_and(|s| s.user == op.0 && s.value == NONE) {
+            let old: Vec<Option<ValueId>> = self.operands(op).collect();
+            self.drop_operands(op);
+            let moved = self.push_operands(op, &old);
+            for _ in 0..len.max(1) {
+                self.operands.push(OperandSlot {
+                    value: NONE,
+                    user: op.0,
+                    prev_use: NONE,
+                    next_use: NONE,
+                });
+            }
+            self.ops[op.index()].operands_start = moved;
+        }
+        let d = &mut self.ops[op.index()];
+        let slot = d.operands_start + d.operands_len;
+        d.operands_len += 1;
+        if let Some(v) = v {
+            self.link_use(slot, v);
+        }
+    }
+
     /// Appends operand slots for `user` to the operand arena, linked into their values' use
     /// lists; returns the first slot.
     fn push_operands(&mut self, user: OpId, operands: &[Option<ValueId>]) -> u32 {
@@ -987,6 +1019,38 @@ mod tests {
         p.erase(u1);
         p.erase(d1);
         assert_eq!(p.num_ops(), 2);
+    }
+
+    #[test]
+    fn appended_operands_keep_their_order_uses_and_amortized_slots() {
+        let (_ctx, mut p, n) = setup();
+        let t = Context::NULL_TYPE;
+        let b = p.top_block();
+        let d = p.create_op(n, Context::EMPTY_ATTRS, &[], &[t, t], OpSyntax::Plain);
+        p.append(b, d);
+        let (v0, v1) = (p.result(d, 0), p.result(d, 1));
+        let c = p.create_op(n, Context::EMPTY_ATTRS, &[Some(v0)], &[t], OpSyntax::Plain);
+        p.append(b, c);
+        let mut want = vec![Some(v0)];
+        for k in 0..100 {
+            // An op built between appends takes the slots after the list: the list moves.
+            let other = p.create_op(n, Context::EMPTY_ATTRS, &[Some(v1)], &[], OpSyntax::Plain);
+            p.append(b, other);
+            let v = if k % 3 == 0 { None } else { Some(v1) };
+            p.append_operand(c, v);
+            want.push(v);
+            assert_eq!(p.operands(c).collect::<Vec<_>>(), want);
+        }
+        assert_eq!(p.num_uses(v0), 1);
+        // v1: the 100 ops built in between, and 66 of the appended operands.
+        assert_eq!(p.num_uses(v1), 100 + 66);
+        assert_eq!(p.uses(v0).next(), Some(Use { op: c, index: 0 }));
+        // Moved lists leave their old slots behind, but doubling bounds them.
+        assert!(
+            p.operands.len() < 100 + 4 * 101,
+            "{} slots",
+            p.operands.len()
+        );
     }
 
     #[test]

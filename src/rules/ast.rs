@@ -621,6 +621,12 @@ pub enum Action {
         value: Expr,
         span: Span,
     },
+    /// `in %c: append %n;`: a variadic op gains a last operand.
+    AppendOperand {
+        op: ValueRef,
+        value: Expr,
+        span: Span,
+    },
     /// `erase %o;`
     Erase { op: ValueRef, span: Span },
     /// `move %o to end of optimize;` (moving to a stage also gives the op that stage's role).
@@ -661,6 +667,7 @@ impl Action {
             | Action::Insert { span, .. }
             | Action::Replace { span, .. }
             | Action::SetOperand { span, .. }
+            | Action::AppendOperand { span, .. }
             | Action::Erase { span, .. }
             | Action::Move { span, .. }
             | Action::MoveStage { span, .. }

@@ -302,6 +302,12 @@ pub enum Action {
         value: Expr,
         span: Span,
     },
+    /// `in %c: append expr;`
+    AppendOperand {
+        op: ValueRef,
+        value: Expr,
+        span: Span,
+    },
     Erase {
         op: ValueRef,
         span: Span,

@@ -1001,7 +1001,9 @@ fn walk_action(a: &mut Action, f: &mut dyn FnMut(Visit<'_>)) {
             walk_expr(value, f);
             walk_expr(with, f);
         }
-        Action::SetOperand { value, .. } => walk_expr(value, f),
+        Action::SetOperand { value, .. } | Action::AppendOperand { value, .. } => {
+            walk_expr(value, f)
+        }
         Action::Erase { .. } => {}
         Action::Move { to, .. } | Action::MoveStage { to, .. } => walk_point(to, f),
         Action::SetAttrs { attrs, .. } => {

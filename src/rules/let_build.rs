@@ -163,6 +163,9 @@ fn first_use(a: &mut Action, name: &str, build: &mut Option<Box<Build>>) -> bool
             }
             in_value(value, name, build)
         }
+        Action::AppendOperand { op, value, .. } => {
+            op.name.name != name && in_value(value, name, build)
+        }
         Action::Replace { value, with, .. } => {
             !mentions(value, name) && in_value(with, name, build)
         }
@@ -266,6 +269,7 @@ fn mentions_action(a: &Action, name: &str) -> bool {
                 || matches!(target, OperandSel::Value(v) if v.name.name == name)
                 || mentions(value, name)
         }
+        Action::AppendOperand { op, value, .. } => op.name.name == name || mentions(value, name),
         Action::Erase { op, .. } => op.name.name == name,
         Action::Move { op, to, .. } => op.name.name == name || point(to),
         Action::MoveStage { to, .. } => point(to),
@@ -305,7 +309,9 @@ fn action_binds(a: &Action, out: &mut IndexSet<String>) {
                 action_binds(x, out);
             }
         }
-        Action::SetOperand { value, .. } | Action::Replace { with: value, .. } => {
+        Action::SetOperand { value, .. }
+        | Action::AppendOperand { value, .. }
+        | Action::Replace { with: value, .. } => {
             if let Expr::Build(b) = value {
                 build_binds(b, out);
             }

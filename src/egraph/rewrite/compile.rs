@@ -232,7 +232,12 @@ impl Numbering {
         };
         let types = match &op.types {
             TypesBuild::Infer => {
-                if spec.result_rule == ResultRule::Explicit || tuple {
+                // A `vec[...]` names interned item types: the e-graph does not derive one.
+                if matches!(
+                    spec.result_rule,
+                    ResultRule::Explicit | ResultRule::VecOfOperands
+                ) || tuple
+                {
                     return Err(err(
                         r,
                         format!(

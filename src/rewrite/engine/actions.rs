@@ -235,6 +235,64 @@ impl<'a> Engine<'a> {
                 }
                 fx.touched.push(o);
             }
+            Action::AppendOperand { op, value, span } => {
+                let o = self.op_of(lr, b, op)?;
+                let name = self.m.ctx.str(self.m.main.op_name(o)).to_string();
+                if !self.rules.ops.spec(&name).is_some_and(|s| s.variadic()) {
+                    return Err(self.err(lr, op.name_span, format!("`append` needs an op whose last operand takes any number of values; `{}` is `{name}`", op.name)));
+                }
+                if self
+                    .m
+                    .ctx
+                    .attrs(self.m.main.op_attrs(o))
+                    .get(OP_DIST_ATTR)
+                    .is_some()
+                {
+                    return Err(self.err(lr, *span, format!("`append` to an op with an `op_dist_attr` (`{name}` of an auto-parallel program) is not supported: its distribution would not describe the new operand")));
+                }
+                let new = match value {
+                    Expr::Build(bd) => {
+                        let mut cur = Cursor::Before(o);
+                        let nb = self.build(lr, b, bd, &mut cur, fx)?;
+                        Some(self.first_result(lr, nb, bd.span)?)
+                    }
+                    e => self.value_of(lr, b, e)?,
+                };
+                if new.is_none() {
+                    return Err(self.err(
+                        lr,
+                        value.span(),
+                        "`append` needs a value, not an absent operand: a vector's items are values",
+                    ));
+                }
+                // A reader whose results follow the vector's length (`stack`, `concat`, a
+                // `split` into its items) would keep the types of the shorter vector.
+                let p = &self.m.main;
+                let reader = p.results(o).flat_map(|r| p.uses(r)).find(|u| {
+                    let user = self.m.ctx.str(p.op_name(u.op));
+                    !self
+                        .rules
+                        .ops
+                        .spec(user)
+                        .is_some_and(|s| s.shape == crate::dialect::Shape::AddN)
+                });
+                if let Some(u) = reader {
+                    let user = self.m.ctx.str(p.op_name(u.op)).to_string();
+                    return Err(self.err(lr, *span, format!("`append` to a vector that `{user}` reads: its result types may follow the vector's length, and would not follow the new item"))
+                        .with_hint("append to the vector before building what reads it (an `add_n` may read it already: its result is one item's type)"));
+                }
+                // The value gains a reader: what matched its uses may match again.
+                if let Some(d) = new.and_then(|v| self.m.main.defining_op(v)) {
+                    fx.touched.push(d);
+                }
+                self.m.main.append_operand(o, new);
+                let i = self.m.main.num_operands(o) - 1;
+                if let Err(msg) = self.follow_operand_type(o, i) {
+                    return Err(self.err(lr, *span, msg));
+                }
+                fx.edits += 1;
+                fx.touched.push(o);
+            }
             Action::Erase { op, span } => {
                 let o = self.op_of(lr, b, op)?;
                 if self.m.main.results(o).any(|r| self.m.main.has_uses(r)) {

@@ -43,6 +43,11 @@ fn type_query_slot(e: &Expr) -> Option<Slot> {
     }
 }
 
+/// A `builtin.combine` (result rule [`ResultRule::VecOfOperands`]) given an absent operand.
+fn absent_vector_item(op: &str) -> String {
+    format!("`{op}` makes a vector of its operands: none can be absent")
+}
+
 impl<'a> Engine<'a> {
     /// Builds an op (and, first, the ops nested in its operands) at `cur`, in main.
     pub(super) fn build(
@@ -470,6 +475,16 @@ impl<'a> Engine<'a> {
             return Ok(vec![]);
         }
         let prog = prog(self.m, which);
+        if spec.result_rule == ResultRule::VecOfOperands {
+            let items: Option<Vec<TypeId>> = operands
+                .iter()
+                .map(|v| v.map(|v| prog.value_type(v)))
+                .collect();
+            let Some(items) = items else {
+                return Err(self.err(lr, bd.span, absent_vector_item(name)));
+            };
+            return Ok(vec![self.m.ctx.intern_type(Type::Vec(items))]);
+        }
         let ctx = &self.m.ctx;
         let operand_ty = |i: u8| {
             operands
@@ -500,7 +515,8 @@ impl<'a> Engine<'a> {
     /// operand's type (`SameAs(i)`: collectives, elementwise and in-place ops), the result takes
     /// the new operand's type, as a freshly built op would (`ReducedOf(i)`: without its pending
     /// reduction); for `Dim0Times(i, ..)`/`Dim0Over(i, ..)` (`all_gather`, `reduce_scatter`)
-    /// the result type is derived again from the new operand (an error when it cannot be). A rule that commutes a widening cast with a
+    /// the result type is derived again from the new operand (an error when it cannot be); a
+    /// `builtin.combine`'s vector takes the new operand's type at its place. A rule that commutes a widening cast with a
     /// collective (`reduce(cast(g))`) relies on it; the users of the result are the rule's to keep
     /// consistent (hoist_reduce's guards allow exactly one).
     pub(super) fn follow_operand_type(&mut self, o: OpId, i: usize) -> Result<(), String> {
@@ -511,6 +527,15 @@ impl<'a> Engine<'a> {
         let (Some(_), Some(r)) = (self.m.main.operand(o, i), self.m.main.results(o).next()) else {
             return Ok(());
         };
+        if spec.result_rule == ResultRule::VecOfOperands {
+            let p = &self.m.main;
+            let items: Option<Vec<TypeId>> =
+                p.operands(o).map(|v| v.map(|v| p.value_type(v))).collect();
+            let items = items.ok_or_else(|| absent_vector_item(spec.name))?;
+            let ty = self.m.ctx.intern_type(Type::Vec(items));
+            self.m.main.set_value_type(r, ty);
+            return Ok(());
+        }
         // The rules that derive the result from operand `i` (and an attribute, or the other
         // operand of a broadcast).
         let key = match spec.result_rule {

@@ -198,6 +198,21 @@ impl Resolver<'_> {
                     span: *span,
                 }
             }
+            Action::AppendOperand { op, value, span } => {
+                let (specs, op_x) = self.op_ref(op)?;
+                if let Some(s) = specs.iter().find(|s| !s.variadic()) {
+                    return Err(self
+                        .at(op.span.0, format!("`append` needs an op whose last operand takes any number of values; `{}` can be `{}`, whose operands are fixed", op.name.name, s.name))
+                        .with_hint("append to a vector: `%c = builtin.combine(..)`"));
+                }
+                let (t, value_x) = self.expr(value)?;
+                self.want_value(t, value, "`append`")?;
+                compiled::Action::AppendOperand {
+                    op: op_x,
+                    value: value_x,
+                    span: *span,
+                }
+            }
             Action::Erase { op, span } => {
                 let (_, op_x) = self.op_ref(op)?;
                 self.erased.insert(op.name.name.clone(), *span);
