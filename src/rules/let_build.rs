@@ -287,7 +287,7 @@ fn mentions_action(a: &Action, name: &str) -> bool {
 }
 
 /// Names bound by `state %m = ...` and `%a = BUILD` in actions (not by value `let`s).
-fn action_binds(a: &Action, out: &mut IndexSet<String>) {
+pub(super) fn action_binds(a: &Action, out: &mut IndexSet<String>) {
     fn build_binds(b: &Build, out: &mut IndexSet<String>) {
         if let Some(n) = &b.bind {
             out.insert(n.name.clone());

@@ -16,8 +16,11 @@
 //! error is not reported: a faulty parameter or op declaration is left out and named (the
 //! resolver's `Faults`), so what uses it is not checked against it, and a file whose import
 //! failed does not report names it does not know, which the import may have brought. Phases
-//! are laid out, and rule names across files and `require`s checked, only once every file
-//! resolves.
+//! are laid out, and rule names across files and `require`s checked, whether or not the files
+//! resolve, so those errors come with the files' own; a file whose inclusion is unknown (its
+//! import failed, or its import condition cannot be evaluated, as when it names a faulty
+//! parameter) is left out, and no `require` after it is checked, since the rule it names may
+//! be in what is missing.
 //!
 //! What is refused here (each a [`Diagnostic`] at `file:line:col` with the source line and a
 //! caret, or a usage error naming the parameter):
@@ -59,7 +62,10 @@ pub fn load_with_path(
     };
     let mut roots = Vec::new();
     for p in paths {
-        roots.extend(l.load_file(p, p, None));
+        match l.load_file(p, p, None) {
+            Some(r) => roots.push(r),
+            None => l.missing_root = true,
+        }
     }
     l.finish(&roots, sets)
 }
@@ -73,6 +79,7 @@ pub fn load_str(
 ) -> Result<RuleSet, Diagnostic> {
     let mut l = Loader::default();
     let root = l.add_source(dir.join(name), SourceFile::new(name, text));
+    l.missing_root = root.is_none();
     l.finish(root.as_slice(), sets)
 }
 
@@ -156,6 +163,23 @@ struct Loader {
     search: Vec<PathBuf>,
     /// Bytes of rule text read so far (bounded by [`MAX_RULE_BYTES_TOTAL`]).
     bytes_read: u64,
+    /// A file named on the command line could not be loaded: its rules, which would run first,
+    /// are unknown.
+    missing_root: bool,
+}
+
+/// The phases of a load in run order, as far as they are known.
+#[derive(Default)]
+struct Layout {
+    phases: Vec<Phase>,
+    included: IndexSet<usize>,
+    /// Errors found laying out (an import condition or a `require` count that cannot be
+    /// evaluated).
+    errors: Vec<Diagnostic>,
+    /// The index of the first phase that may be missing something: an import that failed, or
+    /// whose condition could not be evaluated, would have put its phases there. What is checked
+    /// against the phases before it (a `require`) cannot follow from what is missing.
+    uncertain: Option<usize>,
 }
 
 impl Loader {
@@ -343,71 +367,29 @@ impl Loader {
         // After the resolver's: where both meet one mistake (a constraint is resolved and
         // evaluated), the resolver's words, which carry hints, are the ones kept.
         errors.append(&mut self.errors);
-        if let Some(all) = self.in_order(errors) {
-            return Err(all);
-        }
-        // Expand imports in place, in order; a file's phases are included once.
-        let mut phases: Vec<Phase> = Vec::new();
-        let mut included: IndexSet<usize> = IndexSet::new();
+        // Expand imports in place, in order; a file's phases are included once. Laid out even
+        // when a file has errors, so that what is checked across files is reported with them.
+        let mut layout = Layout {
+            uncertain: self.missing_root.then_some(0),
+            ..Layout::default()
+        };
         for (i, &r) in roots.iter().enumerate() {
-            let first = phases.len();
-            self.expand(r, &lookup, &mut included, &mut phases)?;
-            for ph in &mut phases[first..] {
+            let first = layout.phases.len();
+            self.expand(r, &lookup, &mut layout);
+            for ph in &mut layout.phases[first..] {
                 ph.root = i;
             }
         }
-        // Rule names over every included file, then `require`s: each error is reported.
-        let mut errors = Vec::new();
-        let mut seen: IndexMap<String, (usize, Span)> = IndexMap::new();
-        for ph in &phases {
-            for r in &ph.rules {
-                let name = r.rule.name();
-                match seen.get(&name.name) {
-                    Some(&(f, first)) => errors.push(super::resolver::names::rule_defined_twice(
-                        &self.sources[r.file],
-                        name,
-                        &self.sources[f],
-                        first,
-                    )),
-                    None => {
-                        seen.insert(name.name.clone(), (r.file, name.span));
-                    }
-                }
-            }
+        // An import condition or a `require` count that cannot be evaluated may only follow
+        // from a reported error (a faulty parameter, a name an import that failed declares).
+        if errors.is_empty() {
+            errors.append(&mut layout.errors);
         }
-        // A `require` names a rule of its phase or of an earlier one.
-        let mut known: IndexSet<&str> = IndexSet::new();
-        for ph in &phases {
-            known.extend(ph.rules.iter().map(|r| r.rule.name().name.as_str()));
-            for q in &ph.requires {
-                if !known.contains(q.rule.as_str()) {
-                    let src = &self.sources[q.file];
-                    let mut d = Diagnostic::at(
-                        src,
-                        q.span.0 + "require ".len(),
-                        format!(
-                            "`require {}`: no rule `{}` runs in this phase or before it",
-                            q.rule, q.rule
-                        ),
-                    );
-                    if let Some((f, s)) = seen.get(&q.rule) {
-                        let (line, _) = self.sources[*f].line_col(s.0);
-                        d = d.with_note(format!(
-                            "`{}` ({}:{line}) runs in a later phase: require it there or after",
-                            q.rule, self.sources[*f].name
-                        ));
-                    } else if let Some(h) =
-                        did_you_mean(&closest(&q.rule, known.iter().copied(), 3))
-                    {
-                        d = d.with_hint(h);
-                    }
-                    errors.push(d);
-                }
-            }
-        }
-        if let Some(all) = Diagnostic::list(errors) {
+        errors.extend(self.across_files(&layout));
+        if let Some(all) = self.in_order(errors) {
             return Err(all);
         }
+        let mut phases = layout.phases;
         // The engines run the resolved forms, never the syntax trees again. Every rule was
         // resolved with its file above: a phase holds the items of files the loader read, and
         // it resolved every one of them.
@@ -442,15 +424,12 @@ impl Loader {
         })
     }
 
-    fn expand(
-        &self,
-        f: usize,
-        params: &dyn Fn(&str) -> Option<Val>,
-        included: &mut IndexSet<usize>,
-        phases: &mut Vec<Phase>,
-    ) -> Result<(), Diagnostic> {
-        if !included.insert(f) {
-            return Ok(());
+    /// Lays out the phases of `f`, its imports' in place, into `layout`. An import that failed,
+    /// or whose condition cannot be evaluated, is left out, and what comes after it in run
+    /// order is marked as perhaps missing something ([`Layout::uncertain`]).
+    fn expand(&self, f: usize, params: &dyn Fn(&str) -> Option<Val>, layout: &mut Layout) {
+        if !layout.included.insert(f) {
+            return;
         }
         let src = &self.sources[f];
         let stem = Path::new(&src.name)
@@ -459,24 +438,40 @@ impl Loader {
         let line_starts = line_starts(src);
         let mut import_i = 0;
         let mut implicit: Option<usize> = None;
+        // A `require` whose count or message cannot be evaluated is left out, its error kept.
+        let require = |q: &Require, errors: &mut Vec<Diagnostic>| {
+            loaded_require(src, f, params, q)
+                .map_err(|e| errors.push(e))
+                .ok()
+        };
         for item in &self.files[f].items {
             match item {
                 Item::Import(im) => {
                     let target = self.imports[f][import_i];
                     import_i += 1;
-                    // Phases are laid out only when every import loaded.
-                    let Some(target) = target else { continue };
                     let take = match &im.cond {
-                        None => true,
-                        Some(c) => const_bool(src, params, c, "an import condition")?,
+                        None => Ok(true),
+                        Some(c) => const_bool(src, params, c, "an import condition"),
                     };
-                    if take {
-                        self.expand(target, params, included, phases)?;
-                        implicit = None;
+                    match (target, take) {
+                        (Some(target), Ok(true)) => self.expand(target, params, layout),
+                        (_, Ok(false)) => continue,
+                        (None, Ok(true)) => {
+                            layout.uncertain.get_or_insert(layout.phases.len());
+                        }
+                        (_, Err(e)) => {
+                            layout.errors.push(e);
+                            layout.uncertain.get_or_insert(layout.phases.len());
+                        }
                     }
+                    // What follows an import runs after it, in a phase of its own.
+                    implicit = None;
                 }
                 Item::Phase(p) => {
-                    phases.push(Phase {
+                    let requires = (p.requires.iter())
+                        .filter_map(|q| require(q, &mut layout.errors))
+                        .collect();
+                    layout.phases.push(Phase {
                         name: p.name.name.clone(),
                         rules: p
                             .rules
@@ -485,16 +480,13 @@ impl Loader {
                             .collect(),
                         structural: Vec::new(),
                         equational: Vec::new(),
-                        requires: p
-                            .requires
-                            .iter()
-                            .map(|q| loaded_require(src, f, params, q))
-                            .collect::<Result<_, _>>()?,
+                        requires,
                         root: 0,
                     });
                     implicit = None;
                 }
                 Item::Rule(_) | Item::Require(_) => {
+                    let phases = &mut layout.phases;
                     let i = match implicit {
                         Some(i) => i,
                         None => {
@@ -512,7 +504,9 @@ impl Loader {
                     match item {
                         Item::Rule(r) => phases[i].rules.push(self.loaded(f, &line_starts, r)),
                         Item::Require(q) => {
-                            phases[i].requires.push(loaded_require(src, f, params, q)?)
+                            if let Some(q) = require(q, &mut layout.errors) {
+                                layout.phases[i].requires.push(q);
+                            }
                         }
                         _ => {}
                     }
@@ -521,7 +515,66 @@ impl Loader {
                 Item::Param(_) | Item::Op(_) => {}
             }
         }
-        Ok(())
+    }
+
+    /// What is checked across the files laid out: rule names are unique over them (a rule
+    /// defined twice in one file is the resolver's to report), and a `require` names a rule of
+    /// its phase or of an earlier one, checked only where nothing before it may be missing
+    /// ([`Layout::uncertain`]): the rule may be in what is.
+    fn across_files(&self, layout: &Layout) -> Vec<Diagnostic> {
+        let phases = &layout.phases;
+        let mut errors = Vec::new();
+        let mut seen: IndexMap<String, (usize, Span)> = IndexMap::new();
+        for ph in phases {
+            for r in &ph.rules {
+                let name = r.rule.name();
+                match seen.get(&name.name) {
+                    Some(&(f, _)) if f == r.file => {}
+                    Some(&(f, first)) => errors.push(super::resolver::names::rule_defined_twice(
+                        &self.sources[r.file],
+                        name,
+                        &self.sources[f],
+                        first,
+                    )),
+                    None => {
+                        seen.insert(name.name.clone(), (r.file, name.span));
+                    }
+                }
+            }
+        }
+        let mut known: IndexSet<&str> = IndexSet::new();
+        for (i, ph) in phases.iter().enumerate() {
+            known.extend(ph.rules.iter().map(|r| r.rule.name().name.as_str()));
+            if layout.uncertain.is_some_and(|u| i >= u) {
+                break;
+            }
+            for q in &ph.requires {
+                if !known.contains(q.rule.as_str()) {
+                    let src = &self.sources[q.file];
+                    let mut d = Diagnostic::at(
+                        src,
+                        q.span.0 + "require ".len(),
+                        format!(
+                            "`require {}`: no rule `{}` runs in this phase or before it",
+                            q.rule, q.rule
+                        ),
+                    );
+                    if let Some((f, s)) = seen.get(&q.rule) {
+                        let (line, _) = self.sources[*f].line_col(s.0);
+                        d = d.with_note(format!(
+                            "`{}` ({}:{line}) runs in a later phase: require it there or after",
+                            q.rule, self.sources[*f].name
+                        ));
+                    } else if let Some(h) =
+                        did_you_mean(&closest(&q.rule, known.iter().copied(), 3))
+                    {
+                        d = d.with_hint(h);
+                    }
+                    errors.push(d);
+                }
+            }
+        }
+        errors
     }
 
     fn loaded(&self, f: usize, line_starts: &[usize], r: &Rule) -> LoadedRule {

@@ -108,6 +108,7 @@ const ALLOW: &[(&str, &str, &str)] = &[
     ("src/rules/resolver/equational.rs", "no pure op of the dialect table takes", "`pure`/`any` include variadic pure ops (builtin.combine), which take any number of operands"),
     ("src/rewrite/equational.rs", "phase `{}`, {program} program", "wraps e-graph errors: rule errors are refused when the rule file is loaded (equational::check), what remains is internal"),
     ("src/rules/resolver/equational.rs", "{} cannot be used in an equational rule", "constant expressions only evaluate to numbers, strings, bools, dtypes and lists"),
+    ("src/rules/resolver/mod.rs", "`{}` is built by an action that failed", "a cascade, never shown: the failed action's own error is reported, and the resolver drops this one"),
     ("src/rules/resolver/expr.rs", "a faulty part of a predicate body", "a cascade, never shown: the expander reported the subterm's own error, and the resolver drops this one"),
     ("src/rules/resolver/equational.rs", "a type is not an attribute", "the resolver refuses a type in an attribute first (an attribute cannot hold a type)"),
     ("src/rules/resolver/equational.rs", "`{name}` is not captured by the left-hand side", "the resolver refuses an unbound capture first (`$d` is not bound)"),

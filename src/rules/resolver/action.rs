@@ -61,6 +61,7 @@ impl Resolver<'_> {
         }
         match self.values.get(&v.name.name) {
             Some((Binding::Op(s), _)) if v.field.is_none() => Ok((s.clone(), self.value_ref(v)?)),
+            Some((Binding::Failed, _)) => Err(self.failed_binding(&v.name)),
             Some(_) => Err(self
                 .at(v.span.0, format!("`{}` is a value, not an op", text_of(v)))
                 .with_hint("bind the op in the pattern: `match %o = pd_op.cast(%x);`")),
@@ -68,7 +69,45 @@ impl Resolver<'_> {
         }
     }
 
+    /// An action, an independent part of its rule: one that fails still binds the names it
+    /// binds, so that the actions after it are checked too. A `let` binds its capture and a
+    /// `state` its value, as they would have (neither depends on what failed); an op it builds
+    /// may be what failed, so it is bound as [`Binding::Failed`] and what reads it is not
+    /// checked. A name bound before the action, which it would bind again, is bound as failed
+    /// too; one that a part of it which checked bound (an `if` branch's action) keeps that.
     pub(super) fn action(&mut self, a: &Action) -> Result<compiled::Action, Diagnostic> {
+        let mut names = IndexSet::new();
+        action_binds(a, &mut names);
+        let held: Vec<(String, bool)> = (names.into_iter())
+            .map(|n| {
+                let held = self.values.contains_key(&n);
+                (n, held)
+            })
+            .collect();
+        let r = self.action_checked(a);
+        if r.is_ok() {
+            return r;
+        }
+        let state = match a {
+            Action::Let { name, .. } => {
+                self.bind_capture(&name.name);
+                None
+            }
+            Action::State { bind, .. } => {
+                self.bind_value(&bind.name, Binding::Value);
+                Some(&bind.name)
+            }
+            _ => None,
+        };
+        for (n, held) in held {
+            if Some(&n) != state && (held || !self.values.contains_key(&n)) {
+                self.bind_value(&n, Binding::Failed);
+            }
+        }
+        r
+    }
+
+    fn action_checked(&mut self, a: &Action) -> Result<compiled::Action, Diagnostic> {
         Ok(match a {
             Action::Let { name, value, .. } => {
                 let (_, value) = self.expr_no_build(value)?;
@@ -282,15 +321,29 @@ impl Resolver<'_> {
             Action::If {
                 cond, then, els, ..
             } => {
-                let (t, cond_x) = self.expr_no_build(cond)?;
-                self.want_bool(t, cond, "`if` needs")?;
+                // The condition and each action of either branch are independent parts.
+                let cond_x = |me: &mut Self| {
+                    let (t, x) = me.expr_no_build(cond)?;
+                    me.want_bool(t, cond, "`if` needs").map(|_| x)
+                };
                 // What a branch erases may still exist after the `if` (the engine refuses a
                 // later action on it when it was erased).
                 let before = self.erased.clone();
-                let then = self.actions(then)?;
-                self.erased = before.clone();
-                let els = self.actions(els)?;
-                self.erased = before;
+                let after_then = before.clone();
+                let branches = |me: &mut Self| {
+                    let then = |me: &mut Self| {
+                        let r = me.actions(then);
+                        me.erased = after_then;
+                        r
+                    };
+                    let els = |me: &mut Self| {
+                        let r = me.actions(els);
+                        me.erased = before;
+                        r
+                    };
+                    me.both(then, els)
+                };
+                let (cond_x, (then, els)) = self.both(cond_x, branches)?;
                 compiled::Action::If {
                     cond: cond_x,
                     then,
@@ -305,7 +358,7 @@ impl Resolver<'_> {
     }
 
     pub(super) fn actions(&mut self, v: &[Action]) -> Result<Vec<compiled::Action>, Diagnostic> {
-        v.iter().map(|a| self.action(a)).collect()
+        self.each(v, |me, a| me.action(a))
     }
 
     /// A state's initializer is built in the startup program, where no value of the main

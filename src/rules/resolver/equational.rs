@@ -496,7 +496,7 @@ impl Resolver<'_> {
                 Expr::Var(Var::Value(v)) if v.field.is_none() => {
                     self.values.get(&v.name.name).and_then(|(b, slot)| match b {
                         Binding::Op(_) => q.n.labels.get(slot).copied(),
-                        Binding::Value => None,
+                        Binding::Value | Binding::Failed => None,
                     })
                 }
                 _ => None,

@@ -398,6 +398,7 @@ impl Resolver<'_> {
     pub(super) fn value_ty(&self, v: &ValueRef) -> Result<Ty, Diagnostic> {
         Ok(match self.values.get(&v.name.name) {
             None => return Err(self.unbound(&v.name)),
+            Some((Binding::Failed, _)) => return Err(self.failed_binding(&v.name)),
             Some((Binding::Value, _)) => {
                 if let Some(f) = &v.field {
                     return Err(self.at(

@@ -1,12 +1,15 @@
-//! The parts of one item whose errors are independent (a rule's `match` patterns, the operands
-//! of an expression, the two sides of an equational rule), each checked whatever the others
-//! gave, so that one round of loading reports every error of the item and not its first.
+//! The parts of one item whose errors are independent (a rule's `match` patterns, then its
+//! `where` clauses and actions, the operands of an expression, the two sides of an equational
+//! rule), each checked whatever the others gave, so that one round of loading reports every
+//! error of the item and not its first.
 //!
 //! Why parts, and not every check: an error is reported only where it cannot follow from
-//! another. A part that fails binds nothing another part reads (a pattern that fails still
-//! binds its names, an operand binds nothing), so its error cannot cause theirs; what reads
-//! the parts (the type of `a + b`, the actions after the patterns) is not checked when one of
-//! them failed. A part whose error only follows from one reported elsewhere ([`Faults`]) is
+//! another. A part that fails binds nothing another part reads wrongly (a pattern that fails
+//! still binds its names, an operand or a guard binds nothing, an action that fails binds its
+//! names as it would have, or as failed where what it would bind is unknown, and what reads a
+//! failed name is a cascade), so its error cannot cause theirs; what reads the parts (the type
+//! of `a + b`, the guards and actions after the patterns) is not checked when one of them
+//! failed. A part whose error only follows from one reported elsewhere ([`Faults`]) is
 //! dropped, and the item is a cascade only when every failed part is.
 
 use super::*;

@@ -28,7 +28,8 @@
 //!
 //! A file is resolved on its own, with the parameters' final values, and every faulty rule of
 //! it is reported (each with the errors of its independent parts: each faulty pattern of its
-//! `match`, each operand of an expression, each side and subterm of an equational rule;
+//! `match`, then each `where` clause and each action, each operand of an expression, each side
+//! and subterm of an equational rule;
 //! [`independent`]), except where the error may only follow from one reported before ([`Faults`]: a
 //! faulty parameter or op declaration, an import that failed); which files are included and in
 //! what order is the loader's business ([`super::load`]). [`names`] holds what an op class, a
@@ -47,6 +48,7 @@ use super::builtins::{Builtin, Kind, Query};
 use super::compiled::{self, CompiledRule, Slot};
 use super::decl::{rule_attrs, rule_operands, OpTable};
 use super::eval::{dtype_name, mentions};
+use super::let_build::action_binds;
 use super::load::line_starts;
 use super::parse::comment_above;
 use super::plan::{self, Bound, BoundSlots, Unreached};
@@ -57,6 +59,7 @@ use super::{stage_role, OpClass, Param, ParamType, STAGES};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::{Dialect, OpSpec, ResultRule};
 use crate::value::Val;
+use independent::Gathered;
 use indexmap::{IndexMap, IndexSet};
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
@@ -116,6 +119,9 @@ enum Binding {
     Op(Vec<&'static OpSpec>),
     /// A value (an operand variable, a state buffer).
     Value,
+    /// What an op built by an action that failed would be: unknown, so what reads it is not
+    /// checked (its error could only follow from the action's).
+    Failed,
 }
 
 /// Resolves the rules of one file: what each name is bound to and its slot, rule by rule, and
@@ -384,28 +390,13 @@ impl<'a> Resolver<'a> {
         // each is reported; what comes after the patterns is not checked then, since it reads
         // what they bind.
         let mut resolved = self.each(&patterns, |me, p| me.bind_pattern(p))?;
+        // Then the independent parts that read them: each pattern's attribute values, the
+        // plan, each `where` clause and each action (one that fails still binds its names:
+        // `Resolver::action`).
+        let mut g = Gathered::default();
         for (p, rp) in patterns.iter().zip(&mut resolved) {
-            self.pattern_exprs(p, rp)?;
-        }
-        let (mut guards, mut actions) = (Vec::new(), Vec::new());
-        for c in &r.clauses {
-            match c {
-                Clause::Where(e) => {
-                    let (t, g) = self.expr_no_build(e)?;
-                    self.want_bool(t, e, "a `where` guard must be")?;
-                    guards.push(g);
-                }
-                Clause::Action(a) => actions.push(self.action(a)?),
-                Clause::Match(_) => {}
-            }
-        }
-        if actions.is_empty() {
-            return Err(self
-                .at(
-                    r.name.span.0,
-                    format!("rule `{}` has no action", r.name.name),
-                )
-                .with_hint("a rule that changes nothing is a bug; add an action after `where`"));
+            let r = self.pattern_exprs(p, rp);
+            self.gather(&mut g, r);
         }
         let plan = plan::of_match(&resolved).map_err(|j| {
             Unreached::Match {
@@ -413,7 +404,36 @@ impl<'a> Resolver<'a> {
                 rule: r.name.name.clone(),
             }
             .diagnostic(self.src)
-        })?;
+        });
+        let plan = self.gather(&mut g, plan);
+        let (mut guards, mut actions) = (Vec::new(), Vec::new());
+        for c in &r.clauses {
+            match c {
+                Clause::Where(e) => {
+                    let x = self.expr_no_build(e).and_then(|(t, x)| {
+                        self.want_bool(t, e, "a `where` guard must be").map(|_| x)
+                    });
+                    guards.extend(self.gather(&mut g, x));
+                }
+                Clause::Action(a) => {
+                    let x = self.action(a);
+                    actions.extend(self.gather(&mut g, x));
+                }
+                Clause::Match(_) => {}
+            }
+        }
+        if stage < 2 {
+            let e = self
+                .at(
+                    r.name.span.0,
+                    format!("rule `{}` has no action", r.name.name),
+                )
+                .with_hint("a rule that changes nothing is a bug; add an action after `where`");
+            self.gather::<()>(&mut g, Err(e));
+        }
+        self.gathered(g)?;
+        // Every part checked: the plan is there.
+        let plan = plan.unwrap_or_default();
         Ok(CompiledRule {
             name: r.name.name.clone(),
             name_span: r.name.span,
@@ -473,7 +493,8 @@ impl<'a> Resolver<'a> {
         let mut b = BoundSlots::default();
         for (binding, slot) in self.values.values() {
             let held = match binding {
-                Binding::Op(_) => Bound::Op,
+                // Only builds are bound as failed.
+                Binding::Op(_) | Binding::Failed => Bound::Op,
                 Binding::Value => Bound::Value,
             };
             b.set(*slot, held);
@@ -487,6 +508,15 @@ impl<'a> Resolver<'a> {
             return Err(self.unbound(&v.name));
         };
         Ok(compiled::ValueRef::new(v, *slot))
+    }
+
+    /// `%name`, read where an action that failed bound it ([`Binding::Failed`]): a cascade.
+    fn failed_binding(&self, i: &Ident) -> Diagnostic {
+        let d = self.at(
+            i.span.0,
+            format!("`{}` is built by an action that failed", i.name),
+        );
+        self.cascade_if(true, d)
     }
 
     /// A `%value` or `$capture` used where nothing binds it.
