@@ -265,6 +265,10 @@ impl<'a> Engine<'a> {
                         "`append` needs a value, not an absent operand: a vector's items are values",
                     ));
                 }
+                if self.m.main.num_operands(o) >= limits::MAX_APPENDED_ITEMS {
+                    return Err(self.err(lr, *span, format!("`append` would grow `{name}` past {} items: each append makes the vector's type anew, so larger gathers are refused", limits::MAX_APPENDED_ITEMS))
+                        .with_hint("gather in groups (one vector per group), or sum as you go: a chain of `add` found through a marker is linear"));
+                }
                 // A reader whose results follow the vector's length (`stack`, `concat`, a
                 // `split` into its items) would keep the types of the shorter vector.
                 let p = &self.m.main;

@@ -7,6 +7,11 @@ use crate::diag::Diagnostic;
 use crate::rewrite::{RuleStats, Stats};
 use crate::rules::{Phase, RuleSet};
 
+/// The most items `append` grows a vector to. Each append makes the vector's type anew (a
+/// `vec[...]` names every item's type, and types are interned), so a vector of k items costs
+/// O(k²) time and memory over its appends: 1024 items take about 15 MiB.
+pub(super) const MAX_APPENDED_ITEMS: usize = 1024;
+
 /// The error of a run stopped by `--timeout`.
 pub(super) fn timeout(phase: &str, applied: u64) -> Diagnostic {
     Diagnostic::error(format!(
