@@ -153,12 +153,12 @@ impl OpSpec {
             .map(|o| o.trim_start_matches(['*', '?']))
     }
 
-    /// Index of the operand called `name`.
     /// Whether the last operand takes any number of values (`*inputs`: `builtin.combine`).
     pub fn variadic(&self) -> bool {
         self.operands.last().is_some_and(|o| o.starts_with('*'))
     }
 
+    /// Index of the operand called `name`.
     pub fn operand_index(&self, name: &str) -> Option<usize> {
         self.operand_names().position(|o| o == name)
     }

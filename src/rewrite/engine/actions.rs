@@ -182,14 +182,7 @@ impl<'a> Engine<'a> {
                 span,
             } => {
                 let o = self.op_of(lr, b, op)?;
-                let new = match value {
-                    Expr::Build(bd) => {
-                        let mut cur = Cursor::Before(o);
-                        let nb = self.build(lr, b, bd, &mut cur, fx)?;
-                        Some(self.first_result(lr, nb, bd.span)?)
-                    }
-                    e => self.value_of(lr, b, e)?,
-                };
+                let new = self.operand_value(lr, b, value, o, fx)?;
                 let idxs: Vec<usize> = match target {
                     OperandSel::Name(n, n_span) => {
                         let name = self.m.ctx.str(self.m.main.op_name(o)).to_string();
@@ -250,14 +243,7 @@ impl<'a> Engine<'a> {
                 {
                     return Err(self.err(lr, *span, format!("`append` to an op with an `op_dist_attr` (`{name}` of an auto-parallel program) is not supported: its distribution would not describe the new operand")));
                 }
-                let new = match value {
-                    Expr::Build(bd) => {
-                        let mut cur = Cursor::Before(o);
-                        let nb = self.build(lr, b, bd, &mut cur, fx)?;
-                        Some(self.first_result(lr, nb, bd.span)?)
-                    }
-                    e => self.value_of(lr, b, e)?,
-                };
+                let new = self.operand_value(lr, b, value, o, fx)?;
                 if new.is_none() {
                     return Err(self.err(
                         lr,
@@ -436,6 +422,25 @@ impl<'a> Engine<'a> {
         match fixed {
             Some(c) => Ok(Val::Bool(c)),
             None => self.eval(lr, b, cond),
+        }
+    }
+
+    /// The value `e` gives as a new operand of `o`: an op it builds goes right before `o`.
+    fn operand_value(
+        &mut self,
+        lr: &'a CompiledRule,
+        b: &mut Bindings,
+        e: &'a Expr,
+        o: OpId,
+        fx: &mut Effects,
+    ) -> Result<Option<ValueId>, Diagnostic> {
+        match e {
+            Expr::Build(bd) => {
+                let mut cur = Cursor::Before(o);
+                let nb = self.build(lr, b, bd, &mut cur, fx)?;
+                Ok(Some(self.first_result(lr, nb, bd.span)?))
+            }
+            e => self.value_of(lr, b, e),
         }
     }
 

@@ -43,9 +43,20 @@ fn type_query_slot(e: &Expr) -> Option<Slot> {
     }
 }
 
-/// A `builtin.combine` (result rule [`ResultRule::VecOfOperands`]) given an absent operand.
-fn absent_vector_item(op: &str) -> String {
-    format!("`{op}` makes a vector of its operands: none can be absent")
+/// The type of a `builtin.combine` (result rule [`ResultRule::VecOfOperands`]) of `operands`
+/// in `prog`: the vector of their types; an error when one is absent.
+fn vector_type(
+    prog: &Program,
+    operands: impl IntoIterator<Item = Option<ValueId>>,
+    op: &str,
+) -> Result<Type, String> {
+    let items: Option<Vec<TypeId>> = operands
+        .into_iter()
+        .map(|v| v.map(|v| prog.value_type(v)))
+        .collect();
+    items
+        .map(Type::Vec)
+        .ok_or_else(|| format!("`{op}` makes a vector of its operands: none can be absent"))
 }
 
 impl<'a> Engine<'a> {
@@ -476,14 +487,9 @@ impl<'a> Engine<'a> {
         }
         let prog = prog(self.m, which);
         if spec.result_rule == ResultRule::VecOfOperands {
-            let items: Option<Vec<TypeId>> = operands
-                .iter()
-                .map(|v| v.map(|v| prog.value_type(v)))
-                .collect();
-            let Some(items) = items else {
-                return Err(self.err(lr, bd.span, absent_vector_item(name)));
-            };
-            return Ok(vec![self.m.ctx.intern_type(Type::Vec(items))]);
+            let ty = vector_type(prog, operands.iter().copied(), name)
+                .map_err(|msg| self.err(lr, bd.span, msg))?;
+            return Ok(vec![self.m.ctx.intern_type(ty)]);
         }
         let ctx = &self.m.ctx;
         let operand_ty = |i: u8| {
@@ -528,11 +534,8 @@ impl<'a> Engine<'a> {
             return Ok(());
         };
         if spec.result_rule == ResultRule::VecOfOperands {
-            let p = &self.m.main;
-            let items: Option<Vec<TypeId>> =
-                p.operands(o).map(|v| v.map(|v| p.value_type(v))).collect();
-            let items = items.ok_or_else(|| absent_vector_item(spec.name))?;
-            let ty = self.m.ctx.intern_type(Type::Vec(items));
+            let ty = vector_type(&self.m.main, self.m.main.operands(o), spec.name)?;
+            let ty = self.m.ctx.intern_type(ty);
             self.m.main.set_value_type(r, ty);
             return Ok(());
         }
