@@ -119,8 +119,8 @@ enum Binding {
     Op(Vec<&'static OpSpec>),
     /// A value (an operand variable, a state buffer).
     Value,
-    /// What an op built by an action that failed would be: unknown, so what reads it is not
-    /// checked (its error could only follow from the action's).
+    /// What an op built by an action that failed, or matched by a pattern that failed, would
+    /// be: unknown, so what reads it is not checked (its error could only follow from theirs).
     Failed,
 }
 
@@ -386,26 +386,39 @@ impl<'a> Resolver<'a> {
                 .with_hint("a structural rule starts with `match <pattern>;`"));
         }
         // Bind everything the patterns name first: patterns are one conjunction. Each pattern's
-        // error is its own (a pattern that fails binds nothing a later one could trip on), so
-        // each is reported; what comes after the patterns is not checked then, since it reads
-        // what they bind.
-        let mut resolved = self.each(&patterns, |me, p| me.bind_pattern(p))?;
-        // Then the independent parts that read them: each pattern's attribute values, the
-        // plan, each `where` clause and each action (one that fails still binds its names:
-        // `Resolver::action`).
+        // error is its own, so each is reported; a pattern that fails still binds its names
+        // (its op's name as failed: what reads it is a cascade), so the guards and actions
+        // after it are checked too.
         let mut g = Gathered::default();
-        for (p, rp) in patterns.iter().zip(&mut resolved) {
+        let mut resolved = Vec::with_capacity(patterns.len());
+        for p in &patterns {
+            let r = self.bind_pattern(p);
+            match self.gather(&mut g, r) {
+                Some(rp) => resolved.push((*p, rp)),
+                None => self.bind_failed_pattern(p),
+            }
+        }
+        let all_bound = resolved.len() == patterns.len();
+        // Then the independent parts that read them: each pattern's attribute values, the
+        // plan (of every pattern, so only when each resolved), each `where` clause and each
+        // action (one that fails still binds its names: `Resolver::action`).
+        for (p, rp) in &mut resolved {
             let r = self.pattern_exprs(p, rp);
             self.gather(&mut g, r);
         }
-        let plan = plan::of_match(&resolved).map_err(|j| {
-            Unreached::Match {
-                offset: resolved[j].span.0,
-                rule: r.name.name.clone(),
-            }
-            .diagnostic(self.src)
-        });
-        let plan = self.gather(&mut g, plan);
+        let resolved: Vec<_> = resolved.into_iter().map(|(_, rp)| rp).collect();
+        let plan = if all_bound {
+            let plan = plan::of_match(&resolved).map_err(|j| {
+                Unreached::Match {
+                    offset: resolved[j].span.0,
+                    rule: r.name.name.clone(),
+                }
+                .diagnostic(self.src)
+            });
+            self.gather(&mut g, plan)
+        } else {
+            None
+        };
         let (mut guards, mut actions) = (Vec::new(), Vec::new());
         for c in &r.clauses {
             match c {

@@ -169,6 +169,35 @@ impl Resolver<'_> {
         })
     }
 
+    /// Binds the names of a pattern that failed to resolve, as [`Resolver::bind_pattern`] would
+    /// have, so that what reads them is checked: operand variables as values, captures as
+    /// captures, and the op's own name, when the pattern failed before binding it, as
+    /// [`Binding::Failed`].
+    pub(super) fn bind_failed_pattern(&mut self, p: &OpPattern) {
+        if let Some(b) = &p.bind {
+            if !self.values.contains_key(&b.name) {
+                self.bind_value(&b.name, Binding::Failed);
+            }
+        }
+        for a in &p.args {
+            match &a.pat {
+                ValPat::Var { name, ty } => {
+                    self.operand_value(&name.name);
+                    if let Some(t) = ty {
+                        self.bind_capture(&t.name);
+                    }
+                }
+                ValPat::Wild(_) => {}
+                ValPat::Op(inner) => self.bind_failed_pattern(inner),
+            }
+        }
+        for a in &p.attrs {
+            if let AttrPatVal::Capture(c) = &a.val {
+                self.bind_capture(&c.name);
+            }
+        }
+    }
+
     /// The attribute values `p` (resolved as `rp`) and its nested patterns compare with.
     pub(super) fn pattern_exprs(
         &mut self,
