@@ -77,6 +77,7 @@ pub fn desugar(
         idx,
         incomplete,
         faulty: RefCell::default(),
+        called: RefCell::default(),
     };
     let mut r = d.file(&mut file, files, imports);
     files[idx] = file;
@@ -95,6 +96,16 @@ pub struct Desugared {
     /// whose body is faulty only in some subterms is still substituted, so that the rest of it
     /// (and of the rules that call it) is checked; these subterms are not checked again.
     pub faulty: HashSet<Span>,
+    /// The predicates of the file that nothing calls, their bodies expanded: no rule's
+    /// resolution checks them, so the resolver checks each on its own.
+    pub uncalled: Vec<UncalledPred>,
+}
+
+/// A predicate that no rule and no predicate calls, for the resolver to check its (expanded)
+/// body with its parameters standing for any value or op.
+pub struct UncalledPred {
+    pub params: Vec<Ident>,
+    pub body: Expr,
 }
 
 /// Why a definition or a rule could not be substituted.
@@ -201,6 +212,8 @@ struct Desugar<'a> {
     incomplete: bool,
     /// The subterms of predicate bodies whose own errors are reported.
     faulty: RefCell<HashSet<Span>>,
+    /// The predicates called somewhere (by the span of their name).
+    called: RefCell<HashSet<Span>>,
 }
 
 fn is_class(name: &str) -> bool {
@@ -291,6 +304,9 @@ impl Desugar<'_> {
         }
         self.check_preds(&mut scope, errors);
         let file_scope = scope;
+        // Every predicate expanded, the file's, then each phase's own: those nothing calls are
+        // kept once every rule is expanded.
+        let mut preds: Vec<PredDef> = file_scope.preds.values().cloned().collect();
         for item in &mut f.items {
             match item {
                 Item::Phase(p) => {
@@ -310,6 +326,12 @@ impl Desugar<'_> {
                             out.unexpanded.insert(at);
                         }
                     }
+                    let own = |d: &&PredDef| {
+                        p.defs.iter().any(
+                            |x| matches!(x, Def::Pred { name, .. } if name.span == d.name_span),
+                        )
+                    };
+                    preds.extend(scope.preds.values().filter(own).cloned());
                 }
                 Item::Rule(r) => {
                     let mut scope = file_scope.clone();
@@ -321,6 +343,15 @@ impl Desugar<'_> {
                 _ => {}
             }
         }
+        let called = self.called.borrow();
+        out.uncalled = preds
+            .into_iter()
+            .filter(|d| d.done && !d.failed && !called.contains(&d.name_span))
+            .map(|d| UncalledPred {
+                params: d.params,
+                body: d.body,
+            })
+            .collect();
         out
     }
 
@@ -814,6 +845,7 @@ impl Desugar<'_> {
         let Some(def) = scope.preds.get(&func.name) else {
             return Ok(call.clone());
         };
+        self.called.borrow_mut().insert(def.name_span);
         if def.failed {
             return Err(Fail::Cascade);
         }

@@ -154,6 +154,8 @@ struct Loader {
     unexpanded: Vec<HashSet<usize>>,
     /// Per file: the subterms of its predicate bodies whose errors the expander reported.
     faulty: Vec<HashSet<Span>>,
+    /// Per file: its predicates that nothing calls, for the resolver to check on their own.
+    uncalled: Vec<Vec<super::expand::UncalledPred>>,
     /// Errors found while reading, parsing and expanding files.
     errors: Vec<Diagnostic>,
     /// The name of every file read, in the order read, a file that does not parse included:
@@ -273,6 +275,7 @@ impl Loader {
         self.incomplete.push(false);
         self.unexpanded.push(HashSet::new());
         self.faulty.push(HashSet::new());
+        self.uncalled.push(Vec::new());
         self.paths.insert(key.clone(), idx);
         self.stack.push(idx);
         let dir = key.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -313,6 +316,7 @@ impl Loader {
         self.errors.extend(expanded.errors);
         self.unexpanded[idx] = expanded.unexpanded;
         self.faulty[idx] = expanded.faulty;
+        self.uncalled[idx] = expanded.uncalled;
         self.stack.pop();
         Some(idx)
     }
@@ -359,7 +363,9 @@ impl Loader {
                 exprs: &self.faulty[i],
             };
             let mut resolver = Resolver::new(&self.sources[i], i, &params, &ops, ids, faults);
-            errors.extend(resolver.resolve_file(f));
+            let found = resolver.resolve_file(f);
+            let found = resolver.check_uncalled(&self.uncalled[i], found);
+            errors.extend(found);
             ids = resolver.ids;
             lowered.extend(resolver.lowered.into_iter().map(|(at, g)| ((i, at), g)));
             resolved.extend(resolver.resolved.into_iter().map(|(at, c)| ((i, at), c)));

@@ -48,6 +48,7 @@ use super::builtins::{Builtin, Kind, Query};
 use super::compiled::{self, CompiledRule, Slot};
 use super::decl::{rule_attrs, rule_operands, OpTable};
 use super::eval::{dtype_name, mentions};
+use super::expand::UncalledPred;
 use super::let_build::action_binds;
 use super::load::line_starts;
 use super::parse::comment_above;
@@ -248,6 +249,48 @@ impl<'a> Resolver<'a> {
             }
         }
         errors
+    }
+
+    /// Checks the body of each predicate nothing calls, as a rule calling it would, with its
+    /// parameters standing for any value or op; its errors follow `found` (the file's), less
+    /// those already among them (a body that calls a predicate a rule calls too).
+    pub(super) fn check_uncalled(
+        &mut self,
+        preds: &[UncalledPred],
+        mut found: Vec<Diagnostic>,
+    ) -> Vec<Diagnostic> {
+        fn key(d: &Diagnostic) -> (Option<(usize, usize)>, String) {
+            (
+                d.location.as_ref().map(|l| (l.line, l.col)),
+                d.message.clone(),
+            )
+        }
+        let mut seen: HashSet<_> = found
+            .iter()
+            .flat_map(|d| std::iter::once(d).chain(d.more.iter()))
+            .map(key)
+            .collect();
+        for p in preds {
+            self.values.clear();
+            self.captures.clear();
+            self.slots = 0;
+            self.equational = false;
+            for param in &p.params {
+                self.bind_value(&param.name, Binding::Op(Vec::new()));
+            }
+            let mut errors = Vec::new();
+            let r = self.expr(&p.body);
+            self.keep(&mut errors, r);
+            for mut d in errors {
+                let more = std::mem::take(&mut d.more);
+                for d in std::iter::once(d).chain(more.into_vec()) {
+                    if seen.insert(key(&d)) {
+                        found.push(d);
+                    }
+                }
+            }
+        }
+        found
     }
 
     /// Keeps the error of an item unless it only follows from an earlier one.
