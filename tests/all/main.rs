@@ -28,6 +28,7 @@ mod dtype_u8;
 mod error_coverage;
 mod exec_amp;
 mod exec_check;
+mod exec_clip;
 mod exec_collectives;
 mod exec_declared;
 mod exec_numerics;
@@ -71,6 +72,7 @@ fn main() {
     tests.extend(error_coverage::tests());
     tests.extend(exec_amp::tests());
     tests.extend(exec_check::tests());
+    tests.extend(exec_clip::tests());
     tests.extend(exec_collectives::tests());
     tests.extend(exec_declared::tests());
     tests.extend(exec_numerics::tests());
