@@ -27,7 +27,7 @@ pub use shape_family::Shape;
 
 pub use defaults::{default_attrs, DefaultAttr};
 pub use protocol::{stage_role, ROLE_ATTR, STAGES};
-pub use result_type::{result_type, ResultRule};
+pub use result_type::{absent_vector_item, result_type, ResultRule};
 pub use verify::{
     findings_beyond, misfit_ops, verify_module, verify_program, Finding, FindingKind, NameAndAttrs,
 };

@@ -45,6 +45,12 @@ pub enum ResultRule {
     VecOfOperands,
 }
 
+/// Why `op`, a [`ResultRule::VecOfOperands`] op, has no type with an absent operand: said where
+/// a rule writes `none` for one (at load) and where a value turns out absent (when it runs).
+pub fn absent_vector_item(op: &str) -> String {
+    format!("`{op}` makes a vector of its operands: none can be absent")
+}
+
 /// The result type of a [`ResultRule::ReducedOf`] rule: `ty` after a collective reduced it
 /// across the mesh. A `pd_dist.tensor` that was a pending sum (`partial(0,SUM)`,
 /// `Partial(reduce_type=SUM)`) is now the same on every process: no partial status, `Partial`

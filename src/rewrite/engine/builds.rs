@@ -56,7 +56,7 @@ fn vector_type(
         .collect();
     items
         .map(Type::Vec)
-        .ok_or_else(|| format!("`{op}` makes a vector of its operands: none can be absent"))
+        .ok_or_else(|| crate::dialect::absent_vector_item(op))
 }
 
 impl<'a> Engine<'a> {

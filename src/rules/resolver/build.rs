@@ -260,6 +260,11 @@ impl Resolver<'_> {
             }
             return Ok(());
         }
+        if spec.result_rule == ResultRule::VecOfOperands {
+            if let Some(a) = b.args.iter().find(|a| is_none(&a.value)) {
+                return Err(self.at(a.value.span().0, crate::dialect::absent_vector_item(name)));
+            }
+        }
         if spec.result_rule == ResultRule::Explicit {
             return Err(self
                 .at(
