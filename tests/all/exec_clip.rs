@@ -84,7 +84,7 @@ fn global_norm_clip_rule_takes_paddles_clipped_step() {
     .expect("rules load");
     let mut m = unclipped();
     rewrite(&mut m, &rules, &RewriteOptions::default()).expect("rewrites");
-    assert_state(&step(&m), &j, "state_after_clipped_step");
+    assert_state(&step(&m), &j, "state_after_full_batch_step");
 }
 
 fn without_the_rule_the_step_is_paddles_unclipped_one() {
@@ -92,7 +92,7 @@ fn without_the_rule_the_step_is_paddles_unclipped_one() {
     let j = numerics();
     let rep = step(&unclipped());
     assert_state(&rep, &j, "state_after_unclipped_step");
-    let clipped = tensor_from_json(&j["state_after_clipped_step"]["linear_1.w_0_moment2_0"])
+    let clipped = tensor_from_json(&j["state_after_full_batch_step"]["linear_1.w_0_moment2_0"])
         .expect("tensor")
         .to_f64_vec();
     let got = rep.scopes[0]

@@ -8,13 +8,15 @@ clip). Both run one full-batch step from the zoo's `state_init` on its inputs
 
   mlp_adam_before.ir, mlp_adam_startup_before.ir   the unclipped program (Paddle's print)
   mlp_adam_clip_paddle.ir                          Paddle's clipped main program, for reading
-  numerics.json   the global norm, and every persistable after the step: `state_after_clipped_step`
-                  (Paddle's clip) and `state_after_unclipped_step` (no clip, to show the clip acts)
+  numerics.json   the global norm, and every persistable after the step:
+                  `state_after_full_batch_step` (Paddle's clip) and `state_after_unclipped_step`
+                  (no clip, to show the clip acts); `compare_params` and `compare_state` name what
+                  tests/interop/zoo.py compares, as in the zoo's numerics
 
 Run once with the interop venv, from the repository root:
   FLAGS_new_executor_sequential_run=1 python tests/data/paddle_global_norm_clip.py
 """
-import json, os
+import json, os, re
 import numpy as np
 import paddle
 
@@ -100,7 +102,9 @@ json.dump({
     "clip_norm": CLIP,
     "global_norm": norm_c,
     "loss_full_batch": loss_c,
-    "state_after_clipped_step": state_c,
+    "state_after_full_batch_step": state_c,
     "state_after_unclipped_step": state_u,
+    "compare_params": [n for n in state_c if re.fullmatch(r"linear_\d\.[wb]_0", n)],
+    "compare_state": [n for n in state_c if n != "learning_rate_0"],
 }, open(os.path.join(OUT, "numerics.json"), "w"), indent=1)
 print("global norm", norm_c, "loss", loss_c)

@@ -5,7 +5,9 @@
 # merge of the loss-scaled MLP of tests/exec_fixtures/amp (parameters, scale, counters); once with the
 # sequential executor and N times (default 10) with the default multi-threaded one; `irw lint`
 # must be clean on each output. Each model is rewritten from Paddle's text dump (M_before.ir) and
-# from Paddle's own JSON of it (M_before.paddle.json, whose attribute tags irw keeps). tests/interop/zoo.py is the training harness. Prints per model
+# from Paddle's own JSON of it (M_before.paddle.json, whose attribute tags irw keeps). Then
+# rules/examples/global_norm_clip.rw, alone and after the merge, must take the step of Paddle's own
+# ClipGradByGlobalNorm (tests/data/paddle_clip). tests/interop/zoo.py is the training harness. Prints per model
 # the worst tensor, the lint result and `wrong W/N`; exits 1 if anything is wrong.
 #
 #   tests/interop/zoo.sh [N]
@@ -133,5 +135,42 @@ for i in $(seq 1 "$n"); do
     fi
 done
 echo "   irw, default executor: wrong $wrong/$n"
+[ "$wrong" -eq 0 ] || status=1
+
+# Global-norm clipping (rules/examples/global_norm_clip.rw, clip_norm 0.1) of an Adam MLP that
+# Paddle built without a clip (tests/data/paddle_clip): alone, and after gradient merge (k=4,
+# trained the Engine way), Paddle must take the step of its own ClipGradByGlobalNorm(0.1) on
+# the full batch (numerics.json, made by tests/data/paddle_global_norm_clip.py).
+clip="$repo/tests/data/paddle_clip"
+clip_in=(--startup "$clip/mlp_adam_startup_before.ir" "$clip/mlp_adam_before.ir")
+clip_feed="$zoo/mlp_clip_adam.feed.json"
+echo "== mlp_adam, global-norm clip"
+"$IRW" --rules "$repo/rules/examples/global_norm_clip.rw" --set clip_norm=0.1 "${clip_in[@]}" \
+    --emit paddle-json -o "$work/clip.m.json" --startup-out "$work/clip.s.json"
+train "irw clip, sequential executor" 1 "$work/clip.m.json" "$work/clip.s.json" \
+    "$clip_feed" "$clip/numerics.json" 1 || status=1
+clip_rules=(--rules "$repo/rules/grad_merge.rw" --rules "$repo/rules/examples/global_norm_clip.rw"
+    --set k_steps=4 --set clip_norm=0.1)
+"$IRW" "${clip_rules[@]}" "${clip_in[@]}" -o "$work/clip.gm.ir"
+if "$IRW" lint "$work/clip.gm.ir" >"$work/lint" 2>&1; then
+    echo "   irw lint (merge, then clip): clean"
+else
+    echo "   irw lint (merge, then clip): hazards"; sed 's/^/     /' "$work/lint" | head -20
+    status=1
+fi
+"$IRW" "${clip_rules[@]}" "${clip_in[@]}" \
+    --emit paddle-json -o "$work/clip.am.json" --startup-out "$work/clip.as.json"
+clip_train=("$work/clip.am.json" "$work/clip.as.json" "$clip_feed" "$clip/numerics.json" 4)
+train "irw merge, then clip, sequential executor" 1 "${clip_train[@]}" || status=1
+wrong=0
+for i in $(seq 1 "$n"); do
+    rc=0
+    train "irw merge, then clip, default executor, run $i" 0 "${clip_train[@]}" >"$work/run" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        wrong=$((wrong + 1))
+        [ "$wrong" -gt 1 ] || cat "$work/run"
+    fi
+done
+echo "   irw merge, then clip, default executor: wrong $wrong/$n"
 [ "$wrong" -eq 0 ] || status=1
 exit "$status"
