@@ -39,6 +39,8 @@ Examples:
   irw --rules rules/grad_merge.rw --set k_steps=4 prog.ir  gradient merge over 4 micro-batches
   irw --rules rules/grad_merge.rw --set k_steps=4 main.ir --startup startup.ir -o out.ir
   irw check --rules rules/grad_merge.rw --set k_steps=4 prog.ir   prove the rewrite numerically
+  irw --rules rules/grad_merge.rw --rules rules/examples/global_norm_clip.rw \\
+      --set k_steps=4 --set clip_norm=1.0 prog.ir         rule files in order: merge, then clip
   irw gen mlp --layers 8 -o mlp.ir                        a training program for an 8-layer MLP
   irw main.json --startup startup.json --emit paddle-json -o out.json --startup-out out_startup.json
                                                           Paddle PIR JSON in and out
