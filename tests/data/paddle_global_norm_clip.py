@@ -7,7 +7,9 @@ clip). Both run one full-batch step from the zoo's `state_init` on its inputs
 (mlp_clip_adam.feed.json). Writes into tests/data/paddle_clip/:
 
   mlp_adam_before.ir, mlp_adam_startup_before.ir   the unclipped program (Paddle's print)
-  mlp_adam_clip_paddle.ir                          Paddle's clipped main program, for reading
+  mlp_adam_clip_paddle.ir                          Paddle's clipped main program
+  mlp_adam_clip_paddle_inputs_optimize.ir          the same, its optimizer's state inputs marked
+                                                   optimize (ops of that stage above the forward)
   numerics.json   the global norm, and every persistable after the step:
                   `state_after_full_batch_step` (Paddle's clip) and `state_after_unclipped_step`
                   (no clip, to show the clip acts); `compare_params` and `compare_state` name what
@@ -30,16 +32,17 @@ CLIP = 0.1
 Role = paddle.base.core.op_proto_and_checker_maker.OpRole
 
 
-def mark(block, role):
+def mark(block, role, inputs_forward=True):
     """Gives the ops without a role `role`; inputs and parameters are forward ops wherever they
-    are made (as Paddle's `auto_complete_op_role` does for the Engine's programs)."""
+    are made (as Paddle's `auto_complete_op_role` does for the Engine's programs) unless
+    `inputs_forward` is false."""
     for op in block.ops:
         if op.op_role == -1:
-            forward = op.name() in ("pd_op.data", "builtin.parameter")
+            forward = inputs_forward and op.name() in ("pd_op.data", "builtin.parameter")
             op.op_role = int(Role.Forward) if forward else int(role)
 
 
-def build(clip):
+def build(clip, inputs_forward=True):
     paddle.base.framework._name_struct = paddle.base.framework.NameStruct()
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.utils.unique_name.guard(), paddle.static.program_guard(main, startup):
@@ -48,13 +51,13 @@ def build(clip):
         y = paddle.static.data("y", [-1, 3], "float32")
         l1, l2 = paddle.nn.Linear(6, 16), paddle.nn.Linear(16, 3)
         loss = paddle.nn.functional.mse_loss(l2(paddle.nn.functional.relu(l1(x))), y)
-        mark(main.global_block(), Role.Forward)
+        mark(main.global_block(), Role.Forward, inputs_forward)
         grad_clip = paddle.nn.ClipGradByGlobalNorm(CLIP) if clip else None
         opt = paddle.optimizer.Adam(0.01, grad_clip=grad_clip)
         params_grads = paddle.autograd.ir_backward.append_backward(loss)
-        mark(main.global_block(), Role.Backward)
+        mark(main.global_block(), Role.Backward, inputs_forward)
         opt.apply_gradients(params_grads)
-        mark(main.global_block(), Role.Optimize)
+        mark(main.global_block(), Role.Optimize, inputs_forward)
     return main, startup, loss, params_grads
 
 
@@ -91,6 +94,10 @@ open(os.path.join(OUT, "mlp_adam_before.ir"), "w").write(text(plain[0]))
 open(os.path.join(OUT, "mlp_adam_startup_before.ir"), "w").write(text(plain[1]))
 clipped = build(True)
 open(os.path.join(OUT, "mlp_adam_clip_paddle.ir"), "w").write(text(clipped[0]))
+# The optimizer's state inputs (`pd_op.data` at the top of the program) marked optimize: the
+# optimize stage then has ops above the forward.
+role2 = build(True, inputs_forward=False)[0]
+open(os.path.join(OUT, "mlp_adam_clip_paddle_inputs_optimize.ir"), "w").write(text(role2))
 loss_u, norm_u, state_u = step(*plain)
 loss_c, norm_c, state_c = step(*clipped)
 assert abs(norm_u - norm_c) < 1e-6 and norm_c > CLIP, (norm_u, norm_c)

@@ -15,8 +15,14 @@ pub(super) enum Cursor {
 }
 
 impl<'a> Engine<'a> {
-    /// Finds the first and last op of each stage (at most once per phase: one pass over the
-    /// block).
+    /// Finds the start and the last op of each stage (at most once per phase: one pass over
+    /// the block).
+    ///
+    /// A stage starts at its first op that follows every op of the stages before it (a lower
+    /// op role): `at start of optimize` means after the backward, before the first optimizer
+    /// step, also in a program whose optimize stage has an op above the forward (a `pd_op.data`
+    /// of an optimizer's state marked optimize). In a program whose stages follow each other,
+    /// that is the stage's first op.
     pub(super) fn find_markers(&mut self) {
         self.stage_first.clear();
         self.stage_last.clear();
@@ -24,11 +30,29 @@ impl<'a> Engine<'a> {
         let mut cur = self.m.main.first_op(top);
         while let Some(op) = cur {
             if let Some(r) = self.cache.role(self.m, op) {
+                if r >= 0 {
+                    self.stage_first.retain(|&s, _| s <= r);
+                }
                 self.stage_first.entry(r).or_insert(op);
                 self.stage_last.insert(r, op);
             }
             cur = self.m.main.next_op(op);
         }
+    }
+
+    /// The start of stage `st` ([`Engine::find_markers`]), found by a scan of the block.
+    fn stage_start(&mut self, st: i64) -> Option<OpId> {
+        let mut start = None;
+        let mut cur = self.m.main.first_op(self.m.main.top_block());
+        while let Some(o) = cur {
+            match self.role(o) {
+                Some(r) if r == st => start = start.or(Some(o)),
+                Some(r) if (0..st).contains(&r) => start = None,
+                _ => {}
+            }
+            cur = self.m.main.next_op(o);
+        }
+        start
     }
 
     /// A marker that is moved, erased or re-roled is looked up again when next needed.
@@ -139,15 +163,7 @@ impl<'a> Engine<'a> {
                 let st = *s;
                 let mut mk = self.stage_first.get(&st).copied();
                 if mk.is_none_or(|o| !self.marker_ok(o, st)) {
-                    mk = None;
-                    let mut cur = self.m.main.first_op(top);
-                    while let Some(o) = cur {
-                        if self.role(o) == Some(st) {
-                            mk = Some(o);
-                            break;
-                        }
-                        cur = self.m.main.next_op(o);
-                    }
+                    mk = self.stage_start(st);
                 }
                 match mk {
                     Some(o) => {
