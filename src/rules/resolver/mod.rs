@@ -196,8 +196,9 @@ impl<'a> Resolver<'a> {
 
     /// Resolves every item of `f`. After an error it goes on with the next item (a rule, a
     /// parameter's constraint, an import's condition, a `require`), so every faulty rule of the
-    /// file is reported, each with its first error, in source order. An item whose error only
-    /// follows from an earlier one ([`Faults`]) is dropped silently.
+    /// file is reported, each with the errors of its independent parts (`independent.rs`), in
+    /// source order. An item whose error only follows from an earlier one ([`Faults`]) is
+    /// dropped silently.
     pub(super) fn resolve_file(&mut self, f: &File) -> Vec<Diagnostic> {
         let mut errors = Vec::new();
         let mut phase_names: IndexSet<&str> = IndexSet::new();
