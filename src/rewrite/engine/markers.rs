@@ -28,10 +28,16 @@ impl<'a> Engine<'a> {
         self.stage_last.clear();
         let top = self.m.main.top_block();
         let mut cur = self.m.main.first_op(top);
+        // The role of the last op with a stage: a later stage's start is found again after an
+        // op of an earlier one.
+        let mut last = -1;
         while let Some(op) = cur {
             if let Some(r) = self.cache.role(self.m, op) {
                 if r >= 0 {
-                    self.stage_first.retain(|&s, _| s <= r);
+                    if r < last {
+                        self.stage_first.retain(|&s, _| s <= r);
+                    }
+                    last = r;
                 }
                 self.stage_first.entry(r).or_insert(op);
                 self.stage_last.insert(r, op);
