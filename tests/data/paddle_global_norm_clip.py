@@ -8,8 +8,9 @@ clip). Both run one full-batch step from the zoo's `state_init` on its inputs
 
   mlp_adam_before.ir, mlp_adam_startup_before.ir   the unclipped program (Paddle's print)
   mlp_adam_clip_paddle.ir                          Paddle's clipped main program
-  mlp_adam_clip_paddle_inputs_optimize.ir          the same, its optimizer's state inputs marked
-                                                   optimize (ops of that stage above the forward)
+  mlp_adam_clip_paddle_stages_mixed.ir             the same, its optimizer's state inputs marked
+                                                   optimize (above the forward) and a forward op
+                                                   after the optimizers
   numerics.json   the global norm, and every persistable after the step:
                   `state_after_full_batch_step` (Paddle's clip) and `state_after_unclipped_step`
                   (no clip, to show the clip acts); `compare_params` and `compare_state` name what
@@ -42,7 +43,7 @@ def mark(block, role, inputs_forward=True):
             op.op_role = int(Role.Forward) if forward else int(role)
 
 
-def build(clip, inputs_forward=True):
+def build(clip, inputs_forward=True, forward_after=False):
     paddle.base.framework._name_struct = paddle.base.framework.NameStruct()
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.utils.unique_name.guard(), paddle.static.program_guard(main, startup):
@@ -58,6 +59,9 @@ def build(clip, inputs_forward=True):
         mark(main.global_block(), Role.Backward, inputs_forward)
         opt.apply_gradients(params_grads)
         mark(main.global_block(), Role.Optimize, inputs_forward)
+        if forward_after:
+            paddle.nn.functional.relu(loss)
+            mark(main.global_block(), Role.Forward, inputs_forward)
     return main, startup, loss, params_grads
 
 
@@ -94,10 +98,10 @@ open(os.path.join(OUT, "mlp_adam_before.ir"), "w").write(text(plain[0]))
 open(os.path.join(OUT, "mlp_adam_startup_before.ir"), "w").write(text(plain[1]))
 clipped = build(True)
 open(os.path.join(OUT, "mlp_adam_clip_paddle.ir"), "w").write(text(clipped[0]))
-# The optimizer's state inputs (`pd_op.data` at the top of the program) marked optimize: the
-# optimize stage then has ops above the forward.
-role2 = build(True, inputs_forward=False)[0]
-open(os.path.join(OUT, "mlp_adam_clip_paddle_inputs_optimize.ir"), "w").write(text(role2))
+# The optimizer's state inputs (`pd_op.data` at the top of the program) marked optimize, and a
+# forward op after the optimizers: the stages do not follow each other.
+mixed = build(True, inputs_forward=False, forward_after=True)[0]
+open(os.path.join(OUT, "mlp_adam_clip_paddle_stages_mixed.ir"), "w").write(text(mixed))
 loss_u, norm_u, state_u = step(*plain)
 loss_c, norm_c, state_c = step(*clipped)
 assert abs(norm_u - norm_c) < 1e-6 and norm_c > CLIP, (norm_u, norm_c)

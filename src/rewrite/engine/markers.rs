@@ -18,28 +18,36 @@ impl<'a> Engine<'a> {
     /// Finds the start and the last op of each stage (at most once per phase: one pass over
     /// the block).
     ///
-    /// A stage starts at its first op that follows every op of the stages before it (a lower
-    /// op role): `at start of optimize` means after the backward, before the first optimizer
-    /// step, also in a program whose optimize stage has an op above the forward (a `pd_op.data`
-    /// of an optimizer's state marked optimize). In a program whose stages follow each other,
-    /// that is the stage's first op.
+    /// A stage starts at its first op after the last op of an earlier stage (a lower op role)
+    /// that comes before the stage's own last op: `at start of optimize` means after the
+    /// backward, before the first optimizer step, also in a program whose optimize stage has an
+    /// op above the forward (a `pd_op.data` of an optimizer's state marked optimize) or whose
+    /// forward has one below the optimizers (a fetch). In a program whose stages follow each
+    /// other, that is the stage's first op.
     pub(super) fn find_markers(&mut self) {
         self.stage_first.clear();
         self.stage_last.clear();
         let top = self.m.main.top_block();
         let mut cur = self.m.main.first_op(top);
-        // The role of the last op with a stage: a later stage's start is found again after an
-        // op of an earlier one.
+        // The role of the last op with a stage, and the stages an op of an earlier stage came
+        // after: their next op, if any, starts them again.
         let mut last = -1;
+        let mut restart: Vec<i64> = Vec::new();
         while let Some(op) = cur {
             if let Some(r) = self.cache.role(self.m, op) {
                 if r >= 0 {
                     if r < last {
-                        self.stage_first.retain(|&s, _| s <= r);
+                        restart.extend(self.stage_first.keys().filter(|&&s| s > r));
                     }
                     last = r;
                 }
-                self.stage_first.entry(r).or_insert(op);
+                if let Some(i) = restart.iter().position(|&s| s == r) {
+                    restart.swap_remove(i);
+                    restart.retain(|&s| s != r);
+                    self.stage_first.insert(r, op);
+                } else {
+                    self.stage_first.entry(r).or_insert(op);
+                }
                 self.stage_last.insert(r, op);
             }
             cur = self.m.main.next_op(op);
@@ -48,12 +56,15 @@ impl<'a> Engine<'a> {
 
     /// The start of stage `st` ([`Engine::find_markers`]), found by a scan of the block.
     fn stage_start(&mut self, st: i64) -> Option<OpId> {
-        let mut start = None;
+        let (mut start, mut restart) = (None, false);
         let mut cur = self.m.main.first_op(self.m.main.top_block());
         while let Some(o) = cur {
             match self.role(o) {
-                Some(r) if r == st => start = start.or(Some(o)),
-                Some(r) if (0..st).contains(&r) => start = None,
+                Some(r) if r == st && (start.is_none() || restart) => {
+                    start = Some(o);
+                    restart = false;
+                }
+                Some(r) if (0..st).contains(&r) => restart = start.is_some(),
                 _ => {}
             }
             cur = self.m.main.next_op(o);
