@@ -37,13 +37,16 @@ impl<'a> Engine<'a> {
             if let Some(r) = self.cache.role(self.m, op) {
                 if r >= 0 {
                     if r < last {
-                        restart.extend(self.stage_first.keys().filter(|&&s| s > r));
+                        for &s in self.stage_first.keys() {
+                            if s > r && !restart.contains(&s) {
+                                restart.push(s);
+                            }
+                        }
                     }
                     last = r;
                 }
                 if let Some(i) = restart.iter().position(|&s| s == r) {
                     restart.swap_remove(i);
-                    restart.retain(|&s| s != r);
                     self.stage_first.insert(r, op);
                 } else {
                     self.stage_first.entry(r).or_insert(op);
