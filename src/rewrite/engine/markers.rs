@@ -18,61 +18,59 @@ impl<'a> Engine<'a> {
     /// Finds the start and the last op of each stage (at most once per phase: one pass over
     /// the block).
     ///
-    /// A stage starts at its first op after the last op of an earlier stage (a lower op role)
-    /// that comes before the stage's own last op: `at start of optimize` means after the
-    /// backward, before the first optimizer step, also in a program whose optimize stage has an
-    /// op above the forward (a `pd_op.data` of an optimizer's state marked optimize) or whose
-    /// forward has one below the optimizers (a fetch). In a program whose stages follow each
-    /// other, that is the stage's first op.
+    /// A stage starts where it first reads something: at its first op with an operand, or at
+    /// the first of the ops of the stage right before that one (the constants it reads). An op
+    /// that reads nothing (a `pd_op.data` of an optimizer's state marked optimize, above the
+    /// forward) can sit anywhere, so it does not start the stage: `at start of optimize` stays
+    /// after the backward. In a program whose stages follow each other, that is the stage's
+    /// first op. A stage none of whose ops reads anything starts at its first op.
     pub(super) fn find_markers(&mut self) {
         self.stage_first.clear();
         self.stage_last.clear();
         let top = self.m.main.top_block();
+        let mut reading: FxHashMap<i64, OpId> = FxHashMap::default();
         let mut cur = self.m.main.first_op(top);
-        // The role of the last op with a stage, and the stages an op of an earlier stage came
-        // after: their next op, if any, starts them again.
-        let mut last = -1;
-        let mut restart: Vec<i64> = Vec::new();
         while let Some(op) = cur {
             if let Some(r) = self.cache.role(self.m, op) {
-                if r >= 0 {
-                    if r < last {
-                        for &s in self.stage_first.keys() {
-                            if s > r && !restart.contains(&s) {
-                                restart.push(s);
-                            }
-                        }
-                    }
-                    last = r;
-                }
-                if let Some(i) = restart.iter().position(|&s| s == r) {
-                    restart.swap_remove(i);
-                    self.stage_first.insert(r, op);
-                } else {
-                    self.stage_first.entry(r).or_insert(op);
+                self.stage_first.entry(r).or_insert(op);
+                if self.m.main.num_operands(op) > 0 {
+                    reading.entry(r).or_insert(op);
                 }
                 self.stage_last.insert(r, op);
             }
             cur = self.m.main.next_op(op);
         }
+        for (r, op) in reading {
+            let first = self.run_start(op, r);
+            self.stage_first.insert(r, first);
+        }
+    }
+
+    /// The first op of the run of ops of stage `st` that ends at `op`.
+    fn run_start(&mut self, mut op: OpId, st: i64) -> OpId {
+        while let Some(p) = self.m.main.prev_op(op) {
+            if self.role(p) != Some(st) {
+                break;
+            }
+            op = p;
+        }
+        op
     }
 
     /// The start of stage `st` ([`Engine::find_markers`]), found by a scan of the block.
     fn stage_start(&mut self, st: i64) -> Option<OpId> {
-        let (mut start, mut restart) = (None, false);
+        let mut first = None;
         let mut cur = self.m.main.first_op(self.m.main.top_block());
         while let Some(o) = cur {
-            match self.role(o) {
-                Some(r) if r == st && (start.is_none() || restart) => {
-                    start = Some(o);
-                    restart = false;
+            if self.role(o) == Some(st) {
+                first = first.or(Some(o));
+                if self.m.main.num_operands(o) > 0 {
+                    return Some(self.run_start(o, st));
                 }
-                Some(r) if (0..st).contains(&r) => restart = start.is_some(),
-                _ => {}
             }
             cur = self.m.main.next_op(o);
         }
-        start
+        first
     }
 
     /// A marker that is moved, erased or re-roled is looked up again when next needed.
