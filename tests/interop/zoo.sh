@@ -63,17 +63,41 @@ train() {
     return "$rc"
 }
 
+# train_all LABEL MAIN START FEED NUMERICS K: one run with the sequential executor, then N with
+# the default one (the first wrong run's output shown); prints `wrong W/N`; returns 1 when any
+# run is wrong.
+train_all() {
+    local label=$1 rc=0 wrong=0 i
+    shift
+    train "$label, sequential executor" 1 "$@" || rc=1
+    for i in $(seq 1 "$n"); do
+        if ! train "$label, default executor, run $i" 0 "$@" >"$work/run"; then
+            wrong=$((wrong + 1))
+            [ "$wrong" -gt 1 ] || cat "$work/run"
+        fi
+    done
+    echo "   $label, default executor: wrong $wrong/$n"
+    [ "$wrong" -eq 0 ] || rc=1
+    return "$rc"
+}
+
+# lint LABEL FILE: `irw lint` on FILE; prints whether it is clean (the hazards when not);
+# returns 1 when it is not.
+lint() {
+    if "$IRW" lint "$2" >"$work/lint" 2>&1; then
+        echo "   $1: clean"
+    else
+        echo "   $1: hazards"; sed 's/^/     /' "$work/lint" | head -20
+        return 1
+    fi
+}
+
 status=0
 for m in "${models[@]}"; do
     echo "== $m"
     s=(--startup "$zoo/${m}_startup_before.ir" "$zoo/${m}_before.ir")
     "$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 "${s[@]}" -o "$work/$m.gm.ir"
-    if "$IRW" lint "$work/$m.gm.ir" >"$work/lint" 2>&1; then
-        echo "   irw lint: clean"
-    else
-        echo "   irw lint: hazards"; sed 's/^/     /' "$work/lint" | head -20
-        status=1
-    fi
+    lint "irw lint" "$work/$m.gm.ir" || status=1
     # Two inputs: Paddle's text dump, and Paddle's own JSON of the same program (whose attribute
     # tags irw keeps). Both are written as JSON and trained.
     for from in text json; do
@@ -84,20 +108,8 @@ for m in "${models[@]}"; do
         fi
         "$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 "${in[@]}" \
             --emit paddle-json -o "$work/$m.am.json" --startup-out "$work/$m.as.json"
-        train "irw from $from, sequential executor" 1 "$work/$m.am.json" "$work/$m.as.json" \
+        train_all "irw from $from" "$work/$m.am.json" "$work/$m.as.json" \
             "$zoo/$m.feed.json" "$zoo/$m.numerics.json" 4 || status=1
-        wrong=0
-        for i in $(seq 1 "$n"); do
-            rc=0
-            train "irw from $from, default executor, run $i" 0 "$work/$m.am.json" \
-                "$work/$m.as.json" "$zoo/$m.feed.json" "$zoo/$m.numerics.json" 4 >"$work/run" || rc=$?
-            if [ "$rc" -ne 0 ]; then
-                wrong=$((wrong + 1))
-                [ "$wrong" -gt 1 ] || cat "$work/run"
-            fi
-        done
-        echo "   irw from $from, default executor: wrong $wrong/$n"
-        [ "$wrong" -eq 0 ] || status=1
     done
     if [ "${ZOO_CONTROL:-0}" = 1 ]; then
         "$IRW" --startup "$zoo/${m}_startup_after.ir" "$zoo/${m}_after.ir" \
@@ -114,28 +126,11 @@ amp="$repo/tests/exec_fixtures/amp"
 echo "== mlp_loss_scaling"
 "$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 "$amp/mlp_loss_scaling.ir" \
     -o "$work/amp.gm.ir"
-if "$IRW" lint "$work/amp.gm.ir" >"$work/lint" 2>&1; then
-    echo "   irw lint: clean"
-else
-    echo "   irw lint: hazards"; sed 's/^/     /' "$work/lint" | head -20
-    status=1
-fi
+lint "irw lint" "$work/amp.gm.ir" || status=1
 "$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 "$amp/mlp_loss_scaling.ir" \
     --emit paddle-json -o "$work/amp.am.json" --startup-out "$work/amp.as.json"
-amp_train=("$work/amp.am.json" "$work/amp.as.json" "$amp/mlp_loss_scaling.step0.json"
-    "$amp/mlp_loss_scaling.numerics.json" 4)
-train "irw, sequential executor" 1 "${amp_train[@]}" || status=1
-wrong=0
-for i in $(seq 1 "$n"); do
-    rc=0
-    train "irw, default executor, run $i" 0 "${amp_train[@]}" >"$work/run" || rc=$?
-    if [ "$rc" -ne 0 ]; then
-        wrong=$((wrong + 1))
-        [ "$wrong" -gt 1 ] || cat "$work/run"
-    fi
-done
-echo "   irw, default executor: wrong $wrong/$n"
-[ "$wrong" -eq 0 ] || status=1
+train_all "irw" "$work/amp.am.json" "$work/amp.as.json" "$amp/mlp_loss_scaling.step0.json" \
+    "$amp/mlp_loss_scaling.numerics.json" 4 || status=1
 
 # Global-norm clipping (rules/examples/global_norm_clip.rw, clip_norm 0.1) of an Adam MLP that
 # Paddle built without a clip (tests/data/paddle_clip): alone, and after gradient merge (k=4,
@@ -152,25 +147,9 @@ train "irw clip, sequential executor" 1 "$work/clip.m.json" "$work/clip.s.json" 
 clip_rules=(--rules "$repo/rules/grad_merge.rw" --rules "$repo/rules/examples/global_norm_clip.rw"
     --set k_steps=4 --set clip_norm=0.1)
 "$IRW" "${clip_rules[@]}" "${clip_in[@]}" -o "$work/clip.gm.ir"
-if "$IRW" lint "$work/clip.gm.ir" >"$work/lint" 2>&1; then
-    echo "   irw lint (merge, then clip): clean"
-else
-    echo "   irw lint (merge, then clip): hazards"; sed 's/^/     /' "$work/lint" | head -20
-    status=1
-fi
+lint "irw lint (merge, then clip)" "$work/clip.gm.ir" || status=1
 "$IRW" "${clip_rules[@]}" "${clip_in[@]}" \
     --emit paddle-json -o "$work/clip.am.json" --startup-out "$work/clip.as.json"
-clip_train=("$work/clip.am.json" "$work/clip.as.json" "$clip_feed" "$clip/numerics.json" 4)
-train "irw merge, then clip, sequential executor" 1 "${clip_train[@]}" || status=1
-wrong=0
-for i in $(seq 1 "$n"); do
-    rc=0
-    train "irw merge, then clip, default executor, run $i" 0 "${clip_train[@]}" >"$work/run" || rc=$?
-    if [ "$rc" -ne 0 ]; then
-        wrong=$((wrong + 1))
-        [ "$wrong" -gt 1 ] || cat "$work/run"
-    fi
-done
-echo "   irw merge, then clip, default executor: wrong $wrong/$n"
-[ "$wrong" -eq 0 ] || status=1
+train_all "irw merge, then clip" "$work/clip.am.json" "$work/clip.as.json" "$clip_feed" \
+    "$clip/numerics.json" 4 || status=1
 exit "$status"
