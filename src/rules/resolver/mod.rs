@@ -272,10 +272,7 @@ impl<'a> Resolver<'a> {
             .map(key)
             .collect();
         for p in preds {
-            self.values.clear();
-            self.captures.clear();
-            self.slots = 0;
-            self.equational = false;
+            self.start_scope(false);
             for param in &p.params {
                 self.bind_value(&param.name, Binding::Op(Vec::new()));
             }
@@ -292,6 +289,16 @@ impl<'a> Resolver<'a> {
             }
         }
         found
+    }
+
+    /// Forgets what the last rule (or predicate body) bound: a new one starts with no names and
+    /// no slots.
+    fn start_scope(&mut self, equational: bool) {
+        self.values.clear();
+        self.captures.clear();
+        self.slots = 0;
+        self.erased.clear();
+        self.equational = equational;
     }
 
     /// Keeps the error of an item unless it only follows from an earlier one.
@@ -370,11 +377,7 @@ impl<'a> Resolver<'a> {
             return Err(names::rule_defined_twice(self.src, name, self.src, first));
         }
         names.insert(&name.name, name.span);
-        self.values.clear();
-        self.captures.clear();
-        self.slots = 0;
-        self.erased.clear();
-        self.equational = matches!(r, Rule::Equational(_));
+        self.start_scope(matches!(r, Rule::Equational(_)));
         match r {
             Rule::Structural(s) => {
                 let origin = Origin {
