@@ -739,34 +739,6 @@ pub fn apply_rules_knowing_misfits(
         streams::eprint(&stats.render());
     }
     warn_unproductive(rules, &stats, args);
-    crate::dialect::verify_module(module).map_err(|e| {
-        let mut d = e.to_diagnostic(module, None);
-        // Name the rule that made the op (or the op defining one of its operands) what it is.
-        if let (ir::Which::Main, Some(op)) = (e.which, e.op) {
-            let defs = module
-                .main
-                .operands(op)
-                .flatten()
-                .filter_map(|v| module.main.defining_op(v));
-            let editors: Vec<String> = std::iter::once(op)
-                .chain(defs)
-                .filter_map(|o| stats.editor_of(o))
-                .fold(Vec::new(), |mut v, r| {
-                    if !v.contains(&r) {
-                        v.push(r);
-                    }
-                    v
-                });
-            if !editors.is_empty() {
-                d = d.with_note(format!(
-                    "made by {}: the rewritten program is invalid, a bug in that rule or in irw",
-                    editors.join(" and ")
-                ));
-                return d;
-            }
-        }
-        d.with_note("the rewritten program is invalid: this is a bug in a rule or in irw")
-    })?;
     let misfit = crate::dialect::findings_beyond(module, &misfits_before.fitting)
         .0
         .into_iter()

@@ -51,7 +51,8 @@ use schedule::{root_attrs_pass, RootIndex, Worklist};
 
 /// Runs every phase of `rules` on `module`. Errors are diagnostics pointing at the rule file
 /// (an `error` action, a guard that fails to evaluate, a rule that changed nothing, a limit,
-/// a `require` not met).
+/// a `require` not met). The rewritten program verifies ([`crate::dialect::verify_module`]), or
+/// `apply` fails with the rule that broke it: no caller is handed an invalid program.
 pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Stats, Diagnostic> {
     let mut stats = Stats::default();
     let mut eng = Engine::new(module, rules);
@@ -80,7 +81,40 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         });
         limits::requires(rules, phase, &stats)?;
     }
+    crate::dialect::verify_module(module).map_err(|e| invalid_result(module, &e, &stats))?;
     Ok(stats)
+}
+
+/// The error for a rewritten program that does not verify: a rule whose actions, on a program
+/// its guards admit, break the program (an op moved above the definition of an operand, say).
+/// It names the rule that last edited the op or the ops defining its operands, so the rule
+/// author knows where to look; the program is never returned.
+fn invalid_result(module: &Module, e: &crate::ir::VerifyError, stats: &Stats) -> Diagnostic {
+    let d = e.to_diagnostic(module, None);
+    let mut editors: Vec<String> = Vec::new();
+    if let (Which::Main, Some(op)) = (e.which, e.op) {
+        let defs = module
+            .main
+            .operands(op)
+            .flatten()
+            .filter_map(|v| module.main.defining_op(v));
+        for r in std::iter::once(op)
+            .chain(defs)
+            .filter_map(|o| stats.editor_of(o))
+        {
+            if !editors.contains(&r) {
+                editors.push(r);
+            }
+        }
+    }
+    if editors.is_empty() {
+        d.with_note("the rewritten program is invalid: this is a bug in a rule or in irw")
+    } else {
+        d.with_note(format!(
+            "made by {}: the rewritten program is invalid, a bug in that rule or in irw",
+            editors.join(" and ")
+        ))
+    }
 }
 
 impl<'a> Engine<'a> {

@@ -23,6 +23,7 @@ tests![
     collectives_are_hoisted_to_the_optimize_stage_and_read_the_buffers,
     bf16_collectives_are_hoisted_and_reduce_the_f32_buffer,
     dp_scale_after_a_sum_is_hoisted_with_it,
+    a_rewrite_that_breaks_the_program_is_an_error,
     without_sync_after_accumulate_collectives_stay,
     renamed_inputs_are_not_hoisted,
     master_grad_accumulates_in_f32_without_noop_casts,
@@ -332,6 +333,33 @@ fn dp_scale_after_a_sum_is_hoisted_with_it() {
     let report = irw::executor::check(&original, &rewritten, &opts).unwrap();
     assert_eq!(report.ranks, 2);
     assert!(report.passed(), "{report}");
+}
+
+/// The library never hands back an invalid program. With the loss-gradient seed (`full_like`)
+/// marked optimize, the optimize stage starts above the backward, and moving the collective and
+/// its data-parallel scale there puts the scale above the `full` it reads: `rewrite` fails,
+/// naming the rule, instead of returning the broken program (found by the `pipeline` fuzzer).
+fn a_rewrite_that_breaks_the_program_is_an_error() {
+    let path = "tests/golden/grad_merge/dp_scale_hoisted.ir";
+    let text = std::fs::read_to_string(path).expect("the golden program");
+    let seed = "\"pd_op.full_like\" (%21, %22) {dtype:float32,op_role:1";
+    assert!(text.contains(seed), "the loss-gradient seed of {path}");
+    let text = text.replace(
+        seed,
+        "\"pd_op.full_like\" (%21, %22) {dtype:float32,op_role:2",
+    );
+    let mut m = parse_module(&SourceFile::new(path, text)).unwrap_or_else(|d| panic!("{d}"));
+    let rs = irw::load_rules(&["rules/grad_merge.rw".into()], &sets(&[("k_steps", "4")]))
+        .unwrap_or_else(|d| panic!("{d}"));
+    let err = match apply(&mut m, &rs, &Options::default()) {
+        Ok(_) => panic!("an invalid program was returned:\n{}", print_module(&m)),
+        Err(d) => d.to_string(),
+    };
+    assert!(
+        err.contains("before it is defined")
+            && err.contains("rule `hoist_collective_with_dp_scale` (rules/hoist_reduce.rw:"),
+        "{err}"
+    );
 }
 
 fn without_sync_after_accumulate_collectives_stay() {
