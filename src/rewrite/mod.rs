@@ -39,8 +39,8 @@
 //!
 //! ```ignore
 //! let rules = irw::load_rules(&paths, &sets)?;           // parse, resolve, --set
+//! // The rewritten program verifies, or this fails naming the rule that broke it.
 //! let stats = irw::rewrite(&mut module, &rules, &RewriteOptions { trace, ..Default::default() })?;
-//! irw::verify_module(&module)?;
 //! if stats_flag { eprint!("{}", stats.render()); }
 //! for line in &stats.trace { eprintln!("{line}"); }      // with --trace
 //! ```
