@@ -287,8 +287,8 @@ fn bf16_collectives_are_hoisted_and_reduce_the_f32_buffer() {
 /// optimizer: hoist_reduce's `hoist_collective_with_dp_scale` moves it to the optimize stage with
 /// the collective, right after it, where it scales the reduced buffer, and k=4 micro-steps on 2
 /// ranks compute the original step. Paddle's fixtures have no such scale, so one is put after
-/// linear_2.b_0's all-reduce. (Hoisting the scale and the collective by two rules, each to the
-/// start of the optimize stage, once put the scale before the collective it reads.)
+/// linear_2.b_0's all-reduce. (Two rules, each moving its op to the start of the optimize stage,
+/// would put the scale before the collective it reads.)
 fn dp_scale_after_a_sum_is_hoisted_with_it() {
     let text = read(&fixtures().join("allreduce_sync1_before.ir")).text;
     let coll = text
@@ -338,7 +338,7 @@ fn dp_scale_after_a_sum_is_hoisted_with_it() {
 /// The library never hands back an invalid program. With the loss-gradient seed (`full_like`)
 /// marked optimize, the optimize stage starts above the backward, and moving the collective and
 /// its data-parallel scale there puts the scale above the `full` it reads: `rewrite` fails,
-/// naming the rule, instead of returning the broken program (found by the `pipeline` fuzzer).
+/// naming the rule, instead of returning the broken program.
 fn a_rewrite_that_breaks_the_program_is_an_error() {
     let path = "tests/golden/grad_merge/dp_scale_hoisted.ir";
     let text = std::fs::read_to_string(path).expect("the golden program");
