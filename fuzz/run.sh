@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of irw for SECONDS each, one after the other (they share the machine).
 #
-#   fuzz/run.sh SECONDS [TARGET...]      targets: ir_parse rules_load pipeline (default: all)
+#   fuzz/run.sh SECONDS [TARGET...]      targets: ir_parse rules_load pipeline json_read (default: all)
 #
 # Needs cargo-fuzz (`cargo install cargo-fuzz`). cargo-fuzz passes nightly-only rustc flags
 # (`-Zsanitizer=...`, sancov passes); on a stable toolchain RUSTC_BOOTSTRAP=1 makes rustc accept
 # them. The sanitizer defaults to `none` (irw is safe Rust; AddressSanitizer would halve the
 # executions per second for nothing); FUZZ_SANITIZER=address turns it on.
 #
-# Seeds (rebuilt on every run into fuzz/seeds/, not committed): the Paddle fixtures
-# (../shared/fixtures/paddle/*.ir, main+startup pairs joined into one file, and the auto-parallel
-# ones in ../shared/fixtures/paddle-dist/), programs from
-# `irw gen mlp` in several configurations, the bad-input corpus tests/bad/*.ir and the grad_merge
-# golden inputs tests/golden/grad_merge/*.ir for the IR
-# targets; rules/*.rw, the rule files under tests/golden/ and those embedded in its .test cases
-# for the rule target. libFuzzer adds
-# what it finds to fuzz/corpus/TARGET/ (kept between runs, not committed); crashes, timeouts and
-# out-of-memory inputs go to fuzz/artifacts/TARGET/. Every finding is fixed and kept as a
-# regression test (a golden case in tests/golden/bad/, tests/all/prop_*.rs or a unit test), not as an artifact.
+# Seeds (rebuilt on every run into fuzz/seeds/, not committed):
+# - IR targets: the Paddle fixtures (../shared/fixtures/paddle/*.ir, main+startup pairs joined
+#   into one file, the auto-parallel ones in ../shared/fixtures/paddle-dist/), programs from
+#   `irw gen mlp` in several configurations, the bad-input corpus tests/bad/*.ir and the golden
+#   inputs of tests/golden/grad_merge/ and tests/golden/dist/;
+# - rule target: rules/*.rw, the rule files under tests/golden/ and those embedded in its .test
+#   cases;
+# - JSON target: Paddle's PIR JSON (../shared/fixtures/paddle-json/, the zoo's *.paddle.json)
+#   and feed files (the zoo's, tests/data/), each up to 64 KiB.
+# libFuzzer adds what it finds to fuzz/corpus/TARGET/ (kept between runs, not committed);
+# crashes, timeouts and out-of-memory inputs go to fuzz/artifacts/TARGET/. Every finding is fixed
+# and kept as a regression test (a golden case in tests/golden/bad/, tests/all/prop_*.rs or a
+# unit test), not as an artifact.
 #
 # Limits per input: 10 s (-timeout), 2 GiB of memory (-rss_limit_mb), 64 KiB (-max_len).
 # FUZZ_ARGS adds libFuzzer flags, e.g. FUZZ_ARGS="-fork=1 -ignore_crashes=1" to keep going past
@@ -29,7 +32,7 @@ secs=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
 shift
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(ir_parse rules_load pipeline)
+    targets=(ir_parse rules_load pipeline json_read)
 fi
 export RUSTC_BOOTSTRAP=1
 sanitizer=${FUZZ_SANITIZER:-none}
@@ -38,7 +41,7 @@ fixtures=../../shared/fixtures/paddle
 
 # ---- seeds ----
 rm -rf seeds
-mkdir -p seeds/ir seeds/rules
+mkdir -p seeds/ir seeds/rules seeds/json
 for f in "$fixtures"/*.ir "$fixtures"-dist/*.ir ../tests/bad/*.ir ../tests/golden/grad_merge/*.ir \
     ../tests/golden/dist/*.ir; do
     [ -f "$f" ] || continue
@@ -71,6 +74,12 @@ for t in $(find ../tests/golden -name '*.test'); do
         f != "" { print > f }' "$t"
 done
 
+for f in "$fixtures"-json/*.json "$fixtures"-zoo/*.json $(find ../tests/data -name '*.json'); do
+    [ -f "$f" ] || continue
+    [ "$(stat -c %s "$f")" -le 65536 ] || continue
+    cp "$f" "seeds/json/$(basename "$(dirname "$f")")_$(basename "$f")"
+done
+
 # ---- runs ----
 status=0
 summary=""
@@ -78,6 +87,7 @@ for t in "${targets[@]}"; do
     case $t in
         ir_parse | pipeline) seed=seeds/ir dict=dict/ir.dict ;;
         rules_load) seed=seeds/rules dict=dict/rules.dict ;;
+        json_read) seed=seeds/json dict=dict/json.dict ;;
         *) echo "unknown target $t" >&2; exit 2 ;;
     esac
     mkdir -p "corpus/$t" "artifacts/$t"
