@@ -10,7 +10,8 @@
 #
 # Seeds (rebuilt on every run into fuzz/seeds/, not committed):
 # - IR targets: the Paddle fixtures (../shared/fixtures/paddle/*.ir, main+startup pairs joined
-#   into one file, the auto-parallel ones in ../shared/fixtures/paddle-dist/), programs from
+#   into one file, the auto-parallel ones in ../shared/fixtures/paddle-dist/, the zoo's models
+#   in ../shared/fixtures/paddle-zoo/ and tests/data/paddle_clip/), programs from
 #   `irw gen mlp` in several configurations, the bad-input corpus tests/bad/*.ir and the golden
 #   inputs of tests/golden/grad_merge/ and tests/golden/dist/;
 # - rule target: rules/*.rw, the rule files under tests/golden/ and those embedded in its .test
@@ -42,8 +43,8 @@ fixtures=../../shared/fixtures/paddle
 # ---- seeds ----
 rm -rf seeds
 mkdir -p seeds/ir seeds/rules seeds/json
-for f in "$fixtures"/*.ir "$fixtures"-dist/*.ir ../tests/bad/*.ir ../tests/golden/grad_merge/*.ir \
-    ../tests/golden/dist/*.ir; do
+for f in "$fixtures"/*.ir "$fixtures"-dist/*.ir "$fixtures"-zoo/*.ir ../tests/data/paddle_clip/*.ir \
+    ../tests/bad/*.ir ../tests/golden/grad_merge/*.ir ../tests/golden/dist/*.ir; do
     [ -f "$f" ] || continue
     [ "$(stat -c %s "$f")" -le 65536 ] || continue
     cp "$f" "seeds/ir/$(basename "$(dirname "$f")")_$(basename "$f")"
