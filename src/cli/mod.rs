@@ -728,16 +728,20 @@ pub fn apply_rules_knowing_misfits(
             &found
         }
     };
-    let stats = crate::rewrite::apply(module, rules, &opts).map_err(|d| match input {
-        Some(src) => d.at_input(src),
-        None => d,
-    })?;
+    let mut stats = crate::rewrite::Stats::default();
+    let applied = crate::rewrite::apply_recording(module, rules, &opts, &mut stats);
+    // What the run did is printed also when it failed: the applications before an error are
+    // what the rule author needs to see.
     for l in stats.trace_lines(input) {
         err_println!("{l}");
     }
     if args.stats {
         streams::eprint(&stats.render());
     }
+    applied.map_err(|d| match input {
+        Some(src) => d.at_input(src),
+        None => d,
+    })?;
     warn_unproductive(rules, &stats, args);
     let misfit = crate::dialect::findings_beyond(module, &misfits_before.fitting)
         .0

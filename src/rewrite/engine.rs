@@ -55,13 +55,26 @@ use schedule::{root_attrs_pass, RootIndex, Worklist};
 /// `apply` fails with the rule that broke it: no caller is handed an invalid program.
 pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Stats, Diagnostic> {
     let mut stats = Stats::default();
+    apply_recording(module, rules, opts, &mut stats)?;
+    Ok(stats)
+}
+
+/// [`apply`], recording into `stats` as it goes, so that what a failed run did (the
+/// applications that led to an `error` action, a limit or an invalid program) is there for
+/// `--trace` and `--stats` too.
+pub fn apply_recording(
+    module: &mut Module,
+    rules: &RuleSet,
+    opts: &Options,
+    stats: &mut Stats,
+) -> Result<(), Diagnostic> {
     let mut eng = Engine::new(module, rules);
     eng.cache.deadline = opts.deadline;
     for phase in &rules.phases {
         let start = Instant::now();
         // Equational rules first (the e-graph rebuilds the program: markers found after).
         let saturations = stats.egraph.len();
-        super::equational::run_phase(eng.m, phase, opts, &mut stats)?;
+        super::equational::run_phase(eng.m, phase, opts, stats)?;
         if stats.egraph.len() > saturations {
             // The program was rebuilt: op ids no longer say which rule edited what.
             stats.edited_by.clear();
@@ -69,20 +82,26 @@ pub fn apply(module: &mut Module, rules: &RuleSet, opts: &Options) -> Result<Sta
         eng.markers_stale = true;
         eng.cache.marked.clear();
         stats.equational_rules += phase.rules.len() - phase.structural.len();
-        let applied = eng.run_phase(phase, opts, &mut stats)?;
+        let first_rule = stats.rules.len();
+        let ran = eng.run_phase(phase, opts, stats);
         stats.phases.push(PhaseStats {
             name: phase.name.clone(),
-            applications: applied,
+            // The rules' own counts: a phase that failed still shows what it applied.
+            applications: stats.rules[first_rule..]
+                .iter()
+                .map(|r| r.applications)
+                .sum(),
             egraph_changes: stats.egraph[saturations..]
                 .iter()
                 .map(|e| (e.report.elab.erased + e.report.elab.created) as u64)
                 .sum(),
             time: start.elapsed(),
         });
-        limits::requires(rules, phase, &stats)?;
+        ran?;
+        limits::requires(rules, phase, stats)?;
     }
-    crate::dialect::verify_module(module).map_err(|e| invalid_result(module, &e, &stats))?;
-    Ok(stats)
+    crate::dialect::verify_module(module).map_err(|e| invalid_result(module, &e, stats))?;
+    Ok(())
 }
 
 /// The error for a rewritten program that does not verify: a rule whose actions, on a program
@@ -120,13 +139,14 @@ fn invalid_result(module: &Module, e: &crate::ir::VerifyError, stats: &Stats) ->
 impl<'a> Engine<'a> {
     /// Runs the structural rules of `phase` to their fixpoint: at each op of the worklist, the
     /// rules rooted at its name, in rule order, each applied to its first match not applied
-    /// before; the ops an application touched are tried again. Returns the applications.
+    /// before; the ops an application touched are tried again. Each application is counted in
+    /// its rule's [`RuleStats`] as it is made.
     fn run_phase(
         &mut self,
         phase: &'a Phase,
         opts: &Options,
         stats: &mut Stats,
-    ) -> Result<u64, Diagnostic> {
+    ) -> Result<(), Diagnostic> {
         let rules = self.rules;
         let compiled: Vec<(&CompiledRule, Compiled)> = phase
             .structural
@@ -215,7 +235,7 @@ impl<'a> Engine<'a> {
                 );
             }
         }
-        Ok(applied)
+        Ok(())
     }
 }
 

@@ -52,7 +52,7 @@ mod marked;
 mod matcher;
 mod runtime;
 
-pub use engine::apply;
+pub use engine::{apply, apply_recording};
 
 use std::fmt::Write;
 use std::time::Duration;
