@@ -6,8 +6,8 @@
 #![no_main]
 
 use irw::paddle_json::{read_module_with_hints, write_module, TagHints};
-use irw::{verify_module, Module};
 use irw::SourceFile;
+use irw::{verify_module, Module};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
