@@ -5,8 +5,8 @@
 #![no_main]
 
 use irw::verify_module;
-use irw::{parse_module, parse_module_reference, parse_startup_into, Module};
 use irw::SourceFile;
+use irw::{parse_module, parse_module_reference, parse_startup_into, Module};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,8 +5,8 @@
 //! panic, and whatever it returns must verify and round-trip.
 #![no_main]
 
-use irw::verify_module;
 use irw::parse_module;
+use irw::verify_module;
 use irw::SourceFile;
 use libfuzzer_sys::fuzz_target;
 

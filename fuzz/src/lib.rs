@@ -7,9 +7,9 @@
 //! verifier, so it panics and libFuzzer keeps the input.
 
 use irw::verify_module;
-use irw::{parse_module, print_module, Module};
 use irw::RuleSet;
 use irw::SourceFile;
+use irw::{parse_module, print_module, Module};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
