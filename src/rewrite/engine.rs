@@ -87,10 +87,7 @@ pub fn apply_recording(
         stats.phases.push(PhaseStats {
             name: phase.name.clone(),
             // The rules' own counts: a phase that failed still shows what it applied.
-            applications: stats.rules[first_rule..]
-                .iter()
-                .map(|r| r.applications)
-                .sum(),
+            applications: applications_since(stats, first_rule),
             egraph_changes: stats.egraph[saturations..]
                 .iter()
                 .map(|e| (e.report.elab.erased + e.report.elab.created) as u64)
@@ -102,6 +99,14 @@ pub fn apply_recording(
     }
     crate::dialect::verify_module(module).map_err(|e| invalid_result(module, &e, stats))?;
     Ok(())
+}
+
+/// The applications of the rules from `first_rule` on in `stats.rules` (one phase's rules).
+fn applications_since(stats: &Stats, first_rule: usize) -> u64 {
+    stats.rules[first_rule..]
+        .iter()
+        .map(|r| r.applications)
+        .sum()
 }
 
 /// The error for a rewritten program that does not verify: a rule whose actions, on a program
@@ -167,10 +172,12 @@ impl<'a> Engine<'a> {
         let mut attr_pass: Vec<Vec<u8>> = vec![Vec::new(); compiled.len()];
         let mut work = Worklist::seed(self.m, &mut self.cache, &mut index, &compiled);
         let mut memo = Memo::default();
-        let mut applied: u64 = 0;
         while let Some(op) = work.pop() {
             if opts.deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(limits::timeout(&phase.name, applied));
+                return Err(limits::timeout(
+                    &phase.name,
+                    applications_since(stats, first_stat),
+                ));
             }
             if !self.m.main.is_live(op) {
                 continue;
@@ -198,7 +205,11 @@ impl<'a> Engine<'a> {
                     .map_err(|e| eval_diag(rules, lr, e))?;
                 stats.rules[first_stat + k].matches += s.matches;
                 if self.cache.timed_out {
-                    return Err(limits::timeout(&phase.name, applied).with_note(format!(
+                    return Err(limits::timeout(
+                        &phase.name,
+                        applications_since(stats, first_stat),
+                    )
+                    .with_note(format!(
                         "the time ran out while matching rule `{}` ({}:{})",
                         stats.rules[first_stat + k].name,
                         rules.sources[lr.file].name,
@@ -221,7 +232,6 @@ impl<'a> Engine<'a> {
                 memo.insert(key);
                 let touched = self.run(lr, bindings, &matched_ops)?;
                 stats.rules[first_stat + k].applications += 1;
-                applied += 1;
                 for t in &touched {
                     stats.edited_by.set(*t, first_stat + k);
                 }
