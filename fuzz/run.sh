@@ -43,12 +43,20 @@ fixtures=../../shared/fixtures/paddle
 # ---- seeds ----
 rm -rf seeds
 mkdir -p seeds/ir seeds/rules seeds/json
-for f in "$fixtures"/*.ir "$fixtures"-dist/*.ir "$fixtures"-zoo/*.ir ../tests/data/paddle_clip/*.ir \
-    ../tests/bad/*.ir ../tests/golden/grad_merge/*.ir ../tests/golden/dist/*.ir; do
-    [ -f "$f" ] || continue
-    [ "$(stat -c %s "$f")" -le 65536 ] || continue
-    cp "$f" "seeds/ir/$(basename "$(dirname "$f")")_$(basename "$f")"
-done
+# seed DIR FILE...: copies each FILE of at most 64 KiB (-max_len) into DIR, named after its
+# directory and itself.
+seed() {
+    local dir=$1 f
+    shift
+    for f in "$@"; do
+        [ -f "$f" ] || continue
+        [ "$(stat -c %s "$f")" -le 65536 ] || continue
+        cp "$f" "$dir/$(basename "$(dirname "$f")")_$(basename "$f")"
+    done
+}
+seed seeds/ir "$fixtures"/*.ir "$fixtures"-dist/*.ir "$fixtures"-zoo/*.ir \
+    ../tests/data/paddle_clip/*.ir ../tests/bad/*.ir ../tests/golden/grad_merge/*.ir \
+    ../tests/golden/dist/*.ir
 for pair in before:startup_before before_adam:startup_before_adam after:startup_after \
     master_grad_before:master_grad_startup_before; do
     m=$fixtures/${pair%%:*}.ir s=$fixtures/${pair##*:}.ir
@@ -74,12 +82,7 @@ for t in $(find ../tests/golden -name '*.test'); do
         /^\/\/--- / { f = ($2 ~ /\.rw$/) ? out $2 : ""; next }
         f != "" { print > f }' "$t"
 done
-
-for f in "$fixtures"-json/*.json "$fixtures"-zoo/*.json $(find ../tests/data -name '*.json'); do
-    [ -f "$f" ] || continue
-    [ "$(stat -c %s "$f")" -le 65536 ] || continue
-    cp "$f" "seeds/json/$(basename "$(dirname "$f")")_$(basename "$f")"
-done
+seed seeds/json "$fixtures"-json/*.json "$fixtures"-zoo/*.json $(find ../tests/data -name '*.json')
 
 # ---- runs ----
 status=0
