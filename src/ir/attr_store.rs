@@ -26,20 +26,19 @@ pub struct Entry {
 
 /// Every attribute key, value and dictionary of a [`Context`](super::Context).
 ///
-/// Values and dictionaries are deduplicated through hash tables that hold only their `u32`
-/// ids (hashes are recomputed when a table grows), and the entries of all dictionaries lie
-/// back to back in one vector: a distinct dictionary costs its entries, 8 bytes of span and
-/// about 5 bytes of table.
+/// Values and dictionaries are deduplicated through hash tables that hold their `u32` ids with
+/// half their hash ([`Slot`]), and the entries of all dictionaries lie back to back in one
+/// vector: a distinct dictionary costs its entries, 8 bytes of span and about 9 bytes of table.
 #[derive(Clone, Default)]
 pub struct AttrStore {
     keys: Vec<AttrKey>,
     key_index: FxHashMap<AttrKey, u32>,
     values: Vec<Attr>,
-    value_index: HashTable<u32>,
+    value_index: HashTable<Slot>,
     /// The entries of every dictionary; dictionary `i` is `entries[spans[i]]`.
     entries: Vec<Entry>,
     spans: Vec<(u32, u32)>,
-    dict_index: HashTable<u32>,
+    dict_index: HashTable<Slot>,
     /// Scratch for [`AttrStore::intern`]: the entries of the dictionary being interned.
     scratch: Vec<Entry>,
 }
@@ -64,6 +63,30 @@ fn fx_hash<T: Hash + ?Sized>(t: &T) -> u64 {
     let mut h = FxHasher::default();
     t.hash(&mut h);
     h.finish()
+}
+
+/// An entry of the store's hash tables: an id and the high half of its value's or dictionary's
+/// hash. Growing a table then moves its slots without hashing what they name again, which
+/// would read each value or dictionary, at random, from vectors of millions (a program's
+/// tables grow while it is parsed and again while rules intern new names); and a probe
+/// compares the hash before it reads anything.
+#[derive(Copy, Clone)]
+struct Slot {
+    id: u32,
+    hash: u32,
+}
+
+impl Slot {
+    /// The part of `hash` a slot keeps.
+    fn half(hash: u64) -> u32 {
+        (hash >> 32) as u32
+    }
+
+    /// The hash the table places a slot by: the kept half in both halves, so that the table's
+    /// bucket (low bits) and tag (top bits) both come from it.
+    fn table_hash(half: u32) -> u64 {
+        (u64::from(half) << 32) | u64::from(half)
+    }
 }
 
 impl AttrStore {
@@ -126,21 +149,22 @@ impl AttrStore {
 
     /// The index of the dictionary with these entries, adding it if it is new.
     fn intern_entries(&mut self, entries: &[Entry]) -> u32 {
-        let hash = fx_hash(entries);
+        let half = Slot::half(fx_hash(entries));
         let (stored, spans) = (&self.entries, &self.spans);
-        if let Some(&id) = self
-            .dict_index
-            .find(hash, |&id| dict_entries(stored, spans, id) == entries)
-        {
-            return id;
+        if let Some(slot) = self.dict_index.find(Slot::table_hash(half), |s| {
+            s.hash == half && dict_entries(stored, spans, s.id) == entries
+        }) {
+            return slot.id;
         }
         let id = u32::try_from(self.spans.len()).expect("fewer than 2^32 dictionaries");
         let start = u32::try_from(self.entries.len()).expect("fewer than 2^32 attribute entries");
         self.entries.extend_from_slice(entries);
         self.spans.push((start, entries.len() as u32));
-        let (stored, spans) = (&self.entries, &self.spans);
-        self.dict_index
-            .insert_unique(hash, id, |&id| fx_hash(dict_entries(stored, spans, id)));
+        self.dict_index.insert_unique(
+            Slot::table_hash(half),
+            Slot { id, hash: half },
+            |s| Slot::table_hash(s.hash),
+        );
         id
     }
 
@@ -156,19 +180,21 @@ impl AttrStore {
 
     /// The index of `value`, whose hash is `hash`, adding it if it is new.
     fn value(&mut self, hash: u64, value: Attr) -> u32 {
+        let half = Slot::half(hash);
         let values = &self.values;
-        if let Some(&v) = self
-            .value_index
-            .find(hash, |&v| values[v as usize] == value)
-        {
-            return v;
+        if let Some(slot) = self.value_index.find(Slot::table_hash(half), |s| {
+            s.hash == half && values[s.id as usize] == value
+        }) {
+            return slot.id;
         }
-        let v = u32::try_from(self.values.len()).expect("fewer than 2^32 attribute values");
+        let id = u32::try_from(self.values.len()).expect("fewer than 2^32 attribute values");
         self.values.push(value);
-        let values = &self.values;
-        self.value_index
-            .insert_unique(hash, v, |&v| fx_hash(&values[v as usize]));
-        v
+        self.value_index.insert_unique(
+            Slot::table_hash(half),
+            Slot { id, hash: half },
+            |s| Slot::table_hash(s.hash),
+        );
+        id
     }
 
     /// The dictionary with index `id`.
