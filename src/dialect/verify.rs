@@ -117,6 +117,10 @@ pub fn findings_beyond(m: &Module, fitting: &NameAndAttrs) -> (Vec<Finding>, Nam
     // An op's findings depend only on its name and its (interned) dictionary, and ops share
     // both: a pair that gave no finding is not checked again.
     let mut clean: FxHashSet<(crate::ir::Sym, crate::ir::AttrId)> = FxHashSet::default();
+    // By dictionary id: 1 + the name of a pair known to need no look (clean, or in `fitting`),
+    // 0 for none. Most dictionaries are used by one op name, so most ops are passed over by
+    // this array without a probe of either set.
+    let mut skip: Vec<u32> = Vec::new();
     let progs = std::iter::once((Which::Main, &m.main))
         .chain(m.startup.as_ref().map(|s| (Which::Startup, s)));
     for (which, p) in progs {
@@ -127,10 +131,18 @@ pub fn findings_beyond(m: &Module, fitting: &NameAndAttrs) -> (Vec<Finding>, Nam
                 .entry(sym)
                 .or_insert_with(|| Dialect::get().spec(name));
             let attr_id = p.op_attrs(op);
-            if spec.is_some_and(|s| s.attrs.is_empty())
-                || clean.contains(&(sym, attr_id))
-                || fitting.contains(&(sym, attr_id))
-            {
+            if spec.is_some_and(|s| s.attrs.is_empty()) {
+                continue;
+            }
+            let d = attr_id.0 as usize;
+            if d >= skip.len() {
+                skip.resize(d + 1, 0);
+            }
+            if skip[d] == sym.0 + 1 {
+                continue;
+            }
+            if clean.contains(&(sym, attr_id)) || fitting.contains(&(sym, attr_id)) {
+                skip[d] = sym.0 + 1;
                 continue;
             }
             let found_before = out.len();
@@ -174,6 +186,7 @@ pub fn findings_beyond(m: &Module, fitting: &NameAndAttrs) -> (Vec<Finding>, Nam
             }
             if out.len() == found_before {
                 clean.insert((sym, attr_id));
+                skip[d] = sym.0 + 1;
             }
             if out[found_before..]
                 .iter()
