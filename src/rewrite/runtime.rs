@@ -43,18 +43,22 @@ impl Bindings {
         }
     }
 
-    /// Nothing bound, room for `slots`, keeping the memory already allocated.
+    /// Nothing bound, room for `slots`, keeping the memory already allocated. Every slot was
+    /// empty after the last reset and only [`Bindings::set`] fills one, so undoing the trail
+    /// empties them again: a search that bound little costs little to forget, however many
+    /// slots its rule has (a root is searched hundreds of thousands of times).
     pub fn reset(&mut self, slots: usize) {
-        self.slots.clear();
+        self.undo(Mark(0));
         self.slots.resize(slots, None);
-        self.trail.clear();
     }
 
     /// What slot `s` is bound to.
+    #[inline]
     pub fn get(&self, s: Slot) -> Option<&Val> {
         self.slots.get(s as usize).and_then(Option::as_ref)
     }
 
+    #[inline]
     pub fn set(&mut self, s: Slot, v: Val) {
         let i = s as usize;
         if i >= self.slots.len() {
