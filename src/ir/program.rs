@@ -264,11 +264,13 @@ impl Program {
         p
     }
 
-    /// Reserves room for about `n` ops (parsing knows the line count up front).
+    /// Reserves room for about `n` ops and their source positions (readers know the op count
+    /// up front: the text parser its lines, the JSON reader its scan).
     pub fn reserve(&mut self, n: usize) {
         self.ops.reserve(n);
         self.operands.reserve(2 * n);
         self.values.reserve(n + n / 2);
+        self.positions.reserve(n);
     }
 
     fn new_block(&mut self, parent_region: u32) -> BlockId {

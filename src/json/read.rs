@@ -198,12 +198,17 @@ fn read_program(
             ))
         }
     }
+    let offsets = op_offsets(&src.text);
+    // The scan counted the ops: the arena is sized once rather than doubled as it fills, which
+    // would leave room for up to twice the program at the peak of a large file.
+    let mut prog = Program::new();
+    prog.reserve(offsets.len());
     let mut r = Reader {
         ctx,
         hints,
-        prog: Program::new(),
+        prog,
         ids: FxHashMap::default(),
-        offsets: op_offsets(&src.text),
+        offsets,
         next_op: 0,
         depth: 0,
     };
