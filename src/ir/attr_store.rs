@@ -160,11 +160,10 @@ impl AttrStore {
         let start = u32::try_from(self.entries.len()).expect("fewer than 2^32 attribute entries");
         self.entries.extend_from_slice(entries);
         self.spans.push((start, entries.len() as u32));
-        self.dict_index.insert_unique(
-            Slot::table_hash(half),
-            Slot { id, hash: half },
-            |s| Slot::table_hash(s.hash),
-        );
+        self.dict_index
+            .insert_unique(Slot::table_hash(half), Slot { id, hash: half }, |s| {
+                Slot::table_hash(s.hash)
+            });
         id
     }
 
@@ -189,11 +188,10 @@ impl AttrStore {
         }
         let id = u32::try_from(self.values.len()).expect("fewer than 2^32 attribute values");
         self.values.push(value);
-        self.value_index.insert_unique(
-            Slot::table_hash(half),
-            Slot { id, hash: half },
-            |s| Slot::table_hash(s.hash),
-        );
+        self.value_index
+            .insert_unique(Slot::table_hash(half), Slot { id, hash: half }, |s| {
+                Slot::table_hash(s.hash)
+            });
         id
     }
 
@@ -380,5 +378,48 @@ impl<'a> Iterator for AttrsIter<'a> {
             Attrs::Stored { store, entries } => entries.get(i).map(|&e| store.entry(e)),
             Attrs::Dict(d) => d.entries.get(i).map(|(k, v)| (*k, v)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dict(i: usize) -> AttrDict {
+        let mut d = AttrDict::default();
+        d.push("name", Attr::string(&format!("linear_{i}.w_0")));
+        d.push("shape", Attr::Array(vec![Attr::Int((i % 7) as i64)]));
+        d
+    }
+
+    /// Interning finds what it stored across many growths of both tables (the slots keep half
+    /// of each hash, which finding and growing must place alike), directly or from a worker's
+    /// `LocalDicts`.
+    #[test]
+    fn dictionaries_are_found_again_after_the_tables_grow() {
+        let n = 50_000;
+        let mut store = AttrStore::default();
+        let ids: Vec<u32> = (0..n).map(|i| store.intern(dict(i))).collect();
+        assert_eq!(store.len(), n);
+        let distinct: std::collections::HashSet<u32> = ids.iter().copied().collect();
+        assert_eq!(distinct.len(), n);
+        for i in (0..n).rev() {
+            assert_eq!(
+                store.intern(dict(i)),
+                ids[i],
+                "dictionary {i} interned again"
+            );
+        }
+        let mut local = LocalDicts::default();
+        let local_ids: Vec<u32> = (0..n).step_by(97).map(|i| local.dict_of(dict(i))).collect();
+        let mut found = LocalIds::default();
+        found.reset(&local);
+        for (k, i) in (0..n).step_by(97).enumerate() {
+            let id = store.intern_local(&mut local, &mut found, local_ids[k] as usize);
+            assert_eq!(id, ids[i], "dictionary {i} from a worker");
+        }
+        assert_eq!(store.len(), n);
+        let d = store.get(ids[12_345]).to_dict();
+        assert_eq!(d, dict(12_345));
     }
 }
