@@ -269,4 +269,25 @@ mod tests {
         );
         assert_eq!(super::misfit_ops(&f).len(), 1);
     }
+
+    /// A dictionary's findings depend on the op name too: one that fits `pd_op.full` (a scalar
+    /// `value`) misfits `pd_op.full_int_array` (an int array), at every op of that name, however
+    /// the two names alternate.
+    #[test]
+    fn one_dictionary_is_checked_per_op_name() {
+        let d = "{dtype:float32,place:Place(cpu),shape:[1],value:1}";
+        let full = format!("\"pd_op.full\" () {d} : () -> tensor<1xf32>");
+        let ints = format!("\"pd_op.full_int_array\" () {d} : () -> tensor<1xf32>");
+        let text = format!(
+            "{{\n    (%0) = {full}\n    (%1) = {ints}\n    (%2) = {full}\n    (%3) = {ints}\n}}\n"
+        );
+        let m = parse_module(&SourceFile::new("t.ir", &text)).expect("parses");
+        let f = super::findings_beyond(&m, &Default::default()).0;
+        let names: Vec<&str> = f
+            .iter()
+            .filter(|f| f.kind == super::FindingKind::Misfit)
+            .map(|f| m.ctx.str(m.main.op_name(f.op)))
+            .collect();
+        assert_eq!(names, ["pd_op.full_int_array"; 2], "{f:?}");
+    }
 }
