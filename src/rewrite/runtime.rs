@@ -479,3 +479,29 @@ pub fn value_name(m: &Module, v: ValueId) -> String {
         ValueDef::Arg { .. } => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reset forgets every binding, also those of a search that ended without undoing them
+    /// (a complete match), of slots beyond the new count, and of slots `set` grew.
+    #[test]
+    fn a_reset_forgets_every_binding() {
+        let mut b = Bindings::new(3);
+        b.set(0, Val::Int(1));
+        let mark = b.mark();
+        b.set(2, Val::Str("kept until the reset".into()));
+        b.set(5, Val::Int(2));
+        b.undo(mark);
+        assert_eq!(b.get(0), Some(&Val::Int(1)));
+        assert_eq!(b.get(2), None);
+        b.set(1, Val::Bool(true));
+        b.reset(4);
+        assert!((0..8).all(|s| b.get(s).is_none()));
+        b.set(3, Val::Int(3));
+        b.reset(2);
+        b.reset(6);
+        assert!((0..8).all(|s| b.get(s).is_none()));
+    }
+}
