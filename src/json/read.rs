@@ -103,6 +103,45 @@ fn parse<'t, T: Deserialize<'t>>(raw: &'t RawValue) -> Result<T, JErr> {
     T::deserialize(&mut de).map_err(|e| JErr::new(format!("malformed JSON: {e}")))
 }
 
+/// An op object read in one pass: its members as values, except `regions`, whose text stays
+/// raw until its blocks are read (an op's own members are small; its regions hold ops).
+/// A repeated key keeps its last value, as for any object read here.
+struct OpMembers<'t> {
+    members: Map<String, Value>,
+    regions: Option<&'t RawValue>,
+}
+
+impl<'t> Deserialize<'t> for OpMembers<'t> {
+    fn deserialize<D: serde::Deserializer<'t>>(d: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'t> serde::de::Visitor<'t> for Members {
+            type Value = OpMembers<'t>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an op object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'t>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut op = OpMembers {
+                    members: Map::new(),
+                    regions: None,
+                };
+                while let Some(k) = a.next_key::<String>()? {
+                    if k == "regions" {
+                        op.regions = Some(a.next_value()?);
+                    } else {
+                        let v: Value = a.next_value()?;
+                        op.members.insert(k, v);
+                    }
+                }
+                Ok(op)
+            }
+        }
+        d.deserialize_map(Members)
+    }
+}
+
 fn raw_field<'t>(o: &RawMap<'t>, key: &'static str) -> Result<&'t RawValue, JErr> {
     o.get(key)
         .copied()
@@ -481,18 +520,14 @@ impl Reader<'_> {
     /// One op: its members but `regions` become values (small), its regions stay raw until
     /// their blocks are read.
     fn op(&mut self, v: &RawValue, block: BlockId) -> Result<(), JErr> {
-        let raw = raw_object(v, "an op")?;
-        let mut o = Map::new();
-        let mut raw_regions = None;
-        for (k, v) in raw {
-            if k == "regions" {
-                raw_regions = Some(v);
-            } else {
-                let value = parse(v)?;
-                o.insert(k, value);
-            }
+        if !v.get().trim_start().starts_with('{') {
+            return Err(JErr::new("an op must be a JSON object"));
         }
-        let o = &o;
+        let OpMembers {
+            members,
+            regions: raw_regions,
+        } = parse(v)?;
+        let o = &members;
         let key = field(o, "#")?
             .as_str()
             .ok_or_else(|| JErr::new("an op's \"#\" must be a string (\"<dialect id>.<name>\")"))?;
