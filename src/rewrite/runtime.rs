@@ -491,7 +491,7 @@ mod tests {
         let mut b = Bindings::new(3);
         b.set(0, Val::Int(1));
         let mark = b.mark();
-        b.set(2, Val::Str("kept until the reset".into()));
+        b.set(2, Val::Str("undone".into()));
         b.set(5, Val::Int(2));
         b.undo(mark);
         assert_eq!(b.get(0), Some(&Val::Int(1)));
