@@ -82,11 +82,7 @@ impl Loaded {
 fn load(main: Input<'_>, startup: Option<Input<'_>>) -> Result<Loaded, Diagnostic> {
     let src = SourceFile::new(main.name, main.text);
     let mut hints = json::TagHints::default();
-    let mut module = if json::looks_like_json(&src.text) {
-        json::read_module_with_hints(&src, &mut hints)?
-    } else {
-        ir::parse_module(&src)?
-    };
+    let mut module = cli::read_main(&src, &mut hints)?;
     let mut startup_src = None;
     if let Some(s) = startup {
         if module.startup.is_some() {
@@ -96,20 +92,10 @@ fn load(main: Input<'_>, startup: Option<Input<'_>>) -> Result<Loaded, Diagnosti
             )));
         }
         let ssrc = SourceFile::new(s.name, s.text);
-        if json::looks_like_json(&ssrc.text) {
-            json::read_startup_into(&mut module, &ssrc, &mut hints)?;
-        } else {
-            ir::parse_startup_into(&mut module, &ssrc)?;
-        }
+        cli::read_startup(&mut module, &ssrc, &mut hints)?;
         startup_src = Some(ssrc);
     }
-    if let Err(e) = crate::dialect::verify_module(&module) {
-        let at = match e.which {
-            ir::Which::Startup if startup_src.is_some() => startup_src.as_ref(),
-            _ => Some(&src),
-        };
-        return Err(e.to_diagnostic(&module, at));
-    }
+    cli::verify_read(&module, &src, startup_src.as_ref())?;
     Ok(Loaded {
         module,
         hints,

@@ -26,7 +26,7 @@ pub use io::{default_max_input_bytes, write_output, write_outputs, Content};
 pub use limits::{InputLimitArgs, Limits, MemoryArgs, TimeoutArgs};
 pub use streams::set_closed_at_start;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, SourceFile};
 use crate::exec::run::MAX_RANKS;
 use crate::ir::{self, Module};
 use crate::json;
@@ -470,7 +470,7 @@ fn load_module_full(
     input: &str,
     startup: Option<&str>,
     limits: &Limits,
-) -> Result<(Module, json::TagHints, crate::SourceFile), Diagnostic> {
+) -> Result<(Module, json::TagHints, SourceFile), Diagnostic> {
     load_module_files(input, startup, limits).map(|l| (l.module, l.hints, l.main))
 }
 
@@ -479,9 +479,9 @@ pub struct Loaded {
     pub module: Module,
     pub hints: json::TagHints,
     /// INPUT's text.
-    pub main: crate::SourceFile,
+    pub main: SourceFile,
     /// The `--startup` file's text, if one was given.
-    pub startup: Option<crate::SourceFile>,
+    pub startup: Option<SourceFile>,
     /// The input's ops whose attributes misfit Paddle's definitions
     /// ([`crate::dialect::misfit_ops`]), found with the warnings at loading, so that a rewrite of
     /// this module need not look for them again ([`apply_rules_to`]).
@@ -544,11 +544,7 @@ fn load_module_files_quietly(
     let _ = std::thread::Builder::new().spawn(crate::dialect::Dialect::get);
     let src = io::read_source_within(input, limits.max_input_bytes, limits.timeout)?;
     let mut hints = json::TagHints::default();
-    let mut module = if json::looks_like_json(&src.text) {
-        json::read_module_with_hints(&src, &mut hints)?
-    } else {
-        ir::parse_module(&src)?
-    };
+    let mut module = read_main(&src, &mut hints)?;
     let mut startup_src = None;
     if let Some(s) = startup {
         if module.startup.is_some() {
@@ -557,20 +553,10 @@ fn load_module_files_quietly(
             )));
         }
         let ssrc = io::read_source_within(s, limits.max_input_bytes, limits.timeout)?;
-        if json::looks_like_json(&ssrc.text) {
-            json::read_startup_into(&mut module, &ssrc, &mut hints)?;
-        } else {
-            ir::parse_startup_into(&mut module, &ssrc)?;
-        }
+        read_startup(&mut module, &ssrc, &mut hints)?;
         startup_src = Some(ssrc);
     }
-    if let Err(e) = crate::dialect::verify_module(&module) {
-        let src = match e.which {
-            ir::Which::Startup if startup_src.is_some() => startup_src.as_ref(),
-            _ => Some(&src),
-        };
-        return Err(e.to_diagnostic(&module, src));
-    }
+    verify_read(&module, &src, startup_src.as_ref())?;
     let mut warnings = Vec::new();
     let misfits = dialect_warnings(&module, &src, startup_src.as_ref(), &mut warnings);
     let loaded = Loaded {
@@ -583,14 +569,56 @@ fn load_module_files_quietly(
     Ok((loaded, warnings))
 }
 
+/// The module a program text holds: Paddle's printed program or its PIR JSON, told apart by
+/// content (both start with `{`). Every command and the library read a program this way.
+pub(crate) fn read_main(
+    src: &SourceFile,
+    hints: &mut json::TagHints,
+) -> Result<Module, Diagnostic> {
+    if json::looks_like_json(&src.text) {
+        json::read_module_with_hints(src, hints)
+    } else {
+        ir::parse_module(src)
+    }
+}
+
+/// Adds the startup program `src` holds (text or JSON, as [`read_main`]) to `module`.
+pub(crate) fn read_startup(
+    module: &mut Module,
+    src: &SourceFile,
+    hints: &mut json::TagHints,
+) -> Result<(), Diagnostic> {
+    if json::looks_like_json(&src.text) {
+        json::read_startup_into(module, src, hints)
+    } else {
+        ir::parse_startup_into(module, src)
+    }
+}
+
+/// Verifies a module read from `main` (and `startup`, when the startup program came from a
+/// file of its own), with the error shown in the text it is about.
+pub(crate) fn verify_read(
+    module: &Module,
+    main: &SourceFile,
+    startup: Option<&SourceFile>,
+) -> Result<(), Diagnostic> {
+    crate::dialect::verify_module(module).map_err(|e| {
+        let src = match e.which {
+            ir::Which::Startup if startup.is_some() => startup,
+            _ => Some(main),
+        };
+        e.to_diagnostic(module, src)
+    })
+}
+
 /// The warnings about the input's disagreements with the dialect
 /// ([`crate::dialect::findings_beyond`]): attribute values that do not fit Paddle's definition, and
 /// unknown ops named like known ones, each a line pushed onto `warnings`. Returns the ops with
 /// misfits.
 fn dialect_warnings(
     module: &Module,
-    main: &crate::SourceFile,
-    startup: Option<&crate::SourceFile>,
+    main: &SourceFile,
+    startup: Option<&SourceFile>,
     warnings: &mut Vec<String>,
 ) -> MisfitOps {
     use crate::dialect::FindingKind;
@@ -684,7 +712,7 @@ pub fn load_rules(args: &RuleArgs, limits: &Limits) -> Result<crate::rules::Rule
 /// `limits.timeout`.
 pub fn apply_rules_to(
     module: &mut Module,
-    input: Option<&crate::SourceFile>,
+    input: Option<&SourceFile>,
     rules: &crate::rules::RuleSet,
     args: &RuleArgs,
     limits: &Limits,
@@ -697,7 +725,7 @@ pub fn apply_rules_to(
 /// otherwise.
 pub fn apply_rules_knowing_misfits(
     module: &mut Module,
-    input: Option<&crate::SourceFile>,
+    input: Option<&SourceFile>,
     misfits: Option<&MisfitOps>,
     rules: &crate::rules::RuleSet,
     args: &RuleArgs,
@@ -1020,7 +1048,7 @@ fn gen_mlp_command(a: &GenMlpArgs) -> Result<(), Failure> {
         ))
     })?;
     if let Some(n) = a.dist {
-        let src = crate::SourceFile::new("<irw gen mlp>", text);
+        let src = SourceFile::new("<irw gen mlp>", text);
         let mut m = ir::parse_module(&src)?;
         crate::gen::dist::distribute(&mut m, n as usize).map_err(Diagnostic::error)?;
         text = ir::print_module(&m);
