@@ -148,7 +148,9 @@ fn raw_field<'t>(o: &RawMap<'t>, key: &'static str) -> Result<&'t RawValue, JErr
         .ok_or_else(|| JErr::new(format!("missing key \"{key}\"")))
 }
 
-fn raw_object<'t>(v: &'t RawValue, what: &str) -> Result<RawMap<'t>, JErr> {
+/// The object `v` as a `T` (a [`RawMap`], or [`OpMembers`]), or an error naming `what` when
+/// `v` is no object.
+fn raw_object<'t, T: Deserialize<'t>>(v: &'t RawValue, what: &str) -> Result<T, JErr> {
     if !v.get().trim_start().starts_with('{') {
         return Err(JErr::new(format!("{what} must be a JSON object")));
     }
@@ -520,13 +522,10 @@ impl Reader<'_> {
     /// One op: its members but `regions` become values (small), its regions stay raw until
     /// their blocks are read.
     fn op(&mut self, v: &RawValue, block: BlockId) -> Result<(), JErr> {
-        if !v.get().trim_start().starts_with('{') {
-            return Err(JErr::new("an op must be a JSON object"));
-        }
         let OpMembers {
             members,
             regions: raw_regions,
-        } = parse(v)?;
+        } = raw_object(v, "an op")?;
         let o = &members;
         let key = field(o, "#")?
             .as_str()
