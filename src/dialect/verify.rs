@@ -120,7 +120,7 @@ pub fn findings_beyond(m: &Module, fitting: &NameAndAttrs) -> (Vec<Finding>, Nam
     // By dictionary id: 1 + the name of a pair known to need no look (clean, or in `fitting`),
     // 0 for none. Most dictionaries are used by one op name, so most ops are passed over by
     // this array without a probe of either set.
-    let mut skip: Vec<u32> = Vec::new();
+    let mut skip: Vec<u32> = vec![0; m.ctx.interned_counts().1];
     let progs = std::iter::once((Which::Main, &m.main))
         .chain(m.startup.as_ref().map(|s| (Which::Startup, s)));
     for (which, p) in progs {
@@ -135,9 +135,6 @@ pub fn findings_beyond(m: &Module, fitting: &NameAndAttrs) -> (Vec<Finding>, Nam
                 continue;
             }
             let d = attr_id.0 as usize;
-            if d >= skip.len() {
-                skip.resize(d + 1, 0);
-            }
             if skip[d] == sym.0 + 1 {
                 continue;
             }

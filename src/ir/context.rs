@@ -121,7 +121,7 @@ impl Context {
         self.dist_types
     }
 
-    /// Number of distinct types and dictionaries (for `--stats`).
+    /// Number of distinct types and dictionaries: every `TypeId` and `AttrId` is below them.
     pub fn interned_counts(&self) -> (usize, usize) {
         (self.types.len(), self.attrs.len())
     }
