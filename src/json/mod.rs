@@ -32,7 +32,8 @@
 //! - [`attrs`], [`types`]: attribute values and types, with tags from the dialect table
 //!   ([`crate::dialect::paddle_json`]).
 //! - [`dist`]: distribution types and `op_dist_attr` (`pd_dist`), as Paddle 3.3.1 writes them.
-//! - [`locate`]: byte offsets of JSON paths, so diagnostics point into the file.
+//! - [`locate`]: byte offsets of JSON paths, so diagnostics point into the file, and the
+//!   document's outline, which the reader splits the levels above the ops with.
 
 pub mod attrs;
 pub mod check;

@@ -11,16 +11,17 @@
 //! an operand id not defined earlier (Paddle makes it a null operand and fails at run time), an
 //! id defined twice (Paddle rebinds later uses), more than one region or block at the top.
 //!
-//! The document is read lazily: the skeleton (the root, regions, blocks, the `ops` arrays) is
-//! parsed into maps and lists of raw slices of the text ([`RawValue`]), and each op becomes a
-//! `serde_json` value only while it is converted. A document tree of the whole file would take
-//! about 30× the file's size; this way reading takes the text, the program being built and one
-//! op's tree. serde_json still checks the syntax of every slice it skips, so a malformed file is
-//! refused, at the same place, before any op is read.
+//! The document is read lazily: serde_json first checks the syntax of the whole file, so a
+//! malformed file is refused, at the same place, before any op is read. The skeleton (the root,
+//! regions, blocks, the `ops` arrays) is then split into maps and lists of raw slices of the
+//! text with the document's [`Layout`] (one scan finds where each op and each large container
+//! ends), and each op becomes a `serde_json` value only while it is converted. A document tree
+//! of the whole file would take about 30× the file's size; this way reading takes the text, the
+//! program being built and one op's tree.
 
 use super::attrs::{attr_from_json, TagHints};
 use super::dist::op_dist_from_json;
-use super::locate::{offset_of, op_offsets, JsonPath, Seg};
+use super::locate::{layout, offset_of, Elements, JsonPath, Layout, Seg};
 use super::types::type_from_json;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::paddle_json::{DIALECT_IDS, MAGIC, OP_DIST_TAG, PARAMETER, WHILE_SYNTAX_OPS};
@@ -93,12 +94,12 @@ fn array<'v>(v: &'v Value, what: &str) -> Result<&'v Vec<Value>, JErr> {
 }
 
 /// An object whose members are still unparsed slices of the text.
-type RawMap<'t> = BTreeMap<String, &'t RawValue>;
+type RawMap<'t> = BTreeMap<String, &'t str>;
 
 /// Parses a slice of the (already syntax-checked) text. Depth is bounded by [`too_deep`], so
 /// serde_json's own recursion limit is off, as for the whole document.
-fn parse<'t, T: Deserialize<'t>>(raw: &'t RawValue) -> Result<T, JErr> {
-    let mut de = serde_json::Deserializer::from_str(raw.get());
+fn parse<'t, T: Deserialize<'t>>(raw: &'t str) -> Result<T, JErr> {
+    let mut de = serde_json::Deserializer::from_str(raw);
     de.disable_recursion_limit();
     T::deserialize(&mut de).map_err(|e| JErr::new(format!("malformed JSON: {e}")))
 }
@@ -142,26 +143,49 @@ impl<'t> Deserialize<'t> for OpMembers<'t> {
     }
 }
 
-fn raw_field<'t>(o: &RawMap<'t>, key: &'static str) -> Result<&'t RawValue, JErr> {
+fn raw_field<'t>(o: &RawMap<'t>, key: &'static str) -> Result<&'t str, JErr> {
     o.get(key)
         .copied()
         .ok_or_else(|| JErr::new(format!("missing key \"{key}\"")))
 }
 
-/// The object `v` as a `T` (a [`RawMap`], or [`OpMembers`]), or an error naming `what` when
-/// `v` is no object.
-fn raw_object<'t, T: Deserialize<'t>>(v: &'t RawValue, what: &str) -> Result<T, JErr> {
-    if !v.get().trim_start().starts_with('{') {
+/// The text `v` when it is an object, or an error naming `what`.
+fn object_text<'t>(v: &'t str, what: &str) -> Result<&'t str, JErr> {
+    if !v.trim_start().starts_with('{') {
         return Err(JErr::new(format!("{what} must be a JSON object")));
     }
-    parse(v)
+    Ok(v)
 }
 
-fn raw_array<'t>(v: &'t RawValue, what: &str) -> Result<Vec<&'t RawValue>, JErr> {
-    if !v.get().trim_start().starts_with('[') {
+/// The object `v` (a slice of `doc`) as a map of its members' texts, or an error naming `what`
+/// when `v` is no object. A repeated key keeps its last value, as serde reads one.
+fn raw_object<'t>(doc: &Doc<'t>, v: &'t str, what: &str) -> Result<RawMap<'t>, JErr> {
+    let mut map = RawMap::new();
+    for (key, value) in doc.layout.members(doc.text, object_text(v, what)?) {
+        // Quoted as written: an escape is decoded as serde decodes it (or refused, as serde
+        // refuses a lone surrogate).
+        let key = match key.strip_prefix('"').and_then(|k| k.strip_suffix('"')) {
+            Some(bare) if !bare.contains('\\') => bare.to_string(),
+            _ => parse::<String>(key)?,
+        };
+        map.insert(key, value);
+    }
+    Ok(map)
+}
+
+/// The array `v` (a slice of `doc`) as its elements' texts, or an error naming `what` when `v`
+/// is no array.
+fn raw_array<'l, 't>(doc: &'l Doc<'t>, v: &'t str, what: &str) -> Result<Elements<'l, 't>, JErr> {
+    if !v.trim_start().starts_with('[') {
         return Err(JErr::new(format!("{what} must be a JSON array")));
     }
-    parse(v)
+    Ok(doc.layout.elements(doc.text, v))
+}
+
+/// The text being read and its [`Layout`].
+struct Doc<'t> {
+    text: &'t str,
+    layout: Layout,
 }
 
 /// Whether `text` is Paddle JSON rather than the text form: both start with `{`, but only JSON
@@ -239,17 +263,21 @@ fn read_program(
             ))
         }
     }
-    let offsets = op_offsets(&src.text);
+    let doc_layout = layout(&src.text);
     // The scan counted the ops: the arena is sized once rather than doubled as it fills, which
     // would leave room for up to twice the program at the peak of a large file.
     let mut prog = Program::new();
-    prog.reserve(offsets.len());
+    prog.reserve(doc_layout.op_count());
+    let outline = Doc {
+        text: &src.text,
+        layout: doc_layout,
+    };
     let mut r = Reader {
         ctx,
         hints,
         prog,
         ids: FxHashMap::default(),
-        offsets,
+        doc: &outline,
         next_op: 0,
         depth: 0,
     };
@@ -305,7 +333,7 @@ struct Reader<'a> {
     prog: Program,
     /// JSON value id → value; one map for the whole program, as in Paddle's loader.
     ids: FxHashMap<i64, ValueId>,
-    offsets: Vec<usize>,
+    doc: &'a Doc<'a>,
     next_op: usize,
     /// Region ops around the op being read: the text form holds at most
     /// [`MAX_REGION_DEPTH`] nested regions, so a deeper program is refused here, where it is
@@ -313,9 +341,9 @@ struct Reader<'a> {
     depth: usize,
 }
 
-impl Reader<'_> {
-    fn document(&mut self, doc: &RawValue) -> Result<(), JErr> {
-        let root = raw_object(doc, "a Paddle program file").map_err(|e| {
+impl<'a> Reader<'a> {
+    fn document(&mut self, doc: &'a RawValue) -> Result<(), JErr> {
+        let root = raw_object(self.doc, doc.get(), "a Paddle program file").map_err(|e| {
             e.hint(
                 "Paddle's `serialize_pir_program` writes {\"base_code\":{...},\"program\":{...}}",
             )
@@ -346,15 +374,15 @@ impl Reader<'_> {
             Some(_) => {}
         }
         let program = within(
-            raw_object(raw_field(&root, "program")?, "program"),
+            raw_object(self.doc, raw_field(&root, "program")?, "program"),
             &[Seg::Key("program")],
         )?;
         within(self.top(&program), &[Seg::Key("program")])
     }
 
-    fn top(&mut self, program: &RawMap<'_>) -> Result<(), JErr> {
+    fn top(&mut self, program: &RawMap<'a>) -> Result<(), JErr> {
         let regions = within(
-            raw_array(raw_field(program, "regions")?, "regions"),
+            raw_array(self.doc, raw_field(program, "regions")?, "regions").map(Vec::from_iter),
             &[Seg::Key("regions")],
         )?;
         if regions.len() != 1 {
@@ -366,9 +394,9 @@ impl Reader<'_> {
         }
         let top = self.prog.top_block();
         let segs = [Seg::Key("regions"), Seg::Index(0)];
-        let region = within(raw_object(regions[0], "a region"), &segs)?;
+        let region = within(raw_object(self.doc, regions[0], "a region"), &segs)?;
         let blocks = within(
-            raw_array(raw_field(&region, "blocks")?, "blocks"),
+            raw_array(self.doc, raw_field(&region, "blocks")?, "blocks").map(Vec::from_iter),
             &[Seg::Key("regions"), Seg::Index(0), Seg::Key("blocks")],
         )?;
         if blocks.len() != 1 {
@@ -408,8 +436,8 @@ impl Reader<'_> {
             .ok_or_else(|| JErr::new("a value id must be an integer"))
     }
 
-    fn block(&mut self, v: &RawValue, block: BlockId) -> Result<(), JErr> {
-        let b = raw_object(v, "a block")?;
+    fn block(&mut self, v: &'a str, block: BlockId) -> Result<(), JErr> {
+        let b = raw_object(self.doc, v, "a block")?;
         let args: Value = parse(raw_field(&b, "args")?)?;
         let args = within(array(&args, "args"), &[Seg::Key("args")])?;
         for (i, a) in args.iter().enumerate() {
@@ -438,8 +466,11 @@ impl Reader<'_> {
                 )?;
             }
         }
-        let ops = within(raw_array(raw_field(&b, "ops")?, "ops"), &[Seg::Key("ops")])?;
-        for (i, op) in ops.iter().enumerate() {
+        let ops = within(
+            raw_array(self.doc, raw_field(&b, "ops")?, "ops"),
+            &[Seg::Key("ops")],
+        )?;
+        for (i, op) in ops.enumerate() {
             within(self.op(op, block), &[Seg::Key("ops"), Seg::Index(i)])?;
         }
         Ok(())
@@ -513,7 +544,7 @@ impl Reader<'_> {
 
     fn place(&mut self, op: crate::ir::OpId, block: BlockId) {
         self.prog.append(block, op);
-        if let Some(&off) = self.offsets.get(self.next_op) {
+        if let Some(off) = self.doc.layout.op_start(self.next_op) {
             self.prog.set_position(op, off);
         }
         self.next_op += 1;
@@ -521,11 +552,11 @@ impl Reader<'_> {
 
     /// One op: its members but `regions` become values (small), its regions stay raw until
     /// their blocks are read.
-    fn op(&mut self, v: &RawValue, block: BlockId) -> Result<(), JErr> {
+    fn op(&mut self, v: &'a str, block: BlockId) -> Result<(), JErr> {
         let OpMembers {
             members,
             regions: raw_regions,
-        } = raw_object(v, "an op")?;
+        } = parse(object_text(v, "an op")?)?;
         let o = &members;
         let key = field(o, "#")?
             .as_str()
@@ -581,7 +612,10 @@ impl Reader<'_> {
         }
         let attrs = self.dict(entries)?;
         let regions = match raw_regions {
-            Some(r) => within(raw_array(r, "regions"), &[Seg::Key("regions")])?,
+            Some(r) => within(
+                raw_array(self.doc, r.get(), "regions").map(Vec::from_iter),
+                &[Seg::Key("regions")],
+            )?,
             None => Vec::new(),
         };
         // As the text parser counts: the top block and each enclosing region op's block.
@@ -612,8 +646,9 @@ impl Reader<'_> {
         for (ri, region) in regions.iter().enumerate() {
             let here = [Seg::Key("regions"), Seg::Index(ri)];
             let blocks = within(
-                raw_object(region, "a region")
-                    .and_then(|r| raw_array(raw_field(&r, "blocks")?, "blocks")),
+                raw_object(self.doc, region, "a region")
+                    .and_then(|r| raw_array(self.doc, raw_field(&r, "blocks")?, "blocks"))
+                    .map(Vec::from_iter),
                 &here,
             )?;
             if blocks.len() != 1 {
@@ -833,6 +868,29 @@ mod tests {
         ));
         assert!(!looks_like_json("{\n}\n"));
         assert!(!looks_like_json(""));
+    }
+
+    const ONE_OP: &str = r##"{"base_code":{"magic":"pir","trainable":true,"version":4},"program":{"regions":[
+      {"#":"region_0","blocks":[{"#":"block_0","args":[],"ops":[
+        {"#":"1.full","I":[],"O":[{"%":1,"TT":{"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[],"NCHW",[],0]}}],
+         "A":[{"N":"shape","AT":{"#":"1.a_intarray","D":[]}},{"N":"value","AT":{"#":"0.a_f64","D":2.0}},
+              {"N":"dtype","AT":{"#":"1.a_dtype","D":"float32"}},{"N":"place","AT":{"#":"1.a_place","D":[1,0,""]}}]}]}]}]}}"##;
+
+    fn read_text(text: &str) -> Result<String, Diagnostic> {
+        read_module(&SourceFile::new("p.json", text)).map(|m| crate::ir::print_module(&m))
+    }
+
+    #[test]
+    fn keys_of_the_levels_above_the_ops_are_decoded_as_serde_decodes_them() {
+        let plain = read_text(ONE_OP).unwrap();
+        let escaped = ONE_OP
+            .replacen(r#""program""#, r#""\u0070rogram""#, 1)
+            .replacen(r#""ops""#, r#""o\u0070s""#, 1);
+        assert_eq!(read_text(&escaped).unwrap(), plain);
+        // serde accepts a lone surrogate while checking the syntax, and refuses it as a key.
+        let lone = ONE_OP.replacen(r#""program""#, r#""\ud800""#, 1);
+        let e = read_text(&lone).unwrap_err();
+        assert!(e.message.starts_with("malformed JSON: "), "{}", e.message);
     }
 
     #[test]
