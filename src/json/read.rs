@@ -26,7 +26,9 @@ use super::types::type_from_json;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::paddle_json::{DIALECT_IDS, MAGIC, OP_DIST_TAG, PARAMETER, WHILE_SYNTAX_OPS};
 use crate::ir::parse::MAX_REGION_DEPTH;
-use crate::ir::{Attr, AttrDict, AttrId, BlockId, Context, Module, OpSyntax, Program, ValueId};
+use crate::ir::{
+    Attr, AttrDict, AttrId, BlockId, Context, Module, OpSyntax, Program, Sym, ValueId,
+};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -79,8 +81,11 @@ fn within<T>(r: Result<T, JErr>, segs: &[Seg]) -> Result<T, JErr> {
 }
 
 fn field<'v>(o: &'v Map<String, Value>, key: &'static str) -> Result<&'v Value, JErr> {
-    o.get(key)
-        .ok_or_else(|| JErr::new(format!("missing key \"{key}\"")))
+    o.get(key).ok_or_else(|| missing_key(key))
+}
+
+fn missing_key(key: &'static str) -> JErr {
+    JErr::new(format!("missing key \"{key}\""))
 }
 
 fn object<'v>(v: &'v Value, what: &str) -> Result<&'v Map<String, Value>, JErr> {
@@ -104,11 +109,15 @@ fn parse<'t, T: Deserialize<'t>>(raw: &'t str) -> Result<T, JErr> {
     T::deserialize(&mut de).map_err(|e| JErr::new(format!("malformed JSON: {e}")))
 }
 
-/// An op object read in one pass: its members as values, except `regions`, whose text stays
-/// raw until its blocks are read (an op's own members are small; its regions hold ops).
-/// A repeated key keeps its last value, as for any object read here.
+/// An op object read in one pass: its members as values, except three kept as text: `regions`,
+/// until its blocks are read (an op's own members are small; its regions hold ops), and the
+/// attribute lists `A` and `OA`, which ops of one kind mostly repeat word for word, so each
+/// distinct pair becomes a dictionary once ([`Reader::attrs`]). A repeated key keeps its last
+/// value, as for any object read here.
 struct OpMembers<'t> {
     members: Map<String, Value>,
+    a: Option<&'t RawValue>,
+    oa: Option<&'t RawValue>,
     regions: Option<&'t RawValue>,
 }
 
@@ -126,14 +135,19 @@ impl<'t> Deserialize<'t> for OpMembers<'t> {
             ) -> Result<Self::Value, A::Error> {
                 let mut op = OpMembers {
                     members: Map::new(),
+                    a: None,
+                    oa: None,
                     regions: None,
                 };
                 while let Some(k) = a.next_key::<String>()? {
-                    if k == "regions" {
-                        op.regions = Some(a.next_value()?);
-                    } else {
-                        let v: Value = a.next_value()?;
-                        op.members.insert(k, v);
+                    match k.as_str() {
+                        "regions" => op.regions = Some(a.next_value()?),
+                        "A" => op.a = Some(a.next_value()?),
+                        "OA" => op.oa = Some(a.next_value()?),
+                        _ => {
+                            let v: Value = a.next_value()?;
+                            op.members.insert(k, v);
+                        }
                     }
                 }
                 Ok(op)
@@ -144,9 +158,7 @@ impl<'t> Deserialize<'t> for OpMembers<'t> {
 }
 
 fn raw_field<'t>(o: &RawMap<'t>, key: &'static str) -> Result<&'t str, JErr> {
-    o.get(key)
-        .copied()
-        .ok_or_else(|| JErr::new(format!("missing key \"{key}\"")))
+    o.get(key).copied().ok_or_else(|| missing_key(key))
 }
 
 /// The text `v` when it is an object, or an error naming `what`.
@@ -278,6 +290,7 @@ fn read_program(
         prog,
         ids: FxHashMap::default(),
         doc: &outline,
+        dicts: FxHashMap::default(),
         next_op: 0,
         depth: 0,
     };
@@ -334,6 +347,8 @@ struct Reader<'a> {
     /// JSON value id → value; one map for the whole program, as in Paddle's loader.
     ids: FxHashMap<i64, ValueId>,
     doc: &'a Doc<'a>,
+    /// Dictionaries by op name and attribute list texts ([`Reader::attrs`]).
+    dicts: FxHashMap<(Sym, &'a str, Option<&'a str>), AttrId>,
     next_op: usize,
     /// Region ops around the op being read: the text form holds at most
     /// [`MAX_REGION_DEPTH`] nested regions, so a deeper program is refused here, where it is
@@ -529,6 +544,35 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
+    /// The dictionary of an op named `name` (`sym`) whose attribute lists are the texts `a`
+    /// and `oa`: converted and interned the first time, found again after. Converting the same
+    /// texts for the same op gives the same dictionary and teaches `hints` nothing new.
+    fn attrs(
+        &mut self,
+        sym: Sym,
+        name: &str,
+        a: &'a str,
+        oa: Option<&'a str>,
+    ) -> Result<AttrId, JErr> {
+        if let Some(&id) = self.dicts.get(&(sym, a, oa)) {
+            return Ok(id);
+        }
+        let mut entries = Vec::new();
+        within(
+            self.named_attrs(name, &parse(a)?, &mut entries),
+            &[Seg::Key("A")],
+        )?;
+        if let Some(oa) = oa {
+            within(
+                self.named_attrs(name, &parse(oa)?, &mut entries),
+                &[Seg::Key("OA")],
+            )?;
+        }
+        let id = self.dict(entries)?;
+        self.dicts.insert((sym, a, oa), id);
+        Ok(id)
+    }
+
     fn dict(&mut self, mut entries: Vec<(String, Attr)>) -> Result<AttrId, JErr> {
         // Paddle prints attributes sorted by name; the text parser keeps that order.
         entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -554,16 +598,24 @@ impl<'a> Reader<'a> {
     /// their blocks are read.
     fn op(&mut self, v: &'a str, block: BlockId) -> Result<(), JErr> {
         let OpMembers {
-            members,
+            mut members,
+            a: raw_a,
+            oa: raw_oa,
             regions: raw_regions,
         } = parse(object_text(v, "an op")?)?;
-        let o = &members;
-        let key = field(o, "#")?
+        let key = field(&members, "#")?
             .as_str()
             .ok_or_else(|| JErr::new("an op's \"#\" must be a string (\"<dialect id>.<name>\")"))?;
         if key == PARAMETER.key {
-            return self.parameter(o, block);
+            // Its attribute lists are not Paddle's usual ones (SPEC.md §3.1).
+            for (k, raw) in [("A", raw_a), ("OA", raw_oa)] {
+                if let Some(raw) = raw {
+                    members.insert(k.to_string(), parse(raw.get())?);
+                }
+            }
+            return self.parameter(&members, block);
         }
+        let o = &members;
         let name = op_name(key).map_err(|e| e.at_key("#"))?;
         printable_name("an op name", &name, op_name_char).map_err(|e| e.at_key("#"))?;
         let mut operands = Vec::new();
@@ -602,15 +654,9 @@ impl<'a> Reader<'a> {
                 ty
             });
         }
-        let mut entries = Vec::new();
-        within(
-            self.named_attrs(&name, field(o, "A")?, &mut entries),
-            &[Seg::Key("A")],
-        )?;
-        if let Some(oa) = o.get("OA") {
-            within(self.named_attrs(&name, oa, &mut entries), &[Seg::Key("OA")])?;
-        }
-        let attrs = self.dict(entries)?;
+        let sym = self.ctx.sym(&name);
+        let raw_a = raw_a.ok_or_else(|| missing_key("A"))?;
+        let attrs = self.attrs(sym, &name, raw_a.get(), raw_oa.map(RawValue::get))?;
         let regions = match raw_regions {
             Some(r) => within(
                 raw_array(self.doc, r.get(), "regions").map(Vec::from_iter),
@@ -635,7 +681,6 @@ impl<'a> Reader<'a> {
         } else {
             OpSyntax::Regions
         };
-        let sym = self.ctx.sym(&name);
         let op = self.prog.create_op(sym, attrs, &operands, &tys, syntax);
         self.place(op, block);
         for (i, &id) in ids.iter().enumerate() {
@@ -891,6 +936,57 @@ mod tests {
         let lone = ONE_OP.replacen(r#""program""#, r#""\ud800""#, 1);
         let e = read_text(&lone).unwrap_err();
         assert!(e.message.starts_with("malformed JSON: "), "{}", e.message);
+    }
+
+    #[test]
+    fn attribute_lists_read_once_are_found_again_by_op_and_both_lists() {
+        let op = |name: &str, a: &str, oa: &str, id: u32| {
+            format!(
+                r##"{{"#":"1.{name}","I":[],"O":[{{"%":{id},"TT":{{"#":"0.t_dtensor","D":[{{"#":"0.t_f32"}},[],"NCHW",[],0]}}}}],"A":[{a}],"OA":[{oa}]}}"##
+            )
+        };
+        let k = r##"{"N":"k","AT":{"#":"0.a_i64","D":3}}"##;
+        let sg = |b: bool| {
+            format!(
+                r##"{{"N":"stop_gradient","AT":{{"#":"0.a_array","D":[{{"#":"0.a_bool","D":{b}}}]}}}}"##
+            )
+        };
+        let ops = [
+            op("my_op_a", k, &sg(true), 1),
+            op("my_op_a", k, &sg(false), 2),
+            op("my_op_b", k, &sg(true), 3),
+            op("my_op_a", k, &sg(true), 4),
+        ];
+        let text = format!(
+            r##"{{"base_code":{{"magic":"pir","trainable":true,"version":4}},"program":{{"regions":[{{"#":"region_0","blocks":[{{"#":"block_0","args":[],"ops":[{}]}}]}}]}}}}"##,
+            ops.join(",")
+        );
+        let mut hints = TagHints::default();
+        let m = read_module_with_hints(&SourceFile::new("p.json", &text), &mut hints).unwrap();
+        let printed = crate::ir::print_module(&m);
+        let dicts: Vec<&str> = printed
+            .lines()
+            .filter_map(|l| Some(l.split_once(") {")?.1.split_once('}')?.0))
+            .collect();
+        assert_eq!(
+            dicts,
+            [
+                "k:3,stop_gradient:[true]",
+                "k:3,stop_gradient:[false]",
+                "k:3,stop_gradient:[true]",
+                "k:3,stop_gradient:[true]",
+            ]
+        );
+        // Each op learns the tags of its own attributes, though the lists are the same text.
+        for name in ["pd_op.my_op_a", "pd_op.my_op_b"] {
+            assert_eq!(
+                hints.get(name, "k"),
+                Some(crate::dialect::paddle_json::AttrTag::One(
+                    crate::dialect::paddle_json::Tag::I64
+                )),
+                "{name}"
+            );
+        }
     }
 
     #[test]
