@@ -19,8 +19,10 @@
 //! The program's skeleton (regions, blocks, ops) is written straight into the output text, op by
 //! op, with each object's keys in sorted order, as Paddle's own writer (nlohmann) sorts them;
 //! only the small leaves of one op (an attribute, a type) are built as `serde_json` values,
-//! whose maps sort their keys too. So memory beyond the text is one op's worth, however large
-//! the program. The output is compact, as Paddle's is by default. Nothing is written anywhere
+//! whose maps sort their keys too. An op's attribute lists are written once per distinct op
+//! name, dictionary and result count, and a result type once per type, then copied: ops of one
+//! kind mostly share them. So memory beyond the text is one op's worth and those texts, however
+//! large the program. The output is compact, as Paddle's is by default. Nothing is written anywhere
 //! until both programs have been converted, so a refusal leaves no partial file.
 
 use super::attrs::{attr_to_json, describe, write_tag, TagHints};
@@ -33,8 +35,10 @@ use crate::dialect::paddle_json::{
 };
 use crate::ir::dist::OP_DIST_ATTR;
 use crate::ir::{
-    Attr, BlockId, Context, Module, OpDistAttr, OpId, Program, SlotType, Type, ValueId, Which,
+    Attr, AttrId, BlockId, Context, Module, OpDistAttr, OpId, Program, SlotType, Sym, Type, TypeId,
+    ValueId, Which,
 };
+use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
 
 /// The JSON texts of a module: main, and startup if the module has one.
@@ -73,6 +77,8 @@ fn write_program(
         regions: 0,
         blocks: 0,
         op_index: 0,
+        attr_texts: FxHashMap::default(),
+        type_texts: FxHashMap::default(),
     };
     w.out.extend_from_slice(b"{\"base_code\":");
     let header = json!({"magic": MAGIC, "trainable": true, "version": PIR_VERSION});
@@ -124,6 +130,17 @@ struct Writer<'a> {
     regions: usize,
     blocks: usize,
     op_index: usize,
+    /// By op name, attribute dictionary and result count: the op's `"A"` and `"OA"` lists as
+    /// written. Ops of one kind mostly share a dictionary, so each is converted once.
+    attr_texts: FxHashMap<(Sym, AttrId, usize), AttrLists>,
+    /// By type and whether its dimensions are written unset: a result's `"TT"` as written.
+    type_texts: FxHashMap<(TypeId, bool), Box<str>>,
+}
+
+/// An op's attribute lists as written: `"A"`, and `"OA"` (the per-result flags).
+struct AttrLists {
+    a: Box<str>,
+    oa: Box<str>,
 }
 
 fn named(name: &str, at: Value) -> Value {
@@ -163,15 +180,6 @@ impl Writer<'_> {
             self.value(v);
         }
         self.out.push(b']');
-    }
-
-    /// `{"AT":at,"N":"key"}`, as [`named`] builds it.
-    fn named(&mut self, key: &str, at: &Value) {
-        self.push("{\"AT\":");
-        self.value(at);
-        self.push(",\"N\":");
-        self.string(key);
-        self.out.push(b'}');
     }
 
     /// `{"#":"region_N","blocks":[...]}`.
@@ -332,7 +340,8 @@ impl Writer<'_> {
     /// any, written as they are converted.
     fn op(&mut self, op: OpId) -> Result<(), WErr> {
         let here = Some((op, self.op_index));
-        let name = self.ctx.str(self.p.op_name(op));
+        let sym = self.p.op_name(op);
+        let name = self.ctx.str(sym);
         if name == PARAMETER.op {
             let v = self.parameter(op).map_err(|m| (here, m))?;
             self.value(&v);
@@ -344,34 +353,31 @@ impl Writer<'_> {
         let spec = crate::dialect::Dialect::get().spec(name);
         let mut results = Vec::with_capacity(n_results);
         for (i, r) in self.p.results(op).enumerate() {
-            let mut tt = type_to_json(self.ctx, self.p.value_type(r), &self.hints.meshes)
-                .map_err(|m| (here, format!("result {i}: {m}")))?;
-            if spec.is_some_and(|s| s.result_unset(i)) {
-                super::types::unset_dims(&mut tt);
+            let ty = (
+                self.p.value_type(r),
+                spec.is_some_and(|s| s.result_unset(i)),
+            );
+            if !self.type_texts.contains_key(&ty) {
+                let text = self
+                    .type_text(ty.0, ty.1)
+                    .map_err(|m| (here, format!("result {i}: {m}")))?;
+                self.type_texts.insert(ty, text);
             }
-            results.push((self.define(r), tt));
+            results.push((self.define(r), ty));
         }
-        let mut a = Vec::new();
-        let mut oa = Vec::new();
-        for (k, v) in self.ctx.attrs(self.p.op_attrs(op)).iter() {
-            if RESULT_ATTRS.contains(&k) {
-                let flags = result_flags(v, n_results)
-                    .map_err(|m| (here, format!("attribute `{k}` {m}")))?;
-                oa.push((k, flags));
-            } else {
-                a.push((k, self.attr_value(name, k, v).map_err(|m| (here, m))?));
-            }
+        let lists = (sym, self.p.op_attrs(op), n_results);
+        if !self.attr_texts.contains_key(&lists) {
+            let texts = self
+                .attr_lists(name, lists.1, n_results)
+                .map_err(|m| (here, m))?;
+            self.attr_texts.insert(lists, texts);
         }
         self.push("{\"#\":");
         self.string(&key);
-        self.push(",\"A\":[");
-        for (i, (k, at)) in a.iter().enumerate() {
-            if i > 0 {
-                self.out.push(b',');
-            }
-            self.named(k, at);
-        }
-        self.push("],\"I\":[");
+        self.push(",\"A\":");
+        self.out
+            .extend_from_slice(self.attr_texts[&lists].a.as_bytes());
+        self.push(",\"I\":[");
         for (i, id) in operands.iter().enumerate() {
             if i > 0 {
                 self.out.push(b',');
@@ -381,39 +387,19 @@ impl Writer<'_> {
             self.out.push(b'}');
         }
         self.push("],\"O\":[");
-        for (i, (id, tt)) in results.iter().enumerate() {
+        for (i, (id, ty)) in results.iter().enumerate() {
             if i > 0 {
                 self.out.push(b',');
             }
             self.push("{\"%\":");
             self.push(&id.to_string());
             self.push(",\"TT\":");
-            self.value(tt);
+            self.out.extend_from_slice(self.type_texts[ty].as_bytes());
             self.out.push(b'}');
         }
-        self.push("],\"OA\":[");
-        for (i, (k, flags)) in oa.iter().enumerate() {
-            if i > 0 {
-                self.out.push(b',');
-            }
-            self.push("{\"AT\":{\"#\":");
-            self.string(ARRAY_TAG);
-            self.push(",\"D\":[");
-            for (j, b) in flags.iter().enumerate() {
-                if j > 0 {
-                    self.out.push(b',');
-                }
-                self.push(if *b {
-                    "{\"#\":\"0.a_bool\",\"D\":true}"
-                } else {
-                    "{\"#\":\"0.a_bool\",\"D\":false}"
-                });
-            }
-            self.push("]},\"N\":");
-            self.string(k);
-            self.out.push(b'}');
-        }
-        self.out.push(b']');
+        self.push("],\"OA\":");
+        self.out
+            .extend_from_slice(self.attr_texts[&lists].oa.as_bytes());
         let regions = self.p.regions(op);
         if !regions.is_empty() {
             self.push(",\"regions\":[");
@@ -427,6 +413,36 @@ impl Writer<'_> {
         }
         self.out.push(b'}');
         Ok(())
+    }
+
+    /// The `"TT"` of a result of type `ty`, its dimensions written unset when `unset`.
+    fn type_text(&self, ty: TypeId, unset: bool) -> Result<Box<str>, String> {
+        let mut tt = type_to_json(self.ctx, ty, &self.hints.meshes)?;
+        if unset {
+            super::types::unset_dims(&mut tt);
+        }
+        Ok(tt.to_string().into())
+    }
+
+    /// The `"A"` and `"OA"` lists of an op named `name` with attributes `attrs` and
+    /// `n_results` results: `persistable` and `stop_gradient` (one flag a result) in `"OA"`,
+    /// every other attribute in `"A"`, each list in the dictionary's (sorted) order.
+    fn attr_lists(&self, name: &str, attrs: AttrId, n_results: usize) -> Result<AttrLists, String> {
+        let mut a = Vec::new();
+        let mut oa = Vec::new();
+        for (k, v) in self.ctx.attrs(attrs).iter() {
+            if RESULT_ATTRS.contains(&k) {
+                let flags =
+                    result_flags(v, n_results).map_err(|m| format!("attribute `{k}` {m}"))?;
+                oa.push(named(k, bool_array(&flags)));
+            } else {
+                a.push(named(k, self.attr_value(name, k, v)?));
+            }
+        }
+        Ok(AttrLists {
+            a: Value::Array(a).to_string().into(),
+            oa: Value::Array(oa).to_string().into(),
+        })
     }
 
     /// `builtin.parameter` in the compressed form (SPEC.md §3.1).
@@ -525,6 +541,69 @@ fn result_flags(v: &Attr, n_results: usize) -> Result<Vec<bool>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writes `main` (JSON read with its tags learned) and returns the written ops.
+    fn written_ops(main: &str) -> Result<Vec<Value>, Diagnostic> {
+        let mut hints = TagHints::default();
+        let src = crate::diag::SourceFile::new("p.json", main);
+        let m = super::super::read::read_module_with_hints(&src, &mut hints)?;
+        let out = write_module(&m, &hints)?;
+        let v: Value = serde_json::from_str(&out.main).expect("irw writes JSON");
+        Ok(v["program"]["regions"][0]["blocks"][0]["ops"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    fn program_of(ops: &[String]) -> String {
+        format!(
+            r##"{{"base_code":{{"magic":"pir","trainable":true,"version":4}},"program":{{"regions":[{{"#":"region_0","blocks":[{{"#":"block_0","args":[],"ops":[{}]}}]}}]}}}}"##,
+            ops.join(",")
+        )
+    }
+
+    fn unknown_op(name: &str, k_tag: &str, results: &[u32]) -> String {
+        let outs: Vec<String> = results
+            .iter()
+            .map(|id| format!(r##"{{"%":{id},"TT":{{"#":"0.t_dtensor","D":[{{"#":"0.t_f32"}},[],"NCHW",[],0]}}}}"##))
+            .collect();
+        format!(
+            r##"{{"#":"1.{name}","I":[],"O":[{}],"A":[{{"N":"k","AT":{{"#":"{k_tag}","D":3}}}}],"OA":[{{"N":"stop_gradient","AT":{{"#":"0.a_array","D":[{{"#":"0.a_bool","D":true}}]}}}}]}}"##,
+            outs.join(",")
+        )
+    }
+
+    #[test]
+    fn each_op_writes_its_own_tags_for_a_shared_dictionary() {
+        // Read, both ops hold the one dictionary {k:3,stop_gradient:[true]}; each was given its
+        // own tag for `k`, and gets it back.
+        let ops = written_ops(&program_of(&[
+            unknown_op("my_op_a", "0.a_i64", &[1]),
+            unknown_op("my_op_b", "0.a_i32", &[2]),
+            unknown_op("my_op_a", "0.a_i64", &[3]),
+        ]))
+        .unwrap();
+        let tags: Vec<&str> = ops
+            .iter()
+            .filter_map(|o| o["A"][0]["AT"]["#"].as_str())
+            .collect();
+        assert_eq!(tags, ["0.a_i64", "0.a_i32", "0.a_i64"]);
+    }
+
+    #[test]
+    fn result_flags_are_checked_against_each_op_s_results() {
+        // The same op and dictionary with one result, then two: one flag for two results.
+        let e = written_ops(&program_of(&[
+            unknown_op("my_op", "0.a_i64", &[1]),
+            unknown_op("my_op", "0.a_i64", &[2, 3]),
+        ]))
+        .unwrap_err();
+        assert!(
+            e.message.contains("has 1 entries for 2 results"),
+            "{}",
+            e.message
+        );
+    }
 
     #[test]
     fn names_compress_to_dialect_ids() {
