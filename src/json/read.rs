@@ -594,8 +594,8 @@ impl<'a> Reader<'a> {
         self.next_op += 1;
     }
 
-    /// One op: its members but `regions` become values (small), its regions stay raw until
-    /// their blocks are read.
+    /// One op: its members become values (small) but for `regions`, which stay raw until
+    /// their blocks are read, and the attribute lists, read through [`Reader::attrs`].
     fn op(&mut self, v: &'a str, block: BlockId) -> Result<(), JErr> {
         let OpMembers {
             mut members,
