@@ -27,7 +27,7 @@ use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::paddle_json::{DIALECT_IDS, MAGIC, OP_DIST_TAG, PARAMETER, WHILE_SYNTAX_OPS};
 use crate::ir::parse::MAX_REGION_DEPTH;
 use crate::ir::{
-    Attr, AttrDict, AttrId, BlockId, Context, Module, OpSyntax, Program, Sym, ValueId,
+    Attr, AttrDict, AttrId, BlockId, Context, Module, OpSyntax, Program, Sym, TypeId, ValueId,
 };
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
@@ -109,16 +109,55 @@ fn parse<'t, T: Deserialize<'t>>(raw: &'t str) -> Result<T, JErr> {
     T::deserialize(&mut de).map_err(|e| JErr::new(format!("malformed JSON: {e}")))
 }
 
-/// An op object read in one pass: its members as values, except three kept as text: `regions`,
-/// until its blocks are read (an op's own members are small; its regions hold ops), and the
+/// An op object read in one pass: its members as values, except four kept as text: `regions`,
+/// until its blocks are read (an op's own members are small; its regions hold ops), the
 /// attribute lists `A` and `OA`, which ops of one kind mostly repeat word for word, so each
-/// distinct pair becomes a dictionary once ([`Reader::attrs`]). A repeated key keeps its last
-/// value, as for any object read here.
+/// distinct pair becomes a dictionary once ([`Reader::attrs`]), and the results `O`, whose
+/// types repeat too ([`Reader::result_type`]). A repeated key keeps its last value, as for any
+/// object read here.
 struct OpMembers<'t> {
     members: Map<String, Value>,
     a: Option<&'t RawValue>,
     oa: Option<&'t RawValue>,
+    o: Option<&'t RawValue>,
     regions: Option<&'t RawValue>,
+}
+
+/// One entry of an op's `O`: its id as a value, and the text of its type `TT`. Other keys are
+/// passed over; a repeated key keeps its last value.
+#[derive(Default)]
+struct ResultMembers<'t> {
+    id: Option<Value>,
+    tt: Option<&'t RawValue>,
+}
+
+impl<'t> Deserialize<'t> for ResultMembers<'t> {
+    fn deserialize<D: serde::Deserializer<'t>>(d: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'t> serde::de::Visitor<'t> for Members {
+            type Value = ResultMembers<'t>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a result object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'t>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut r = ResultMembers::default();
+                while let Some(k) = a.next_key::<std::borrow::Cow<'t, str>>()? {
+                    match &*k {
+                        "%" => r.id = Some(a.next_value()?),
+                        "TT" => r.tt = Some(a.next_value()?),
+                        _ => {
+                            a.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(r)
+            }
+        }
+        d.deserialize_map(Members)
+    }
 }
 
 impl<'t> Deserialize<'t> for OpMembers<'t> {
@@ -137,6 +176,7 @@ impl<'t> Deserialize<'t> for OpMembers<'t> {
                     members: Map::new(),
                     a: None,
                     oa: None,
+                    o: None,
                     regions: None,
                 };
                 while let Some(k) = a.next_key::<String>()? {
@@ -144,6 +184,7 @@ impl<'t> Deserialize<'t> for OpMembers<'t> {
                         "regions" => op.regions = Some(a.next_value()?),
                         "A" => op.a = Some(a.next_value()?),
                         "OA" => op.oa = Some(a.next_value()?),
+                        "O" => op.o = Some(a.next_value()?),
                         _ => {
                             let v: Value = a.next_value()?;
                             op.members.insert(k, v);
@@ -291,6 +332,7 @@ fn read_program(
         ids: FxHashMap::default(),
         doc: &outline,
         dicts: FxHashMap::default(),
+        types: FxHashMap::default(),
         next_op: 0,
         depth: 0,
     };
@@ -349,6 +391,8 @@ struct Reader<'a> {
     doc: &'a Doc<'a>,
     /// Dictionaries by op name and attribute list texts ([`Reader::attrs`]).
     dicts: FxHashMap<(Sym, &'a str, Option<&'a str>), AttrId>,
+    /// Result types by their text ([`Reader::result_type`]).
+    types: FxHashMap<&'a str, TypeId>,
     next_op: usize,
     /// Region ops around the op being read: the text form holds at most
     /// [`MAX_REGION_DEPTH`] nested regions, so a deeper program is refused here, where it is
@@ -445,8 +489,12 @@ impl<'a> Reader<'a> {
     }
 
     fn value_id(v: &Value) -> Result<i64, JErr> {
-        v.get("%")
-            .ok_or_else(|| JErr::new("missing key \"%\" (a value id)"))?
+        Self::id_of(v.get("%"))
+    }
+
+    /// An object's value id, given its `%` member.
+    fn id_of(v: Option<&Value>) -> Result<i64, JErr> {
+        v.ok_or_else(|| JErr::new("missing key \"%\" (a value id)"))?
             .as_i64()
             .ok_or_else(|| JErr::new("a value id must be an integer"))
     }
@@ -573,6 +621,17 @@ impl<'a> Reader<'a> {
         Ok(id)
     }
 
+    /// The type whose JSON is the text `tt`: converted the first time, found again after.
+    fn result_type(&mut self, tt: &'a str) -> Result<TypeId, String> {
+        if let Some(&ty) = self.types.get(tt) {
+            return Ok(ty);
+        }
+        let v: Value = parse(tt).map_err(|e| e.msg)?;
+        let ty = type_from_json(self.ctx, &v, &mut self.hints.meshes)?;
+        self.types.insert(tt, ty);
+        Ok(ty)
+    }
+
     fn dict(&mut self, mut entries: Vec<(String, Attr)>) -> Result<AttrId, JErr> {
         // Paddle prints attributes sorted by name; the text parser keeps that order.
         entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -601,6 +660,7 @@ impl<'a> Reader<'a> {
             mut members,
             a: raw_a,
             oa: raw_oa,
+            o: raw_o,
             regions: raw_regions,
         } = parse(object_text(v, "an op")?)?;
         let key = field(&members, "#")?
@@ -608,7 +668,7 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| JErr::new("an op's \"#\" must be a string (\"<dialect id>.<name>\")"))?;
         if key == PARAMETER.key {
             // Its attribute lists are not Paddle's usual ones (SPEC.md §3.1).
-            for (k, raw) in [("A", raw_a), ("OA", raw_oa)] {
+            for (k, raw) in [("A", raw_a), ("OA", raw_oa), ("O", raw_o)] {
                 if let Some(raw) = raw {
                     members.insert(k.to_string(), parse(raw.get())?);
                 }
@@ -633,16 +693,22 @@ impl<'a> Reader<'a> {
             })?;
             operands.push(Some(v));
         }
-        let outs = within(array(field(o, "O")?, "\"O\""), &[Seg::Key("O")])?;
-        let mut ids = Vec::with_capacity(outs.len());
-        let mut tys = Vec::with_capacity(outs.len());
-        for (i, x) in outs.iter().enumerate() {
+        let raw_o = raw_o.ok_or_else(|| missing_key("O"))?;
+        let outs = within(raw_array(self.doc, raw_o.get(), "\"O\""), &[Seg::Key("O")])?;
+        let mut ids = Vec::new();
+        let mut tys = Vec::new();
+        for (i, x) in outs.enumerate() {
             let here = [Seg::Key("O"), Seg::Index(i)];
-            ids.push(Self::value_id(x).map_err(|e| e.at_path(&here))?);
+            // What is no object has neither key, as `Value::get` finds none in it.
+            let x: ResultMembers = match object_text(x, "a result") {
+                Ok(x) => parse(x)?,
+                Err(_) => ResultMembers::default(),
+            };
+            ids.push(Self::id_of(x.id.as_ref()).map_err(|e| e.at_path(&here))?);
             let tt = x
-                .get("TT")
+                .tt
                 .ok_or_else(|| JErr::new("missing key \"TT\" (the result type)").at_path(&here))?;
-            let ty = type_from_json(self.ctx, tt, &mut self.hints.meshes).map_err(|m| {
+            let ty = self.result_type(tt.get()).map_err(|m| {
                 JErr::new(m).at_path(&[Seg::Key("O"), Seg::Index(i), Seg::Key("TT")])
             })?;
             let unset = crate::dialect::Dialect::get()
@@ -987,6 +1053,30 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn result_types_read_once_are_found_again_by_their_text() {
+        let op = |id: u32, dims: &str| {
+            format!(
+                r##"{{"#":"1.my_op","I":[],"A":[],"O":[{{"%":{id},"TT":{{"#":"0.t_dtensor","D":[{{"#":"0.t_f32"}},[{dims}],"NCHW",[],0]}}}}]}}"##
+            )
+        };
+        let text = |ops: &[String]| {
+            format!(
+                r##"{{"base_code":{{"magic":"pir","trainable":true,"version":4}},"program":{{"regions":[{{"#":"region_0","blocks":[{{"#":"block_0","args":[],"ops":[{}]}}]}}]}}}}"##,
+                ops.join(",")
+            )
+        };
+        let printed = read_text(&text(&[op(1, "2"), op(2, "3"), op(3, "2")])).unwrap();
+        let types: Vec<&str> = printed
+            .lines()
+            .filter_map(|l| l.rsplit_once("-> ").map(|(_, t)| t))
+            .collect();
+        assert_eq!(types, ["tensor<2xf32>", "tensor<3xf32>", "tensor<2xf32>"]);
+        // A result that is no object has no id, as before its type is read.
+        let e = read_text(&text(&[op(1, "2").replace(r#""O":[{"#, r#""O":[7,{"#)])).unwrap_err();
+        assert_eq!(e.message, "missing key \"%\" (a value id)");
     }
 
     #[test]
