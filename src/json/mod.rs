@@ -34,12 +34,14 @@
 //! - [`dist`]: distribution types and `op_dist_attr` (`pd_dist`), as Paddle 3.3.1 writes them.
 //! - [`locate`]: byte offsets of JSON paths, so diagnostics point into the file, and the
 //!   document's outline, which the reader splits the levels above the ops with.
+//! - [`recent`]: the fixed-size cache reading and writing convert repeated texts through.
 
 pub mod attrs;
 pub mod check;
 pub mod dist;
 pub mod locate;
 pub mod read;
+mod recent;
 pub mod types;
 pub mod write;
 

@@ -22,6 +22,7 @@
 use super::attrs::{attr_from_json, TagHints};
 use super::dist::op_dist_from_json;
 use super::locate::{layout, offset_of, Elements, JsonPath, Layout, Seg};
+use super::recent::Recent;
 use super::types::type_from_json;
 use crate::diag::{Diagnostic, SourceFile};
 use crate::dialect::paddle_json::{DIALECT_IDS, MAGIC, OP_DIST_TAG, PARAMETER, WHILE_SYNTAX_OPS};
@@ -111,9 +112,9 @@ fn parse<'t, T: Deserialize<'t>>(raw: &'t str) -> Result<T, JErr> {
 
 /// An op object read in one pass: its members as values, except four kept as text: `regions`,
 /// until its blocks are read (an op's own members are small; its regions hold ops), the
-/// attribute lists `A` and `OA`, which ops of one kind mostly repeat word for word, so each
-/// distinct pair becomes a dictionary once ([`Reader::attrs`]), and the results `O`, whose
-/// types repeat too ([`Reader::result_type`]). A repeated key keeps its last value, as for any
+/// attribute lists `A` and `OA`, which ops of one kind mostly repeat word for word, so a pair
+/// seen recently is not converted again ([`Reader::attrs`]), and the results `O`, whose types
+/// repeat too ([`Reader::result_type`]). A repeated key keeps its last value, as for any
 /// object read here.
 struct OpMembers<'t> {
     members: Map<String, Value>,
@@ -331,8 +332,8 @@ fn read_program(
         prog,
         ids: FxHashMap::default(),
         doc: &outline,
-        dicts: FxHashMap::default(),
-        types: FxHashMap::default(),
+        dicts: Recent::new(),
+        types: Recent::new(),
         next_op: 0,
         depth: 0,
     };
@@ -389,10 +390,10 @@ struct Reader<'a> {
     /// JSON value id → value; one map for the whole program, as in Paddle's loader.
     ids: FxHashMap<i64, ValueId>,
     doc: &'a Doc<'a>,
-    /// Dictionaries by op name and attribute list texts ([`Reader::attrs`]).
-    dicts: FxHashMap<(Sym, &'a str, Option<&'a str>), AttrId>,
-    /// Result types by their text ([`Reader::result_type`]).
-    types: FxHashMap<&'a str, TypeId>,
+    /// Recent dictionaries by op name and attribute list texts ([`Reader::attrs`]).
+    dicts: Recent<(Sym, &'a str, Option<&'a str>), AttrId>,
+    /// Recent result types by their text ([`Reader::result_type`]).
+    types: Recent<&'a str, TypeId>,
     next_op: usize,
     /// Region ops around the op being read: the text form holds at most
     /// [`MAX_REGION_DEPTH`] nested regions, so a deeper program is refused here, where it is
@@ -593,8 +594,9 @@ impl<'a> Reader<'a> {
     }
 
     /// The dictionary of an op named `name` (`sym`) whose attribute lists are the texts `a`
-    /// and `oa`: converted and interned the first time, found again after. Converting the same
-    /// texts for the same op gives the same dictionary and teaches `hints` nothing new.
+    /// and `oa`: found in the cache of recent ones, else converted and interned. Converting the
+    /// same texts for the same op gives the same dictionary and teaches `hints` nothing new, so
+    /// a hit is what a conversion would give.
     fn attrs(
         &mut self,
         sym: Sym,
@@ -621,9 +623,9 @@ impl<'a> Reader<'a> {
         Ok(id)
     }
 
-    /// The type whose JSON is the text `tt`: converted the first time, found again after.
+    /// The type whose JSON is the text `tt`: found in the cache of recent ones, else converted.
     fn result_type(&mut self, tt: &'a str) -> Result<TypeId, String> {
-        if let Some(&ty) = self.types.get(tt) {
+        if let Some(&ty) = self.types.get(&tt) {
             return Ok(ty);
         }
         let v: Value = parse(tt).map_err(|e| e.msg)?;

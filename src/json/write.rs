@@ -19,15 +19,16 @@
 //! The program's skeleton (regions, blocks, ops) is written straight into the output text, op by
 //! op, with each object's keys in sorted order, as Paddle's own writer (nlohmann) sorts them;
 //! only the small leaves of one op (an attribute, a type) are built as `serde_json` values,
-//! whose maps sort their keys too. An op's attribute lists are written once per distinct op
-//! name, dictionary and result count, and a result type once per type, then copied: ops of one
-//! kind mostly share them. So memory beyond the text is one op's worth and those texts, however
-//! large the program. The output is compact, as Paddle's is by default. Nothing is written anywhere
+//! whose maps sort their keys too. An op's attribute lists (by op name, dictionary and result
+//! count) and a result's type are converted once and then copied while a fixed-size cache
+//! ([`super::recent`]) holds them: ops of one kind mostly share them. So memory beyond the text
+//! is one op's worth and that cache, however large the program. The output is compact, as Paddle's is by default. Nothing is written anywhere
 //! until both programs have been converted, so a refusal leaves no partial file.
 
 use super::attrs::{attr_to_json, describe, write_tag, TagHints};
 use super::check::check_module;
 use super::dist::op_dist_to_json;
+use super::recent::Recent;
 use super::types::type_to_json;
 use crate::diag::Diagnostic;
 use crate::dialect::paddle_json::{
@@ -38,8 +39,8 @@ use crate::ir::{
     Attr, AttrId, BlockId, Context, Module, OpDistAttr, OpId, Program, SlotType, Sym, Type, TypeId,
     ValueId, Which,
 };
-use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
+use std::rc::Rc;
 
 /// The JSON texts of a module: main, and startup if the module has one.
 #[derive(Debug, Clone)]
@@ -77,8 +78,8 @@ fn write_program(
         regions: 0,
         blocks: 0,
         op_index: 0,
-        attr_texts: FxHashMap::default(),
-        type_texts: FxHashMap::default(),
+        attr_texts: Recent::new(),
+        type_texts: Recent::new(),
     };
     w.out.extend_from_slice(b"{\"base_code\":");
     let header = json!({"magic": MAGIC, "trainable": true, "version": PIR_VERSION});
@@ -131,10 +132,10 @@ struct Writer<'a> {
     blocks: usize,
     op_index: usize,
     /// By op name, attribute dictionary and result count: the op's `"A"` and `"OA"` lists as
-    /// written. Ops of one kind mostly share a dictionary, so each is converted once.
-    attr_texts: FxHashMap<(Sym, AttrId, usize), AttrLists>,
+    /// written. Ops of one kind mostly share a dictionary, so most are converted once.
+    attr_texts: Recent<(Sym, AttrId, usize), Rc<AttrLists>>,
     /// By type and whether its dimensions are written unset: a result's `"TT"` as written.
-    type_texts: FxHashMap<(TypeId, bool), Box<str>>,
+    type_texts: Recent<(TypeId, bool), Rc<str>>,
 }
 
 /// An op's attribute lists as written: `"A"`, and `"OA"` (the per-result flags).
@@ -357,26 +358,34 @@ impl Writer<'_> {
                 self.p.value_type(r),
                 spec.is_some_and(|s| s.result_unset(i)),
             );
-            if !self.type_texts.contains_key(&ty) {
-                let text = self
-                    .type_text(ty.0, ty.1)
-                    .map_err(|m| (here, format!("result {i}: {m}")))?;
-                self.type_texts.insert(ty, text);
+            let text = match self.type_texts.get(&ty) {
+                Some(text) => text.clone(),
+                None => {
+                    let text: Rc<str> = self
+                        .type_text(ty.0, ty.1)
+                        .map_err(|m| (here, format!("result {i}: {m}")))?;
+                    self.type_texts.insert(ty, text.clone());
+                    text
+                }
+            };
+            results.push((self.define(r), text));
+        }
+        let key_lists = (sym, self.p.op_attrs(op), n_results);
+        let lists = match self.attr_texts.get(&key_lists) {
+            Some(lists) => lists.clone(),
+            None => {
+                let lists = Rc::new(
+                    self.attr_lists(name, key_lists.1, n_results)
+                        .map_err(|m| (here, m))?,
+                );
+                self.attr_texts.insert(key_lists, lists.clone());
+                lists
             }
-            results.push((self.define(r), ty));
-        }
-        let lists = (sym, self.p.op_attrs(op), n_results);
-        if !self.attr_texts.contains_key(&lists) {
-            let texts = self
-                .attr_lists(name, lists.1, n_results)
-                .map_err(|m| (here, m))?;
-            self.attr_texts.insert(lists, texts);
-        }
+        };
         self.push("{\"#\":");
         self.string(&key);
         self.push(",\"A\":");
-        self.out
-            .extend_from_slice(self.attr_texts[&lists].a.as_bytes());
+        self.push(&lists.a);
         self.push(",\"I\":[");
         for (i, id) in operands.iter().enumerate() {
             if i > 0 {
@@ -387,19 +396,18 @@ impl Writer<'_> {
             self.out.push(b'}');
         }
         self.push("],\"O\":[");
-        for (i, (id, ty)) in results.iter().enumerate() {
+        for (i, (id, tt)) in results.iter().enumerate() {
             if i > 0 {
                 self.out.push(b',');
             }
             self.push("{\"%\":");
             self.push(&id.to_string());
             self.push(",\"TT\":");
-            self.out.extend_from_slice(self.type_texts[ty].as_bytes());
+            self.push(tt);
             self.out.push(b'}');
         }
         self.push("],\"OA\":");
-        self.out
-            .extend_from_slice(self.attr_texts[&lists].oa.as_bytes());
+        self.push(&lists.oa);
         let regions = self.p.regions(op);
         if !regions.is_empty() {
             self.push(",\"regions\":[");
@@ -416,7 +424,7 @@ impl Writer<'_> {
     }
 
     /// The `"TT"` of a result of type `ty`, its dimensions written unset when `unset`.
-    fn type_text(&self, ty: TypeId, unset: bool) -> Result<Box<str>, String> {
+    fn type_text(&self, ty: TypeId, unset: bool) -> Result<Rc<str>, String> {
         let mut tt = type_to_json(self.ctx, ty, &self.hints.meshes)?;
         if unset {
             super::types::unset_dims(&mut tt);
