@@ -22,8 +22,9 @@
 //! whose maps sort their keys too. An op's attribute lists (by op name, dictionary and result
 //! count) and a result's type are converted once and then copied while a fixed-size cache
 //! ([`super::recent`]) holds them: ops of one kind mostly share them. So memory beyond the text
-//! is one op's worth and that cache, however large the program. The output is compact, as Paddle's is by default. Nothing is written anywhere
-//! until both programs have been converted, so a refusal leaves no partial file.
+//! is one op's worth and that cache, however large the program. The output is compact, as
+//! Paddle's is by default. Nothing is written anywhere until both programs have been converted,
+//! so a refusal leaves no partial file.
 
 use super::attrs::{attr_to_json, describe, write_tag, TagHints};
 use super::check::check_module;
