@@ -41,23 +41,35 @@ impl<'a> Engine<'a> {
             cur = self.m.main.next_op(op);
         }
         for (r, op) in reading {
-            let first = self.run_start(op, r);
-            self.stage_first.insert(r, first);
+            let first = self.stage_first.get(&r).copied();
+            if let Some(start) = self.start_of(r, Some(op), first) {
+                self.stage_first.insert(r, start);
+            }
         }
     }
 
-    /// The first op of the run of ops of stage `st` that ends at `op`.
-    fn run_start(&mut self, mut op: OpId, st: i64) -> OpId {
+    /// Where stage `st` starts (the rule is [`Engine::find_markers`]'s), given its first op
+    /// that reads an operand and its first op.
+    fn start_of(
+        &mut self,
+        st: i64,
+        first_reading: Option<OpId>,
+        first: Option<OpId>,
+    ) -> Option<OpId> {
+        let Some(mut op) = first_reading else {
+            return first;
+        };
         while let Some(p) = self.m.main.prev_op(op) {
             if self.role(p) != Some(st) {
                 break;
             }
             op = p;
         }
-        op
+        Some(op)
     }
 
-    /// The start of stage `st` ([`Engine::find_markers`]), found by a scan of the block.
+    /// The start of stage `st` ([`Engine::find_markers`]), found by a scan of the block that
+    /// stops at the stage's first op reading an operand.
     fn stage_start(&mut self, st: i64) -> Option<OpId> {
         let mut first = None;
         let mut cur = self.m.main.first_op(self.m.main.top_block());
@@ -65,12 +77,12 @@ impl<'a> Engine<'a> {
             if self.role(o) == Some(st) {
                 first = first.or(Some(o));
                 if self.m.main.num_operands(o) > 0 {
-                    return Some(self.run_start(o, st));
+                    return self.start_of(st, Some(o), first);
                 }
             }
             cur = self.m.main.next_op(o);
         }
-        first
+        self.start_of(st, None, first)
     }
 
     /// A marker that is moved, erased or re-roled is looked up again when next needed.
