@@ -110,18 +110,78 @@ fn parse<'t, T: Deserialize<'t>>(raw: &'t str) -> Result<T, JErr> {
     T::deserialize(&mut de).map_err(|e| JErr::new(format!("malformed JSON: {e}")))
 }
 
+/// An object read in one pass, member by member, into `Self`: the one visitor of
+/// [`read_members`] hands each key (decoded) and its value to [`Members::member`].
+trait Members<'t>: Default {
+    /// What the object is, for serde's "invalid type" message.
+    const WHAT: &'static str;
+    /// Takes the value of `key` from `a` (a repeated key is taken again: the last one stays).
+    fn member<A: serde::de::MapAccess<'t>>(
+        &mut self,
+        key: String,
+        a: &mut A,
+    ) -> Result<(), A::Error>;
+}
+
+/// Reads an object into `T` with [`Members::member`].
+fn read_members<'t, T: Members<'t>, D: serde::Deserializer<'t>>(d: D) -> Result<T, D::Error> {
+    struct Visit<T>(std::marker::PhantomData<T>);
+    impl<'t, T: Members<'t>> serde::de::Visitor<'t> for Visit<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str(T::WHAT)
+        }
+        fn visit_map<A: serde::de::MapAccess<'t>>(self, mut a: A) -> Result<T, A::Error> {
+            let mut t = T::default();
+            while let Some(k) = a.next_key::<String>()? {
+                t.member(k, &mut a)?;
+            }
+            Ok(t)
+        }
+    }
+    d.deserialize_map(Visit(std::marker::PhantomData))
+}
+
 /// An op object read in one pass: its members as values, except four kept as text: `regions`,
 /// until its blocks are read (an op's own members are small; its regions hold ops), the
 /// attribute lists `A` and `OA`, which ops of one kind mostly repeat word for word, so a pair
 /// seen recently is not converted again ([`Reader::attrs`]), and the results `O`, whose types
 /// repeat too ([`Reader::result_type`]). A repeated key keeps its last value, as for any
 /// object read here.
+#[derive(Default)]
 struct OpMembers<'t> {
     members: Map<String, Value>,
     a: Option<&'t RawValue>,
     oa: Option<&'t RawValue>,
     o: Option<&'t RawValue>,
     regions: Option<&'t RawValue>,
+}
+
+impl<'t> Members<'t> for OpMembers<'t> {
+    const WHAT: &'static str = "an op object";
+    fn member<A: serde::de::MapAccess<'t>>(
+        &mut self,
+        key: String,
+        a: &mut A,
+    ) -> Result<(), A::Error> {
+        match key.as_str() {
+            "regions" => self.regions = Some(a.next_value()?),
+            "A" => self.a = Some(a.next_value()?),
+            "OA" => self.oa = Some(a.next_value()?),
+            "O" => self.o = Some(a.next_value()?),
+            _ => {
+                let v: Value = a.next_value()?;
+                self.members.insert(key, v);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'t> Deserialize<'t> for OpMembers<'t> {
+    fn deserialize<D: serde::Deserializer<'t>>(d: D) -> Result<Self, D::Error> {
+        read_members(d)
+    }
 }
 
 /// One entry of an op's `O`: its id as a value, and the text of its type `TT`. Other keys are
@@ -132,70 +192,27 @@ struct ResultMembers<'t> {
     tt: Option<&'t RawValue>,
 }
 
-impl<'t> Deserialize<'t> for ResultMembers<'t> {
-    fn deserialize<D: serde::Deserializer<'t>>(d: D) -> Result<Self, D::Error> {
-        struct Members;
-        impl<'t> serde::de::Visitor<'t> for Members {
-            type Value = ResultMembers<'t>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a result object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'t>>(
-                self,
-                mut a: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut r = ResultMembers::default();
-                while let Some(k) = a.next_key::<std::borrow::Cow<'t, str>>()? {
-                    match &*k {
-                        "%" => r.id = Some(a.next_value()?),
-                        "TT" => r.tt = Some(a.next_value()?),
-                        _ => {
-                            a.next_value::<serde::de::IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(r)
+impl<'t> Members<'t> for ResultMembers<'t> {
+    const WHAT: &'static str = "a result object";
+    fn member<A: serde::de::MapAccess<'t>>(
+        &mut self,
+        key: String,
+        a: &mut A,
+    ) -> Result<(), A::Error> {
+        match key.as_str() {
+            "%" => self.id = Some(a.next_value()?),
+            "TT" => self.tt = Some(a.next_value()?),
+            _ => {
+                a.next_value::<serde::de::IgnoredAny>()?;
             }
         }
-        d.deserialize_map(Members)
+        Ok(())
     }
 }
 
-impl<'t> Deserialize<'t> for OpMembers<'t> {
+impl<'t> Deserialize<'t> for ResultMembers<'t> {
     fn deserialize<D: serde::Deserializer<'t>>(d: D) -> Result<Self, D::Error> {
-        struct Members;
-        impl<'t> serde::de::Visitor<'t> for Members {
-            type Value = OpMembers<'t>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an op object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'t>>(
-                self,
-                mut a: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut op = OpMembers {
-                    members: Map::new(),
-                    a: None,
-                    oa: None,
-                    o: None,
-                    regions: None,
-                };
-                while let Some(k) = a.next_key::<String>()? {
-                    match k.as_str() {
-                        "regions" => op.regions = Some(a.next_value()?),
-                        "A" => op.a = Some(a.next_value()?),
-                        "OA" => op.oa = Some(a.next_value()?),
-                        "O" => op.o = Some(a.next_value()?),
-                        _ => {
-                            let v: Value = a.next_value()?;
-                            op.members.insert(k, v);
-                        }
-                    }
-                }
-                Ok(op)
-            }
-        }
-        d.deserialize_map(Members)
+        read_members(d)
     }
 }
 
