@@ -236,6 +236,10 @@ pub struct Interp<'p> {
     label: String,
     ops: Vec<OpId>,
     loss_value: Option<ValueId>,
+    /// The backward seed, `full_like(loss, 1)` with op_role 1.
+    seed_op: Option<OpId>,
+    /// What the seed's value is multiplied by ([`Interp::scale_loss_seed`]).
+    seed_scale: Option<f64>,
     rng: Rng,
     /// Gradients to give optimizer ops instead of the ones the program computed, by parameter
     /// name (see [`Interp::override_optimizer_grads`]).
@@ -324,12 +328,10 @@ impl<'p> Interp<'p> {
             }
         }
         // The loss is what the backward seed (`full_like(loss, 1)` with op_role 1) is shaped after.
-        let loss_value = ops
-            .iter()
-            .find(|&&op| {
-                ctx.str(prog.op_name(op)) == "pd_op.full_like" && op_role(ctx, prog, op) == Some(1)
-            })
-            .and_then(|&op| prog.operand(op, 0));
+        let seed_op = ops.iter().copied().find(|&op| {
+            ctx.str(prog.op_name(op)) == "pd_op.full_like" && op_role(ctx, prog, op) == Some(1)
+        });
+        let loss_value = seed_op.and_then(|op| prog.operand(op, 0));
         Ok(Interp {
             ctx,
             prog,
@@ -337,6 +339,8 @@ impl<'p> Interp<'p> {
             label: label.to_string(),
             ops,
             loss_value,
+            seed_op,
+            seed_scale: None,
             rng: Rng::new(seed),
             grad_override: IndexMap::new(),
             track_non_finite: false,
@@ -352,6 +356,17 @@ impl<'p> Interp<'p> {
     /// from the rewrite's correctness.
     pub fn override_optimizer_grads(&mut self, grads: IndexMap<String, Tensor>) {
         self.grad_override = grads;
+    }
+
+    /// Multiplies the backward seed (`full_like(loss, 1)`) by `factor`, so that a pass computes
+    /// the gradients of `factor` × the loss through every op after it, the optimize stage's
+    /// included. Returns whether the program has such a seed. `irw check` uses it for a merge
+    /// without averaging (avg=false) of a mean loss: its merged gradient is that of the loss
+    /// summed over the k micro-batches, k × the full-batch loss, and an optimize stage that is
+    /// not linear in the gradients (a global-norm clip: clip(k·g) ≠ k·clip(g)) must see k·g.
+    pub fn scale_loss_seed(&mut self, factor: f64) -> bool {
+        self.seed_scale = Some(factor);
+        self.seed_op.is_some()
     }
 
     /// Stops every pass with an error at the first op boundary after `deadline` (`--timeout`).
@@ -889,7 +904,18 @@ impl<'p> Interp<'p> {
                             inputs,
                             n_results: results.len(),
                         };
-                        kernel.call(&call)?
+                        let mut outs = kernel.call(&call)?;
+                        if let (Some(f), true) = (self.seed_scale, self.seed_op == Some(op)) {
+                            if let Some(Some(Out::Tensor(t))) = outs.first_mut() {
+                                let scaled: Vec<f32> = t
+                                    .to_f32()
+                                    .iter()
+                                    .map(|&x| (f64::from(x) * f) as f32)
+                                    .collect();
+                                *t = Tensor::from_f32_as(t.shape(), scaled, t.dtype())?;
+                            }
+                        }
+                        outs
                     };
                     if let Some((p, g)) = grad_index
                         .filter(|_| is_optimizer)

@@ -50,9 +50,12 @@
 //! loss reduces the batch: the full-batch gradient is the mean of the micro-batch gradients for
 //! a mean loss and their sum for a sum loss. Gradient merge with `avg` (a 1/k scale) is the
 //! full-batch step of a mean loss; without it the merged gradient is the gradient of the loss
-//! summed over the k micro-batches, Σᵢ Lᵢ: the full-batch gradient for a sum loss, k times it
-//! for a mean loss. The report states the relation it checks; a sum loss merged with `avg` is
-//! named as such.
+//! summed over the k micro-batches, Σᵢ Lᵢ: the full-batch gradient for a sum loss, and for a
+//! mean loss (told by the loss values, which an optimize stage cannot disguise) the full-batch
+//! step with its backward seed scaled by k. Not k times the full-batch gradient the optimizers
+//! consume: an optimize stage that is not linear in the gradients (a global-norm clip) turns k·g
+//! into something else than k times what it makes of g. The report states the relation it
+//! checks; a sum loss merged with `avg` is named as such.
 //!
 //! Programs with collectives run on 2 ranks by default, so moving a collective across the
 //! accumulation is really exercised.

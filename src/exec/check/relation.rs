@@ -169,22 +169,54 @@ pub(super) fn reduction(
     }
 }
 
+/// Whether the original's loss is a mean over the batch, told by its values: the full batch's
+/// loss is the mean of the micro-batches' (a sum loss is their sum, a token mean over a mask
+/// with uneven counts neither). Unknown losses say no.
+pub(super) fn is_mean_loss(full: Option<f32>, micro: &[Option<f32>]) -> bool {
+    let Some(full) = full.map(f64::from) else {
+        return false;
+    };
+    let Some(micro) = micro
+        .iter()
+        .map(|l| l.map(f64::from))
+        .collect::<Option<Vec<f64>>>()
+    else {
+        return false;
+    };
+    if micro.is_empty() {
+        return false;
+    }
+    let mean = micro.iter().sum::<f64>() / micro.len() as f64;
+    let scale = full
+        .abs()
+        .max(micro.iter().fold(0.0_f64, |a, x| a.max(x.abs())));
+    scale > 0.0 && (full - mean).abs() <= 1e-4 * scale
+}
+
 /// The relation the grad rows check, in words, and the factor `f` for which the merged
 /// gradient must be `f` × the reference gradient (`None`: the sum of the original's
 /// micro-batch gradients). `fixed_batch`: the reference is the original's micro-batch
-/// gradients combined, because no full-batch step exists.
+/// gradients combined, because no full-batch step exists. `summed_loss`: the reference is the
+/// full-batch step with the loss taken k times (avg=false, a mean loss). `mean_loss`: the
+/// losses say the loss is a mean ([`is_mean_loss`]).
 pub(super) fn relation(
     k: usize,
     avg: bool,
     reduction: Reduction,
     fixed_batch: bool,
+    summed_loss: bool,
+    mean_loss: bool,
     combine: Combine,
 ) -> (String, Option<f64>) {
     let (relation, factor) = match (k, avg, reduction) {
         (1, _, _) => ("gradient = the original's gradient (k_steps 1: nothing is merged)".to_string(), Some(1.0)),
+        (_, false, _) if summed_loss => (format!(
+            "merged gradient = gradient of the loss summed over the {k} micro-batches (avg=false): for this mean loss, the full-batch gradient of {k} × the loss"
+        ), Some(1.0)),
         (_, true, Reduction::Sum) => (format!(
             "merged gradient = full-batch gradient (avg=true; but the loss sums over the batch: the full-batch gradient is the sum of the {k} micro-batch gradients, not their mean)"
         ), Some(1.0)),
+        (_, true, Reduction::Uneven) if mean_loss => ("merged gradient = full-batch gradient (avg=true, a mean loss; the gradients the optimizers consume are not the mean of the micro-batch ones because the optimize stage is not linear in the gradients, as a global-norm clip is not)".to_string(), Some(1.0)),
         (_, true, Reduction::Uneven) => ("merged gradient = full-batch gradient (avg=true; the full-batch gradient is neither the mean nor the sum of the micro-batch gradients here: the loss does not weigh the micro-batches alike, as a token mean over a mask does when they hold different token counts)".to_string(), Some(1.0)),
         (_, true, _) => ("merged gradient = full-batch gradient (avg=true: the mean of the micro-batch gradients)".to_string(), Some(1.0)),
         (_, false, Reduction::Mean) => (format!(
@@ -203,4 +235,23 @@ pub(super) fn relation(
         _ => relation,
     };
     (relation, factor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_mean_loss;
+
+    /// A mean loss's full-batch value is the mean of the micro-batches'; a sum loss's is their
+    /// sum; an unknown loss or none at all is not called a mean.
+    #[test]
+    fn a_mean_loss_is_told_by_its_values() {
+        let micro = [Some(1.0), Some(2.0), Some(3.0), Some(6.0)];
+        assert!(is_mean_loss(Some(3.0), &micro));
+        assert!(!is_mean_loss(Some(12.0), &micro));
+        assert!(!is_mean_loss(Some(3.01), &micro));
+        assert!(!is_mean_loss(None, &micro));
+        assert!(!is_mean_loss(Some(3.0), &[Some(3.0), None]));
+        assert!(!is_mean_loss(Some(0.0), &[Some(0.0), Some(0.0)]));
+        assert!(!is_mean_loss(Some(1.0), &[]));
+    }
 }

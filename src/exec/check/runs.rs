@@ -40,13 +40,7 @@ impl<'a> Original<'a> {
         stage: Stage,
         track: bool,
     ) -> Result<(), Diagnostic> {
-        let mut it = Interp::with_source(
-            &self.module.ctx,
-            &self.module.main,
-            self.sources.main,
-            "original",
-            self.opts.seed,
-        )?;
+        let mut it = self.interp()?;
         it.override_optimizer_grads(grads);
         it.set_deadline(self.opts.deadline);
         if track {
@@ -55,9 +49,38 @@ impl<'a> Original<'a> {
         it.run(ranks, feeds, stage)
     }
 
+    fn interp(&self) -> Result<Interp<'a>, Diagnostic> {
+        Interp::with_source(
+            &self.module.ctx,
+            &self.module.main,
+            self.sources.main,
+            "original",
+            self.opts.seed,
+        )
+    }
+
     /// One whole step on `feeds`.
     fn step(&self, ranks: &mut [Rank], feeds: &[Feeds]) -> Result<(), Diagnostic> {
         self.pass(ranks, IndexMap::new(), feeds, Stage::Full, false)
+    }
+
+    /// The gradients its optimizers consume in one whole step on `feeds` with the loss taken
+    /// `factor` times (its backward seed scaled), from `start`; `None` when the program has
+    /// no backward seed to scale.
+    fn step_with_loss_times(
+        &self,
+        start: &[Rank],
+        feeds: &[Feeds],
+        factor: f64,
+    ) -> Result<Option<IndexMap<String, Tensor>>, Diagnostic> {
+        let mut it = self.interp()?;
+        if !it.scale_loss_seed(factor) {
+            return Ok(None);
+        }
+        it.set_deadline(self.opts.deadline);
+        let mut ranks = start.to_vec();
+        it.run(&mut ranks, feeds, Stage::Full)?;
+        Ok(Some(ranks[0].observed.optimizer_grads.clone()))
     }
 
     /// The original run micro-batch by micro-batch from `start`.
@@ -142,6 +165,7 @@ impl Reference {
         // instead; when that fails too, or the time limit stopped the full step, the full
         // step's error stands.
         let mut fixed_batch = None;
+        let mut full_loss = None;
         let grads = if let Some(m) = &micro {
             m.grads.clone()
         } else {
@@ -161,6 +185,7 @@ impl Reference {
                             )?));
                         }
                     }
+                    full_loss = full[0].observed.loss;
                     full[0].observed.optimizer_grads.clone()
                 }
                 Err(e) => {
@@ -196,6 +221,7 @@ impl Reference {
         // also says how the loss reduces the batch.
         let mut micro_max: IndexMap<String, f64> = IndexMap::new();
         let mut micro_sum: IndexMap<String, Vec<f64>> = IndexMap::new();
+        let mut micro_losses = Vec::new();
         if k > 1 {
             for i in 0..k {
                 let mut ranks = plan.original_start.clone();
@@ -216,6 +242,7 @@ impl Reference {
                         )?));
                     }
                 }
+                micro_losses.push(ranks[0].observed.loss);
                 for (name, g) in &ranks[0].observed.optimizer_grads {
                     let v = g.to_f64_vec();
                     let m = micro_max.entry(name.clone()).or_insert(0.0);
@@ -230,8 +257,31 @@ impl Reference {
             }
         }
         let reduction = relation::reduction(k, &grads, &micro_sum, coupled.is_empty());
-        let (relation, factor) =
-            relation::relation(k, avg, reduction, fixed_batch.is_some(), combine);
+        // Without averaging, the merged gradient is that of the loss summed over the k
+        // micro-batches. For a mean loss (told by the losses: the full batch's is the mean of
+        // the micro-batches'; the gradients cannot tell it behind an optimize stage that is
+        // not linear in them, such as a global-norm clip) that is the full-batch step with the
+        // loss taken k times, whatever the optimize stage does to the gradients.
+        let mut grads = grads;
+        let mut summed_loss = false;
+        let mean_loss = relation::is_mean_loss(full_loss, &micro_losses);
+        if !avg && k > 1 && micro.is_none() && mean_loss {
+            if let Some(g) =
+                original.step_with_loss_times(&plan.original_start, &full_batch, k as f64)?
+            {
+                grads = g;
+                summed_loss = true;
+            }
+        }
+        let (relation, factor) = relation::relation(
+            k,
+            avg,
+            reduction,
+            fixed_batch.is_some(),
+            summed_loss,
+            mean_loss,
+            combine,
+        );
         Ok(Ok(Reference {
             grads,
             micro,
