@@ -430,13 +430,26 @@ impl<'a> Engine<'a> {
         e: &Expr,
     ) -> Result<Option<ValueId>, Diagnostic> {
         let v = self.eval(lr, b, e)?;
-        as_value(self.m, &v).ok_or_else(|| {
+        let value = as_value(self.m, &v).ok_or_else(|| {
             self.err(
                 lr,
                 e.span(),
                 format!("expected a value, found {}", v.a_kind()),
             )
-        })
+        })?;
+        // A result of an op this rule erased (in an `if` branch, which the loader's check does
+        // not follow past the `if`) is defined nowhere.
+        let erased = value
+            .and_then(|v| self.m.main.defining_op(v))
+            .is_some_and(|o| !self.m.main.is_live(o));
+        if erased {
+            return Err(self
+                .err(lr, e.span(), "this value's op was erased by this rule")
+                .with_hint(
+                    "an action that reads a result must come before the `erase` of its op",
+                ));
+        }
+        Ok(value)
     }
 
     /// The op `%o` names in an action (its field, if any, is not read).

@@ -109,7 +109,10 @@ impl Resolver<'_> {
             }
             let pat = match &a.pat {
                 ValPat::Var { name, ty } => compiled::ValPat::Var {
-                    slot: self.operand_value(&name.name),
+                    slot: {
+                        self.not_erased(name)?;
+                        self.operand_value(&name.name)
+                    },
                     ty: ty.as_ref().map(|t| self.bind_capture(&t.name)),
                 },
                 ValPat::Wild(_) => compiled::ValPat::Wild,
