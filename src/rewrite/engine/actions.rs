@@ -306,7 +306,7 @@ impl<'a> Engine<'a> {
                 fx.touched.extend(defs);
                 fx.edits += 1;
             }
-            Action::Move { op, to, .. } => {
+            Action::Move { op, to, span } => {
                 let o = self.op_of(lr, b, op)?;
                 let stage = match to {
                     InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => Some(*s),
@@ -315,6 +315,9 @@ impl<'a> Engine<'a> {
                 // Where it goes is found first: an op that is its stage's edge and is sent to
                 // that edge is already there.
                 let cur = self.cursor(lr, b, to)?;
+                if self.inside(cur, o) {
+                    return Err(self.moved_into_itself(lr, *span, o));
+                }
                 self.forget_marker(o);
                 // Next to itself, an op is already where it is asked to be: only a stage move
                 // still gives it the stage's role.
@@ -358,6 +361,9 @@ impl<'a> Engine<'a> {
                     .collect();
                 if ops.is_empty() {
                     return Err(self.err(lr, *span, "the stage has no op to move"));
+                }
+                if let Some(&o) = ops.iter().find(|&&o| self.inside(cur, o)) {
+                    return Err(self.moved_into_itself(lr, *span, o));
                 }
                 for o in ops {
                     self.forget_marker(o);
@@ -442,6 +448,21 @@ impl<'a> Engine<'a> {
             }
             e => self.value_of(lr, b, e),
         }
+    }
+
+    /// A move whose destination lies inside a region of the op moved (its own region, or next
+    /// to an op nested in it): the op would hold itself.
+    fn moved_into_itself(&self, lr: &'a CompiledRule, span: Span, o: OpId) -> Diagnostic {
+        let name = self.m.ctx.str(self.m.main.op_name(o)).to_string();
+        self.err(
+            lr,
+            span,
+            format!(
+                "rule `{}` moves `{name}` (main op #{}) into one of its own regions: an op cannot hold itself",
+                lr.name, o.0
+            ),
+        )
+        .with_hint("move the op next to or into a region of an op outside it")
     }
 
     pub(super) fn first_result(

@@ -222,6 +222,23 @@ impl<'a> Engine<'a> {
             .with_hint("an action next to an op must come before its `erase`"))
     }
 
+    /// Whether the place `cur` names lies inside a region of `op` (at any depth): moving `op`
+    /// there would make it hold itself, and take it and all it holds out of the program.
+    pub(super) fn inside(&self, cur: Cursor, op: OpId) -> bool {
+        let p = &self.m.main;
+        let mut block = match cur {
+            Cursor::After(a) | Cursor::Before(a) => p.op_block(a),
+            Cursor::BlockStart(b) | Cursor::BlockEnd(b) => Some(b),
+        };
+        while let Some(holder) = block.and_then(|b| p.block_parent_op(b)) {
+            if holder == op {
+                return true;
+            }
+            block = p.op_block(holder);
+        }
+        false
+    }
+
     pub(super) fn place(&mut self, cur: &mut Cursor, op: OpId) {
         let p = &mut self.m.main;
         match *cur {
