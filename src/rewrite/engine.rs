@@ -21,7 +21,7 @@ use super::matcher::{Compiled, Match, Memo, Searcher};
 use super::runtime::{as_op, as_value, Bindings, Caches, RtEnv};
 use super::{Options, PhaseStats, RuleStats, Stats, TraceEntry, TracedOp};
 use crate::diag::Diagnostic;
-use crate::dialect::{Dialect, ResultRule};
+use crate::dialect::ResultRule;
 use crate::ir::dist::OP_DIST_ATTR;
 use crate::ir::{
     Attr, AttrDict, AttrId, BlockId, Context, Module, OpId, OpSyntax, Program, SlotType, Sym,
@@ -40,6 +40,7 @@ mod builds;
 mod dist;
 mod limits;
 mod markers;
+mod retype;
 mod schedule;
 mod state;
 

@@ -155,6 +155,20 @@ impl<'a> Engine<'a> {
                         self.err(lr, e.span(), "cannot replace by an absent operand")
                     })?,
                 };
+                let (from, to) = (self.m.main.value_type(old), self.m.main.value_type(new));
+                if from != to {
+                    return Err(self
+                        .err(
+                            lr,
+                            *span,
+                            format!(
+                                "`replace` needs a value of the replaced value's type: it is a `{}`, the new value a `{}`",
+                                self.m.ctx.type_text(from),
+                                self.m.ctx.type_text(to)
+                            ),
+                        )
+                        .with_hint("its readers were made for the old type; rewire one reader (`in %o: x := ..`), whose result type follows where the dialect derives it, or convert the value (`pd_op.cast`)"));
+                }
                 let created = &fx.touched[before..];
                 let stage = *only_in_stage;
                 let users: Vec<OpId> = self.m.main.uses(old).map(|u| u.op).collect();
@@ -209,18 +223,16 @@ impl<'a> Engine<'a> {
                     }
                 };
                 for i in idxs {
-                    if self.m.main.operand(o, i) != new {
-                        if let Some(d) = self
-                            .m
-                            .main
-                            .operand(o, i)
-                            .and_then(|v| self.m.main.defining_op(v))
-                        {
+                    let was = self.m.main.operand(o, i);
+                    if was != new {
+                        if let Some(d) = was.and_then(|v| self.m.main.defining_op(v)) {
                             fx.touched.push(d);
                         }
+                        let old = was.map(|v| self.m.main.value_type(v));
                         self.m.main.set_operand(o, i, new);
-                        if let Err(msg) = self.follow_operand_type(o, i) {
-                            return Err(self.err(lr, *span, msg));
+                        match self.follow_operand_type(o, i, old) {
+                            Ok(retyped) => fx.touched.extend(retyped),
+                            Err(msg) => return Err(self.err(lr, *span, msg)),
                         }
                         self.refresh_dist_slots(o, i);
                         fx.edits += 1;
@@ -277,8 +289,9 @@ impl<'a> Engine<'a> {
                 }
                 self.m.main.append_operand(o, new);
                 let i = self.m.main.num_operands(o) - 1;
-                if let Err(msg) = self.follow_operand_type(o, i) {
-                    return Err(self.err(lr, *span, msg));
+                match self.follow_operand_type(o, i, None) {
+                    Ok(retyped) => fx.touched.extend(retyped),
+                    Err(msg) => return Err(self.err(lr, *span, msg)),
                 }
                 fx.edits += 1;
                 fx.touched.push(o);
