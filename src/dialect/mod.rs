@@ -196,6 +196,14 @@ impl OpSpec {
         self.attrs.iter().find(|a| a.name == name)
     }
 
+    /// Whether operand `i` must be given a value: it is neither optional (in Paddle's
+    /// definition, or declared `name?`) nor one of the values a variadic operand takes.
+    pub fn operand_required(&self, i: usize) -> bool {
+        self.operands
+            .get(i)
+            .is_some_and(|n| !n.starts_with(['*', '?']) && !self.operand_optional(i))
+    }
+
     /// Whether operand `i` may be null in Paddle's definition.
     pub fn operand_optional(&self, i: usize) -> bool {
         i < 64 && self.optional_operands & (1 << i) != 0

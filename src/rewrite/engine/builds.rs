@@ -266,6 +266,17 @@ impl<'a> Engine<'a> {
         for (a, v) in bd.args.iter().zip(given.iter()) {
             let v = v.flatten();
             let idx = a.index;
+            if v.is_none() && spec.is_some_and(|s| s.operand_required(idx)) {
+                let s = spec.map_or("?", |s| s.operand_names().nth(idx).unwrap_or("?"));
+                return Err(self.err(
+                    lr,
+                    a.value.span(),
+                    format!(
+                        "operand `{s}` of `{}` is required, and this value is absent",
+                        bd.op
+                    ),
+                ));
+            }
             if operands.len() <= idx {
                 operands.resize(idx + 1, None);
             }
