@@ -158,6 +158,21 @@ impl OpSpec {
         self.operands.last().is_some_and(|o| o.starts_with('*'))
     }
 
+    /// The in-place pairs `(result, operand)` whose result has its operand's type, as the
+    /// op's result-type family says: an optimizer's outputs (`outs`: `sgd_`'s `param_out` is
+    /// `param`), an op that leaves its operand's type unchanged (`relu_`). Other in-place ops
+    /// write a view or a conversion of their buffer (`reshape_`, `cast_`), of another type.
+    pub fn buffer_results(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.aliases
+            .iter()
+            .filter(|&&(r, o)| match self.shape {
+                Shape::Outs(g) => g.get(r as usize) == Some(&o),
+                Shape::Unchanged(n) => r == 0 && n == o,
+                _ => false,
+            })
+            .map(|&(r, o)| (r as usize, o as usize))
+    }
+
     /// Index of the operand called `name`.
     pub fn operand_index(&self, name: &str) -> Option<usize> {
         self.operand_names().position(|o| o == name)
@@ -179,6 +194,14 @@ impl OpSpec {
     /// The attribute of Paddle's definition called `name`.
     pub fn attr(&self, name: &str) -> Option<&'static AttrSpec> {
         self.attrs.iter().find(|a| a.name == name)
+    }
+
+    /// Whether operand `i` must be given a value: it is neither optional (in Paddle's
+    /// definition, or declared `name?`) nor one of the values a variadic operand takes.
+    pub fn operand_required(&self, i: usize) -> bool {
+        self.operands
+            .get(i)
+            .is_some_and(|n| !n.starts_with(['*', '?']) && !self.operand_optional(i))
     }
 
     /// Whether operand `i` may be null in Paddle's definition.

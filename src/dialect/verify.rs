@@ -37,6 +37,11 @@ impl OpCounts for Dialect {
         }
         Ok(())
     }
+
+    fn buffer_results(&self, name: &str) -> Vec<(usize, usize)> {
+        self.spec(name)
+            .map_or_else(Vec::new, |s| s.buffer_results().collect())
+    }
 }
 
 /// Verifies both programs of a module against the dialect table (`verify::verify_module`).

@@ -23,7 +23,7 @@
 use super::program::{BlockId, OpId, OpSyntax, Program, ValueId};
 use super::{Context, Module, Sym, Which};
 use crate::diag::Diagnostic;
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A broken invariant: which program, which op, and what is wrong.
 #[derive(Debug, Clone)]
@@ -62,6 +62,13 @@ pub trait OpCounts {
     /// named `name` may not have `operands` operands and `results` results; `Ok` for ops it
     /// does not know.
     fn check_counts(&self, name: &str, operands: usize, results: usize) -> Result<(), String>;
+
+    /// The `(result, operand)` pairs of an op named `name` whose result is its operand's
+    /// buffer, written in place, and so has that operand's type (none for ops it does not
+    /// know).
+    fn buffer_results(&self, _name: &str) -> Vec<(usize, usize)> {
+        Vec::new()
+    }
 }
 
 /// The terminator of a region's block.
@@ -97,6 +104,7 @@ pub fn verify_program(
         defined: vec![false; p.value_capacity()],
         index: 0,
         counts_fit: FxHashSet::default(),
+        buffers: FxHashMap::default(),
     };
     v.block(p.top_block())
 }
@@ -111,9 +119,46 @@ struct Verifier<'a> {
     /// (name, operands, results) already found to fit: the table is looked up by name once per
     /// distinct shape of op, not once per op.
     counts_fit: FxHashSet<(Sym, usize, usize)>,
+    /// [`OpCounts::buffer_results`] by op name, asked once per distinct name.
+    buffers: FxHashMap<Sym, Vec<(usize, usize)>>,
 }
 
 impl Verifier<'_> {
+    /// An in-place result is its operand's buffer: it has that operand's shape and dtype (a
+    /// rule that rewires the operand must retype the result, or refuse). Its distribution may
+    /// differ: Paddle's own dumps write a pending sum's buffer and type the result replicated.
+    fn buffers_keep_their_types(
+        &mut self,
+        op: OpId,
+        name: &str,
+    ) -> Result<(), (Option<OpId>, String)> {
+        let p = self.p;
+        let pairs = self
+            .buffers
+            .entry(p.op_name(op))
+            .or_insert_with(|| self.ops.buffer_results(name));
+        for &(r, o) in pairs.iter() {
+            let (Some(buf), true) = (p.operand(op, o), r < p.num_results(op)) else {
+                continue;
+            };
+            let (want, got) = (p.value_type(buf), p.value_type(p.result(op, r)));
+            let known = |t| t != Context::UNKNOWN_TYPE && t != Context::NULL_TYPE;
+            let dense = |t| {
+                let t = self.ctx.ty(t);
+                (t.shape().map(<[i64]>::to_vec), t.dtype())
+            };
+            if known(want) && known(got) && want != got && dense(want) != dense(got) {
+                let msg = format!(
+                    "writes operand {o} in place, so its result {r} is that buffer, of the shape and dtype of `{}`; it is typed `{}`",
+                    self.ctx.type_text(want),
+                    self.ctx.type_text(got)
+                );
+                return Err(self.fail(op, name, msg));
+            }
+        }
+        Ok(())
+    }
+
     fn fail(&self, op: OpId, op_name: &str, msg: String) -> (Option<OpId>, String) {
         (
             Some(op),
@@ -180,7 +225,11 @@ impl Verifier<'_> {
                 for (i, (&res, v)) in results.iter().zip(&ys[skip..]).enumerate() {
                     let Some(v) = *v else { continue };
                     let (want, got) = (p.value_type(res), p.value_type(v));
-                    if known(want) && known(got) && want != got {
+                    let dense = |t| {
+                        let t = self.ctx.ty(t);
+                        (t.shape().map(<[i64]>::to_vec), t.dtype())
+                    };
+                    if known(want) && known(got) && want != got && dense(want) != dense(got) {
                         return Err(self.fail(
                             y,
                             YIELD,
@@ -241,6 +290,7 @@ impl Verifier<'_> {
                 }
                 self.counts_fit.insert(counts);
             }
+            self.buffers_keep_their_types(op, name)?;
             if name == YIELD && p.block_parent_op(b).is_none() {
                 return Err(self.fail(
                     op,

@@ -21,7 +21,7 @@ use super::matcher::{Compiled, Match, Memo, Searcher};
 use super::runtime::{as_op, as_value, Bindings, Caches, RtEnv};
 use super::{Options, PhaseStats, RuleStats, Stats, TraceEntry, TracedOp};
 use crate::diag::Diagnostic;
-use crate::dialect::{Dialect, ResultRule};
+use crate::dialect::ResultRule;
 use crate::ir::dist::OP_DIST_ATTR;
 use crate::ir::{
     Attr, AttrDict, AttrId, BlockId, Context, Module, OpId, OpSyntax, Program, SlotType, Sym,
@@ -40,6 +40,7 @@ mod builds;
 mod dist;
 mod limits;
 mod markers;
+mod retype;
 mod schedule;
 mod state;
 
@@ -430,13 +431,26 @@ impl<'a> Engine<'a> {
         e: &Expr,
     ) -> Result<Option<ValueId>, Diagnostic> {
         let v = self.eval(lr, b, e)?;
-        as_value(self.m, &v).ok_or_else(|| {
+        let value = as_value(self.m, &v).ok_or_else(|| {
             self.err(
                 lr,
                 e.span(),
                 format!("expected a value, found {}", v.a_kind()),
             )
-        })
+        })?;
+        // A result of an op this rule erased (in an `if` branch, which the loader's check does
+        // not follow past the `if`) is defined nowhere.
+        let erased = value
+            .and_then(|v| self.m.main.defining_op(v))
+            .is_some_and(|o| !self.m.main.is_live(o));
+        if erased {
+            return Err(self
+                .err(lr, e.span(), "this value's op was erased by this rule")
+                .with_hint(
+                    "an action that reads a result must come before the `erase` of its op",
+                ));
+        }
+        Ok(value)
     }
 
     /// The op `%o` names in an action (its field, if any, is not read).

@@ -395,7 +395,11 @@ pub fn collect(
                 Some(Some(i)) => ResultRule::SameAs(*i as u8),
                 _ => ResultRule::Explicit,
             };
-            let spec = intern(&name.name, operands, results, result_rule);
+            // Every operand declared `name?` may be `none`, trailing or not.
+            let optional = (d.operands.iter().enumerate())
+                .filter(|(k, o)| o.arity == Arity::Optional && *k < 64)
+                .fold(0u64, |m, (k, _)| m | 1 << k);
+            let spec = intern(&name.name, operands, results, result_rule, optional);
             declared.insert(
                 name.name.clone(),
                 DeclaredOp {
@@ -443,14 +447,15 @@ fn intern(
     operands: Vec<String>,
     results: Vec<String>,
     rule: ResultRule,
+    optional_operands: u64,
 ) -> &'static OpSpec {
-    type Key = (String, Vec<String>, Vec<String>, Option<u8>);
+    type Key = (String, Vec<String>, Vec<String>, Option<u8>, u64);
     static SPECS: OnceLock<Mutex<HashMap<Key, &'static OpSpec>>> = OnceLock::new();
     let like = match rule {
         ResultRule::SameAs(i) => Some(i),
         _ => None,
     };
-    let key = (name.to_string(), operands, results, like);
+    let key = (name.to_string(), operands, results, like, optional_operands);
     let mut m = SPECS
         .get_or_init(Default::default)
         .lock()
@@ -472,7 +477,7 @@ fn intern(
         aliases: &[],
         effect: Effect::Unknown,
         result_rule: rule,
-        optional_operands: 0,
+        optional_operands,
         optional_results: 0,
         unset_results: 0,
         attrs: &[],

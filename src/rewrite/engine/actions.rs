@@ -155,6 +155,20 @@ impl<'a> Engine<'a> {
                         self.err(lr, e.span(), "cannot replace by an absent operand")
                     })?,
                 };
+                let (from, to) = (self.m.main.value_type(old), self.m.main.value_type(new));
+                if from != to {
+                    return Err(self
+                        .err(
+                            lr,
+                            *span,
+                            format!(
+                                "`replace` needs a value of the replaced value's type: it is a `{}`, the new value a `{}`",
+                                self.m.ctx.type_text(from),
+                                self.m.ctx.type_text(to)
+                            ),
+                        )
+                        .with_hint("its readers were made for the old type; rewire one reader (`in %o: x := ..`), whose result type follows where the dialect derives it, or convert the value (`pd_op.cast`)"));
+                }
                 let created = &fx.touched[before..];
                 let stage = *only_in_stage;
                 let users: Vec<OpId> = self.m.main.uses(old).map(|u| u.op).collect();
@@ -209,18 +223,16 @@ impl<'a> Engine<'a> {
                     }
                 };
                 for i in idxs {
-                    if self.m.main.operand(o, i) != new {
-                        if let Some(d) = self
-                            .m
-                            .main
-                            .operand(o, i)
-                            .and_then(|v| self.m.main.defining_op(v))
-                        {
+                    let was = self.m.main.operand(o, i);
+                    if was != new {
+                        if let Some(d) = was.and_then(|v| self.m.main.defining_op(v)) {
                             fx.touched.push(d);
                         }
+                        let old = was.map(|v| self.m.main.value_type(v));
                         self.m.main.set_operand(o, i, new);
-                        if let Err(msg) = self.follow_operand_type(o, i) {
-                            return Err(self.err(lr, *span, msg));
+                        match self.follow_operand_type(o, i, old) {
+                            Ok(retyped) => fx.touched.extend(retyped),
+                            Err(msg) => return Err(self.err(lr, *span, msg)),
                         }
                         self.refresh_dist_slots(o, i);
                         fx.edits += 1;
@@ -277,8 +289,9 @@ impl<'a> Engine<'a> {
                 }
                 self.m.main.append_operand(o, new);
                 let i = self.m.main.num_operands(o) - 1;
-                if let Err(msg) = self.follow_operand_type(o, i) {
-                    return Err(self.err(lr, *span, msg));
+                match self.follow_operand_type(o, i, None) {
+                    Ok(retyped) => fx.touched.extend(retyped),
+                    Err(msg) => return Err(self.err(lr, *span, msg)),
                 }
                 fx.edits += 1;
                 fx.touched.push(o);
@@ -306,7 +319,7 @@ impl<'a> Engine<'a> {
                 fx.touched.extend(defs);
                 fx.edits += 1;
             }
-            Action::Move { op, to, .. } => {
+            Action::Move { op, to, span } => {
                 let o = self.op_of(lr, b, op)?;
                 let stage = match to {
                     InsertPoint::StageEnd(s) | InsertPoint::StageStart(s) => Some(*s),
@@ -315,6 +328,9 @@ impl<'a> Engine<'a> {
                 // Where it goes is found first: an op that is its stage's edge and is sent to
                 // that edge is already there.
                 let cur = self.cursor(lr, b, to)?;
+                if self.inside(cur, o) {
+                    return Err(self.moved_into_itself(lr, *span, o));
+                }
                 self.forget_marker(o);
                 // Next to itself, an op is already where it is asked to be: only a stage move
                 // still gives it the stage's role.
@@ -358,6 +374,9 @@ impl<'a> Engine<'a> {
                     .collect();
                 if ops.is_empty() {
                     return Err(self.err(lr, *span, "the stage has no op to move"));
+                }
+                if let Some(&o) = ops.iter().find(|&&o| self.inside(cur, o)) {
+                    return Err(self.moved_into_itself(lr, *span, o));
                 }
                 for o in ops {
                     self.forget_marker(o);
@@ -442,6 +461,21 @@ impl<'a> Engine<'a> {
             }
             e => self.value_of(lr, b, e),
         }
+    }
+
+    /// A move whose destination lies inside a region of the op moved (its own region, or next
+    /// to an op nested in it): the op would hold itself.
+    fn moved_into_itself(&self, lr: &'a CompiledRule, span: Span, o: OpId) -> Diagnostic {
+        let name = self.m.ctx.str(self.m.main.op_name(o)).to_string();
+        self.err(
+            lr,
+            span,
+            format!(
+                "rule `{}` moves `{name}` (main op #{}) into one of its own regions: an op cannot hold itself",
+                lr.name, o.0
+            ),
+        )
+        .with_hint("move the op next to or into a region of an op outside it")
     }
 
     pub(super) fn first_result(

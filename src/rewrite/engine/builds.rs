@@ -45,7 +45,7 @@ fn type_query_slot(e: &Expr) -> Option<Slot> {
 
 /// The type of a `builtin.combine` (result rule [`ResultRule::VecOfOperands`]) of `operands`
 /// in `prog`: the vector of their types; an error when one is absent.
-fn vector_type(
+pub(super) fn vector_type(
     prog: &Program,
     operands: impl IntoIterator<Item = Option<ValueId>>,
     op: &str,
@@ -266,6 +266,17 @@ impl<'a> Engine<'a> {
         for (a, v) in bd.args.iter().zip(given.iter()) {
             let v = v.flatten();
             let idx = a.index;
+            if v.is_none() && spec.is_some_and(|s| s.operand_required(idx)) {
+                let s = spec.map_or("?", |s| s.operand_names().nth(idx).unwrap_or("?"));
+                return Err(self.err(
+                    lr,
+                    a.value.span(),
+                    format!(
+                        "operand `{s}` of `{}` is required, and this value is absent",
+                        bd.op
+                    ),
+                ));
+            }
             if operands.len() <= idx {
                 operands.resize(idx + 1, None);
             }
@@ -515,78 +526,5 @@ impl<'a> Engine<'a> {
         let mut v = vec![id];
         v.resize(n_results, Context::NULL_TYPE);
         Ok(v)
-    }
-
-    /// After operand `i` of `o` changed: if the dialect table says `o`'s result has that
-    /// operand's type (`SameAs(i)`: collectives, elementwise and in-place ops), the result takes
-    /// the new operand's type, as a freshly built op would (`ReducedOf(i)`: without its pending
-    /// reduction); for `Dim0Times(i, ..)`/`Dim0Over(i, ..)` (`all_gather`, `reduce_scatter`)
-    /// the result type is derived again from the new operand (an error when it cannot be); a
-    /// `builtin.combine`'s vector takes the new operand's type at its place. A rule that commutes a widening cast with a
-    /// collective (`reduce(cast(g))`) relies on it; the users of the result are the rule's to keep
-    /// consistent (hoist_reduce's guards allow exactly one).
-    pub(super) fn follow_operand_type(&mut self, o: OpId, i: usize) -> Result<(), String> {
-        let name = self.m.ctx.str(self.m.main.op_name(o));
-        let Some(spec) = Dialect::get().spec(name) else {
-            return Ok(());
-        };
-        let (Some(_), Some(r)) = (self.m.main.operand(o, i), self.m.main.results(o).next()) else {
-            return Ok(());
-        };
-        if spec.result_rule == ResultRule::VecOfOperands {
-            let ty = vector_type(&self.m.main, self.m.main.operands(o), spec.name)?;
-            let ty = self.m.ctx.intern_type(ty);
-            self.m.main.set_value_type(r, ty);
-            return Ok(());
-        }
-        // The rules that derive the result from operand `i` (and an attribute, or the other
-        // operand of a broadcast).
-        let key = match spec.result_rule {
-            ResultRule::SameAs(j) | ResultRule::ReducedOf(j) if j as usize == i => "",
-            ResultRule::Broadcast(a, b) if a as usize == i || b as usize == i => "",
-            ResultRule::Dim0Times(j, key) | ResultRule::Dim0Over(j, key) if j as usize == i => key,
-            _ => return Ok(()),
-        };
-        let p = &self.m.main;
-        let operand_ty = |k: u8| {
-            p.operand(o, k as usize)
-                .map(|x| self.m.ctx.ty(p.value_type(x)))
-        };
-        let derived = crate::dialect::result_type(
-            spec.result_rule,
-            operand_ty,
-            self.m.ctx.attrs(self.m.main.op_attrs(o)),
-            // Not called: these rules make no tensor from attributes alone.
-            |shape, dtype| Type::Tensor { shape, dtype },
-        );
-        // `SameAs` and `ReducedOf` always derive a type; `Dim0*` and `Broadcast` may not.
-        let ty = match derived {
-            Some(t) => self.m.ctx.intern_type(t),
-            None if key.is_empty() => {
-                return Err(format!(
-                    "cannot derive the result type of `{}` from its new operands: their shapes do not broadcast",
-                    spec.name
-                ))
-            }
-            None => {
-                return Err(format!(
-                    "cannot derive the result type of `{}` from its new operand and `{key}`",
-                    spec.name
-                ))
-            }
-        };
-        // An in-place result keeps its buffer's type.
-        if let Some(a) = spec.aliased_operand(0) {
-            let buf = self.m.main.operand(o, a).map(|x| self.m.main.value_type(x));
-            if buf.is_some_and(|b| b != ty) {
-                return Err(format!(
-                    "`{}` writes its operand in place: the new operand would change its type to `{}`",
-                    spec.name,
-                    self.m.ctx.type_text(ty)
-                ));
-            }
-        }
-        self.m.main.set_value_type(r, ty);
-        Ok(())
     }
 }

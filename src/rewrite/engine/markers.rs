@@ -107,9 +107,9 @@ impl<'a> Engine<'a> {
         let top = self.m.main.top_block();
         Ok(match at {
             InsertPoint::After(e) => match self.eval(lr, b, e)? {
-                Val::Op(o) => Cursor::After(o),
+                Val::Op(o) => Cursor::After(self.anchor(lr, e.span(), o)?),
                 Val::Value(v) => match self.m.main.value_def(v) {
-                    ValueDef::Result { op, .. } => Cursor::After(op),
+                    ValueDef::Result { op, .. } => Cursor::After(self.anchor(lr, e.span(), op)?),
                     ValueDef::Arg { block, .. } | ValueDef::Kwarg { block, .. } => {
                         Cursor::BlockStart(block)
                     }
@@ -123,9 +123,9 @@ impl<'a> Engine<'a> {
                 }
             },
             InsertPoint::Before(e) => match self.eval(lr, b, e)? {
-                Val::Op(o) => Cursor::Before(o),
+                Val::Op(o) => Cursor::Before(self.anchor(lr, e.span(), o)?),
                 Val::Value(v) => match self.m.main.defining_op(v) {
-                    Some(o) => Cursor::Before(o),
+                    Some(o) => Cursor::Before(self.anchor(lr, e.span(), o)?),
                     None => Cursor::BlockStart(top),
                 },
                 v => {
@@ -204,6 +204,39 @@ impl<'a> Engine<'a> {
                 }
             }
         })
+    }
+
+    /// The op an insertion point `after`/`before` names, which must be in a block: one this
+    /// rule erased (in an `if` branch, which the loader's check does not follow past the
+    /// `if`) has no place next to it.
+    fn anchor(&self, lr: &'a CompiledRule, span: Span, o: OpId) -> Result<OpId, Diagnostic> {
+        if self.m.main.op_block(o).is_some() {
+            return Ok(o);
+        }
+        Err(self
+            .err(
+                lr,
+                span,
+                "this op was erased by this rule: nothing can be placed next to it",
+            )
+            .with_hint("an action next to an op must come before its `erase`"))
+    }
+
+    /// Whether the place `cur` names lies inside a region of `op` (at any depth): moving `op`
+    /// there would make it hold itself, and take it and all it holds out of the program.
+    pub(super) fn inside(&self, cur: Cursor, op: OpId) -> bool {
+        let p = &self.m.main;
+        let mut block = match cur {
+            Cursor::After(a) | Cursor::Before(a) => p.op_block(a),
+            Cursor::BlockStart(b) | Cursor::BlockEnd(b) => Some(b),
+        };
+        while let Some(holder) = block.and_then(|b| p.block_parent_op(b)) {
+            if holder == op {
+                return true;
+            }
+            block = p.op_block(holder);
+        }
+        false
     }
 
     pub(super) fn place(&mut self, cur: &mut Cursor, op: OpId) {

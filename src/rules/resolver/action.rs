@@ -47,18 +47,6 @@ impl Resolver<'_> {
         &self,
         v: &ValueRef,
     ) -> Result<(Vec<&'static OpSpec>, compiled::ValueRef), Diagnostic> {
-        if let Some(at) = self.erased.get(&v.name.name) {
-            let (line, col) = self.src.line_col(at.0);
-            return Err(self
-                .at(
-                    v.name.span.0,
-                    format!(
-                        "`{}` is erased above ({line}:{col}): nothing can be done to it after",
-                        v.name.name
-                    ),
-                )
-                .with_hint("put this action before the `erase`"));
-        }
         match self.values.get(&v.name.name) {
             Some((Binding::Op(s), _)) if v.field.is_none() => Ok((s.clone(), self.value_ref(v)?)),
             Some((Binding::Failed, _)) => Err(self.failed_binding(&v.name)),

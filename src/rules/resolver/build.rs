@@ -48,10 +48,30 @@ impl Resolver<'_> {
             self.want_value(t, &a.value, "an operand")?;
             if !is_none(&a.value) {
                 given.push(slot);
+            } else if let Some(s) = spec {
+                self.none_allowed(s, slot, &a.value)?;
             }
             args.push(compiled::BuildArg { index: slot, value });
         }
         if let Some(s) = spec {
+            let named = b.args.iter().any(|a| a.operand.is_some());
+            let slots: Vec<usize> = args.iter().map(|a| a.index).collect();
+            if let Some(k) = (0..s.operands.len())
+                .find(|&k| named && s.operand_required(k) && !slots.contains(&k))
+            {
+                return Err(self
+                    .at(
+                        b.span.0,
+                        format!(
+                            "`{}` requires its operand `{}`, which this build does not give",
+                            s.name, s.operands[k]
+                        ),
+                    )
+                    .with_hint(names_hint(
+                        format!("operands of {}", s.name),
+                        s.operand_names(),
+                    )));
+            }
             if b.args.iter().all(|a| a.operand.is_none())
                 && !OpSpec::count_fits(s.operands, b.args.len())
             {
@@ -117,6 +137,27 @@ impl Resolver<'_> {
             attrs,
             span: b.span,
         })
+    }
+
+    /// `none` (an absent operand) in operand slot `slot` of a build of `spec`: only where the
+    /// op's definition (the dialect's, or the rule file's declaration) makes it optional.
+    fn none_allowed(&self, spec: &OpSpec, slot: usize, none: &Expr) -> Result<(), Diagnostic> {
+        if !spec.operand_required(slot) {
+            return Ok(());
+        }
+        let name = spec.operands[slot];
+        Err(self
+            .at(
+                none.span().0,
+                format!(
+                    "operand `{name}` of `{}` is required: `none` is only for an optional operand",
+                    spec.name
+                ),
+            )
+            .with_hint(match self.ops.declared(spec.name) {
+                Some(_) => format!("declare it optional to leave it absent: `{name}?`"),
+                None => format!("`irw ops {}` marks the optional operands", spec.name),
+            }))
     }
 
     /// An attribute value against the type the op's attribute has (declared, or what the

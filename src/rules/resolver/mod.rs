@@ -562,12 +562,33 @@ impl<'a> Resolver<'a> {
         b
     }
 
-    /// `%x` or `%x.field`, of a name the rule bound.
+    /// `%x` or `%x.field`, of a name the rule bound and has not erased.
     fn value_ref(&self, v: &ValueRef) -> Result<compiled::ValueRef, Diagnostic> {
         let Some((_, slot)) = self.values.get(&v.name.name) else {
             return Err(self.unbound(&v.name));
         };
+        self.not_erased(&v.name)?;
         Ok(compiled::ValueRef::new(v, *slot))
+    }
+
+    /// Refuses `%name` where an action above erased its op: whatever names it after the
+    /// `erase` (an action on it, an insertion point next to it, one of its results read as a
+    /// value) would act on an op that is no longer in the program. Every reference to a
+    /// bound name an action makes comes through here.
+    fn not_erased(&self, i: &Ident) -> Result<(), Diagnostic> {
+        let Some(at) = self.erased.get(&i.name) else {
+            return Ok(());
+        };
+        let (line, col) = self.src.line_col(at.0);
+        Err(self
+            .at(
+                i.span.0,
+                format!(
+                    "`{}` is erased above ({line}:{col}): no later action may name it",
+                    i.name
+                ),
+            )
+            .with_hint("put this action before the `erase`"))
     }
 
     /// `%name`, read where an action that failed bound it ([`Binding::Failed`]): a cascade.

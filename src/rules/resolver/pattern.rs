@@ -107,6 +107,10 @@ impl Resolver<'_> {
                         .with_hint("use positional operands for quoted ops and `any`"));
                 }
             }
+            if let ValPat::Var { name, .. } = &a.pat {
+                // In an `exists` after an `erase`, as anywhere else.
+                self.not_erased(name)?;
+            }
             let pat = match &a.pat {
                 ValPat::Var { name, ty } => compiled::ValPat::Var {
                     slot: self.operand_value(&name.name),
