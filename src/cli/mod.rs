@@ -612,8 +612,9 @@ pub(crate) fn verify_read(
 }
 
 /// The warnings about the input's disagreements with the dialect
-/// ([`crate::dialect::findings_beyond`]): attribute values that do not fit Paddle's definition, and
-/// unknown ops named like known ones, each a line pushed onto `warnings`. Returns the ops with
+/// ([`crate::dialect::findings_beyond`]): attribute values that do not fit Paddle's definition,
+/// attributes of the definition an op lacks, and unknown ops named like known ones, each a line
+/// pushed onto `warnings`. Returns the ops with
 /// misfits.
 fn dialect_warnings(
     module: &Module,
@@ -621,12 +622,8 @@ fn dialect_warnings(
     startup: Option<&SourceFile>,
     warnings: &mut Vec<String>,
 ) -> MisfitOps {
-    use crate::dialect::FindingKind;
     let (findings, fitting) = crate::dialect::findings_beyond(module, &Default::default());
     for f in &findings {
-        if f.kind == FindingKind::Missing {
-            continue;
-        }
         let e = dialect_error(module, f);
         let src = match f.which {
             ir::Which::Startup if startup.is_some() => startup,

@@ -435,19 +435,45 @@ impl Writer<'_> {
 
     /// The `"A"` and `"OA"` lists of an op named `name` with attributes `attrs` and
     /// `n_results` results: `persistable` and `stop_gradient` (one flag a result) in `"OA"`,
-    /// every other attribute in `"A"`, each list in the dictionary's (sorted) order.
+    /// every other attribute in `"A"`, each list in sorted order.
+    ///
+    /// Paddle's loader takes the attributes as written and its executor fails on one the op's
+    /// definition has and the op lacks (`[place] MUST in attribute map`; a `set_parameter`
+    /// without `parameter_name` crashes it). So an attribute with a default is written with
+    /// it, the value irw's executor computes with too ([`crate::dialect::AttrSpec::default_value`]),
+    /// and an op lacking a required one is refused.
     fn attr_lists(&self, name: &str, attrs: AttrId, n_results: usize) -> Result<AttrLists, String> {
+        let dict = self.ctx.attrs(attrs);
         let mut a = Vec::new();
         let mut oa = Vec::new();
-        for (k, v) in self.ctx.attrs(attrs).iter() {
+        for (k, v) in dict.iter() {
             if RESULT_ATTRS.contains(&k) {
                 let flags =
                     result_flags(v, n_results).map_err(|m| format!("attribute `{k}` {m}"))?;
                 oa.push(named(k, bool_array(&flags)));
             } else {
-                a.push(named(k, self.attr_value(name, k, v)?));
+                a.push((k.to_string(), self.attr_value(name, k, v)?));
             }
         }
+        let definition = crate::dialect::Dialect::get().spec(name);
+        let mut filled = false;
+        for d in definition.map_or(&[][..], |s| s.attrs) {
+            if dict.get(d.name).is_some() {
+                continue;
+            }
+            let Some(v) = d.default_value() else {
+                return Err(format!(
+                    "{}; Paddle cannot run an op without it",
+                    crate::dialect::missing_message(d)
+                ));
+            };
+            a.push((d.name.to_string(), self.attr_value(name, d.name, v)?));
+            filled = true;
+        }
+        if filled {
+            a.sort_by(|x, y| x.0.cmp(&y.0));
+        }
+        let a = a.into_iter().map(|(k, v)| named(&k, v)).collect();
         Ok(AttrLists {
             a: Value::Array(a).to_string().into(),
             oa: Value::Array(oa).to_string().into(),
