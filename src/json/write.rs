@@ -30,6 +30,7 @@ use super::attrs::{attr_to_json, describe, write_tag, TagHints};
 use super::check::check_module;
 use super::dist::op_dist_to_json;
 use super::recent::Recent;
+use super::refusal::{Origins, Refusal};
 use super::types::type_to_json;
 use crate::diag::Diagnostic;
 use crate::dialect::paddle_json::{
@@ -50,8 +51,23 @@ pub struct JsonModule {
     pub startup: Option<String>,
 }
 
-/// Checks the module (`super::check`) and writes both programs.
+/// Checks the module (`super::check`) and writes both programs; a refusal without a position
+/// ([`write_module_from`] shows it in the input files).
 pub fn write_module(m: &Module, hints: &TagHints) -> Result<JsonModule, Diagnostic> {
+    write_module_from(m, hints, Origins::default())
+}
+
+/// [`write_module`], a refusal shown at the op's position in the file it was read from
+/// (`origins`), or naming the rule that built it.
+pub fn write_module_from(
+    m: &Module,
+    hints: &TagHints,
+    origins: Origins<'_>,
+) -> Result<JsonModule, Diagnostic> {
+    write_both(m, hints).map_err(|r| r.to_diagnostic(m, origins))
+}
+
+fn write_both(m: &Module, hints: &TagHints) -> Result<JsonModule, Refusal> {
     check_module(m)?;
     let main = write_program(&m.ctx, &m.main, hints, Which::Main)?;
     let startup = match &m.startup {
@@ -67,7 +83,7 @@ fn write_program(
     p: &Program,
     hints: &TagHints,
     which: Which,
-) -> Result<String, Diagnostic> {
+) -> Result<String, Refusal> {
     let mut w = Writer {
         ctx,
         p,
@@ -88,19 +104,26 @@ fn write_program(
     w.out.extend_from_slice(b",\"program\":{\"regions\":[");
     w.region(&[p.top_block()]).map_err(|(op, msg)| {
         let prog = which.name();
-        let what = match op {
+        let message = match op {
             Some((op, n)) => format!(
                 "cannot write the {prog} program as Paddle JSON: `{}` (op {n} of the {prog} program): {msg}",
                 ctx.str(p.op_name(op))
             ),
             None => format!("cannot write the {prog} program as Paddle JSON: {msg}"),
         };
-        Diagnostic::error(what)
+        Refusal {
+            which,
+            op: op.map(|(op, _)| op),
+            message,
+        }
     })?;
     w.out.extend_from_slice(b"]}}");
     // Every byte came from serde_json's writer or from the ASCII punctuation above.
-    String::from_utf8(w.out)
-        .map_err(|_| Diagnostic::error("internal error: the JSON writer produced invalid UTF-8"))
+    String::from_utf8(w.out).map_err(|_| Refusal {
+        which,
+        op: None,
+        message: "internal error: the JSON writer produced invalid UTF-8".into(),
+    })
 }
 
 /// `pd_op.matmul` → `1.matmul`.
