@@ -3,7 +3,7 @@
 //! for the program. Rule files are still read from disk, since they import each other by path.
 //!
 //! These functions do what the `irw` command does for the same options, through the same steps
-//! (`cli::load_rules`, `cli::apply_rules_to`, `exec::check`), so a program embedded this way is
+//! (`cli::load_rules`, `cli::apply_rules_knowing_misfits`, `exec::check`), so a program embedded this way is
 //! rewritten byte for byte as the command rewrites it. Errors are the command's diagnostics:
 //! `file:line:col` with the source line and a caret when the place is known.
 
@@ -119,8 +119,16 @@ pub fn rewrite(
         Some(cli::load_rules(&args, &cli::Limits::default())?)
     };
     let mut l = load(main, startup)?;
+    let mut stats = None;
     if let Some(r) = &ruleset {
-        cli::apply_rules_to(&mut l.module, Some(&l.main), r, &args, &Limits::default())?;
+        stats = Some(cli::apply_rules_knowing_misfits(
+            &mut l.module,
+            Some(&l.main),
+            None,
+            r,
+            &args,
+            &Limits::default(),
+        )?);
     }
     let m = &l.module;
     Ok(match format {
@@ -129,7 +137,13 @@ pub fn rewrite(
             startup: m.startup.as_ref().map(|s| ir::print_program(&m.ctx, s)),
         },
         Format::PaddleJson => {
-            let j = json::write_module(m, &l.hints)?;
+            let editor = |op| stats.as_ref().and_then(|s| s.editor_of(op));
+            let origins = json::Origins {
+                main: Some(&l.main),
+                startup: l.startup.as_ref(),
+                editor: Some(&editor),
+            };
+            let j = json::write_module_from(m, &l.hints, origins)?;
             Output {
                 main: j.main,
                 startup: j.startup,

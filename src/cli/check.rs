@@ -34,7 +34,8 @@ pub struct CheckArgs {
     #[arg(long = "rewritten-startup", value_name = "FILE")]
     pub rewritten_startup: Option<String>,
     /// Micro-steps (default: `--set k_steps=K`, else the rule files' `k_steps` parameter, else
-    /// 1 with --rules whose files declare no `k_steps` (a pass that merges nothing), else 4).
+    /// 1 with --rules whose files declare no `k_steps` (a pass that merges nothing), else 4);
+    /// a count that disagrees with those is a usage error.
     #[arg(long = "k-steps", value_name = "K", value_parser = parse_positive)]
     pub k_steps: Option<usize>,
     /// Rows per micro-step and rank (default: the feed's rows / (K·N), or 2).
@@ -75,18 +76,47 @@ pub struct CheckArgs {
     pub timeout: TimeoutArgs,
 }
 
-// `irw check --set k_steps=K` also sets the number of micro-steps the check runs (a convenience
-// for the shipped rule files; `--k-steps` overrides it).
-fn k_from_set(sets: &[String]) -> Result<Option<usize>, Failure> {
+/// The micro-step count `irw check` runs, from its sources, which must agree: `--k-steps K`;
+/// `--set k_steps=K` (a convenience for the shipped rule files, which also sets their
+/// parameter); and the rule files' `k_steps` parameter, its default when not set (`rules`:
+/// `Some(None)` when rule files were loaded and declare none). A check running another count
+/// than the rewrite merged compares the wrong steps, and can pass; so two counts that disagree
+/// are a usage error naming both, never one silently overriding the other. Without any: 1 with
+/// rule files that declare no `k_steps` (a pass that merges nothing), else 4.
+fn micro_steps(
+    flag: Option<usize>,
+    sets: &[String],
+    rules: Option<Option<usize>>,
+) -> Result<usize, Failure> {
+    let mut set = None;
     for s in sets {
         if let Some(v) = s.strip_prefix("k_steps=") {
-            return v
-                .parse()
-                .map(Some)
-                .map_err(|_| Failure::Usage(format!("--set k_steps={v}: not a positive integer")));
+            let k = v.parse().map_err(|_| {
+                Failure::Usage(format!("--set k_steps={v}: not a positive integer"))
+            })?;
+            set = Some(k);
         }
     }
-    Ok(None)
+    let named = match (set, rules.flatten()) {
+        (Some(k), _) => Some((k, format!("--set k_steps={k}"))),
+        (None, Some(k)) => Some((k, format!("the rule files' k_steps ({k})"))),
+        (None, None) => None,
+    };
+    let k = match (flag, named) {
+        (Some(f), Some((k, what))) if f != k => {
+            return Err(Failure::Usage(format!(
+                "--k-steps {f} disagrees with {what}: the check would run {f} micro-steps of a \
+                 program merged over {k}; give one count (--set k_steps=K sets both)"
+            )))
+        }
+        (Some(k), _) | (None, Some((k, _))) => k,
+        (None, None) if rules.is_some() => 1,
+        (None, None) => 4,
+    };
+    if k == 0 {
+        return Err(Failure::Usage("k_steps must be at least 1".into()));
+    }
+    Ok(k)
 }
 
 /// Runs `irw check`; prints the table; a failed comparison is an error (exit 1), a
@@ -99,9 +129,9 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
     // The rewritten program is the original's ops where rules kept them: its errors point into
     // the original's files, unless it was read from its own.
     let (rewritten_files, rewritten_by_rules);
-    // The micro-step count the rule files imply: their `k_steps` parameter's value (a default),
-    // or 1 when they declare none (nothing is merged: comparing k micro-steps with one big step
-    // would fail whatever the pass did).
+    // The micro-step count the rule files imply: their `k_steps` parameter's value, or none
+    // declared (nothing is merged: comparing k micro-steps with one big step would fail
+    // whatever the pass did).
     let mut k_from_rules = None;
     let mut avg_from_rules = None;
     let (rewritten, rewritten_src) = match &a.rewritten {
@@ -117,8 +147,8 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         None => {
             let rules = load_rules(&a.rule, limits)?;
             k_from_rules = Some(match rules.params.get("k_steps").map(|p| &p.value) {
-                Some(crate::rules::Val::Int(k)) => usize::try_from(*k).unwrap_or(0),
-                _ => 1,
+                Some(crate::rules::Val::Int(k)) => Some(usize::try_from(*k).unwrap_or(0)),
+                _ => None,
             });
             avg_from_rules = match rules.params.get("avg").map(|p| &p.value) {
                 Some(crate::rules::Val::Bool(b)) => Some(*b),
@@ -138,13 +168,7 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
             (&rewritten_by_rules, original.sources())
         }
     };
-    let k = match (a.k_steps, k_from_set(&a.rule.set)?) {
-        (Some(k), _) | (None, Some(k)) => k,
-        (None, None) => k_from_rules.unwrap_or(4),
-    };
-    if k == 0 {
-        return Err(Failure::Usage("k_steps must be at least 1".into()));
-    }
+    let k = micro_steps(a.k_steps, &a.rule.set, k_from_rules)?;
     // What the rewritten program is compared with: the original, or `--reference`.
     let reference = a
         .reference

@@ -612,8 +612,9 @@ pub(crate) fn verify_read(
 }
 
 /// The warnings about the input's disagreements with the dialect
-/// ([`crate::dialect::findings_beyond`]): attribute values that do not fit Paddle's definition, and
-/// unknown ops named like known ones, each a line pushed onto `warnings`. Returns the ops with
+/// ([`crate::dialect::findings_beyond`]): attribute values that do not fit Paddle's definition,
+/// attributes of the definition an op lacks, and unknown ops named like known ones, each a line
+/// pushed onto `warnings`. Returns the ops with
 /// misfits.
 fn dialect_warnings(
     module: &Module,
@@ -621,12 +622,8 @@ fn dialect_warnings(
     startup: Option<&SourceFile>,
     warnings: &mut Vec<String>,
 ) -> MisfitOps {
-    use crate::dialect::FindingKind;
     let (findings, fitting) = crate::dialect::findings_beyond(module, &Default::default());
     for f in &findings {
-        if f.kind == FindingKind::Missing {
-            continue;
-        }
         let e = dialect_error(module, f);
         let src = match f.which {
             ir::Which::Startup if startup.is_some() => startup,
@@ -717,12 +714,12 @@ pub fn apply_rules_to(
     args: &RuleArgs,
     limits: &Limits,
 ) -> Result<(), Diagnostic> {
-    apply_rules_knowing_misfits(module, input, None, rules, args, limits)
+    apply_rules_knowing_misfits(module, input, None, rules, args, limits).map(|_| ())
 }
 
 /// [`apply_rules_to`] given the module's ops whose attributes misfit the dialect, if the caller
 /// has them ([`Loaded::misfits`]: loading found them with its warnings); they are looked for
-/// otherwise.
+/// otherwise. Returns what the rules did (which rule built each op, for a later error at it).
 pub fn apply_rules_knowing_misfits(
     module: &mut Module,
     input: Option<&SourceFile>,
@@ -730,7 +727,7 @@ pub fn apply_rules_knowing_misfits(
     rules: &crate::rules::RuleSet,
     args: &RuleArgs,
     limits: &Limits,
-) -> Result<(), Diagnostic> {
+) -> Result<crate::rewrite::Stats, Diagnostic> {
     let opts = crate::rewrite::Options {
         trace: args.trace,
         deadline: limits.deadline(),
@@ -787,7 +784,7 @@ pub fn apply_rules_knowing_misfits(
         Some(e) => Err(e.to_diagnostic(module, None).with_note(
             "the rewritten program's distribution attributes are wrong: this is a bug in a rule or in irw",
         )),
-        None => Ok(()),
+        None => Ok(stats),
     }
 }
 
@@ -864,27 +861,41 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
         mut module,
         hints,
         main: src,
+        startup: startup_src,
         misfits,
-        ..
     } = loaded;
     let t_parse = t0.elapsed();
     let t1 = Instant::now();
+    let mut stats = None;
     if let Some(rules) = &rules {
-        apply_rules_knowing_misfits(
+        stats = Some(apply_rules_knowing_misfits(
             &mut module,
             Some(&src),
             Some(&misfits),
             rules,
             &args.rule,
             limits,
-        )?;
+        )?);
     }
     let t_rewrite = t1.elapsed();
     let bytes_in = src.text.len();
-    // The input text is not needed to print: give its memory back before the output is built.
-    drop(src);
+    // Printing text needs no input text: give its memory back before the output is built. The
+    // JSON writer may refuse an op, shown at its line in the file it came from.
+    let sources = match args.emit {
+        Emit::Text => {
+            drop((src, startup_src));
+            None
+        }
+        Emit::PaddleJson => Some((src, startup_src)),
+    };
+    let editor = |op| stats.as_ref().and_then(|s| s.editor_of(op));
+    let origins = json::Origins {
+        main: sources.as_ref().map(|s| &s.0),
+        startup: sources.as_ref().and_then(|s| s.1.as_ref()),
+        editor: Some(&editor),
+    };
     let t2 = Instant::now();
-    let bytes_out = emit(&module, &hints, args)?;
+    let bytes_out = emit(&module, &hints, origins, args)?;
     let t_print = t2.elapsed();
     if args.rule.stats {
         let (types, dicts) = module.ctx.interned_counts();
@@ -958,8 +969,14 @@ fn load_rules_and_module(
 }
 
 /// Writes the module in the `--emit` format (`-o`, `--startup-out`); returns the size of the
-/// main output in bytes. Text is streamed as it is printed.
-fn emit(module: &Module, hints: &json::TagHints, args: &RewriteArgs) -> Result<u64, Failure> {
+/// main output in bytes. Text is streamed as it is printed; a JSON refusal is shown where
+/// `origins` says the op came from.
+fn emit(
+    module: &Module,
+    hints: &json::TagHints,
+    origins: json::Origins<'_>,
+    args: &RewriteArgs,
+) -> Result<u64, Failure> {
     let out = args.output.as_deref().unwrap_or("-");
     let print_module = |w: &mut dyn std::io::Write| ir::print_module_to(module, w);
     let print_main =
@@ -986,7 +1003,7 @@ fn emit(module: &Module, hints: &json::TagHints, args: &RewriteArgs) -> Result<u
                         .into(),
                 ));
             }
-            json = json::write_module(module, hints)?;
+            json = json::write_module_from(module, hints, origins)?;
             (
                 Content::Text(&json.main),
                 json.startup.as_deref().map(Content::Text),

@@ -32,6 +32,7 @@
 
 use super::shape_family::Shape;
 use super::{Effect, OpSpec};
+use crate::ir::Attr;
 use rustc_hash::FxHashMap;
 
 /// The kind of value an attribute holds, as Paddle's op definition types it.
@@ -143,6 +144,23 @@ pub struct AttrSpec {
     pub ty: AttrType,
     /// The builder's default, as the data file writes it (`1e-5`, `[1, 1]`, `"NCHW"`, `cpu`).
     pub default: Option<&'static str>,
+    /// That default as the value Paddle's builder gives ([`super::default_value`]); `None` when
+    /// there is no default, it does not read as a value of the type, or irw does not assume it
+    /// ([`super::default_value::not_assumed`]).
+    value: Option<&'static Attr>,
+}
+
+impl AttrSpec {
+    /// The value an op built without this attribute gets: what the JSON writer writes and the
+    /// executor computes with when an op lacks it.
+    pub fn default_value(&self) -> Option<&'static Attr> {
+        self.value
+    }
+
+    /// Whether Paddle's definition gives no default: an op without it cannot run.
+    pub fn required(&self) -> bool {
+        self.default.is_none()
+    }
 }
 
 /// The two data files, in the order they are read.
@@ -327,10 +345,14 @@ fn attr(s: &'static str) -> Result<AttrSpec, String> {
         None => (rest.trim(), None),
     };
     let ty = AttrType::parse(ty).ok_or_else(|| format!("attribute `{name}`: type `{ty}`"))?;
+    let value = default
+        .and_then(|d| super::default_value::of(ty, d))
+        .map(|v| &*Box::leak(Box::new(v)));
     Ok(AttrSpec {
         name: name.trim(),
         ty,
         default,
+        value,
     })
 }
 
@@ -443,6 +465,12 @@ fn finish(e: Entry) -> Result<OpSpec, String> {
             .ok_or_else(|| format!("`{}`: shape family `{s}`", e.name))?,
         None => Shape::Unknown,
     };
+    let mut attrs = e.attrs;
+    for a in &mut attrs {
+        if super::default_value::not_assumed(e.name, a.name) {
+            a.value = None;
+        }
+    }
     Ok(OpSpec {
         name: e.name,
         operands: Box::leak(e.operands.into_boxed_slice()),
@@ -453,7 +481,7 @@ fn finish(e: Entry) -> Result<OpSpec, String> {
         optional_operands: e.optional_operands,
         optional_results: e.optional_results,
         unset_results,
-        attrs: Box::leak(e.attrs.into_boxed_slice()),
+        attrs: Box::leak(attrs.into_boxed_slice()),
         shape,
     })
 }

@@ -14,6 +14,7 @@
 //! not checked.
 
 pub mod data;
+mod default_value;
 mod defaults;
 pub mod paddle_json;
 pub mod protocol;
@@ -29,7 +30,8 @@ pub use defaults::{default_attrs, DefaultAttr};
 pub use protocol::{stage_role, ROLE_ATTR, STAGES};
 pub use result_type::{absent_vector_item, result_type, ResultRule};
 pub use verify::{
-    findings_beyond, misfit_ops, verify_module, verify_program, Finding, FindingKind, NameAndAttrs,
+    findings_beyond, misfit_ops, missing_message, verify_module, verify_program, Finding,
+    FindingKind, NameAndAttrs,
 };
 
 use rustc_hash::FxHashMap;

@@ -14,7 +14,7 @@
 
 use super::data::{AttrType, ScalarType};
 use super::paddle_json::DTYPE_NAMES;
-use super::{Dialect, OpSpec};
+use super::{AttrSpec, Dialect, OpSpec};
 use crate::ir::{verify, Attr, Context, Module, OpCounts, OpId, Program, VerifyError, Which};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -176,14 +176,26 @@ pub fn findings_beyond(m: &Module, fitting: &NameAndAttrs) -> (Vec<Finding>, Nam
                         ),
                     ),
                     Some(_) => {}
-                    None => push(
-                        FindingKind::Missing,
-                        format!(
-                            "lacks attribute `{}` ({}) of Paddle's definition",
-                            a.name,
-                            a.ty.describe()
-                        ),
-                    ),
+                    None => {
+                        let mut message = missing_message(a);
+                        // An attribute outside the definition named like the missing one is
+                        // most likely it, misspelled (`valu` for `value`).
+                        let strays = attrs
+                            .iter()
+                            .map(|(k, _)| k)
+                            .filter(|k| spec.attrs.iter().all(|d| d.name != *k));
+                        let max = if a.name.len() < 6 { 1 } else { 2 };
+                        let close = crate::suggest::closest(a.name, strays, max);
+                        if !close.is_empty() {
+                            let close: Vec<String> =
+                                close.iter().map(|c| format!("`{c}`")).collect();
+                            message.push_str(&format!(
+                                "; the op has {}: misspelled?",
+                                close.join(" and ")
+                            ));
+                        }
+                        push(FindingKind::Missing, message)
+                    }
                 }
             }
             if out.len() == found_before {
@@ -199,6 +211,31 @@ pub fn findings_beyond(m: &Module, fitting: &NameAndAttrs) -> (Vec<Finding>, Nam
         }
     }
     (out, fitting_here)
+}
+
+/// What an op lacking attribute `a` of its definition means: Paddle cannot run it without a
+/// required one; for one with a default, irw computes with that default (as `irw ops` prints
+/// it) and writes it into Paddle JSON ([`AttrSpec::default_value`]), unless it has no value
+/// irw assumes.
+pub fn missing_message(a: &AttrSpec) -> String {
+    match (a.default, a.default_value()) {
+        (None, _) => format!(
+            "lacks attribute `{}` ({}), which Paddle's definition requires (it has no default)",
+            a.name,
+            a.ty.describe()
+        ),
+        (Some(d), Some(_)) => format!(
+            "lacks attribute `{}` ({}) of Paddle's definition; irw assumes its default, {d}",
+            a.name,
+            a.ty.describe()
+        ),
+        (Some(d), None) => format!(
+            "lacks attribute `{}` ({}) of Paddle's definition; irw does not assume its \
+             default ({d})",
+            a.name,
+            a.ty.describe()
+        ),
+    }
 }
 
 /// "is not in the dialect; did you mean `pd_op.sgd_`?" for a name at most two edits from a

@@ -40,6 +40,12 @@ pub enum When {
     /// It normalizes or accumulates along the integer attribute's axis, and that axis is
     /// dimension 0 (the batch) of its first operand.
     AlongBatchAxis(&'static str),
+    /// A matrix product one of whose matrices is a batch of rows (rank 2, dimension 0 the
+    /// dynamic batch) used other than row by row: `x` transposed (`transpose_x`), or `y` (its
+    /// rows are the product's columns, or are summed over), as an in-batch contrastive loss's
+    /// `a @ bᵀ` does. A rank-3 or higher operand's dimension 0 is a batch of matrices, which a
+    /// product keeps apart.
+    MatrixOfBatchRows,
 }
 
 /// An op that couples the rows of its batch, when it does, and why.
@@ -81,6 +87,11 @@ static COUPLING: &[CouplingRule] = &[
         when: When::AlongBatchAxis("axis"),
         why: "accumulates along the batch dimension",
     },
+    CouplingRule {
+        op: "pd_op.matmul",
+        when: When::MatrixOfBatchRows,
+        why: "multiplies across the rows of its batch",
+    },
 ];
 
 /// One op of a program that couples rows.
@@ -96,7 +107,18 @@ fn flag(a: Attrs<'_>, key: &str) -> bool {
     a.get(key).and_then(|v| v.as_bool()).unwrap_or(false)
 }
 
-fn couples(rule: &CouplingRule, a: Attrs<'_>, first_operand: Option<&Type>) -> Option<String> {
+/// Whether `t` is a matrix whose rows are the batch: rank 2, dimension 0 dynamic.
+fn batch_rows(t: Option<&Type>) -> bool {
+    match t {
+        Some(Type::Tensor { shape, .. } | Type::Dist { shape, .. }) => {
+            shape.len() == 2 && shape[0] < 0
+        }
+        _ => false,
+    }
+}
+
+fn couples(rule: &CouplingRule, a: Attrs<'_>, operands: &[Option<&Type>]) -> Option<String> {
+    let first_operand = operands.first().copied().flatten();
     match rule.when {
         When::BatchStatistics => {
             let global = flag(a, "use_global_stats")
@@ -119,6 +141,19 @@ fn couples(rule: &CouplingRule, a: Attrs<'_>, first_operand: Option<&Type>) -> O
             (rank >= 2 && (axis == 0 || axis == -rank))
                 .then(|| format!("{} ({key} {axis} of a rank-{rank} operand)", rule.why))
         }
+        When::MatrixOfBatchRows => {
+            let x = batch_rows(first_operand) && flag(a, "transpose_x");
+            let y = batch_rows(operands.get(1).copied().flatten());
+            let which = match (x, y) {
+                (true, _) => "x transposed",
+                (false, true) => "y",
+                (false, false) => return None,
+            };
+            Some(format!(
+                "{} ({which} is a batch of rows: each result row depends on every row)",
+                rule.why
+            ))
+        }
     }
 }
 
@@ -133,12 +168,11 @@ pub fn find(ctx: &Context, prog: &Program, src: Option<&SourceFile>) -> Vec<Coup
         let Some(rule) = COUPLING.iter().find(|r| r.op == name) else {
             continue;
         };
-        let first = prog
+        let operands: Vec<Option<&Type>> = prog
             .operands(op)
-            .next()
-            .flatten()
-            .map(|v| ctx.ty(prog.value_type(v)));
-        let Some(why) = couples(rule, ctx.attrs(prog.op_attrs(op)), first) else {
+            .map(|v| v.map(|v| ctx.ty(prog.value_type(v))))
+            .collect();
+        let Some(why) = couples(rule, ctx.attrs(prog.op_attrs(op)), &operands) else {
             continue;
         };
         let at = match (src, prog.position(op)) {

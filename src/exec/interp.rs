@@ -901,6 +901,7 @@ impl<'p> Interp<'p> {
                         }
                         let call = OpCall {
                             attrs,
+                            spec,
                             inputs,
                             n_results: results.len(),
                         };

@@ -39,6 +39,8 @@ pub enum Input<'a> {
 /// An op about to run: its operands, attributes and number of results.
 pub struct OpCall<'a> {
     pub attrs: Attrs<'a>,
+    /// The op's definition: an attribute the op lacks reads as the definition's default.
+    pub spec: Option<&'static crate::dialect::OpSpec>,
     pub inputs: Vec<Input<'a>>,
     pub n_results: usize,
 }
@@ -82,13 +84,32 @@ impl<'a> OpCall<'a> {
         }
     }
 
+    /// Attribute `key`, or, when the op lacks it, its definition's default: the value Paddle's
+    /// builder gives and irw's JSON writer writes ([`crate::dialect::AttrSpec::default_value`]),
+    /// so a run computes what Paddle will.
     pub fn attr(&self, key: &str) -> Option<&'a Attr> {
-        self.attrs.get(key)
+        self.attrs
+            .get(key)
+            .or_else(|| self.definition(key)?.default_value())
+    }
+
+    fn definition(&self, key: &str) -> Option<&'static crate::dialect::AttrSpec> {
+        self.spec?.attrs.iter().find(|a| a.name == key)
+    }
+
+    /// What a kernel reading attribute `key`, which [`Self::attr`] does not have, gets: its own
+    /// `fallback` for an attribute outside the op's definition, and an error for one the
+    /// definition requires (no default): Paddle cannot run the op, and irw does not guess.
+    fn lacking<T>(&self, key: &str, fallback: T) -> KResult<T> {
+        match self.definition(key) {
+            Some(a) if a.required() => Err(KernelError::new(crate::dialect::missing_message(a))),
+            _ => Ok(fallback),
+        }
     }
 
     fn f64_or(&self, key: &str, default: f64) -> KResult<f64> {
         match self.attr(key) {
-            None => Ok(default),
+            None => self.lacking(key, default),
             Some(a) => a
                 .as_f64()
                 .ok_or_else(|| KernelError::new(format!("attribute {key} is not a number"))),
@@ -97,7 +118,7 @@ impl<'a> OpCall<'a> {
 
     fn bool_or(&self, key: &str, default: bool) -> KResult<bool> {
         match self.attr(key) {
-            None => Ok(default),
+            None => self.lacking(key, default),
             Some(a) => a
                 .as_bool()
                 .ok_or_else(|| KernelError::new(format!("attribute {key} is not a bool"))),
@@ -106,7 +127,7 @@ impl<'a> OpCall<'a> {
 
     fn i64_or(&self, key: &str, default: i64) -> KResult<i64> {
         match self.attr(key) {
-            None => Ok(default),
+            None => self.lacking(key, default),
             Some(a) => a
                 .as_i64()
                 .ok_or_else(|| KernelError::new(format!("attribute {key} is not an integer"))),
@@ -115,7 +136,7 @@ impl<'a> OpCall<'a> {
 
     pub fn i64s(&self, key: &str) -> KResult<Vec<i64>> {
         match self.attr(key) {
-            None => Ok(vec![]),
+            None => self.lacking(key, vec![]),
             Some(a) => match a.as_array() {
                 Some(items) => items
                     .iter()
@@ -132,9 +153,10 @@ impl<'a> OpCall<'a> {
 
     /// A dtype attribute; `None` when absent or `Undefined`.
     pub fn dtype(&self, key: &str) -> KResult<Option<DType>> {
-        match self.attr(key).and_then(|a| a.as_word()) {
-            None | Some("Undefined") => Ok(None),
-            Some(w) => match crate::exec::dtype::parse(w) {
+        match self.attr(key).map(|a| a.as_word()) {
+            None => self.lacking(key, None),
+            Some(None | Some("Undefined")) => Ok(None),
+            Some(Some(w)) => match crate::exec::dtype::parse(w) {
                 Some(d) => Ok(Some(d)),
                 None => kbail!("dtype {} is not supported by the executor", w),
             },
@@ -938,7 +960,7 @@ fn required_i32(c: &OpCall<'_>, key: &str) -> KResult<i32> {
 /// A string attribute, `default` when absent.
 fn str_attr(c: &OpCall<'_>, key: &str, default: &str) -> KResult<String> {
     match c.attr(key) {
-        None => Ok(default.to_string()),
+        None => c.lacking(key, default.to_string()),
         Some(a) => match a.as_str() {
             Some(s) => Ok(s.into_owned()),
             None => kbail!("attribute {} is not a string", key),

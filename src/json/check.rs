@@ -14,14 +14,14 @@
 //! Attribute tags are checked as they are written ([`super::attrs`]). Which ops store and which
 //! bind by name is data in the dialect table (`SCOPE_WRITERS`, `SCOPE_READERS`).
 
-use crate::diag::Diagnostic;
+use super::refusal::Refusal;
 use crate::dialect::paddle_json::{KWARG_AS_OP, PARAMETER, SCOPE_READERS, SCOPE_WRITERS};
 use crate::ir::{BlockId, Context, Module, OpId, Program, ValueDef, Which};
 use rustc_hash::FxHashSet;
 use std::collections::BTreeSet;
 
 /// Runs every check on the module; the first problem is the error.
-pub fn check_module(m: &Module) -> Result<(), Diagnostic> {
+pub fn check_module(m: &Module) -> Result<(), Refusal> {
     check_order(&m.ctx, &m.main, Which::Main)?;
     if let Some(s) = &m.startup {
         check_order(&m.ctx, s, Which::Startup)?;
@@ -29,18 +29,23 @@ pub fn check_module(m: &Module) -> Result<(), Diagnostic> {
     check_persistable(m)
 }
 
-fn refuse(which: Which, msg: String) -> Diagnostic {
-    Diagnostic::error(format!(
-        "refusing to write the {} program as Paddle JSON: {msg}",
-        which.name()
-    ))
+fn refuse(which: Which, op: Option<OpId>, msg: String) -> Refusal {
+    Refusal {
+        which,
+        op,
+        message: format!(
+            "refusing to write the {} program as Paddle JSON: {msg}",
+            which.name()
+        ),
+    }
 }
 
 /// Every operand is defined earlier in write order (the order [`super::write`] uses).
-fn check_order(ctx: &Context, p: &Program, which: Which) -> Result<(), Diagnostic> {
+fn check_order(ctx: &Context, p: &Program, which: Which) -> Result<(), Refusal> {
     let mut defined = vec![false; p.value_capacity()];
     let mut n = 0usize;
-    order_block(ctx, p, p.top_block(), &mut defined, &mut n).map_err(|m| refuse(which, m))
+    order_block(ctx, p, p.top_block(), &mut defined, &mut n)
+        .map_err(|(op, m)| refuse(which, Some(op), m))
 }
 
 fn order_block(
@@ -49,7 +54,7 @@ fn order_block(
     b: BlockId,
     defined: &mut [bool],
     n: &mut usize,
-) -> Result<(), String> {
+) -> Result<(), (OpId, String)> {
     for a in p.block_args(b) {
         defined[a.value.index()] = true;
     }
@@ -72,10 +77,14 @@ fn order_block(
                         }
                         _ => "an argument of another block".into(),
                     };
-                    return Err(format!(
-                        "operand {i} of `{}` (op {n}) is {what}; Paddle's loader would silently \
-                         make it <<NULL VALUE>> and the program would fail at run time",
-                        ctx.str(p.op_name(op))
+                    return Err((
+                        op,
+                        format!(
+                            "operand {i} of `{}` (op {n}) is {what}; Paddle's loader would \
+                             silently make it <<NULL VALUE>> and the program would fail at run \
+                             time",
+                            ctx.str(p.op_name(op))
+                        ),
                     ));
                 }
             }
@@ -113,7 +122,7 @@ fn is_persistable(ctx: &Context, p: &Program, op: OpId, index: usize) -> bool {
         .is_some_and(|b| matches!(b, crate::ir::Attr::Bool(true)))
 }
 
-fn check_persistable(m: &Module) -> Result<(), Diagnostic> {
+fn check_persistable(m: &Module) -> Result<(), Refusal> {
     let ctx = &m.ctx;
     // Startup: what it stores must be persistable; collect the names it creates.
     let mut created = BTreeSet::new();
@@ -127,6 +136,7 @@ fn check_persistable(m: &Module) -> Result<(), Diagnostic> {
                     if !is_persistable(ctx, s, d, index as usize) {
                         return Err(refuse(
                             Which::Startup,
+                            Some(op),
                             format!(
                                 "`{}` stores `{name}`, but the `{}` computing it does not mark \
                                  its result persistable:[true]; Paddle's executor would drop it \
@@ -153,6 +163,7 @@ fn check_persistable(m: &Module) -> Result<(), Diagnostic> {
         if must && p.num_results(op) == 1 && !is_persistable(ctx, p, op, 0) {
             return Err(refuse(
                 Which::Main,
+                Some(op),
                 format!(
                     "`{op_name}` binds `{name}`, which the startup program creates, but is not \
                      marked persistable:[true]; Paddle's executor would read an uninitialized \
@@ -169,6 +180,7 @@ fn check_persistable(m: &Module) -> Result<(), Diagnostic> {
         if bound.contains(name) {
             return Err(refuse(
                 Which::Main,
+                None,
                 format!(
                     "keyword argument `{name}` would be written as a `{}` named `{name}`, but \
                      another op of the program already binds that name",
@@ -179,6 +191,7 @@ fn check_persistable(m: &Module) -> Result<(), Diagnostic> {
         if m.startup.is_some() && !created.contains(name) {
             return Err(refuse(
                 Which::Main,
+                None,
                 format!(
                     "keyword argument `{name}` is not created by the startup program (no \
                      {} of that name); Paddle would fail with `Tensor holds no memory`",
@@ -195,6 +208,7 @@ fn check_persistable(m: &Module) -> Result<(), Diagnostic> {
         if let Some(k) = p.block_kwargs(b).first() {
             return Err(refuse(
                 Which::Main,
+                None,
                 format!(
                     "keyword argument `{}` belongs to a nested block; only the top block's can \
                      be written",

@@ -29,6 +29,7 @@
 //!   program); input detection by content ([`looks_like_json`]).
 //! - [`write`]: IR → JSON, including the encoding of keyword arguments Paddle can load.
 //! - [`check`]: what must hold before writing, because Paddle's loader does not check it.
+//! - [`refusal`]: why a module is not written, shown at the op's line in its input file.
 //! - [`attrs`], [`types`]: attribute values and types, with tags from the dialect table
 //!   ([`crate::dialect::paddle_json`]).
 //! - [`dist`]: distribution types and `op_dist_attr` (`pd_dist`), as Paddle 3.3.1 writes them.
@@ -42,9 +43,11 @@ pub mod dist;
 pub mod locate;
 pub mod read;
 mod recent;
+pub mod refusal;
 pub mod types;
 pub mod write;
 
 pub use attrs::TagHints;
 pub use read::{looks_like_json, read_module, read_module_with_hints, read_startup_into};
-pub use write::{write_module, JsonModule};
+pub use refusal::Origins;
+pub use write::{write_module, write_module_from, JsonModule};

@@ -30,6 +30,7 @@ use super::attrs::{attr_to_json, describe, write_tag, TagHints};
 use super::check::check_module;
 use super::dist::op_dist_to_json;
 use super::recent::Recent;
+use super::refusal::{Origins, Refusal};
 use super::types::type_to_json;
 use crate::diag::Diagnostic;
 use crate::dialect::paddle_json::{
@@ -50,8 +51,23 @@ pub struct JsonModule {
     pub startup: Option<String>,
 }
 
-/// Checks the module (`super::check`) and writes both programs.
+/// Checks the module (`super::check`) and writes both programs; a refusal without a position
+/// ([`write_module_from`] shows it in the input files).
 pub fn write_module(m: &Module, hints: &TagHints) -> Result<JsonModule, Diagnostic> {
+    write_module_from(m, hints, Origins::default())
+}
+
+/// [`write_module`], a refusal shown at the op's position in the file it was read from
+/// (`origins`), or naming the rule that built it.
+pub fn write_module_from(
+    m: &Module,
+    hints: &TagHints,
+    origins: Origins<'_>,
+) -> Result<JsonModule, Diagnostic> {
+    write_both(m, hints).map_err(|r| r.to_diagnostic(m, origins))
+}
+
+fn write_both(m: &Module, hints: &TagHints) -> Result<JsonModule, Refusal> {
     check_module(m)?;
     let main = write_program(&m.ctx, &m.main, hints, Which::Main)?;
     let startup = match &m.startup {
@@ -67,7 +83,7 @@ fn write_program(
     p: &Program,
     hints: &TagHints,
     which: Which,
-) -> Result<String, Diagnostic> {
+) -> Result<String, Refusal> {
     let mut w = Writer {
         ctx,
         p,
@@ -88,19 +104,26 @@ fn write_program(
     w.out.extend_from_slice(b",\"program\":{\"regions\":[");
     w.region(&[p.top_block()]).map_err(|(op, msg)| {
         let prog = which.name();
-        let what = match op {
+        let message = match op {
             Some((op, n)) => format!(
                 "cannot write the {prog} program as Paddle JSON: `{}` (op {n} of the {prog} program): {msg}",
                 ctx.str(p.op_name(op))
             ),
             None => format!("cannot write the {prog} program as Paddle JSON: {msg}"),
         };
-        Diagnostic::error(what)
+        Refusal {
+            which,
+            op: op.map(|(op, _)| op),
+            message,
+        }
     })?;
     w.out.extend_from_slice(b"]}}");
     // Every byte came from serde_json's writer or from the ASCII punctuation above.
-    String::from_utf8(w.out)
-        .map_err(|_| Diagnostic::error("internal error: the JSON writer produced invalid UTF-8"))
+    String::from_utf8(w.out).map_err(|_| Refusal {
+        which,
+        op: None,
+        message: "internal error: the JSON writer produced invalid UTF-8".into(),
+    })
 }
 
 /// `pd_op.matmul` → `1.matmul`.
@@ -435,19 +458,45 @@ impl Writer<'_> {
 
     /// The `"A"` and `"OA"` lists of an op named `name` with attributes `attrs` and
     /// `n_results` results: `persistable` and `stop_gradient` (one flag a result) in `"OA"`,
-    /// every other attribute in `"A"`, each list in the dictionary's (sorted) order.
+    /// every other attribute in `"A"`, each list in sorted order.
+    ///
+    /// Paddle's loader takes the attributes as written and its executor fails on one the op's
+    /// definition has and the op lacks (`[place] MUST in attribute map`; a `set_parameter`
+    /// without `parameter_name` crashes it). So an attribute with a default is written with
+    /// it, the value irw's executor computes with too ([`crate::dialect::AttrSpec::default_value`]),
+    /// and an op lacking a required one is refused.
     fn attr_lists(&self, name: &str, attrs: AttrId, n_results: usize) -> Result<AttrLists, String> {
+        let dict = self.ctx.attrs(attrs);
         let mut a = Vec::new();
         let mut oa = Vec::new();
-        for (k, v) in self.ctx.attrs(attrs).iter() {
+        for (k, v) in dict.iter() {
             if RESULT_ATTRS.contains(&k) {
                 let flags =
                     result_flags(v, n_results).map_err(|m| format!("attribute `{k}` {m}"))?;
                 oa.push(named(k, bool_array(&flags)));
             } else {
-                a.push(named(k, self.attr_value(name, k, v)?));
+                a.push((k.to_string(), self.attr_value(name, k, v)?));
             }
         }
+        let definition = crate::dialect::Dialect::get().spec(name);
+        let mut filled = false;
+        for d in definition.map_or(&[][..], |s| s.attrs) {
+            if dict.get(d.name).is_some() {
+                continue;
+            }
+            let Some(v) = d.default_value() else {
+                return Err(format!(
+                    "{}; Paddle cannot run an op without it",
+                    crate::dialect::missing_message(d)
+                ));
+            };
+            a.push((d.name.to_string(), self.attr_value(name, d.name, v)?));
+            filled = true;
+        }
+        if filled {
+            a.sort_by(|x, y| x.0.cmp(&y.0));
+        }
+        let a = a.into_iter().map(|(k, v)| named(&k, v)).collect();
         Ok(AttrLists {
             a: Value::Array(a).to_string().into(),
             oa: Value::Array(oa).to_string().into(),
