@@ -173,10 +173,17 @@ pub fn int_lit<T>(s: &str, l: usize, r: usize) -> Result<Expr, PErr<T>> {
         .map_err(|_| user(l, format!("integer `{s}` does not fit in 64 bits")))
 }
 
+/// A float literal (`0.5`, `1.0e-3`, `1e30`). One beyond f64's range is refused: it would
+/// otherwise be an infinity no rule author wrote.
 pub fn float_lit<T>(s: &str, l: usize, r: usize) -> Result<Expr, PErr<T>> {
-    s.parse::<f64>()
-        .map(|v| Expr::Lit(Val::Float(v), (l, r)))
-        .map_err(|_| user(l, format!("bad number `{s}`")))
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(Expr::Lit(Val::Float(v), (l, r))),
+        Ok(_) => Err(user(
+            l,
+            format!("number `{s}` is beyond the range of a float"),
+        )),
+        Err(_) => Err(user(l, format!("bad number `{s}`"))),
+    }
 }
 
 /// A literal tensor type as Paddle prints it (`tensor<4x3xf32>`, `tensor<-1x4xbf16>`,
