@@ -417,7 +417,9 @@ impl Loader {
         // After the resolver's: where both meet one mistake (a constraint is resolved and
         // evaluated), the resolver's words, which carry hints, are the ones kept.
         errors.append(&mut self.errors);
-        // Expand imports in place, in order; a file's phases are included once. Laid out even
+        // Expand imports in place, in order. Each file named on the command line is applied
+        // with its imports, each of them once within it, as if irw ran once per `--rules`: a
+        // file given twice (canonicalize before and after a pass) runs twice. Laid out even
         // when a file has errors, so that what is checked across files is reported with them.
         let mut layout = Layout {
             uncertain: self.missing_root.then_some(0),
@@ -425,11 +427,13 @@ impl Loader {
         };
         for (i, &r) in roots.iter().enumerate() {
             let first = layout.phases.len();
+            layout.included.clear();
             self.expand(r, &lookup, &mut layout);
             for ph in &mut layout.phases[first..] {
                 ph.root = i;
             }
         }
+        name_repeated_phases(&mut layout.phases);
         // An import condition or a `require` count that cannot be evaluated may only follow
         // from a reported error (a faulty parameter, a name an import that failed declares).
         if errors.is_empty() {
@@ -442,20 +446,21 @@ impl Loader {
         let mut phases = layout.phases;
         // The engines run the resolved forms, never the syntax trees again. Every rule was
         // resolved with its file above: a phase holds the items of files the loader read, and
-        // it resolved every one of them.
+        // it resolved every one of them. A file applied twice has each rule twice: copies of
+        // its one resolution.
         for ph in &mut phases {
             for (index, lr) in ph.rules.iter().enumerate() {
                 let key = (lr.file, lr.rule.span().0);
                 match &lr.rule {
                     Rule::Equational(_) => {
-                        if let Some(rules) = lowered.remove(&key) {
+                        if let Some(rules) = lowered.get(&key).cloned() {
                             let origin = format!("{}:{}", self.sources[lr.file].name, lr.line);
                             ph.equational
                                 .extend(rules.into_iter().map(|g| g.origin(&origin)));
                         }
                     }
                     Rule::Structural(_) => {
-                        if let Some(mut c) = resolved.remove(&key) {
+                        if let Some(mut c) = resolved.get(&key).cloned() {
                             c.index = index;
                             ph.structural.push(c);
                         }
@@ -1018,6 +1023,20 @@ impl Loader {
             }
         }
         out
+    }
+}
+
+/// Gives the k-th phase of one name, from the second on, the name `NAME#k`: a file applied
+/// twice (or two files with a phase of one name) must not show two phases as one in `--stats`,
+/// `--trace` and messages. Phase names are identifiers, so `#` makes no name a file could write.
+fn name_repeated_phases(phases: &mut [Phase]) {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for ph in phases {
+        let n = seen.entry(ph.name.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            ph.name = format!("{}#{n}", ph.name);
+        }
     }
 }
 
