@@ -920,8 +920,8 @@ type ImportedValue = (Val, (usize, Span));
 
 impl Loader {
     /// The parameter values imports give (`import "x.rw" with {avg: false};`): each names a
-    /// parameter the imported file declares and is a constant of its type (evaluated with the
-    /// defaults); two imports giving one parameter different values are refused. Every error is
+    /// parameter the imported file declares and is a constant of its type, naming no
+    /// parameter; two imports giving one parameter different values are refused. Every error is
     /// pushed to `errors`; a parameter given a faulty value joins `failed`.
     fn import_values(
         &self,
@@ -929,7 +929,6 @@ impl Loader {
         failed: &mut HashSet<String>,
         errors: &mut Vec<Diagnostic>,
     ) -> IndexMap<String, ImportedValue> {
-        let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
         let mut out: IndexMap<String, ImportedValue> = IndexMap::new();
         for (fi, file) in self.files.iter().enumerate() {
             let src = &self.sources[fi];
@@ -972,7 +971,28 @@ impl Loader {
                         failed.insert(key.name.clone());
                         continue;
                     }
-                    let v = eval_const(e, &lookup)
+                    // Values are given before `--set` gives the importing file's parameters
+                    // theirs: a parameter named here would be read at its default, whatever
+                    // the command line says.
+                    if let Some(i) = bare_name(e, &|n| params.contains_key(n)) {
+                        errors.push(
+                            Diagnostic::at(
+                                src,
+                                i.span.0,
+                                format!(
+                                    "the value of `{}` names the parameter `{}`: a `with` value is a constant",
+                                    key.name, i.name
+                                ),
+                            )
+                            .with_hint(format!(
+                                "give `{}` its value with --set {}=..., which every file sees",
+                                key.name, key.name
+                            )),
+                        );
+                        failed.insert(key.name.clone());
+                        continue;
+                    }
+                    let v = eval_const(e, &|_| None)
                         .map_err(|er| Diagnostic::at(src, er.span.0, er.message))
                         .and_then(|v| {
                             p.ty.coerce(v).map_err(|v| {
