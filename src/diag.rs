@@ -208,7 +208,7 @@ impl fmt::Display for Diagnostic {
                     // Long generated lines are cut around the caret so the message stays readable.
                     let (shown, caret_col) = clip_line(&loc.source_line, loc.col);
                     writeln!(f, "{shown}")?;
-                    writeln!(f, "{}^", " ".repeat(caret_col.saturating_sub(1)))?;
+                    writeln!(f, "{}^", caret_indent(&shown, caret_col))?;
                 }
             }
             None => writeln!(f, "error: {}", self.message)?,
@@ -227,6 +227,42 @@ impl fmt::Display for Diagnostic {
 }
 
 impl std::error::Error for Diagnostic {}
+
+/// What goes before the caret under `line` for it to stand under character `col` (1-based),
+/// whatever the terminal does with the characters before it: a tab is copied (it moves to the
+/// same tab stop as above), a wide character (CJK, emoji: two columns in a terminal) becomes two
+/// spaces, anything else one.
+fn caret_indent(line: &str, col: usize) -> String {
+    let mut indent = String::new();
+    for c in line.chars().take(col.saturating_sub(1)) {
+        match c {
+            '\t' => indent.push('\t'),
+            c if is_wide(c) => indent.push_str("  "),
+            _ => indent.push(' '),
+        }
+    }
+    indent
+}
+
+/// Whether a terminal shows `c` two columns wide (the East Asian Wide and Fullwidth blocks and
+/// the emoji planes, Unicode's `EastAsianWidth` W and F in broad strokes).
+fn is_wide(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x115F
+        | 0x2E80..=0x303E
+        | 0x3041..=0x33FF
+        | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF
+        | 0xA000..=0xA4CF
+        | 0xAC00..=0xD7A3
+        | 0xF900..=0xFAFF
+        | 0xFE30..=0xFE4F
+        | 0xFF00..=0xFF60
+        | 0xFFE0..=0xFFE6
+        | 0x1F300..=0x1F64F
+        | 0x1F900..=0x1F9FF
+        | 0x20000..=0x3FFFD)
+}
 
 /// Shows at most ~160 characters of a line, keeping the caret column visible.
 fn clip_line(line: &str, col: usize) -> (String, usize) {
@@ -283,5 +319,14 @@ mod tests {
         let src = SourceFile::new("u.ir", "é");
         assert_eq!(src.line_col(1), (1, 1));
         assert_eq!(src.line_col(99), (1, 2));
+    }
+
+    #[test]
+    fn caret_copies_tabs_and_widens_wide_characters() {
+        let src = SourceFile::new("t.rw", "\tab x\n\u{65e5}\u{672c} y\n");
+        let tab = Diagnostic::at(&src, 5, "m").to_string();
+        assert_eq!(tab, "t.rw:1:6: error: m\n\tab x\n\t    ^\n");
+        let wide = Diagnostic::at(&src, "\tab x\n\u{65e5}\u{672c} ".len(), "m").to_string();
+        assert_eq!(wide, "t.rw:2:4: error: m\n\u{65e5}\u{672c} y\n     ^\n");
     }
 }

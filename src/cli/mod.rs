@@ -195,7 +195,7 @@ struct DiffArgs {
 /// How rules are applied: the options the rewrite command and `irw check` share.
 #[derive(Args, Debug, Default, Clone)]
 pub struct RuleArgs {
-    /// A rule file to apply (repeatable; applied in order).
+    /// A rule file to apply (repeatable; applied in order, each time it is given).
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
     /// Set a rule parameter, e.g. `--set k_steps=4` (repeatable).
@@ -805,8 +805,14 @@ fn warn_unproductive(
             .map(|(_, s)| s.applications + s.egraph_changes)
             .sum();
         if changes == 0 {
+            // A file given twice is applied twice: say which application changed nothing.
+            let which = if rules.roots.iter().filter(|&&r| r == root).count() > 1 {
+                format!(" (--rules #{})", i + 1)
+            } else {
+                String::new()
+            };
             err_println!(
-                "warning: {}: no rule of this file (or of the files it imports) changed the program",
+                "warning: {}{which}: no rule of this file (or of the files it imports) changed the program",
                 rules.sources[root].name
             );
         }

@@ -120,6 +120,18 @@ impl Pure {
     pub fn name(self) -> &'static str {
         self.info().name
     }
+
+    /// What the function takes, for the error about a call given something else.
+    pub fn takes(self) -> &'static str {
+        match self {
+            Pure::Len => "a list or a string",
+            Pure::Int | Pure::Float => "a number",
+            Pure::Str => "one value",
+            Pure::Min | Pure::Max => "two numbers, as in `min(a, b)`",
+            Pure::Prod => "a list of numbers",
+            Pure::Index => "a list and an int, as in `$perm[0]`",
+        }
+    }
 }
 
 impl Query {

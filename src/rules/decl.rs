@@ -62,6 +62,19 @@ impl AttrKind {
         }
     }
 
+    /// The static type of this attribute's values in rule expressions.
+    pub fn ty(self) -> Ty {
+        match self {
+            AttrKind::Int => Ty::Int,
+            AttrKind::Float => Ty::Float,
+            AttrKind::Bool => Ty::Bool,
+            AttrKind::Str => Ty::Str,
+            AttrKind::DType => Ty::DType,
+            AttrKind::Place => Ty::Place,
+            AttrKind::List => Ty::List,
+        }
+    }
+
     /// Whether an expression of static type `t` may be this attribute's value (an int is a
     /// fine float; what the checker cannot tell, `Any`, is accepted).
     pub fn accepts(self, t: Ty) -> bool {
@@ -178,7 +191,7 @@ fn known_attr_kind(spec: &OpSpec, key: &str) -> Option<AttrKind> {
         }
         _ => {}
     }
-    default_attrs(spec.name)
+    let by_default = default_attrs(spec.name)
         .iter()
         .find(|(k, _)| *k == key)
         .map(|(_, d)| match d {
@@ -186,7 +199,27 @@ fn known_attr_kind(spec: &OpSpec, key: &str) -> Option<AttrKind> {
             crate::dialect::DefaultAttr::Bool(_) => AttrKind::Bool,
             crate::dialect::DefaultAttr::DType(_) => AttrKind::DType,
             crate::dialect::DefaultAttr::Place(_) => AttrKind::Place,
-        })
+        });
+    by_default.or_else(|| {
+        let a = spec.attrs.iter().find(|a| a.name == key)?;
+        of_paddle_type(a.ty)
+    })
+}
+
+/// The kind of a Paddle attribute type, where one kind holds all its values (a `Scalar` of any
+/// type does not).
+fn of_paddle_type(t: crate::dialect::data::AttrType) -> Option<AttrKind> {
+    use crate::dialect::data::{AttrType as A, ScalarType as S};
+    Some(match t {
+        A::Bool | A::Scalar(S::Bool) => AttrKind::Bool,
+        A::I32 | A::I64 | A::Scalar(S::I32 | S::I64) => AttrKind::Int,
+        A::F32 | A::F64 | A::Scalar(S::F32 | S::F64) => AttrKind::Float,
+        A::Str | A::Scalar(S::Str) => AttrKind::Str,
+        A::DType => AttrKind::DType,
+        A::Place => AttrKind::Place,
+        A::IntArray | A::Array(_) => AttrKind::List,
+        A::Scalar(S::Any) => return None,
+    })
 }
 
 /// The attributes a result rule reads to derive a type (they must be given, or defaulted).

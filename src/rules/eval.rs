@@ -211,9 +211,13 @@ fn pure_function(env: &dyn Env, f: Pure, a: &[Val], span: Span) -> EvalResult {
         _ => err(
             span,
             format!(
-                "bad arguments to `{}`: {}",
+                "bad arguments to `{}`: {}; it takes {}",
                 f.name(),
-                a.iter().map(|v| v.kind()).collect::<Vec<_>>().join(", ")
+                match a {
+                    [] => "none".to_string(),
+                    a => a.iter().map(|v| v.a_kind()).collect::<Vec<_>>().join(", "),
+                },
+                f.takes()
             ),
         ),
     }

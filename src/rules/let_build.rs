@@ -102,12 +102,7 @@ impl Lets<'_> {
             return Ok(());
         };
         if self.bound.contains(&name.name) {
-            return Err(Diagnostic::at(
-                self.src,
-                name.span.0,
-                format!("`{}` is already bound in this rule", name.name),
-            )
-            .with_hint("a `let` names a new op: give it a name the rule does not use"));
+            return Err(super::resolver::names::let_name_taken(self.src, &name));
         }
         build.bind = Some(name.clone());
         let mut build = Some(build);

@@ -62,7 +62,9 @@ pub fn load_with_path(
     };
     let mut roots = Vec::new();
     for p in paths {
-        match l.load_file(p, p, None) {
+        let root = l.load_file(p, p, None);
+        l.follow_imports();
+        match root {
             Some(r) => roots.push(r),
             None => l.missing_root = true,
         }
@@ -79,6 +81,7 @@ pub fn load_str(
 ) -> Result<RuleSet, Diagnostic> {
     let mut l = Loader::default();
     let root = l.add_source(dir.join(name), SourceFile::new(name, text));
+    l.follow_imports();
     l.missing_root = root.is_none();
     l.finish(root.as_slice(), sets)
 }
@@ -140,8 +143,11 @@ struct Loader {
     /// Paths that could not be loaded (unreadable, or not parsed): their error is reported once,
     /// and a later import of one only makes its importer incomplete.
     broken: HashSet<PathBuf>,
-    /// Files being loaded (import cycle detection).
-    stack: Vec<usize>,
+    /// The files whose imports are being followed, each importing the next (an import cycle
+    /// is an import of one of them).
+    stack: Vec<Importing>,
+    /// Per file: whether it is on [`Loader::stack`].
+    importing: Vec<bool>,
     /// Per file: the file index each import resolves to, in item order; `None` when the import
     /// failed (its error is reported).
     imports: Vec<Vec<Option<usize>>>,
@@ -170,6 +176,20 @@ struct Loader {
     missing_root: bool,
 }
 
+/// A file whose imports are being followed. The loader walks the import graph depth first
+/// with an explicit stack of these rather than by recursion, so that a chain of imports as
+/// long as the rule files' bytes allow costs heap, never the thread's stack.
+struct Importing {
+    file: usize,
+    /// Its imports, path and span, in item order.
+    imports: Vec<(String, Span)>,
+    /// How many of them have been followed.
+    next: usize,
+    /// The directory of the file, and that directory as messages show it.
+    dir: PathBuf,
+    shown_dir: PathBuf,
+}
+
 /// The phases of a load in run order, as far as they are known.
 #[derive(Default)]
 struct Layout {
@@ -185,9 +205,10 @@ struct Layout {
 }
 
 impl Loader {
-    /// Loads `path`, shown in messages as `shown` (an import's path relative to where the
-    /// importing file was named, so `rules/grad_merge.rw` imports `rules/master_grad.rw`, not
-    /// an absolute path).
+    /// Reads and parses `path`, shown in messages as `shown` (an import's path relative to
+    /// where the importing file was named, so `rules/grad_merge.rw` imports
+    /// `rules/master_grad.rw`, not an absolute path); a file new to the load goes on the stack
+    /// for [`Loader::follow_imports`].
     fn load_file(
         &mut self,
         path: &Path,
@@ -199,12 +220,12 @@ impl Loader {
             return None;
         }
         if let Some(&i) = self.paths.get(&key) {
-            if self.stack.contains(&i) {
+            if self.importing[i] {
                 let (f, span) = from.unwrap_or((i, (0, 0)));
                 let chain: Vec<&str> = self
                     .stack
                     .iter()
-                    .map(|&j| self.sources[j].name.as_str())
+                    .map(|x| self.sources[x.file].name.as_str())
                     .collect();
                 self.errors.push(
                     Diagnostic::at(
@@ -256,8 +277,9 @@ impl Loader {
         self.add_source(key, SourceFile::new(shown.display().to_string(), text))
     }
 
-    /// Parses `src` and loads its imports, then substitutes its definitions. `None` when it does
-    /// not parse: a parse error stops that file (and only that file).
+    /// Parses `src` and puts it on the stack of files whose imports are to be followed
+    /// ([`Loader::follow_imports`]). `None` when it does not parse: a parse error stops that
+    /// file (and only that file).
     fn add_source(&mut self, key: PathBuf, src: SourceFile) -> Option<usize> {
         self.read.push(src.name.clone());
         let file = match parse_file(&src) {
@@ -269,6 +291,16 @@ impl Loader {
             }
         };
         let idx = self.sources.len();
+        let imports: Vec<(String, Span)> = (file.items.iter())
+            .filter_map(|it| match it {
+                Item::Import(im) => Some((im.path.clone(), im.path_span)),
+                _ => None,
+            })
+            .collect();
+        let shown_dir = Path::new(&src.name)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
         self.sources.push(src);
         self.files.push(file);
         self.imports.push(Vec::new());
@@ -276,36 +308,50 @@ impl Loader {
         self.unexpanded.push(HashSet::new());
         self.faulty.push(HashSet::new());
         self.uncalled.push(Vec::new());
-        self.paths.insert(key.clone(), idx);
-        self.stack.push(idx);
-        let dir = key.parent().map(Path::to_path_buf).unwrap_or_default();
-        let shown_dir = Path::new(&self.sources[idx].name)
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        let imports: Vec<(String, Span)> = self.files[idx]
-            .items
-            .iter()
-            .filter_map(|it| match it {
-                Item::Import(im) => Some((im.path.clone(), im.path_span)),
-                _ => None,
-            })
-            .collect();
-        for (p, span) in imports {
+        self.importing.push(true);
+        self.stack.push(Importing {
+            file: idx,
+            imports,
+            next: 0,
+            dir: key.parent().map(Path::to_path_buf).unwrap_or_default(),
+            shown_dir,
+        });
+        self.paths.insert(key, idx);
+        Some(idx)
+    }
+
+    /// Follows the imports of the files on the stack, depth first, each file's in item order;
+    /// a file whose imports are all loaded has its definitions substituted (they may name what
+    /// its imports declare) and leaves the stack.
+    fn follow_imports(&mut self) {
+        while let Some(top) = self.stack.last_mut() {
+            let Some((p, span)) = top.imports.get(top.next).cloned() else {
+                let idx = top.file;
+                self.desugar(idx);
+                self.stack.pop();
+                self.importing[idx] = false;
+                continue;
+            };
+            top.next += 1;
+            let idx = top.file;
             // Beside the importing file first, then along the search path.
             let (path, shown) = match self
                 .search
                 .iter()
-                .find(|d| !dir.join(&p).exists() && d.join(&p).is_file())
+                .find(|d| !top.dir.join(&p).exists() && d.join(&p).is_file())
             {
                 Some(d) => (d.join(&p), d.join(&p)),
-                None => (dir.join(&p), shown_dir.join(&p)),
+                None => (top.dir.join(&p), top.shown_dir.join(&p)),
             };
             let target = self.load_file(&path, &shown, Some((idx, span)));
             self.incomplete[idx] |= target.is_none();
             self.imports[idx].push(target);
         }
-        // `ops` and `pred` definitions become plain rule syntax (imports first: they are loaded).
+    }
+
+    /// Substitutes the `ops` and `pred` definitions of file `idx` into plain rule syntax (its
+    /// imports are loaded: their sets are known).
+    fn desugar(&mut self, idx: usize) {
         let expanded = super::expand::desugar(
             &mut self.files,
             &self.sources,
@@ -317,8 +363,6 @@ impl Loader {
         self.unexpanded[idx] = expanded.unexpanded;
         self.faulty[idx] = expanded.faulty;
         self.uncalled[idx] = expanded.uncalled;
-        self.stack.pop();
-        Some(idx)
     }
 
     fn finish(mut self, roots: &[usize], sets: &[(String, String)]) -> Result<RuleSet, Diagnostic> {
@@ -373,7 +417,9 @@ impl Loader {
         // After the resolver's: where both meet one mistake (a constraint is resolved and
         // evaluated), the resolver's words, which carry hints, are the ones kept.
         errors.append(&mut self.errors);
-        // Expand imports in place, in order; a file's phases are included once. Laid out even
+        // Expand imports in place, in order. Each file named on the command line is applied
+        // with its imports, each of them once within it, as if irw ran once per `--rules`: a
+        // file given twice (canonicalize before and after a pass) runs twice. Laid out even
         // when a file has errors, so that what is checked across files is reported with them.
         let mut layout = Layout {
             uncertain: self.missing_root.then_some(0),
@@ -381,11 +427,13 @@ impl Loader {
         };
         for (i, &r) in roots.iter().enumerate() {
             let first = layout.phases.len();
+            layout.included.clear();
             self.expand(r, &lookup, &mut layout);
             for ph in &mut layout.phases[first..] {
                 ph.root = i;
             }
         }
+        name_repeated_phases(&mut layout.phases);
         // An import condition or a `require` count that cannot be evaluated may only follow
         // from a reported error (a faulty parameter, a name an import that failed declares).
         if errors.is_empty() {
@@ -398,20 +446,21 @@ impl Loader {
         let mut phases = layout.phases;
         // The engines run the resolved forms, never the syntax trees again. Every rule was
         // resolved with its file above: a phase holds the items of files the loader read, and
-        // it resolved every one of them.
+        // it resolved every one of them. A file applied twice has each rule twice: copies of
+        // its one resolution.
         for ph in &mut phases {
             for (index, lr) in ph.rules.iter().enumerate() {
                 let key = (lr.file, lr.rule.span().0);
                 match &lr.rule {
                     Rule::Equational(_) => {
-                        if let Some(rules) = lowered.remove(&key) {
+                        if let Some(rules) = lowered.get(&key).cloned() {
                             let origin = format!("{}:{}", self.sources[lr.file].name, lr.line);
                             ph.equational
                                 .extend(rules.into_iter().map(|g| g.origin(&origin)));
                         }
                     }
                     Rule::Structural(_) => {
-                        if let Some(mut c) = resolved.remove(&key) {
+                        if let Some(mut c) = resolved.get(&key).cloned() {
                             c.index = index;
                             ph.structural.push(c);
                         }
@@ -432,36 +481,54 @@ impl Loader {
 
     /// Lays out the phases of `f`, its imports' in place, into `layout`. An import that failed,
     /// or whose condition cannot be evaluated, is left out, and what comes after it in run
-    /// order is marked as perhaps missing something ([`Layout::uncertain`]).
+    /// order is marked as perhaps missing something ([`Layout::uncertain`]). The import graph
+    /// is walked with an explicit stack (see [`Importing`]).
     fn expand(&self, f: usize, params: &dyn Fn(&str) -> Option<Val>, layout: &mut Layout) {
+        /// A file being laid out: its items not laid out yet, and the phase its rules outside
+        /// a phase go to, if one is open.
+        struct Cursor<'f> {
+            file: usize,
+            items: std::slice::Iter<'f, Item>,
+            imports: std::slice::Iter<'f, Option<usize>>,
+            implicit: Option<usize>,
+            line_starts: Vec<usize>,
+        }
+        let cursor = |f: usize| Cursor {
+            file: f,
+            items: self.files[f].items.iter(),
+            imports: self.imports[f].iter(),
+            implicit: None,
+            line_starts: line_starts(&self.sources[f]),
+        };
         if !layout.included.insert(f) {
             return;
         }
-        let src = &self.sources[f];
-        let stem = Path::new(&src.name)
-            .file_stem()
-            .map_or("rules".to_string(), |s| s.to_string_lossy().into_owned());
-        let line_starts = line_starts(src);
-        let mut import_i = 0;
-        let mut implicit: Option<usize> = None;
-        // A `require` whose count or message cannot be evaluated is left out, its error kept.
-        let require = |q: &Require, errors: &mut Vec<Diagnostic>| {
-            loaded_require(src, f, params, q)
-                .map_err(|e| errors.push(e))
-                .ok()
-        };
-        for item in &self.files[f].items {
+        let mut stack = vec![cursor(f)];
+        while let Some(top) = stack.last_mut() {
+            let Some(item) = top.items.next() else {
+                stack.pop();
+                continue;
+            };
+            let f = top.file;
+            let src = &self.sources[f];
             match item {
                 Item::Import(im) => {
-                    let target = self.imports[f][import_i];
-                    import_i += 1;
+                    let target = top.imports.next().copied().flatten();
                     let take = match &im.cond {
                         None => Ok(true),
                         Some(c) => const_bool(src, params, c, "an import condition"),
                     };
+                    // What follows an import taken runs after it, in a phase of its own.
+                    if !matches!(take, Ok(false)) {
+                        top.implicit = None;
+                    }
                     match (target, take) {
-                        (Some(target), Ok(true)) => self.expand(target, params, layout),
-                        (_, Ok(false)) => continue,
+                        (Some(target), Ok(true)) => {
+                            if layout.included.insert(target) {
+                                stack.push(cursor(target));
+                            }
+                        }
+                        (_, Ok(false)) => {}
                         (None, Ok(true)) => {
                             layout.uncertain.get_or_insert(layout.phases.len());
                         }
@@ -470,57 +537,69 @@ impl Loader {
                             layout.uncertain.get_or_insert(layout.phases.len());
                         }
                     }
-                    // What follows an import runs after it, in a phase of its own.
-                    implicit = None;
                 }
                 Item::Phase(p) => {
                     let requires = (p.requires.iter())
-                        .filter_map(|q| require(q, &mut layout.errors))
+                        .filter_map(|q| self.require(f, params, q, &mut layout.errors))
                         .collect();
                     layout.phases.push(Phase {
                         name: p.name.name.clone(),
-                        rules: p
-                            .rules
-                            .iter()
-                            .map(|r| self.loaded(f, &line_starts, r))
+                        rules: (p.rules.iter())
+                            .map(|r| self.loaded(f, &top.line_starts, r))
                             .collect(),
                         structural: Vec::new(),
                         equational: Vec::new(),
                         requires,
                         root: 0,
                     });
-                    implicit = None;
+                    top.implicit = None;
                 }
                 Item::Rule(_) | Item::Require(_) => {
                     let phases = &mut layout.phases;
-                    let i = match implicit {
-                        Some(i) => i,
-                        None => {
-                            phases.push(Phase {
-                                name: stem.clone(),
-                                rules: Vec::new(),
-                                structural: Vec::new(),
-                                equational: Vec::new(),
-                                requires: Vec::new(),
-                                root: 0,
-                            });
-                            phases.len() - 1
-                        }
-                    };
+                    let i = *top.implicit.get_or_insert_with(|| {
+                        let stem = Path::new(&src.name)
+                            .file_stem()
+                            .map_or("rules".to_string(), |s| s.to_string_lossy().into_owned());
+                        phases.push(Phase {
+                            name: stem,
+                            rules: Vec::new(),
+                            structural: Vec::new(),
+                            equational: Vec::new(),
+                            requires: Vec::new(),
+                            root: 0,
+                        });
+                        phases.len() - 1
+                    });
                     match item {
-                        Item::Rule(r) => phases[i].rules.push(self.loaded(f, &line_starts, r)),
+                        Item::Rule(r) => {
+                            let rule = self.loaded(f, &top.line_starts, r);
+                            layout.phases[i].rules.push(rule);
+                        }
                         Item::Require(q) => {
-                            if let Some(q) = require(q, &mut layout.errors) {
+                            if let Some(q) = self.require(f, params, q, &mut layout.errors) {
                                 layout.phases[i].requires.push(q);
                             }
                         }
                         _ => {}
                     }
-                    implicit = Some(i);
                 }
                 Item::Param(_) | Item::Op(_) => {}
             }
         }
+    }
+
+    /// A `require` of file `f` as its phase holds it; one whose count or message cannot be
+    /// evaluated is left out, its error kept.
+    fn require(
+        &self,
+        f: usize,
+        params: &dyn Fn(&str) -> Option<Val>,
+        q: &Require,
+        errors: &mut Vec<Diagnostic>,
+    ) -> Option<super::LoadedRequire> {
+        loaded_require(&self.sources[f], f, params, q)
+            .map_err(|e| errors.push(e))
+            .ok()
     }
 
     /// What is checked across the files laid out: rule names are unique over them (a rule
@@ -841,8 +920,8 @@ type ImportedValue = (Val, (usize, Span));
 
 impl Loader {
     /// The parameter values imports give (`import "x.rw" with {avg: false};`): each names a
-    /// parameter the imported file declares and is a constant of its type (evaluated with the
-    /// defaults); two imports giving one parameter different values are refused. Every error is
+    /// parameter the imported file declares and is a constant of its type, naming no
+    /// parameter; two imports giving one parameter different values are refused. Every error is
     /// pushed to `errors`; a parameter given a faulty value joins `failed`.
     fn import_values(
         &self,
@@ -850,7 +929,6 @@ impl Loader {
         failed: &mut HashSet<String>,
         errors: &mut Vec<Diagnostic>,
     ) -> IndexMap<String, ImportedValue> {
-        let lookup = |n: &str| params.get(n).map(|p| p.value.clone());
         let mut out: IndexMap<String, ImportedValue> = IndexMap::new();
         for (fi, file) in self.files.iter().enumerate() {
             let src = &self.sources[fi];
@@ -893,7 +971,28 @@ impl Loader {
                         failed.insert(key.name.clone());
                         continue;
                     }
-                    let v = eval_const(e, &lookup)
+                    // Values are given before `--set` gives the importing file's parameters
+                    // theirs: a parameter named here would be read at its default, whatever
+                    // the command line says.
+                    if let Some(i) = bare_name(e, &|n| params.contains_key(n)) {
+                        errors.push(
+                            Diagnostic::at(
+                                src,
+                                i.span.0,
+                                format!(
+                                    "the value of `{}` names the parameter `{}`: a `with` value is a constant",
+                                    key.name, i.name
+                                ),
+                            )
+                            .with_hint(format!(
+                                "give `{}` its value with --set {}=..., which every file sees",
+                                key.name, key.name
+                            )),
+                        );
+                        failed.insert(key.name.clone());
+                        continue;
+                    }
+                    let v = eval_const(e, &|_| None)
                         .map_err(|er| Diagnostic::at(src, er.span.0, er.message))
                         .and_then(|v| {
                             p.ty.coerce(v).map_err(|v| {
@@ -944,6 +1043,20 @@ impl Loader {
             }
         }
         out
+    }
+}
+
+/// Gives the k-th phase of one name, from the second on, the name `NAME#k`: a file applied
+/// twice (or two files with a phase of one name) must not show two phases as one in `--stats`,
+/// `--trace` and messages. Phase names are identifiers, so `#` makes no name a file could write.
+fn name_repeated_phases(phases: &mut [Phase]) {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for ph in phases {
+        let n = seen.entry(ph.name.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            ph.name = format!("{}#{n}", ph.name);
+        }
     }
 }
 

@@ -173,10 +173,44 @@ pub fn int_lit<T>(s: &str, l: usize, r: usize) -> Result<Expr, PErr<T>> {
         .map_err(|_| user(l, format!("integer `{s}` does not fit in 64 bits")))
 }
 
+/// Refuses a key written twice in one list: an attribute of a block (`{z: 1, z: 2}` in a
+/// pattern, a build, `set` or `with`) or a named operand (`relu(x: %a, x: %b)`). Which was meant
+/// is unknowable, so the second is an error where it is written, as the program parser's
+/// duplicate attribute is; `what` names the key's kind.
+pub fn unique_keys<'k, T>(
+    keys: impl IntoIterator<Item = &'k Ident>,
+    what: &str,
+) -> Result<(), PErr<T>> {
+    let mut seen: Vec<&str> = Vec::new();
+    for k in keys {
+        if k.name == SPREAD_KEY {
+            continue;
+        }
+        if seen.contains(&k.name.as_str()) {
+            return Err(ParseError::User {
+                error: UserError {
+                    offset: k.span.0,
+                    message: format!("{what} `{}` is given twice", k.name),
+                    hint: Some(format!("give each {what} once")),
+                },
+            });
+        }
+        seen.push(&k.name);
+    }
+    Ok(())
+}
+
+/// A float literal (`0.5`, `1.0e-3`, `1e30`). One beyond f64's range is refused: it would
+/// otherwise be an infinity no rule author wrote.
 pub fn float_lit<T>(s: &str, l: usize, r: usize) -> Result<Expr, PErr<T>> {
-    s.parse::<f64>()
-        .map(|v| Expr::Lit(Val::Float(v), (l, r)))
-        .map_err(|_| user(l, format!("bad number `{s}`")))
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(Expr::Lit(Val::Float(v), (l, r))),
+        Ok(_) => Err(user(
+            l,
+            format!("number `{s}` is beyond the range of a float"),
+        )),
+        Err(_) => Err(user(l, format!("bad number `{s}`"))),
+    }
 }
 
 /// A literal tensor type as Paddle prints it (`tensor<4x3xf32>`, `tensor<-1x4xbf16>`,

@@ -98,6 +98,9 @@ impl Resolver<'_> {
     fn action_checked(&mut self, a: &Action) -> Result<compiled::Action, Diagnostic> {
         Ok(match a {
             Action::Let { name, value, .. } => {
+                if self.captures.contains_key(&name.name) {
+                    return Err(names::let_name_taken(self.src, name));
+                }
                 let (_, value) = self.expr_no_build(value)?;
                 compiled::Action::Let {
                     slot: self.bind_capture(&name.name),

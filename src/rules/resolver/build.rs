@@ -196,6 +196,43 @@ impl Resolver<'_> {
             }))
     }
 
+    /// An attribute test `{key: e}` of a pattern that may match the ops `specs`: refused when
+    /// `e` can equal the attribute on none of them that says what kind the attribute is
+    /// (`{transpose_x: 0}` on `pd_op.matmul`, whose `transpose_x` is a bool), since the
+    /// pattern could then never match.
+    pub(super) fn attr_test_kind(
+        &self,
+        specs: &[&OpSpec],
+        k: &Ident,
+        e: &Expr,
+        t: Ty,
+    ) -> Result<(), Diagnostic> {
+        let kinds: Vec<(&OpSpec, crate::rules::decl::AttrKind)> = (specs.iter())
+            .map(|s| (*s, self.ops.attr_kind(s, &k.name)))
+            .map(|(s, kind)| kind.map(|kind| (s, kind)))
+            .collect::<Option<_>>()
+            .unwrap_or_default();
+        let Some(&(spec, kind)) = kinds.first() else {
+            return Ok(());
+        };
+        if kinds.iter().any(|(_, kind)| kind.ty().can_equal(t)) {
+            return Ok(());
+        }
+        let literal = super::expr::plain_string(e);
+        Err(self
+            .at(
+                e.span().0,
+                format!(
+                    "`{}` of `{}` is {}, found {}: this test never holds",
+                    k.name,
+                    spec.name,
+                    crate::value::with_article(kind.name()),
+                    t.a_name()
+                ),
+            )
+            .with_hint(kind.ty().never_equal_hint(t, literal.as_deref())))
+    }
+
     /// `-> TYPE`: a type (`type(%x)`, `tensor<4xf32>`, `tensor(shape(%x), f32)`), `like(%o)`
     /// (the result types of an op the rule bound), or a list of types and `none`s, one per
     /// result.

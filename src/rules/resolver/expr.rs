@@ -210,7 +210,16 @@ impl Resolver<'_> {
                         }
                         Ty::Bool
                     }
-                    BinOp::Eq | BinOp::Ne => Ty::Bool,
+                    BinOp::Eq | BinOp::Ne => {
+                        if !a.can_equal(b) {
+                            let hint = match (plain_string(l), plain_string(r)) {
+                                (Some(s), _) => b.never_equal_hint(a, Some(&s)),
+                                (_, s) => a.never_equal_hint(b, s.as_deref()),
+                            };
+                            return Err(bad(self).with_hint(hint));
+                        }
+                        Ty::Bool
+                    }
                     BinOp::In => {
                         let ok = match b {
                             Ty::Stage => a.valueish(),
@@ -461,5 +470,13 @@ impl Resolver<'_> {
             span,
         };
         Ok((Ty::Int, call))
+    }
+}
+
+/// The text of `e` when it is a string literal without interpolation.
+pub(super) fn plain_string(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Str(parts, _) => crate::value::expr::plain(parts),
+        _ => None,
     }
 }

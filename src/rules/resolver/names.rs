@@ -144,6 +144,18 @@ pub fn rule_defined_twice(
     .with_note(format!("first defined at {}:{line}", first.name))
 }
 
+/// A `let` naming what its rule already binds (a value, an op, a capture, an earlier `let`):
+/// the later actions would read one of two things under one name. The expander (`let %s =
+/// BUILD;`) and the resolver (`let $x = E;`) refuse it with these words.
+pub fn let_name_taken(src: &SourceFile, name: &Ident) -> Diagnostic {
+    Diagnostic::at(
+        src,
+        name.span.0,
+        format!("`{}` is already bound in this rule", name.name),
+    )
+    .with_hint("a `let` names something new: give it a name the rule does not use")
+}
+
 /// A variable of an equational rule's right-hand side (or of what it computes) that its
 /// left-hand side does not bind: the right-hand side is built from what the match found.
 pub fn not_bound_by_lhs(v: &Ident) -> Problem {

@@ -208,9 +208,23 @@ impl Resolver<'_> {
         p: &OpPattern,
         rp: &mut compiled::Pattern,
     ) -> Result<(), Diagnostic> {
+        // The ops the pattern may match, to check each test against the attribute's kind.
+        let specs = match p
+            .attrs
+            .iter()
+            .any(|a| matches!(a.val, AttrPatVal::Equals(_)))
+        {
+            true => self
+                .op_sel(&p.op)
+                .map(|(specs, _)| specs)
+                .unwrap_or_default(),
+            false => Vec::new(),
+        };
         for (a, ra) in p.attrs.iter().zip(&mut rp.attrs) {
             if let AttrPatVal::Equals(e) = &a.val {
-                ra.test = compiled::AttrTest::Equals(self.expr_no_build(e)?.1);
+                let (t, x) = self.expr_no_build(e)?;
+                self.attr_test_kind(&specs, &a.key, e, t)?;
+                ra.test = compiled::AttrTest::Equals(x);
             }
         }
         for (a, ra) in p.args.iter().zip(&mut rp.args) {

@@ -2,6 +2,7 @@
 
 mod parse;
 mod plan;
+mod readme_examples;
 mod uses_in_stage;
 
 use crate::rules::{load_str, Val};
