@@ -7,7 +7,8 @@
 # must be clean on each output. Each model is rewritten from Paddle's text dump (M_before.ir) and
 # from Paddle's own JSON of it (M_before.paddle.json, whose attribute tags irw keeps). Then
 # rules/examples/global_norm_clip.rw, alone and after the merge, must take the step of Paddle's own
-# ClipGradByGlobalNorm (tests/data/paddle_clip). tests/interop/zoo.py is the training harness. Prints per model
+# ClipGradByGlobalNorm (tests/data/paddle_clip); and the clipped model merged with avg=false must
+# train in Paddle as irw's executor runs it. tests/interop/zoo.py is the training harness. Prints per model
 # the worst tensor, the lint result and `wrong W/N`; exits 1 if anything is wrong.
 #
 #   tests/interop/zoo.sh [N]
@@ -119,6 +120,30 @@ for m in "${models[@]}"; do
             || true
     fi
 done
+
+# avg=false on the clipped model: the clip's ops read each buffer directly, and each buffer is
+# zeroed itself. Paddle must train irw's JSON of it as irw's executor runs the same program
+# (`irw run --dump`, the reference; `irw check` proves that program is the full-batch step of the
+# loss summed over the micro-batches: tests/golden/check/zoo_clip_adam_avg_false.test).
+m=mlp_clip_adam
+echo "== $m, avg=false"
+"$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 --set avg=false \
+    --startup "$zoo/${m}_startup_before.ir" "$zoo/${m}_before.ir" \
+    -o "$work/af.ir" --startup-out "$work/af_s.ir"
+lint "irw lint" "$work/af.ir" || status=1
+"$IRW" run "$work/af.ir" --startup "$work/af_s.ir" --k-steps 4 --feed "$zoo/$m.feed.json" \
+    --dump "$work/af.dump.json" >/dev/null
+"$venv/bin/python" - "$work/af.dump.json" "$work/af.num.json" <<'PY'
+import json, sys
+state = json.load(open(sys.argv[1]))["state"]
+names = [n for n in state if not n.endswith("@GRAD@MERGE")]
+json.dump({"state_after_full_batch_step": state, "compare_params": names, "compare_state": []},
+          open(sys.argv[2], "w"))
+PY
+"$IRW" "$work/af.ir" --startup "$work/af_s.ir" \
+    --emit paddle-json -o "$work/af.m.json" --startup-out "$work/af.s.json"
+train_all "irw avg=false" "$work/af.m.json" "$work/af.s.json" "$zoo/$m.feed.json" \
+    "$work/af.num.json" 4 || status=1
 
 # Dynamic loss scaling (tests/exec_fixtures/amp, a program Paddle built): the merged window must
 # reach Paddle's full-batch step, parameters, the scale and its counters.
