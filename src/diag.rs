@@ -107,6 +107,19 @@ impl Diagnostic {
         }
     }
 
+    /// An error at byte `offset` of `src` when both are known (an op parsed from a file), else
+    /// without a position (an op a rewrite built, a program given in memory).
+    pub fn at_if_known(
+        src: Option<&SourceFile>,
+        offset: Option<usize>,
+        message: impl Into<String>,
+    ) -> Self {
+        match (src, offset) {
+            (Some(src), Some(offset)) => Diagnostic::at(src, offset, message),
+            _ => Diagnostic::error(message),
+        }
+    }
+
     /// An error at byte `offset` of `src`.
     pub fn at(src: &SourceFile, offset: usize, message: impl Into<String>) -> Self {
         let (line, col) = src.line_col(offset);

@@ -813,10 +813,7 @@ pub struct DataOp {
 
 /// A diagnostic at the data op `op` of `prog` (read from `src`), when its position is known.
 pub fn at_data_op(src: Option<&SourceFile>, prog: &Program, op: OpId, msg: String) -> Diagnostic {
-    match (src, prog.position(op)) {
-        (Some(src), Some(off)) => Diagnostic::at(src, off, msg),
-        _ => Diagnostic::error(msg),
-    }
+    Diagnostic::at_if_known(src, prog.position(op), msg)
 }
 
 /// The non-persistable `pd_op.data` ops of a program.

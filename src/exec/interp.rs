@@ -278,14 +278,6 @@ fn converted_like(t: &Tensor, like: &Tensor) -> KResult<Option<Tensor>> {
     Tensor::from_f32_as(t.shape(), t.to_f32().into_owned(), like.dtype()).map(Some)
 }
 
-/// A diagnostic at byte `offset` of `src` when both are known, else without a position.
-fn at_op(src: Option<&SourceFile>, offset: Option<usize>, msg: String) -> Diagnostic {
-    match (src, offset) {
-        (Some(src), Some(off)) => Diagnostic::at(src, off, msg),
-        _ => Diagnostic::error(msg),
-    }
-}
-
 /// `op_role` of an op (`None` when absent or -1).
 pub fn op_role(ctx: &Context, prog: &Program, op: OpId) -> Option<i64> {
     ctx.attrs(prog.op_attrs(op))
@@ -318,7 +310,7 @@ impl<'p> Interp<'p> {
         for (i, op) in prog.walk().into_iter().enumerate() {
             let name = ctx.str(prog.op_name(op));
             if !prog.regions(op).is_empty() && name != "pd_op.if" && name != "pd_op.while" {
-                return Err(at_op(
+                return Err(Diagnostic::at_if_known(
                     src,
                     prog.position(op),
                     format!(
@@ -393,7 +385,9 @@ impl<'p> Interp<'p> {
                 .find_map(|v| rank.tensor(v).ok().and_then(non_finite));
             if let Some(what) = what {
                 let name = self.ctx.str(self.prog.op_name(op)).to_string();
-                let location = at_op(self.src, self.prog.position(op), String::new()).location;
+                let location =
+                    Diagnostic::at_if_known(self.src, self.prog.position(op), String::new())
+                        .location;
                 rank.observed.first_non_finite = Some(NonFinite {
                     what,
                     op: name,
@@ -463,7 +457,7 @@ impl<'p> Interp<'p> {
             self.ctx.str(self.prog.op_name(op)),
             e.message
         );
-        let d = at_op(self.src, self.prog.position(op), msg);
+        let d = Diagnostic::at_if_known(self.src, self.prog.position(op), msg);
         match e.hint {
             Some(h) => d.with_hint(h),
             None => d,
@@ -489,7 +483,7 @@ impl<'p> Interp<'p> {
                     let offset = self
                         .src
                         .and_then(|src| src.text.find(&format!("%kwarg_{name} ")));
-                    return Err(at_op(
+                    return Err(Diagnostic::at_if_known(
                         self.src,
                         offset,
                         format!(
@@ -509,7 +503,7 @@ impl<'p> Interp<'p> {
                     .deadline
                     .is_some_and(|d| std::time::Instant::now() >= d)
                 {
-                    return Err(at_op(
+                    return Err(Diagnostic::at_if_known(
                         self.src,
                         self.prog.position(op),
                         format!(

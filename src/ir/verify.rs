@@ -39,10 +39,7 @@ impl VerifyError {
         let pos = self
             .op
             .and_then(|op| m.program(self.which).and_then(|p| p.position(op)));
-        let d = match (pos, src) {
-            (Some(pos), Some(src)) => Diagnostic::at(src, pos, self.message.clone()),
-            _ => Diagnostic::error(self.message.clone()),
-        };
+        let d = Diagnostic::at_if_known(src, pos, self.message.clone());
         match self.which {
             Which::Main => d,
             Which::Startup => d.with_note("in the startup program"),

@@ -36,10 +36,7 @@ impl Refusal {
         let pos = self
             .op
             .and_then(|op| m.program(self.which).and_then(|p| p.position(op)));
-        let d = match (pos, src) {
-            (Some(pos), Some(src)) => Diagnostic::at(src, pos, self.message.clone()),
-            _ => Diagnostic::error(self.message.clone()),
-        };
+        let d = Diagnostic::at_if_known(src, pos, self.message.clone());
         let editor = match (pos, self.which, self.op, origins.editor) {
             (None, Which::Main, Some(op), Some(editor)) => editor(op),
             _ => None,
