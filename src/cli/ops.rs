@@ -246,7 +246,7 @@ fn rule_text(s: &OpSpec) -> String {
         ResultRule::CompareOf(i) => format!("result type derived: `{}`'s shape, bool", names(i)),
         ResultRule::CastOf(i) => format!("result type derived: `{}`'s shape, `dtype`", names(i)),
         ResultRule::FromShapeDtypeAttrs => "result type derived: `shape` and `dtype`".into(),
-        ResultRule::IntArray => "result type derived: int64[len(value)]".into(),
+        ResultRule::IntArray => "result type derived: `value`'s length, `dtype`".into(),
         ResultRule::ReducedOf(i) => format!("result type derived: `{}` reduced", names(i)),
         ResultRule::Dim0Times(i, k) => format!("result type derived: `{}` dim 0 × `{k}`", names(i)),
         ResultRule::Dim0Over(i, k) => format!("result type derived: `{}` dim 0 ÷ `{k}`", names(i)),

@@ -26,7 +26,7 @@ mod verify;
 pub use data::AttrSpec;
 pub use shape_family::Shape;
 
-pub use defaults::{default_attrs, DefaultAttr};
+pub use defaults::default_attrs;
 pub use protocol::{stage_role, ROLE_ATTR, STAGES};
 pub use result_type::{absent_vector_item, result_type, ResultRule};
 pub use verify::{

@@ -206,7 +206,7 @@ pub fn result_type<'t>(
         }
         ResultRule::IntArray => {
             let n = attrs.get("value")?.as_array()?.len() as i64;
-            Some(from_attrs(vec![n], DType::I64))
+            Some(from_attrs(vec![n], dtype_attr()?))
         }
         ResultRule::Dim0Times(i, key) | ResultRule::Dim0Over(i, key) => {
             let times = matches!(rule, ResultRule::Dim0Times(..));

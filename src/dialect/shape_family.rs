@@ -38,7 +38,8 @@ pub enum Shape {
     Full,
     /// `CreateLikeInferMeta`: operand 0's shape, the `dtype` attribute unless `Undefined`.
     FullLike,
-    /// `CreateIntArrayInferMeta`: a 1-D int64 tensor as long as the `value` attribute.
+    /// `CreateIntArrayInferMeta`: a 1-D tensor of the `dtype` attribute, as long as the `value`
+    /// attribute.
     FullIntArray,
     /// `FullWithTensorInferMeta`: the shape operand's constant, the `dtype` attribute.
     FullWithTensor,
@@ -717,7 +718,7 @@ pub fn infer(shape: Shape, op: &dyn OpView, n_results: usize) -> Option<Vec<Opti
         }
         Shape::FullIntArray => {
             let n = attrs.get("value")?.as_array()?.len() as i64;
-            one(tensor(vec![n], DType::I64))
+            one(tensor(vec![n], dtype_attr(&attrs)?))
         }
         Shape::FullWithTensor => one(tensor(op.ints(1)?, dtype_attr(&attrs)?)),
         Shape::Reduce => {

@@ -156,8 +156,8 @@ impl OpTable {
                 .filter_map(|(k, _, v)| Some((k.clone(), v.clone()?)))
                 .collect(),
             None => default_attrs(name)
-                .iter()
-                .map(|(k, d)| (k.to_string(), d.to_val()))
+                .into_iter()
+                .map(|(k, a)| (k.to_string(), Val::from_attr(a)))
                 .collect(),
         }
     }
@@ -191,19 +191,8 @@ fn known_attr_kind(spec: &OpSpec, key: &str) -> Option<AttrKind> {
         }
         _ => {}
     }
-    let by_default = default_attrs(spec.name)
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map(|(_, d)| match d {
-            crate::dialect::DefaultAttr::Float(_) => AttrKind::Float,
-            crate::dialect::DefaultAttr::Bool(_) => AttrKind::Bool,
-            crate::dialect::DefaultAttr::DType(_) => AttrKind::DType,
-            crate::dialect::DefaultAttr::Place(_) => AttrKind::Place,
-        });
-    by_default.or_else(|| {
-        let a = spec.attrs.iter().find(|a| a.name == key)?;
-        of_paddle_type(a.ty)
-    })
+    let a = spec.attrs.iter().find(|a| a.name == key)?;
+    of_paddle_type(a.ty)
 }
 
 /// The kind of a Paddle attribute type, where one kind holds all its values (a `Scalar` of any

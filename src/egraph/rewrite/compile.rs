@@ -274,8 +274,8 @@ impl Numbering {
                 .collect(),
             remove: op.remove.iter().map(|k| k.as_str().into()).collect(),
             defaults: crate::dialect::default_attrs(&op.name)
-                .iter()
-                .filter_map(|(k, d)| Some((*k, d.to_val().to_attr()?)))
+                .into_iter()
+                .map(|(k, a)| (k, a.clone()))
                 .collect(),
             types,
         })

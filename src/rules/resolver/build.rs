@@ -122,6 +122,10 @@ impl Resolver<'_> {
                 }
             }
         };
+        // After the result type: an attribute the type is derived from is named as that.
+        if let Some(s) = spec {
+            self.no_required_left_out(b, s, &attrs)?;
+        }
         let bind = b
             .bind
             .as_ref()
@@ -137,6 +141,47 @@ impl Resolver<'_> {
             attrs,
             span: b.span,
         })
+    }
+
+    /// A build of `spec` gives every attribute that has no value to fall back on: one Paddle's
+    /// definition requires, or one whose default irw does not assume. Paddle cannot run the
+    /// op without it, the executor refuses it and the JSON writer will not write it, so a rule
+    /// that leaves one out is wrong wherever it matches.
+    fn no_required_left_out(
+        &self,
+        b: &Build,
+        spec: &OpSpec,
+        attrs: &[compiled::BuildAttr],
+    ) -> Result<(), Diagnostic> {
+        let missing: Vec<&str> = spec
+            .attrs
+            .iter()
+            .filter(|a| a.default_value().is_none() && !attrs.iter().any(|g| g.key == a.name))
+            .map(|a| a.name)
+            .collect();
+        let Some(first) = missing.first() else {
+            return Ok(());
+        };
+        let a = spec.attrs.iter().find(|a| a.name == *first);
+        let why = match a.map(|a| a.required()) {
+            Some(false) => "irw does not assume its default",
+            _ => "Paddle's definition gives it no default",
+        };
+        let listed: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
+        Err(self
+            .at(
+                b.op.name.span.0,
+                format!(
+                    "this build of `{}` leaves out attribute `{first}`, which it must give: {why}",
+                    spec.name
+                ),
+            )
+            .with_hint(format!(
+                "`{}` must be built with {}; `irw ops {}` lists its attributes",
+                spec.name,
+                listed.join(", "),
+                spec.name
+            )))
     }
 
     /// `none` (an absent operand) in operand slot `slot` of a build of `spec`: only where the
