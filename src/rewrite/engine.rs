@@ -163,6 +163,7 @@ impl<'a> Engine<'a> {
         for r in &phase.structural {
             stats.rules.push(RuleStats {
                 name: r.name.clone(),
+                root: phase.root,
                 location: format!("{}:{}", rules.sources[r.file].name, r.line),
                 matches: 0,
                 applications: 0,

@@ -32,6 +32,8 @@ const PUBLISH_MARK: &str = "__irw_published";
 #[derive(Debug, Clone)]
 pub struct PhaseEGraph {
     pub phase: String,
+    /// The phase's command-line rule file ([`crate::rules::Phase::root`]).
+    pub root: usize,
     /// `main` or `startup`.
     pub program: &'static str,
     pub report: EGraphReport,
@@ -95,6 +97,7 @@ pub fn run_phase(
         }
         stats.egraph.push(PhaseEGraph {
             phase: phase.name.clone(),
+            root: phase.root,
             program,
             report,
         });

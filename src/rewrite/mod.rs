@@ -125,18 +125,20 @@ impl EditedBy {
 }
 
 impl Stats {
-    /// Applications so far of the rule named `name`: a structural rule's, or an equational
-    /// rule's over every e-graph rule it stands for and every saturation.
-    pub fn applications_of(&self, name: &str) -> u64 {
+    /// Applications so far of the rule named `name` that command-line rule file `root` brought
+    /// in: a structural rule's, or an equational rule's over every e-graph rule it stands for
+    /// and every saturation. A file given twice is two roots, each counting its own run.
+    pub fn applications_of(&self, root: usize, name: &str) -> u64 {
         let structural: u64 = self
             .rules
             .iter()
-            .filter(|r| r.name == name)
+            .filter(|r| r.root == root && r.name == name)
             .map(|r| r.applications)
             .sum();
         let equational: u64 = self
             .egraph
             .iter()
+            .filter(|e| e.root == root)
             .flat_map(|e| &e.report.rules)
             .filter(|r| {
                 let base = r.name.split('#').next().unwrap_or(&r.name);
@@ -219,6 +221,9 @@ pub struct TracedOp {
 #[derive(Debug, Clone)]
 pub struct RuleStats {
     pub name: String,
+    /// Index into [`crate::rules::RuleSet::roots`]: the command-line rule file that brought the
+    /// rule in (a rule's name is unique within one such file and its imports).
+    pub root: usize,
     /// `file:line` of the rule.
     pub location: String,
     /// Complete matches (patterns and guards), including ones applied before.

@@ -602,18 +602,20 @@ impl Loader {
             .ok()
     }
 
-    /// What is checked across the files laid out: rule names are unique over them (a rule
-    /// defined twice in one file is the resolver's to report), and a `require` names a rule of
-    /// its phase or of an earlier one, checked only where nothing before it may be missing
-    /// ([`Layout::uncertain`]): the rule may be in what is.
+    /// What is checked across the files laid out: rule names are unique over each command-line
+    /// file and its imports (a rule defined twice in one file is the resolver's to report; two
+    /// files given to `--rules` apply as two runs would, so each may name its rules freely),
+    /// and a `require` names a rule of its phase or of an earlier one of its command-line
+    /// file, checked only where nothing before it may be missing ([`Layout::uncertain`]): the
+    /// rule may be in what is.
     fn across_files(&self, layout: &Layout) -> Vec<Diagnostic> {
         let phases = &layout.phases;
         let mut errors = Vec::new();
-        let mut seen: IndexMap<String, (usize, Span)> = IndexMap::new();
+        let mut seen: IndexMap<(usize, String), (usize, Span)> = IndexMap::new();
         for ph in phases {
             for r in &ph.rules {
                 let name = r.rule.name();
-                match seen.get(&name.name) {
+                match seen.get(&(ph.root, name.name.clone())) {
                     Some(&(f, _)) if f == r.file => {}
                     Some(&(f, first)) => errors.push(super::resolver::names::rule_defined_twice(
                         &self.sources[r.file],
@@ -622,13 +624,16 @@ impl Loader {
                         first,
                     )),
                     None => {
-                        seen.insert(name.name.clone(), (r.file, name.span));
+                        seen.insert((ph.root, name.name.clone()), (r.file, name.span));
                     }
                 }
             }
         }
         let mut known: IndexSet<&str> = IndexSet::new();
         for (i, ph) in phases.iter().enumerate() {
+            if i > 0 && phases[i - 1].root != ph.root {
+                known.clear();
+            }
             known.extend(ph.rules.iter().map(|r| r.rule.name().name.as_str()));
             if layout.uncertain.is_some_and(|u| i >= u) {
                 break;
@@ -644,7 +649,7 @@ impl Loader {
                             q.rule, q.rule
                         ),
                     );
-                    if let Some((f, s)) = seen.get(&q.rule) {
+                    if let Some((f, s)) = seen.get(&(ph.root, q.rule.clone())) {
                         let (line, _) = self.sources[*f].line_col(s.0);
                         d = d.with_note(format!(
                             "`{}` ({}:{line}) runs in a later phase: require it there or after",

@@ -88,7 +88,7 @@ impl ApplicationCap {
 /// The first `require` clause of `phase` that the applications counted in `stats` do not meet.
 pub(super) fn requires(rules: &RuleSet, phase: &Phase, stats: &Stats) -> Result<(), Diagnostic> {
     for q in &phase.requires {
-        let n = stats.applications_of(&q.rule);
+        let n = stats.applications_of(phase.root, &q.rule);
         if q.met(n) {
             continue;
         }
