@@ -6,9 +6,7 @@
 
 /// Edit distance counting a swap of two neighbouring characters as one edit (optimal string
 /// alignment), for "did you mean" hints (short strings only): `sdg_` is one edit from `sgd_`.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
+fn edit_distance(a: &[char], b: &[char]) -> usize {
     let mut prev2: Vec<usize> = Vec::new();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for i in 1..=a.len() {
@@ -26,7 +24,10 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The candidates closest to `name` (at most `max` edits away), all of them when several tie:
-/// a hint that picks one of two equally close names at random misleads.
+/// a hint that picks one of two equally close names at random misleads. A candidate whose
+/// length differs from `name`'s by more than the edits still allowed is passed over without
+/// computing the distance (it cannot be closer), so a long name, such as a corrupted input's,
+/// costs a length comparison per candidate rather than a table of its length.
 pub fn closest<'c>(
     name: &str,
     candidates: impl IntoIterator<Item = &'c str>,
@@ -34,8 +35,14 @@ pub fn closest<'c>(
 ) -> Vec<&'c str> {
     let mut best = max + 1;
     let mut out: Vec<&'c str> = Vec::new();
+    let mut chars: Option<Vec<char>> = None;
+    let len = name.chars().count();
     for c in candidates {
-        let d = edit_distance(name, c);
+        if len.abs_diff(c.chars().count()) > best.min(max) {
+            continue;
+        }
+        let a = chars.get_or_insert_with(|| name.chars().collect());
+        let d = edit_distance(a, &c.chars().collect::<Vec<char>>());
         if d < best {
             best = d;
             out.clear();
@@ -60,5 +67,23 @@ pub fn did_you_mean(close: &[&str]) -> Option<String> {
             quoted[quoted.len() - 1]
         )),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest;
+
+    /// A candidate is passed over by its length only when it cannot tie: `ab` (2 edits from
+    /// `abcd` by length alone) still ties with `abxy` at 2.
+    #[test]
+    fn ties_at_the_length_bound_are_kept() {
+        assert_eq!(
+            closest("abcd", ["abxy", "ab", "zzzzzzzz"], 2),
+            ["abxy", "ab"]
+        );
+        assert_eq!(closest("sdg_", ["sgd_", "adam_"], 2), ["sgd_"]);
+        let long = "a".repeat(100_000);
+        assert!(closest(&long, ["sgd_"], 2).is_empty());
     }
 }
