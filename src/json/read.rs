@@ -42,6 +42,11 @@ pub(crate) struct JErr {
     rev_path: Vec<Seg>,
     msg: String,
     hint: Option<String>,
+    /// Where in memory the error is, when it is known more exactly than by its path: serde's
+    /// position in a slice of the file's text ([`parse`]). An address, not an offset, because
+    /// the slice does not know where in the file it starts; [`JErr::into_diagnostic`] turns it
+    /// into the file offset.
+    at_address: Option<usize>,
 }
 
 impl JErr {
@@ -50,6 +55,7 @@ impl JErr {
             rev_path: Vec::new(),
             msg: msg.into(),
             hint: None,
+            at_address: None,
         }
     }
 
@@ -60,7 +66,12 @@ impl JErr {
 
     fn into_diagnostic(self, src: &SourceFile) -> Diagnostic {
         let path = JsonPath(self.rev_path.into_iter().rev().collect());
-        let d = Diagnostic::at(src, offset_of(&src.text, &path), self.msg);
+        let start = src.text.as_ptr() as usize;
+        let off = match self.at_address {
+            Some(a) if (start..=start + src.text.len()).contains(&a) => a - start,
+            _ => offset_of(&src.text, &path),
+        };
+        let d = Diagnostic::at(src, off, self.msg);
         let d = if path.0.is_empty() {
             d
         } else {
@@ -107,7 +118,23 @@ type RawMap<'t> = BTreeMap<String, &'t str>;
 fn parse<'t, T: Deserialize<'t>>(raw: &'t str) -> Result<T, JErr> {
     let mut de = serde_json::Deserializer::from_str(raw);
     de.disable_recursion_limit();
-    T::deserialize(&mut de).map_err(|e| JErr::new(format!("malformed JSON: {e}")))
+    T::deserialize(&mut de).map_err(|e| {
+        let at = offset_of_line_col(raw, e.line(), e.column());
+        let mut err = JErr::new(malformed(&e));
+        err.at_address = Some(raw.as_ptr() as usize + at);
+        err
+    })
+}
+
+/// serde_json's message without its "at line L column C", which counts from where the parsed
+/// slice starts: the diagnostic's own position says where in the file.
+fn malformed(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let bare = match text.rfind(" at line ") {
+        Some(i) if e.line() > 0 => &text[..i],
+        _ => &text,
+    };
+    format!("malformed JSON: {bare}")
 }
 
 /// An object read in one pass, member by member, into `Self`: the one visitor of
@@ -317,7 +344,7 @@ fn read_program(
     let mut docs = de.into_iter::<&RawValue>();
     let malformed = |e: serde_json::Error| {
         let off = offset_of_line_col(&src.text, e.line(), e.column());
-        Diagnostic::at(src, off, format!("malformed JSON: {e}"))
+        Diagnostic::at(src, off, malformed(&e))
     };
     let doc = match docs.next() {
         Some(r) => r.map_err(malformed)?,
