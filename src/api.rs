@@ -121,6 +121,7 @@ pub fn rewrite(
     let mut l = load(main, startup)?;
     let mut stats = None;
     if let Some(r) = &ruleset {
+        cli::declare_json_types(r, &mut l.hints);
         stats = Some(cli::apply_rules_knowing_misfits(
             &mut l.module,
             Some(&l.main),

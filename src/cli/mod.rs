@@ -788,6 +788,14 @@ pub fn apply_rules_knowing_misfits(
     }
 }
 
+/// The Paddle types the rule files' op declarations give attributes, for the JSON writer: a
+/// rule file that introduces an op outside the dialect table says how Paddle types it.
+pub(crate) fn declare_json_types(rules: &crate::rules::RuleSet, hints: &mut json::TagHints) {
+    for (op, attr, ty) in rules.ops.paddle_types() {
+        hints.declare(op, attr, ty);
+    }
+}
+
 /// Warnings (standard error only: output and exit code stay as they are) for what a rule author
 /// should know: a rule file given on the command line whose rules changed nothing, and an
 /// e-graph saturation stopped by a limit (the program is rewritten with what was proven).
@@ -865,7 +873,7 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
     let (rules, loaded) = load_rules_and_module(args, input, limits)?;
     let Loaded {
         mut module,
-        hints,
+        mut hints,
         main: src,
         startup: startup_src,
         misfits,
@@ -874,6 +882,7 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
     let t1 = Instant::now();
     let mut stats = None;
     if let Some(rules) = &rules {
+        declare_json_types(rules, &mut hints);
         stats = Some(apply_rules_knowing_misfits(
             &mut module,
             Some(&src),

@@ -349,7 +349,7 @@ fn unknown_op_attributes_are_refused() {
         .expect_err("refused")
         .to_string();
     assert!(
-        e.contains("`pd_op.foo` attribute `eps`: type unknown; declare the op"),
+        e.contains("`pd_op.foo` attribute `eps`: Paddle's type for it is unknown (the op is not in the dialect table); declare the op in the rule file"),
         "{e}"
     );
 }

@@ -47,6 +47,15 @@ impl TagHints {
         }
     }
 
+    /// Records the Paddle type a rule file's declaration of an op outside the table gives one
+    /// of its attributes (`op "my.act"(x) {alpha: f32}`): its values are written with that
+    /// type's tag.
+    pub fn declare(&mut self, op: &str, attr: &str, ty: crate::dialect::data::AttrType) {
+        if let Some(tag) = tag_of_type(ty) {
+            self.learn(op, attr, tag);
+        }
+    }
+
     pub fn get(&self, op: &str, attr: &str) -> Option<AttrTag> {
         self.seen.get(&(op.to_string(), attr.to_string())).copied()
     }
@@ -95,8 +104,10 @@ pub fn write_tag(op: &str, attr: &str, a: &Attr, hints: &TagHints) -> Result<Att
             )
         }),
         None => Err(format!(
-            "`{op}` attribute `{attr}`: type unknown; declare the op (a line in \
-             data/dialect/irw.ops) or read the program from Paddle's JSON, which carries the tags"
+            "`{op}` attribute `{attr}`: Paddle's type for it is unknown (the op is not in the \
+             dialect table); declare the op in the rule file with Paddle's attribute types \
+             (`{attr}: f32`, `i64`, `i64[]`, ...), or read the program from Paddle's JSON, \
+             which carries them"
         )),
     }
 }

@@ -108,6 +108,39 @@ impl AttrKind {
     }
 }
 
+/// One attribute of a declared op: `alpha: f32 = 1.0`.
+#[derive(Debug)]
+pub struct DeclaredAttr {
+    pub key: String,
+    /// What values the rule language lets it hold.
+    pub kind: AttrKind,
+    /// Paddle's type for it, where the declaration says it: what the JSON writer tags its
+    /// values with. A kind says it for `bool`, `string`, `dtype` and `place`; `int`, `float`
+    /// and `list` do not (Paddle has `int32` and `int64`, ...), so Paddle JSON needs `i32`,
+    /// `f32`, `i64[]` and the like there.
+    pub paddle: Option<crate::dialect::data::AttrType>,
+    pub default: Option<Val>,
+}
+
+/// The kind and Paddle type an attribute declared with type `name` has: a kind (`int`,
+/// `float`, `bool`, `string`, `dtype`, `place`, `list`) or a Paddle type as the dialect data
+/// writes it (`i32`, `i64`, `f32`, `f64`, `str`, `intarray`, `f32[]`, ...).
+fn declared_type(name: &str) -> Option<(AttrKind, Option<crate::dialect::data::AttrType>)> {
+    use crate::dialect::data::AttrType;
+    if let Some(kind) = AttrKind::from_name(name) {
+        let paddle = match kind {
+            AttrKind::Bool => Some(AttrType::Bool),
+            AttrKind::Str => Some(AttrType::Str),
+            AttrKind::DType => Some(AttrType::DType),
+            AttrKind::Place => Some(AttrType::Place),
+            AttrKind::Int | AttrKind::Float | AttrKind::List => None,
+        };
+        return Some((kind, paddle));
+    }
+    let t = AttrType::parse(name).filter(|t| !matches!(t, AttrType::Scalar(_)))?;
+    Some((of_paddle_type(t)?, Some(t)))
+}
+
 /// One declared op.
 #[derive(Debug)]
 pub struct DeclaredOp {
@@ -115,8 +148,8 @@ pub struct DeclaredOp {
     pub spec: &'static OpSpec,
     /// Per result: the operand whose type it has (`like(x)`), or none (the build gives it).
     pub result_like: Vec<Option<usize>>,
-    /// Declared attributes: key, type, default.
-    pub attrs: Vec<(String, AttrKind, Option<Val>)>,
+    /// Declared attributes, in order.
+    pub attrs: Vec<DeclaredAttr>,
     /// Where it is declared: file index and span.
     pub file: usize,
     pub span: super::Span,
@@ -146,6 +179,18 @@ impl OpTable {
         self.declared.get(name)
     }
 
+    /// The declared ops' attributes whose Paddle type the declaration gives, with it: `(op,
+    /// attribute, type)`, for the JSON writer.
+    pub fn paddle_types(
+        &self,
+    ) -> impl Iterator<Item = (&str, &str, crate::dialect::data::AttrType)> + '_ {
+        self.declared.iter().flat_map(|(op, d)| {
+            d.attrs
+                .iter()
+                .filter_map(move |a| Some((op.as_str(), a.key.as_str(), a.paddle?)))
+        })
+    }
+
     /// The attributes a build of `name` gets when the rule leaves them out: a declared op's
     /// defaults, else the dialect's per-op defaults.
     pub fn defaults(&self, name: &str) -> Vec<(String, Val)> {
@@ -153,7 +198,7 @@ impl OpTable {
             Some(d) => d
                 .attrs
                 .iter()
-                .filter_map(|(k, _, v)| Some((k.clone(), v.clone()?)))
+                .filter_map(|a| Some((a.key.clone(), a.default.clone()?)))
                 .collect(),
             None => default_attrs(name)
                 .into_iter()
@@ -165,8 +210,8 @@ impl OpTable {
     /// The type attribute `key` of op `spec` has, when known.
     pub fn attr_kind(&self, spec: &OpSpec, key: &str) -> Option<AttrKind> {
         if let Some(d) = self.declared.get(spec.name) {
-            if let Some((_, k, _)) = d.attrs.iter().find(|(k, _, _)| k == key) {
-                return Some(*k);
+            if let Some(a) = d.attrs.iter().find(|a| a.key == key) {
+                return Some(a.kind);
             }
         }
         known_attr_kind(spec, key)
@@ -359,24 +404,21 @@ pub fn collect(
             }
             let mut attrs = Vec::new();
             for a in &d.attrs {
-                if attrs
-                    .iter()
-                    .any(|(k, _, _): &(String, AttrKind, Option<Val>)| *k == a.key.name)
-                {
+                if attrs.iter().any(|d: &DeclaredAttr| d.key == a.key.name) {
                     errors.push(at(
                         a.key.span.0,
                         format!("attribute `{}` is declared twice", a.key.name),
                     ));
                     continue;
                 }
-                let Some(kind) = AttrKind::from_name(&a.ty.name) else {
+                let Some((kind, paddle)) = declared_type(&a.ty.name) else {
                     errors.push(
                         at(
                             a.ty.span.0,
                             format!("unknown attribute type `{}`", a.ty.name),
                         )
                         .with_hint(
-                            "attribute types are int, float, bool, string, dtype, place and list",
+                            "attribute types are int, float, bool, string, dtype, place and list, or Paddle's own: i32, i64, f32, f64, str, intarray, and arrays such as i64[]",
                         ),
                     );
                     continue;
@@ -407,7 +449,12 @@ pub fn collect(
                         Ok(v) => Some(v),
                     },
                 };
-                attrs.push((a.key.name.clone(), kind, default));
+                attrs.push(DeclaredAttr {
+                    key: a.key.name.clone(),
+                    kind,
+                    paddle,
+                    default,
+                });
             }
             if cascade || errors.len() > before {
                 failed.insert(name.name.clone());

@@ -134,7 +134,7 @@ fn unknown_ops_and_attributes_are_kept() {
         .expect_err("no tags for an unknown op's attributes")
         .to_string();
     assert!(
-        e.contains("`pd_op.no_such_op` attribute `ax`: type unknown; declare the op"),
+        e.contains("`pd_op.no_such_op` attribute `ax`: Paddle's type for it is unknown"),
         "{e}"
     );
 }
