@@ -13,7 +13,7 @@
 //!
 //! Attribute values are checked at load against the types an op's attributes have: a declared
 //! op's own, else what the dialect says about the key (`dtype`, `place`, `op_role`, `shape`,
-//! the attributes its result rule reads, the kinds of its per-op defaults).
+//! the attributes its result rule reads, the type its definition gives the attribute).
 
 use super::ast::{Arity, OpDecl};
 use super::ty::Ty;
@@ -219,7 +219,7 @@ impl OpTable {
 }
 
 /// What the dialect says about attribute `key` of `spec`: the keys every op reads the same way,
-/// the attributes its result rule reads, and the kinds of its per-op defaults.
+/// the attributes its result rule reads, and the type its definition gives the attribute.
 fn known_attr_kind(spec: &OpSpec, key: &str) -> Option<AttrKind> {
     match key {
         "dtype" => return Some(AttrKind::DType),
