@@ -919,7 +919,7 @@ mod tests {
     #[test]
     fn parameters_are_evaluated_and_spreads_become_labels() {
         let rs = lowered(
-            "param k: int = 4;\n// t\nrewrite r: %s = pd_op.scale(%x, pd_op.full() {value: 1.0 / k}) {bias: 0}\n    => pd_op.scale(%x, pd_op.full() {value: 1.0}) {..%s};\n",
+            "param k: int = 4;\n// t\nrewrite r: %s = pd_op.scale(%x, pd_op.full() {value: 1.0 / k}) {bias: 0}\n    => pd_op.scale(%x, pd_op.full() {value: 1.0, shape: [1]}) {..%s};\n",
         );
         let Pattern::Op(op) = &rs[0].lhs else {
             panic!()
