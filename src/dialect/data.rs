@@ -23,6 +23,10 @@
 //!   intarray`, `scalar(T)` (a Paddle `Scalar` stored as T) or `T[]` (an array of T).
 //! - `unset(RESULT, ...)`: results whose dimensions Paddle's `infer_meta` leaves unset (an rnn's
 //!   `reserve`): Paddle prints them `tensor<0xf32>` but stores no dimensions in its JSON.
+//! - `same_shape(OPERAND=OPERAND, ...)`: the first operand has the second's shape, which
+//!   Paddle's `infer_meta` enforces (an optimizer's `grad=param`). Shapes only: a
+//!   mixed-precision optimizer reads a 16-bit parameter with float32 moments, or a float32
+//!   gradient (master grad).
 //! - `inplace(RESULT=OPERAND, ...)`; `effect=CLASS` (an [`Effect`] class name; default: `pure`,
 //!   or `inplace` with an `inplace(..)`); `shape=FAMILY` (a [`Shape`] family, see
 //!   [`Shape::parse`]).
@@ -184,6 +188,7 @@ struct Entry {
     optional_results: u64,
     attrs: Vec<AttrSpec>,
     inplace: Vec<(&'static str, &'static str)>,
+    same_shape: Vec<(&'static str, &'static str)>,
     effect: Option<Effect>,
     shape: Option<&'static str>,
     unset: Vec<&'static str>,
@@ -294,6 +299,7 @@ fn full_entry(name: &'static str, s: &'static str) -> Result<(Entry, &'static st
             optional_results,
             attrs,
             inplace: Vec::new(),
+            same_shape: Vec::new(),
             effect: None,
             shape: None,
             unset: Vec::new(),
@@ -388,6 +394,18 @@ fn keys(e: &mut Entry, mut s: &'static str) -> Result<(), String> {
             s = &r[end + 1..];
             continue;
         }
+        if let Some(r) = s.strip_prefix("same_shape(") {
+            let end = r.find(')').ok_or("`)` expected after same_shape(")?;
+            e.same_shape.clear();
+            for pair in r[..end].split(',') {
+                let (a, b) = pair
+                    .split_once('=')
+                    .ok_or_else(|| format!("`{}`: same_shape pairs are OPERAND=OPERAND", e.name))?;
+                e.same_shape.push((a.trim(), b.trim()));
+            }
+            s = &r[end + 1..];
+            continue;
+        }
         if let Some(r) = s.strip_prefix("inplace(") {
             let end = r.find(')').ok_or("`)` expected after inplace(")?;
             e.inplace.clear();
@@ -448,6 +466,20 @@ fn finish(e: Entry) -> Result<OpSpec, String> {
             }
         }
     }
+    let mut same_shape = Vec::new();
+    for &(a, b) in &e.same_shape {
+        let ai = e.operands.iter().position(|x| bare(x) == a);
+        let bi = e.operands.iter().position(|x| bare(x) == b);
+        match (ai, bi) {
+            (Some(ai), Some(bi)) => same_shape.push((ai as u8, bi as u8)),
+            _ => {
+                return Err(format!(
+                    "`{}`: same_shape({a}={b}) names no operand",
+                    e.name
+                ))
+            }
+        }
+    }
     let mut unset_results = 0u64;
     for &r in &e.unset {
         match e.results.iter().position(|x| bare(x) == r) {
@@ -476,6 +508,7 @@ fn finish(e: Entry) -> Result<OpSpec, String> {
         operands: Box::leak(e.operands.into_boxed_slice()),
         results: Box::leak(e.results.into_boxed_slice()),
         aliases: Box::leak(aliases.into_boxed_slice()),
+        same_shape: Box::leak(same_shape.into_boxed_slice()),
         effect,
         result_rule: shape.engine_rule(),
         optional_operands: e.optional_operands,

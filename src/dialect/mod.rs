@@ -126,6 +126,9 @@ pub struct OpSpec {
     pub results: &'static [&'static str],
     /// `(result, operand)`: the result is the operand, updated in place.
     pub aliases: &'static [(u8, u8)],
+    /// `(operand, like)`: operand `operand` has the shape of operand `like` (an optimizer's
+    /// gradient and moments have its parameter's).
+    pub same_shape: &'static [(u8, u8)],
     pub effect: Effect,
     pub result_rule: ResultRule,
     /// Bit `i`: operand `i` is optional in Paddle's definition (a `<<NULL VALUE>>` when absent).

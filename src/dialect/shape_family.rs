@@ -7,8 +7,9 @@
 //! for its results from the operand types, the attributes, and the constant integer arrays an
 //! operand holds (`full_int_array` axes, a `full` scalar axis). It is checked against every op
 //! of the Paddle fixtures (`dialect/json_tests.rs`): a family that disagrees with Paddle's
-//! printed types on any of them fails the test. Nothing else needs the full derivation, so
-//! [`infer`] and what it reads through ([`OpView`], [`ProgramOp`]) are compiled for the tests.
+//! printed types on any of them fails the test. The structural engine asks it too: a type a
+//! rule gives an op (`-> tensor<5x5xf32>` on a `matmul`) that the family derives otherwise is
+//! refused, since Paddle would recompute the type and disagree.
 //!
 //! The engines build ops through [`ResultRule`], the subset of a family that needs no constant
 //! operand ([`Shape::engine_rule`]): `unchanged(x)` is `SameAs(x)`, `cast` `CastOf`, the
@@ -32,6 +33,11 @@ pub enum Shape {
     Where,
     /// `MatmulInferMeta`, with `transpose_x`/`transpose_y` (or `trans_x`/`trans_y`).
     Matmul,
+    /// `FusedGemmEpilogueInferMeta`: `x` (flattened to 2-D) times the 2-D `y`, with
+    /// `trans_x`/`trans_y`, plus a 1-D `bias` as long as the product's last dimension; out is
+    /// `x`'s leading dimensions and that length. `reserve_space` (the activation's mask) is
+    /// not derived.
+    FusedGemmEpilogue,
     /// `CastInferMeta`: operand 0's shape, the `dtype` attribute.
     Cast,
     /// `CreateInferMeta`: the `shape` and `dtype` attributes (`full`).
@@ -156,6 +162,7 @@ impl Shape {
             "compare" => Shape::Compare,
             "where" => Shape::Where,
             "matmul" => Shape::Matmul,
+            "fused_gemm_epilogue" => Shape::FusedGemmEpilogue,
             "cast" => Shape::Cast,
             "full" => Shape::Full,
             "full_like" => Shape::FullLike,
@@ -242,6 +249,7 @@ impl Shape {
             Shape::Compare => "compare",
             Shape::Where => "where",
             Shape::Matmul => "matmul",
+            Shape::FusedGemmEpilogue => "fused_gemm_epilogue",
             Shape::Cast => "cast",
             Shape::Full => "full",
             Shape::FullLike => "full_like",
@@ -297,6 +305,7 @@ impl Shape {
             Shape::Compare => "CompareInferMeta",
             Shape::Where => "WhereInferMeta",
             Shape::Matmul => "MatmulInferMeta",
+            Shape::FusedGemmEpilogue => "FusedGemmEpilogueInferMeta",
             Shape::Cast => "CastInferMeta",
             Shape::Full => "CreateInferMeta",
             Shape::FullLike => "CreateLikeInferMeta",
@@ -364,12 +373,10 @@ impl Shape {
     }
 }
 
-#[cfg(test)]
 use crate::ir::{Attrs, Context, DType, OpId, Program, Type};
 
 /// What a family reads of an op: operand types, the items of a vector operand, the constant
 /// integers an operand holds, and the attributes.
-#[cfg(test)]
 pub trait OpView {
     /// Operand `i`'s type; `None` when absent (`<<NULL VALUE>>`) or out of range.
     fn ty(&self, i: usize) -> Option<&Type>;
@@ -388,14 +395,12 @@ pub trait OpView {
 
 /// An op of a program as an [`OpView`]: constants are read off the defining `full_int_array`
 /// (`value`) or `full` (`value`, when integral).
-#[cfg(test)]
 pub struct ProgramOp<'a> {
     pub ctx: &'a Context,
     pub prog: &'a Program,
     pub op: OpId,
 }
 
-#[cfg(test)]
 impl OpView for ProgramOp<'_> {
     fn ty(&self, i: usize) -> Option<&Type> {
         if i >= self.prog.num_operands(self.op) {
@@ -456,7 +461,6 @@ impl OpView for ProgramOp<'_> {
     }
 }
 
-#[cfg(test)]
 fn dense(t: &Type) -> Option<(&[i64], DType)> {
     match t {
         Type::Tensor { shape, dtype } => Some((shape, *dtype)),
@@ -464,33 +468,27 @@ fn dense(t: &Type) -> Option<(&[i64], DType)> {
     }
 }
 
-#[cfg(test)]
 fn tensor(shape: Vec<i64>, dtype: DType) -> Type {
     Type::Tensor { shape, dtype }
 }
 
-#[cfg(test)]
 fn int_attr(a: &Attrs<'_>, k: &str) -> Option<i64> {
     a.get(k)?.as_i64()
 }
 
-#[cfg(test)]
 fn ints_attr(a: &Attrs<'_>, k: &str) -> Option<Vec<i64>> {
     a.get(k)?.as_array()?.iter().map(|x| x.as_i64()).collect()
 }
 
-#[cfg(test)]
 fn bool_attr(a: &Attrs<'_>, k: &str) -> Option<bool> {
     a.get(k)?.as_bool()
 }
 
-#[cfg(test)]
 fn dtype_attr(a: &Attrs<'_>) -> Option<DType> {
     DType::from_attr_name(a.get("dtype")?.as_word()?)
 }
 
 /// A negative axis counted from the end; `None` outside `0..rank`.
-#[cfg(test)]
 fn axis(a: i64, rank: usize) -> Option<usize> {
     let r = rank as i64;
     let a = if a < 0 { a + r } else { a };
@@ -498,7 +496,6 @@ fn axis(a: i64, rank: usize) -> Option<usize> {
 }
 
 /// Numpy broadcasting with Paddle's dynamic dimensions (`-1` against `n > 1` is `n`).
-#[cfg(test)]
 fn broadcast(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
@@ -525,7 +522,6 @@ fn broadcast(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
     Some(out)
 }
 
-#[cfg(test)]
 fn product(dims: &[i64]) -> i64 {
     if dims.iter().any(|&d| d < 0) {
         -1
@@ -535,7 +531,6 @@ fn product(dims: &[i64]) -> i64 {
 }
 
 /// Statistics of half-precision inputs are kept in float32 (Paddle's norm kernels).
-#[cfg(test)]
 fn stat_dtype(d: DType) -> DType {
     match d {
         DType::F16 | DType::BF16 => DType::F32,
@@ -546,7 +541,6 @@ fn stat_dtype(d: DType) -> DType {
 /// The result types `shape` derives for `op`, one per result (`None` where it cannot say);
 /// `None` when the family derives nothing for these operands (a missing constant, a
 /// distributed type, a shape the family refuses).
-#[cfg(test)]
 pub fn infer(shape: Shape, op: &dyn OpView, n_results: usize) -> Option<Vec<Option<Type>>> {
     let attrs = op.attrs();
     let one = |t: Type| Some(vec![Some(t)]);
@@ -705,6 +699,29 @@ pub fn infer(shape: Shape, op: &dyn OpView, n_results: usize) -> Option<Vec<Opti
                 out.push(b[rb - 1]);
             }
             one(tensor(out, d))
+        }
+        Shape::FusedGemmEpilogue => {
+            let (a, d) = x()?;
+            let (b, _) = dense(op.ty(1)?)?;
+            let (bias, _) = dense(op.ty(2)?)?;
+            let tx = bool_attr(&attrs, "trans_x").unwrap_or(false);
+            let ty = bool_attr(&attrs, "trans_y").unwrap_or(false);
+            if a.len() < 2 || b.len() != 2 || bias.len() != 1 || (tx && a.len() != 2) {
+                return None;
+            }
+            let n = if ty { b[0] } else { b[1] };
+            if bias[0] != n && bias[0] >= 0 && n >= 0 {
+                return None;
+            }
+            let mut out = if tx {
+                vec![a[1]]
+            } else {
+                a[..a.len() - 1].to_vec()
+            };
+            out.push(n);
+            let mut v = vec![Some(tensor(out, d))];
+            v.resize(n_results.max(1), None);
+            Some(v)
         }
         Shape::Cast => {
             let t = op.ty(0)?;
@@ -986,7 +1003,6 @@ pub fn infer(shape: Shape, op: &dyn OpView, n_results: usize) -> Option<Vec<Opti
 }
 
 /// Output size of one spatial dimension of a convolution or pooling window.
-#[cfg(test)]
 fn window(len: i64, k: i64, pad: (i64, i64), stride: i64, dilation: i64, ceil: bool) -> i64 {
     if len < 0 {
         return -1;
@@ -1002,7 +1018,6 @@ fn window(len: i64, k: i64, pad: (i64, i64), stride: i64, dilation: i64, ceil: b
 
 /// Paddings as `(before, after)` per spatial dimension (`[p]`, `[ph, pw]` or 4 values), after
 /// `padding_algorithm` (`SAME` pads to `ceil(len / stride)`, `VALID` not at all).
-#[cfg(test)]
 fn pads(
     attrs: &Attrs<'_>,
     spatial: &[i64],
@@ -1037,7 +1052,6 @@ fn pads(
     })
 }
 
-#[cfg(test)]
 fn channels_last(attrs: &Attrs<'_>) -> bool {
     attrs
         .get("data_format")
@@ -1046,7 +1060,6 @@ fn channels_last(attrs: &Attrs<'_>) -> bool {
 }
 
 /// Splits `[N, C, spatial..]` (or channels last) into (N, C, spatial).
-#[cfg(test)]
 fn layout(s: &[i64], last: bool) -> Option<(i64, i64, Vec<i64>)> {
     if s.len() < 3 {
         return None;
@@ -1058,7 +1071,6 @@ fn layout(s: &[i64], last: bool) -> Option<(i64, i64, Vec<i64>)> {
     })
 }
 
-#[cfg(test)]
 fn assemble(n: i64, c: i64, spatial: Vec<i64>, last: bool) -> Vec<i64> {
     let mut out = vec![n];
     if !last {
@@ -1071,7 +1083,6 @@ fn assemble(n: i64, c: i64, spatial: Vec<i64>, last: bool) -> Vec<i64> {
     out
 }
 
-#[cfg(test)]
 fn per_dim(v: Option<Vec<i64>>, n: usize, default: i64) -> Vec<i64> {
     match v {
         Some(v) if v.len() == n => v,
@@ -1080,7 +1091,6 @@ fn per_dim(v: Option<Vec<i64>>, n: usize, default: i64) -> Vec<i64> {
     }
 }
 
-#[cfg(test)]
 fn conv(op: &dyn OpView, attrs: &Attrs<'_>) -> Option<Type> {
     let (s, d) = dense(op.ty(0)?)?;
     let (f, _) = dense(op.ty(1)?)?;
@@ -1100,7 +1110,6 @@ fn conv(op: &dyn OpView, attrs: &Attrs<'_>) -> Option<Type> {
     Some(tensor(assemble(n, f[0], out, last), d))
 }
 
-#[cfg(test)]
 fn pool(op: &dyn OpView, attrs: &Attrs<'_>) -> Option<Type> {
     let (s, d) = dense(op.ty(0)?)?;
     let last = channels_last(attrs);

@@ -42,6 +42,19 @@ impl OpCounts for Dialect {
         self.spec(name)
             .map_or_else(Vec::new, |s| s.buffer_results().collect())
     }
+
+    fn same_shape(&self, name: &str) -> Vec<verify::SameShape> {
+        let Some(s) = self.spec(name) else {
+            return Vec::new();
+        };
+        let names: Vec<&'static str> = s.operand_names().collect();
+        (s.same_shape.iter())
+            .map(|&(a, b)| verify::SameShape {
+                operand: (a as usize, names[a as usize]),
+                like: (b as usize, names[b as usize]),
+            })
+            .collect()
+    }
 }
 
 /// Verifies both programs of a module against the dialect table (`verify::verify_module`).

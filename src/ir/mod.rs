@@ -40,5 +40,6 @@ pub use module::{Module, Which};
 pub use parse::{parse_module, parse_module_reference, parse_startup_into};
 pub use print::{print_module, print_module_to, print_program, print_program_to};
 pub use program::{BlockId, Kwarg, OpId, OpSyntax, Program, ValueDef, ValueId};
+pub(crate) use types::format_type;
 pub use types::{DType, Type, TypeId};
 pub use verify::{OpCounts, VerifyError};

@@ -66,6 +66,21 @@ pub trait OpCounts {
     fn buffer_results(&self, _name: &str) -> Vec<(usize, usize)> {
         Vec::new()
     }
+
+    /// The operands of an op named `name` that must have another operand's shape (none for
+    /// ops it does not know).
+    fn same_shape(&self, _name: &str) -> Vec<SameShape> {
+        Vec::new()
+    }
+}
+
+/// Operand `operand` of an op has the shape of its operand `like` (each with its index and
+/// name): an optimizer's gradient and moments have its parameter's shape, or its kernel reads
+/// past one of them.
+#[derive(Clone, Copy, Debug)]
+pub struct SameShape {
+    pub operand: (usize, &'static str),
+    pub like: (usize, &'static str),
 }
 
 /// The terminator of a region's block.
@@ -102,6 +117,7 @@ pub fn verify_program(
         index: 0,
         counts_fit: FxHashSet::default(),
         buffers: FxHashMap::default(),
+        same_shapes: FxHashMap::default(),
     };
     v.block(p.top_block())
 }
@@ -118,6 +134,8 @@ struct Verifier<'a> {
     counts_fit: FxHashSet<(Sym, usize, usize)>,
     /// [`OpCounts::buffer_results`] by op name, asked once per distinct name.
     buffers: FxHashMap<Sym, Vec<(usize, usize)>>,
+    /// [`OpCounts::same_shape`] by op name, asked once per distinct name.
+    same_shapes: FxHashMap<Sym, Vec<SameShape>>,
 }
 
 impl Verifier<'_> {
@@ -149,6 +167,44 @@ impl Verifier<'_> {
                     "writes operand {o} in place, so its result {r} is that buffer, of the shape and dtype of `{}`; it is typed `{}`",
                     self.ctx.type_text(want),
                     self.ctx.type_text(got)
+                );
+                return Err(self.fail(op, name, msg));
+            }
+        }
+        Ok(())
+    }
+
+    /// Operands tied by [`OpCounts::same_shape`] have one shape where both are present and
+    /// their types known tensors (a `pd_dist.tensor` by its global shape; a dynamic dimension fits
+    /// any). Dtypes may differ:
+    /// mixed precision pairs a 16-bit parameter with float32 moments or gradient.
+    fn operands_share_shapes(
+        &mut self,
+        op: OpId,
+        name: &str,
+    ) -> Result<(), (Option<OpId>, String)> {
+        let p = self.p;
+        let ties = self
+            .same_shapes
+            .entry(p.op_name(op))
+            .or_insert_with(|| self.ops.same_shape(name));
+        for t in ties.iter() {
+            let (Some(a), Some(b)) = (p.operand(op, t.operand.0), p.operand(op, t.like.0)) else {
+                continue;
+            };
+            let (ta, tb) = (self.ctx.ty(p.value_type(a)), self.ctx.ty(p.value_type(b)));
+            let (Some(sa), Some(sb)) = (ta.shape(), tb.shape()) else {
+                continue;
+            };
+            let differ = sa.len() != sb.len()
+                || sa.iter().zip(sb).any(|(&x, &y)| x != y && x >= 0 && y >= 0);
+            if differ {
+                let msg = format!(
+                    "reads its `{}` of type `{}`, whose shape must be that of its `{}` (`{}`)",
+                    t.operand.1,
+                    self.ctx.type_text(p.value_type(a)),
+                    t.like.1,
+                    self.ctx.type_text(p.value_type(b))
                 );
                 return Err(self.fail(op, name, msg));
             }
@@ -288,6 +344,7 @@ impl Verifier<'_> {
                 self.counts_fit.insert(counts);
             }
             self.buffers_keep_their_types(op, name)?;
+            self.operands_share_shapes(op, name)?;
             if name == YIELD && p.block_parent_op(b).is_none() {
                 return Err(self.fail(
                     op,

@@ -544,6 +544,7 @@ fn intern(
         operands: leak(&key.1),
         results: leak(&key.2),
         aliases: &[],
+        same_shape: &[],
         effect: Effect::Unknown,
         result_rule: rule,
         optional_operands,

@@ -80,6 +80,7 @@ impl<'a> Engine<'a> {
             _ => OpSyntax::Regions,
         };
         let op = self.m.main.create_op(sym, attrs, &operands, &types, syntax);
+        self.given_types_agree(lr, bd, op)?;
         self.operand_lists.push(operands);
         for _ in 0..regions {
             self.m.main.add_region(op);
@@ -99,6 +100,54 @@ impl<'a> Engine<'a> {
         fx.edits += 1;
         fx.touched.push(op);
         Ok(op)
+    }
+
+    /// A type the rule gives (`-> T`) where the op's shape family derives one from the built
+    /// op's operands and attributes must be that type: Paddle recomputes it when it loads the
+    /// program (a `matmul` of 4x8 by 8x16 is 4x16, whatever a rule says).
+    fn given_types_agree(
+        &self,
+        lr: &'a CompiledRule,
+        bd: &'a Build,
+        op: OpId,
+    ) -> Result<(), Diagnostic> {
+        let (ResultTypes::Given(_), Some(spec)) = (&bd.types, bd.spec) else {
+            return Ok(());
+        };
+        let p = &self.m.main;
+        let view = crate::dialect::shape_family::ProgramOp {
+            ctx: &self.m.ctx,
+            prog: p,
+            op,
+        };
+        let n = p.num_results(op);
+        let Some(derived) = crate::dialect::shape_family::infer(spec.shape, &view, n) else {
+            return Ok(());
+        };
+        for (r, want) in derived.into_iter().enumerate().take(n) {
+            let Some(want) = want else { continue };
+            let given = self.m.ctx.ty(p.value_type(p.result(op, r)));
+            if matches!(want, Type::Tensor { .. })
+                && matches!(given, Type::Tensor { .. })
+                && *given != want
+            {
+                let rn = spec.result_names().nth(r).unwrap_or("?");
+                return Err(self
+                    .err(
+                        lr,
+                        bd.span,
+                        format!(
+                            "this build gives `{}`'s result `{rn}` the type `{}`, but its operands and attributes make it `{}` ({})",
+                            bd.op,
+                            self.m.ctx.type_text(p.value_type(p.result(op, r))),
+                            crate::ir::format_type(&want, &|t| self.m.ctx.type_text(t).to_string()),
+                            spec.shape.infer_meta()
+                        ),
+                    )
+                    .with_hint("leave the type to irw where `irw ops NAME` names a result-type family, or give the type Paddle computes"));
+            }
+        }
+        Ok(())
     }
 
     /// The interned name of a build; on its first use in this run, its [`BuildInfo`] is

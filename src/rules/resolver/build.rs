@@ -5,6 +5,18 @@
 
 use super::*;
 
+/// Where a build is written and what it gives, for [`Resolver::derivable`]: a structural
+/// build and an equational right-hand side's op alike.
+pub(super) struct BuildSite<'a> {
+    /// The op's name as written.
+    pub name: &'a Ident,
+    pub span: Span,
+    /// The first operand written `none`.
+    pub first_none: Option<Span>,
+    /// Whether the build gives an attribute (written, or copied from a matched op).
+    pub written: &'a dyn Fn(&str) -> bool,
+}
+
 impl Resolver<'_> {
     pub(super) fn build(&mut self, b: &Build) -> Result<compiled::Build, Diagnostic> {
         let spec = if b.op.quoted {
@@ -72,18 +84,8 @@ impl Resolver<'_> {
                         s.operand_names(),
                     )));
             }
-            if b.args.iter().all(|a| a.operand.is_none())
-                && !OpSpec::count_fits(s.operands, b.args.len())
-            {
-                return Err(self.at(
-                    b.span.0,
-                    format!(
-                        "`{}` takes {} operand(s), {} given",
-                        s.name,
-                        s.operands.len(),
-                        b.args.len()
-                    ),
-                ));
+            if b.args.iter().all(|a| a.operand.is_none()) {
+                self.operand_count(s, b.args.len(), b.span.0)?;
             }
         }
         let mut attrs = Vec::with_capacity(b.attrs.len());
@@ -115,7 +117,17 @@ impl Resolver<'_> {
         let types = match &b.ty {
             Some(t) => self.result_types(t, spec)?,
             None => {
-                self.derivable(b, spec, &given)?;
+                let site = BuildSite {
+                    name: &b.op.name,
+                    span: b.span,
+                    first_none: b
+                        .args
+                        .iter()
+                        .find(|a| is_none(&a.value))
+                        .map(|a| a.value.span()),
+                    written: &|key| b.attrs.iter().any(|(k, _)| k.name == key),
+                };
+                self.derivable(&site, spec, &given)?;
                 match self.ops.declared(&b.op.name.name) {
                     Some(d) => compiled::ResultTypes::Operands(d.result_like.clone()),
                     None => compiled::ResultTypes::Derived,
@@ -124,7 +136,9 @@ impl Resolver<'_> {
         };
         // After the result type: an attribute the type is derived from is named as that.
         if let Some(s) = spec {
-            self.no_required_left_out(b, s, &attrs)?;
+            self.no_required_left_out(b.op.name.span.0, s, &|key| {
+                attrs.iter().any(|a| a.key == key)
+            })?;
         }
         let bind = b
             .bind
@@ -147,16 +161,19 @@ impl Resolver<'_> {
     /// definition requires, or one whose default irw does not assume. Paddle cannot run the
     /// op without it, the executor refuses it and the JSON writer will not write it, so a rule
     /// that leaves one out is wrong wherever it matches.
-    fn no_required_left_out(
+    ///
+    /// `given` says whether the build gives a key (written, a default, or copied from a matched
+    /// op); the error is at `at`, the op's name.
+    pub(super) fn no_required_left_out(
         &self,
-        b: &Build,
+        at: usize,
         spec: &OpSpec,
-        attrs: &[compiled::BuildAttr],
+        given: &dyn Fn(&str) -> bool,
     ) -> Result<(), Diagnostic> {
         let missing: Vec<&str> = spec
             .attrs
             .iter()
-            .filter(|a| a.default_value().is_none() && !attrs.iter().any(|g| g.key == a.name))
+            .filter(|a| a.default_value().is_none() && !given(a.name))
             .map(|a| a.name)
             .collect();
         let Some(first) = missing.first() else {
@@ -170,7 +187,7 @@ impl Resolver<'_> {
         let listed: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
         Err(self
             .at(
-                b.op.name.span.0,
+                at,
                 format!(
                     "this build of `{}` leaves out attribute `{first}`, which it must give: {why}",
                     spec.name
@@ -332,20 +349,48 @@ impl Resolver<'_> {
         Ok(x)
     }
 
+    /// A build of `spec` (`None`: an op nobody declared) with `n` positional operands: the
+    /// count its definition allows, as for a pattern.
+    pub(super) fn operand_count(
+        &self,
+        spec: &OpSpec,
+        n: usize,
+        at: usize,
+    ) -> Result<(), Diagnostic> {
+        if OpSpec::count_fits(spec.operands, n) {
+            return Ok(());
+        }
+        Err(self
+            .at(
+                at,
+                format!(
+                    "`{}` takes {} operand(s), {} given",
+                    spec.name,
+                    spec.operands.len(),
+                    n
+                ),
+            )
+            .with_hint(names_hint(
+                format!("operands of {}", spec.name),
+                spec.operand_names(),
+            )))
+    }
+
     /// A build without `-> TYPE` must have a result type the dialect (or the op's declaration)
-    /// derives from what the build gives: refused here, before anything runs, otherwise.
+    /// derives from what the build gives (`given`: the operand slots it fills): refused here,
+    /// before anything runs, otherwise.
     pub(super) fn derivable(
         &self,
-        b: &Build,
+        b: &BuildSite<'_>,
         spec: Option<&'static OpSpec>,
         given: &[usize],
     ) -> Result<(), Diagnostic> {
-        let name = &b.op.name.name;
+        let name = &b.name.name;
         let give = "give the result type after the attributes: `-> type(%x)`, `-> tensor<4xf32>` or `-> like(%o)`";
         let Some(spec) = spec else {
             return Err(self
                 .at(
-                    b.op.name.span.0,
+                    b.name.span.0,
                     format!("irw cannot derive the result type of `{name}`: it is not in the dialect table"),
                 )
                 .with_hint(give)
@@ -372,7 +417,7 @@ impl Resolver<'_> {
                         let rn = spec.result_names().nth(r).unwrap_or("?");
                         return Err(self
                             .at(
-                                b.op.name.span.0,
+                                b.name.span.0,
                                 format!(
                                     "the declaration of `{name}` gives no type for result `{rn}`"
                                 ),
@@ -384,14 +429,14 @@ impl Resolver<'_> {
             return Ok(());
         }
         if spec.result_rule == ResultRule::VecOfOperands {
-            if let Some(a) = b.args.iter().find(|a| is_none(&a.value)) {
-                return Err(self.at(a.value.span().0, crate::dialect::absent_vector_item(name)));
+            if let Some(s) = b.first_none {
+                return Err(self.at(s.0, crate::dialect::absent_vector_item(name)));
             }
         }
         if spec.result_rule == ResultRule::Explicit {
             return Err(self
                 .at(
-                    b.op.name.span.0,
+                    b.name.span.0,
                     format!("irw cannot derive the result type of `{name}`"),
                 )
                 .with_hint(give));
@@ -403,8 +448,7 @@ impl Resolver<'_> {
         }
         let defaults = self.ops.defaults(spec.name);
         for key in rule_attrs(spec.result_rule) {
-            let written = b.attrs.iter().any(|(k, _)| k.name == key);
-            if !written && !defaults.iter().any(|(k, _)| k == key) {
+            if !(b.written)(key) && !defaults.iter().any(|(k, _)| k == key) {
                 return Err(self
                     .at(
                         b.span.0,

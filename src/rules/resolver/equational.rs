@@ -38,6 +38,7 @@
 //! its own verdict: each rule is prepared against a scratch context, and a refusal is reported
 //! at the rule, before any program is read.
 
+use super::build::BuildSite;
 use super::independent::Gathered;
 use super::*;
 use crate::dialect::Effect;
@@ -228,6 +229,8 @@ impl Resolver<'_> {
         let mut g = Gathered::default();
         let sel = self.eq_sel(&p.op, p.args.len());
         let (specs, names) = self.gather(&mut g, sel).unwrap_or_default();
+        let arity = self.pattern_arity(p, &specs);
+        self.gather(&mut g, arity);
         if q.both && !matches!(p.op, OpSel::Name(_) | OpSel::Quoted(_)) {
             let e = self.at(
                 p.op.span().0,
@@ -449,6 +452,14 @@ impl Resolver<'_> {
                     let e = self.unknown_op(&op.name, true);
                     self.gather::<()>(&mut g, Err(e));
                 }
+                let spec = match op.quoted {
+                    true => self.ops.quoted_spec(name),
+                    false => self.ops.spec(name),
+                };
+                if let Some(s) = spec {
+                    let r = self.eq_rhs_fits(s, t);
+                    self.gather(&mut g, r);
+                }
                 let mut b = OpBuild::new(name, []);
                 let mut pat = q.both.then(|| GOp::new(name, []));
                 if let Some(t) = ty {
@@ -458,7 +469,7 @@ impl Resolver<'_> {
                     }
                 }
                 for (k, e) in attrs {
-                    let r = self.eq_rhs_attr(k, e, *span, q, &mut b, &mut pat);
+                    let r = self.eq_rhs_attr(spec, k, e, *span, q, &mut b, &mut pat);
                     self.gather(&mut g, r);
                 }
                 for c in children {
@@ -482,8 +493,10 @@ impl Resolver<'_> {
 
     /// An attribute of an op the right-hand side builds, set in `b`; with `<=>`, the test of
     /// the same op read as a pattern, set in `pat`.
+    #[allow(clippy::too_many_arguments)]
     fn eq_rhs_attr(
         &mut self,
+        spec: Option<&'static OpSpec>,
         k: &Ident,
         e: &Expr,
         span: Span,
@@ -510,7 +523,10 @@ impl Resolver<'_> {
             }
             return Ok(());
         }
-        let (_, x) = self.attr_expr(e)?;
+        let (t, x) = self.attr_expr(e)?;
+        if let Some(s) = spec {
+            self.attr_kind(s, k, e, t)?;
+        }
         let x = self.eq_expr(&x, q)?;
         if let Some(p) = pat.take() {
             // Read as a pattern, an attribute is a test: a literal or a capture.
@@ -534,6 +550,56 @@ impl Resolver<'_> {
         }
         b.set.push((k.name.clone(), x));
         Ok(())
+    }
+
+    /// An op the right-hand side builds, against its definition as a structural build is
+    /// checked ([`Resolver::build`]): its operand count, the attributes it must give (written,
+    /// a default, or copied by `{..%s}` from a matched op whose definition has them), and, with
+    /// no `-> TYPE`, a result type the dialect derives from what it gives.
+    fn eq_rhs_fits(&self, spec: &'static OpSpec, t: &Term) -> Result<(), Diagnostic> {
+        let Term::Op {
+            op,
+            attrs,
+            children,
+            ty,
+            span,
+        } = t
+        else {
+            return Ok(());
+        };
+        // The ops `{..%s}` copies from; `None`: no spread, an empty list: any op.
+        let spread: Option<Vec<&'static OpSpec>> = attrs
+            .iter()
+            .find(|(k, _)| k.name == SPREAD_KEY)
+            .map(|(_, e)| match e {
+                Expr::Var(Var::Value(v)) => match self.values.get(&v.name.name) {
+                    Some((Binding::Op(specs), _)) => specs.clone(),
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            });
+        let written = |key: &str| {
+            attrs.iter().any(|(k, _)| k.name == key)
+                || spread.as_ref().is_some_and(|from| {
+                    from.is_empty() || from.iter().any(|s| s.attr(key).is_some())
+                })
+        };
+        self.operand_count(spec, children.len(), span.0)?;
+        if ty.is_none() {
+            let site = BuildSite {
+                name: &op.name,
+                span: *span,
+                first_none: None,
+                written: &written,
+            };
+            let given: Vec<usize> = (0..children.len()).collect();
+            self.derivable(&site, Some(spec), &given)?;
+        }
+        // After the result type: an attribute the type is derived from is named as that.
+        let defaults = self.ops.defaults(spec.name);
+        self.no_required_left_out(op.name.span.0, spec, &|key| {
+            written(key) || defaults.iter().any(|(k, _)| k == key)
+        })
     }
 
     fn computed_both_ways(&self, term: Span) -> Diagnostic {
@@ -853,7 +919,7 @@ mod tests {
     #[test]
     fn parameters_are_evaluated_and_spreads_become_labels() {
         let rs = lowered(
-            "param k: int = 4;\n// t\nrewrite r: %s = pd_op.scale(%x, pd_op.full() {value: 1.0 / k}) {bias: 0}\n    => pd_op.scale(%x, pd_op.full() {value: 1.0}) {..%s};\n",
+            "param k: int = 4;\n// t\nrewrite r: %s = pd_op.scale(%x, pd_op.full() {value: 1.0 / k}) {bias: 0}\n    => pd_op.scale(%x, pd_op.full() {value: 1.0, shape: [1]}) {..%s};\n",
         );
         let Pattern::Op(op) = &rs[0].lhs else {
             panic!()

@@ -76,6 +76,31 @@ impl Resolver<'_> {
             ))
     }
 
+    /// A positional operand list of `p` (no `..`, no names) must fit one of the ops `specs` it
+    /// can match: a pattern no op can have never matches. Structural and equational patterns
+    /// alike.
+    pub(super) fn pattern_arity(
+        &self,
+        p: &OpPattern,
+        specs: &[&'static OpSpec],
+    ) -> Result<(), Diagnostic> {
+        let n = p.args.len();
+        if p.rest
+            || specs.is_empty()
+            || n == 0
+            || p.args.iter().any(|a| a.operand.is_some())
+            || specs.iter().any(|s| OpSpec::count_fits(s.operands, n))
+        {
+            return Ok(());
+        }
+        Err(self
+            .at(
+                p.span.0,
+                format!("`{}` does not take {n} operand(s)", sel_text(&p.op)),
+            )
+            .with_hint("end the list with `..` to match a prefix, or name the operands"))
+    }
+
     /// A pattern, its names bound; the expressions its attributes are compared with come after
     /// every pattern of the conjunction is bound ([`Resolver::pattern_exprs`]).
     pub(super) fn bind_pattern(&mut self, p: &OpPattern) -> Result<compiled::Pattern, Diagnostic> {
@@ -129,21 +154,7 @@ impl Resolver<'_> {
                 pat,
             });
         }
-        if !p.rest
-            && named_known
-            && p.args.iter().all(|a| a.operand.is_none())
-            && !p.args.is_empty()
-        {
-            let n = p.args.len();
-            if !specs.iter().any(|s| OpSpec::count_fits(s.operands, n)) {
-                return Err(self
-                    .at(
-                        p.span.0,
-                        format!("`{}` does not take {n} operand(s)", sel_text(&p.op)),
-                    )
-                    .with_hint("end the list with `..` to match a prefix, or name the operands"));
-            }
-        }
+        self.pattern_arity(p, &specs)?;
         let mut attrs = Vec::with_capacity(p.attrs.len());
         for a in &p.attrs {
             let test = match &a.val {
