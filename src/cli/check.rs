@@ -9,7 +9,8 @@ use clap::Args;
 
 use super::{
     apply_rules_knowing_misfits, load_feed, load_module_files, load_rules, parse_positive,
-    parse_ranks, Failure, InputLimitArgs, Limits, MemoryArgs, RuleArgs, TimeoutArgs,
+    parse_ranks, parse_tolerance, Failure, InputLimitArgs, Limits, MemoryArgs, RuleArgs,
+    TimeoutArgs,
 };
 use crate::exec::check::{check_with_sources, CheckOptions, Outcome};
 
@@ -47,11 +48,13 @@ pub struct CheckArgs {
     /// Seed for generated inputs and random initializers.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
-    /// Relative tolerance (default per dtype: 1e-5 f32, 1e-2 bf16, 2e-3 f16).
-    #[arg(long, value_name = "X")]
+    /// Relative tolerance, a finite number of at least 0 (default per dtype: 1e-5 f32, 1e-2
+    /// bf16, 2e-3 f16).
+    #[arg(long, value_name = "X", value_parser = parse_tolerance)]
     pub rtol: Option<f64>,
-    /// Tolerance relative to the tensor's largest magnitude (same defaults).
-    #[arg(long, value_name = "X")]
+    /// Tolerance relative to the tensor's largest magnitude, a finite number of at least 0
+    /// (same defaults).
+    #[arg(long, value_name = "X", value_parser = parse_tolerance)]
     pub atol: Option<f64>,
     /// Inputs and initial state in the layout of `*.numerics.json`.
     #[arg(long, value_name = "FILE.json")]

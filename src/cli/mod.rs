@@ -118,6 +118,19 @@ pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
         .ok_or_else(|| format!("`{s}` is not a number of seconds"))
 }
 
+/// Parses a tolerance of `irw check` (`--rtol`, `--atol`): a finite number of at least 0. A
+/// NaN or infinite tolerance would admit every difference (`inf·0` is NaN, and no comparison
+/// with NaN fails), and a negative one none: both are refused as usage errors, never judged
+/// with.
+pub fn parse_tolerance(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!(
+            "`{s}` is not a tolerance (a finite number of at least 0)"
+        )),
+    }
+}
+
 /// What `irw check --help` says each row of the table compares.
 const CHECK_ROWS: &str = "\
 The original runs one step on k·B rows per rank; the rewritten program runs k micro-steps of B
