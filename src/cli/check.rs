@@ -124,7 +124,7 @@ fn micro_steps(
 
 /// Runs `irw check`; prints the table; a failed comparison is an error (exit 1), a
 /// batch-coupled original that passes what holds for it exits 3, a check that cannot judge (the
-/// original's own step not finite, a gradient zero everywhere) exits 4.
+/// original's own step not finite, a gradient zero everywhere, nothing to compare) exits 4.
 pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
     // `--timeout` bounds the whole command: rewriting and both programs' execution.
     let deadline = limits.deadline();
