@@ -64,7 +64,10 @@ struct Cli {
     timeout: TimeoutArgs,
 }
 
-/// Parses `1048576`, `512K`, `64M`, `4G` (also `KiB`, `MB`, ...; powers of 1024).
+/// Parses a limit's size, `1048576`, `512K`, `64M`, `4G` (also `KiB`, `MB`, ...; powers of
+/// 1024), of at least 1 byte: every size flag is a limit (`--max-input-size`, `--max-memory`),
+/// and a limit of 0 would refuse everything, so 0 is bad usage rather than a silent "no input"
+/// or "no limit".
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
@@ -79,8 +82,13 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "G" | "GB" | "GIB" => 30,
         _ => return Err(format!("`{s}`: unknown unit `{unit}` (use K, M or G)")),
     };
-    n.checked_mul(1 << shift)
-        .ok_or_else(|| format!("`{s}` is too large"))
+    match n.checked_mul(1 << shift) {
+        None => Err(format!("`{s}` is too large")),
+        Some(0) => Err(format!(
+            "`{s}` is no limit: a size is at least 1 byte (leave the flag out for the default)"
+        )),
+        Some(n) => Ok(n),
+    }
 }
 
 /// Parses a whole number of at least 1 (`--egraph-iters`, `--egraph-nodes`).
