@@ -383,11 +383,12 @@ struct GenMlpArgs {
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+        Err(e) if e.use_stderr() => {
             let _ = e.print();
-            return code;
+            return 2;
         }
+        // `--help`, `help`, `-V`: the text is the command's result.
+        Err(e) => return exit_code(streams::print_clap(&e)),
     };
     // A subcommand's own flags; the top-level ones are the rewrite command's (clap refuses them
     // before a subcommand's name).
@@ -418,6 +419,11 @@ pub fn main() -> i32 {
         Some(Command::Lint(a)) => lint_command(a, &limits),
         Some(Command::Ops(a)) => ops::ops_command(a),
     };
+    exit_code(result)
+}
+
+/// The exit code of a command that ended with `result`, whose error is printed here.
+fn exit_code(result: Result<(), Failure>) -> i32 {
     match result {
         Ok(()) => 0,
         Err(Failure::Input(d)) => {
