@@ -128,6 +128,15 @@ fn micro_steps(
 pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
     // `--timeout` bounds the whole command: rewriting and both programs' execution.
     let deadline = limits.deadline();
+    super::io::one_standard_input(&[
+        ("PROG", Some(&a.input)),
+        ("--startup", a.startup.as_deref()),
+        ("--rewritten", a.rewritten.as_deref()),
+        ("--rewritten-startup", a.rewritten_startup.as_deref()),
+        ("--reference", a.reference.as_deref()),
+        ("--reference-startup", a.reference_startup.as_deref()),
+        ("--feed", a.feed.as_deref()),
+    ])?;
     let original = load_module_files(&a.input, a.startup.as_deref(), limits)?;
     // The rewritten program is the original's ops where rules kept them: its errors point into
     // the original's files, unless it was read from its own.

@@ -64,6 +64,24 @@ fn format_size(n: u64) -> String {
 
 pub use crate::source_text::UTF8_BOM;
 
+/// Refuses `-` (standard input) for more than one of a command's inputs, given as (what names
+/// it, the path given): standard input can be read once, and a second read would find it at its
+/// end and report an empty file there.
+pub fn one_standard_input(inputs: &[(&str, Option<&str>)]) -> Result<(), Failure> {
+    let stdin: Vec<&str> = inputs
+        .iter()
+        .filter(|(_, path)| *path == Some("-"))
+        .map(|(what, _)| *what)
+        .collect();
+    if stdin.len() > 1 {
+        return Err(Failure::Usage(format!(
+            "`-` (standard input) given for {}: standard input can be read only once; give files for all but one",
+            stdin.join(" and ")
+        )));
+    }
+    Ok(())
+}
+
 /// Reads `path` (`-` for standard input) as a [`SourceFile`], refusing inputs larger than
 /// `limit` bytes (`--max-input-size`) without reading more than that, ended by a [`Watchdog`]
 /// after `timeout` if the read blocks (a FIFO). A leading UTF-8 byte order mark is dropped.

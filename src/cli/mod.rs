@@ -883,6 +883,10 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
             ));
         }
     }
+    io::one_standard_input(&[
+        ("INPUT", Some(input)),
+        ("--startup", args.startup.as_deref()),
+    ])?;
     if !args.rule.set.is_empty() && args.rule.rules.is_empty() {
         return Err(Failure::Usage(
             "--set needs --rules: parameters belong to rule files".into(),
@@ -1152,6 +1156,12 @@ fn lint_command(a: &LintArgs, limits: &Limits) -> Result<(), Failure> {
 }
 
 fn diff_command(a: &DiffArgs, limits: &Limits) -> Result<(), Failure> {
+    io::one_standard_input(&[
+        ("A", Some(&a.a)),
+        ("B", Some(&a.b)),
+        ("--startup-a", a.startup_a.as_deref()),
+        ("--startup-b", a.startup_b.as_deref()),
+    ])?;
     let ma = load_module(&a.a, a.startup_a.as_deref(), limits)?;
     let mb = load_module(&a.b, a.startup_b.as_deref(), limits)?;
     let (report, equal) = crate::diff::diff_modules(&ma, &mb, a.max_lines, &a.ignore_attr);
