@@ -99,6 +99,13 @@ pub fn parse_positive(s: &str) -> Result<usize, String> {
     }
 }
 
+/// [`parse_positive`] as the type that says so (`gen mlp --layers`).
+fn parse_nonzero(s: &str) -> Result<std::num::NonZeroUsize, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number of at least 1"))
+}
+
 /// `--ranks`: 1 to [`MAX_RANKS`].
 pub fn parse_ranks(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
@@ -335,7 +342,7 @@ struct GenCnnArgs {
 #[derive(Args, Debug)]
 struct GenMlpArgs {
     /// Number of linear layers (at least 1); about 10 main ops per layer.
-    #[arg(long, default_value = "3")]
+    #[arg(long, default_value = "3", value_parser = parse_nonzero)]
     layers: std::num::NonZeroUsize,
     /// Optimizer: sgd, momentum, adam or adamw.
     #[arg(long, default_value = "sgd")]
