@@ -9,7 +9,8 @@ use clap::Args;
 
 use super::{
     apply_rules_knowing_misfits, load_feed, load_module_files, load_rules, parse_positive,
-    parse_ranks, Failure, InputLimitArgs, Limits, MemoryArgs, RuleArgs, TimeoutArgs,
+    parse_ranks, parse_tolerance, Failure, InputLimitArgs, Limits, MemoryArgs, RuleArgs,
+    TimeoutArgs,
 };
 use crate::exec::check::{check_with_sources, CheckOptions, Outcome};
 
@@ -47,11 +48,13 @@ pub struct CheckArgs {
     /// Seed for generated inputs and random initializers.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
-    /// Relative tolerance (default per dtype: 1e-5 f32, 1e-2 bf16, 2e-3 f16).
-    #[arg(long, value_name = "X")]
+    /// Relative tolerance, a finite number of at least 0 (default per dtype: 1e-5 f32, 1e-2
+    /// bf16, 2e-3 f16).
+    #[arg(long, value_name = "X", value_parser = parse_tolerance)]
     pub rtol: Option<f64>,
-    /// Tolerance relative to the tensor's largest magnitude (same defaults).
-    #[arg(long, value_name = "X")]
+    /// Tolerance relative to the tensor's largest magnitude, a finite number of at least 0
+    /// (same defaults).
+    #[arg(long, value_name = "X", value_parser = parse_tolerance)]
     pub atol: Option<f64>,
     /// Inputs and initial state in the layout of `*.numerics.json`.
     #[arg(long, value_name = "FILE.json")]
@@ -121,10 +124,19 @@ fn micro_steps(
 
 /// Runs `irw check`; prints the table; a failed comparison is an error (exit 1), a
 /// batch-coupled original that passes what holds for it exits 3, a check that cannot judge (the
-/// original's own step not finite, a gradient zero everywhere) exits 4.
+/// original's own step not finite, a gradient zero everywhere, nothing to compare) exits 4.
 pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
     // `--timeout` bounds the whole command: rewriting and both programs' execution.
     let deadline = limits.deadline();
+    super::io::one_standard_input(&[
+        ("PROG", Some(&a.input)),
+        ("--startup", a.startup.as_deref()),
+        ("--rewritten", a.rewritten.as_deref()),
+        ("--rewritten-startup", a.rewritten_startup.as_deref()),
+        ("--reference", a.reference.as_deref()),
+        ("--reference-startup", a.reference_startup.as_deref()),
+        ("--feed", a.feed.as_deref()),
+    ])?;
     let original = load_module_files(&a.input, a.startup.as_deref(), limits)?;
     // The rewritten program is the original's ops where rules kept them: its errors point into
     // the original's files, unless it was read from its own.

@@ -64,6 +64,24 @@ fn format_size(n: u64) -> String {
 
 pub use crate::source_text::UTF8_BOM;
 
+/// Refuses `-` (standard input) for more than one of a command's inputs, given as (what names
+/// it, the path given): standard input can be read once, and a second read would find it at its
+/// end and report an empty file there.
+pub fn one_standard_input(inputs: &[(&str, Option<&str>)]) -> Result<(), Failure> {
+    let stdin: Vec<&str> = inputs
+        .iter()
+        .filter(|(_, path)| *path == Some("-"))
+        .map(|(what, _)| *what)
+        .collect();
+    if stdin.len() > 1 {
+        return Err(Failure::Usage(format!(
+            "`-` (standard input) given for {}: standard input can be read only once; give files for all but one",
+            stdin.join(" and ")
+        )));
+    }
+    Ok(())
+}
+
 /// Reads `path` (`-` for standard input) as a [`SourceFile`], refusing inputs larger than
 /// `limit` bytes (`--max-input-size`) without reading more than that, ended by a [`Watchdog`]
 /// after `timeout` if the read blocks (a FIFO). A leading UTF-8 byte order mark is dropped.
@@ -401,15 +419,17 @@ impl Watchdog {
     }
 }
 
-/// A complete output in its temporary file beside the target, not yet renamed over it. Dropped
-/// without [`Pending::commit`], the temporary file is removed. `tmp` is `None` for a target
-/// that is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO): it was written in place,
-/// since renaming a file over a device would replace the device itself.
+/// An output in its temporary file beside the target, not yet renamed over it: made by
+/// [`Pending::open`], filled by [`Pending::fill`]. Dropped without [`commit`], the temporary
+/// file is removed. `tmp` is `None` for a target that is not a regular file (`/dev/null`,
+/// `/dev/stdout`, a FIFO): it is written in place (`in_place`), since renaming a file over a
+/// device would replace the device itself.
 struct Pending<'a> {
     path: &'a str,
     /// `path` with symbolic links followed: the file replaced.
     target: PathBuf,
     tmp: Option<tempfile::NamedTempFile>,
+    in_place: Option<std::fs::File>,
 }
 
 fn write_failure(path: &str, e: &std::io::Error) -> Diagnostic {
@@ -417,7 +437,16 @@ fn write_failure(path: &str, e: &std::io::Error) -> Diagnostic {
 }
 
 impl<'a> Pending<'a> {
+    /// [`Pending::open`] and [`Pending::fill`] at once; returns the bytes written.
     fn write(path: &'a str, content: Content<'_>) -> Result<(Pending<'a>, u64), Diagnostic> {
+        let mut p = Pending::open(path)?;
+        let n = p.fill(content)?;
+        Ok((p, n))
+    }
+
+    /// Makes the temporary file beside `path` (or opens a target that is not a regular file):
+    /// everything that can fail before the content exists.
+    fn open(path: &'a str) -> Result<Pending<'a>, Diagnostic> {
         let resolved = follow_links(Path::new(path));
         let target = resolved.as_path();
         let dir = match target.parent() {
@@ -432,7 +461,7 @@ impl<'a> Pending<'a> {
             )));
         }
         if existing.as_ref().is_some_and(|m| !m.is_file()) {
-            let mut f = open_in_place(target).map_err(|e| {
+            let f = open_in_place(target).map_err(|e| {
                 if e.raw_os_error() == Some(libc::ENXIO) {
                     Diagnostic::error(format!(
                         "cannot write {path}: it is a FIFO that no process is reading"
@@ -442,18 +471,12 @@ impl<'a> Pending<'a> {
                     fail(e)
                 }
             })?;
-            let n = content
-                .write_to(&mut f)
-                .and_then(|n| f.flush().map(|_| n))
-                .map_err(fail)?;
-            return Ok((
-                Pending {
-                    path,
-                    target: resolved,
-                    tmp: None,
-                },
-                n,
-            ));
+            return Ok(Pending {
+                path,
+                target: resolved,
+                tmp: None,
+                in_place: Some(f),
+            });
         }
         // The output gets the permissions of the file it replaces, or those of a new file (0666
         // less the umask): a temporary file alone would be private (0600).
@@ -466,7 +489,7 @@ impl<'a> Pending<'a> {
             b.permissions(std::fs::Permissions::from_mode(0o666));
         }
         catch_signals();
-        let mut tmp = {
+        let tmp = {
             let mut tmps = temporaries();
             let tmp = b.tempfile_in(dir).map_err(fail)?;
             tmps.push(tmp.path().to_path_buf());
@@ -475,16 +498,51 @@ impl<'a> Pending<'a> {
         if let Some(p) = old_perms {
             tmp.as_file().set_permissions(p).map_err(fail)?;
         }
-        let n = content.write_to(&mut tmp).map_err(fail)?;
+        Ok(Pending {
+            path,
+            target: resolved,
+            tmp: Some(tmp),
+            in_place: None,
+        })
+    }
+
+    /// Writes the content (a temporary file is synced, to be renamed); returns the bytes
+    /// written.
+    fn fill(&mut self, content: Content<'_>) -> Result<u64, Diagnostic> {
+        let path = self.path;
+        let fail = |e: std::io::Error| write_failure(path, &e);
+        if let Some(f) = &mut self.in_place {
+            return content
+                .write_to(f)
+                .and_then(|n| f.flush().map(|_| n))
+                .map_err(fail);
+        }
+        let Some(tmp) = &mut self.tmp else {
+            return Ok(0);
+        };
+        let n = content.write_to(tmp).map_err(fail)?;
         tmp.as_file().sync_all().map_err(fail)?;
-        Ok((
-            Pending {
-                path,
-                target: resolved,
-                tmp: Some(tmp),
-            },
-            n,
-        ))
+        Ok(n)
+    }
+}
+
+/// An output file made before the work whose result it holds (`irw run --dump`): a path that
+/// cannot be written is refused before the work is done, and the file is replaced atomically,
+/// as `-o`'s is, only by [`PreparedOutput::finish`]; dropped unfinished (the work failed), it
+/// leaves the target as it was.
+pub struct PreparedOutput<'a>(Pending<'a>);
+
+impl<'a> PreparedOutput<'a> {
+    /// Makes the output's temporary file beside `path` (not `-`).
+    pub fn create(path: &'a str) -> Result<PreparedOutput<'a>, Failure> {
+        Ok(PreparedOutput(Pending::open(path)?))
+    }
+
+    /// Writes `content` and replaces the target with it; returns the bytes written.
+    pub fn finish(mut self, content: Content<'_>) -> Result<u64, Failure> {
+        let n = self.0.fill(content)?;
+        commit(vec![self.0])?;
+        Ok(n)
     }
 }
 

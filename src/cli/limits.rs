@@ -15,8 +15,8 @@ use super::{default_max_input_bytes, parse_seconds, parse_size};
 /// from anywhere, and must fail with a message rather than exhaust the machine.
 #[derive(Args, Debug, Clone, Default)]
 pub struct InputLimitArgs {
-    /// Refuse input files larger than SIZE (bytes, or with a suffix K, M, G: powers of 1024)
-    /// [default: 4G, or a fifth of the machine's memory if that is less].
+    /// Refuse input files larger than SIZE (bytes, or with a suffix K, M, G: powers of 1024; at
+    /// least 1) [default: 4G, or a fifth of the machine's memory if that is less].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_input_size: Option<u64>,
 }
@@ -34,7 +34,7 @@ pub struct TimeoutArgs {
 #[derive(Args, Debug, Clone)]
 pub struct MemoryArgs {
     /// Refuse to hold more than SIZE of tensors at once (bytes, or with a suffix K, M, G:
-    /// powers of 1024) [default: 4G].
+    /// powers of 1024; at least 1) [default: 4G].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_memory: Option<u64>,
 }
@@ -64,13 +64,10 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// The limits the flags ask for (`--max-input-size 0` means the default).
+    /// The limits the flags ask for (the flags' parser refuses a size of 0).
     pub fn new(input: &InputLimitArgs, timeout: Option<Duration>) -> Self {
         Limits {
-            max_input_bytes: input
-                .max_input_size
-                .filter(|&n| n != 0)
-                .unwrap_or_else(default_max_input_bytes),
+            max_input_bytes: input.max_input_size.unwrap_or_else(default_max_input_bytes),
             timeout,
         }
     }

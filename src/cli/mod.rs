@@ -64,7 +64,10 @@ struct Cli {
     timeout: TimeoutArgs,
 }
 
-/// Parses `1048576`, `512K`, `64M`, `4G` (also `KiB`, `MB`, ...; powers of 1024).
+/// Parses a limit's size, `1048576`, `512K`, `64M`, `4G` (also `KiB`, `MB`, ...; powers of
+/// 1024), of at least 1 byte: every size flag is a limit (`--max-input-size`, `--max-memory`),
+/// and a limit of 0 would refuse everything, so 0 is bad usage rather than a silent "no input"
+/// or "no limit".
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
@@ -79,8 +82,13 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "G" | "GB" | "GIB" => 30,
         _ => return Err(format!("`{s}`: unknown unit `{unit}` (use K, M or G)")),
     };
-    n.checked_mul(1 << shift)
-        .ok_or_else(|| format!("`{s}` is too large"))
+    match n.checked_mul(1 << shift) {
+        None => Err(format!("`{s}` is too large")),
+        Some(0) => Err(format!(
+            "`{s}` is no limit: a size is at least 1 byte (leave the flag out for the default)"
+        )),
+        Some(n) => Ok(n),
+    }
 }
 
 /// Parses a whole number of at least 1 (`--egraph-iters`, `--egraph-nodes`).
@@ -89,6 +97,13 @@ pub fn parse_positive(s: &str) -> Result<usize, String> {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(format!("`{s}` is not a whole number of at least 1")),
     }
+}
+
+/// [`parse_positive`] as the type that says so (`gen mlp --layers`).
+fn parse_nonzero(s: &str) -> Result<std::num::NonZeroUsize, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number of at least 1"))
 }
 
 /// `--ranks`: 1 to [`MAX_RANKS`].
@@ -118,6 +133,19 @@ pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
         .ok_or_else(|| format!("`{s}` is not a number of seconds"))
 }
 
+/// Parses a tolerance of `irw check` (`--rtol`, `--atol`): a finite number of at least 0. A
+/// NaN or infinite tolerance would admit every difference (`inf·0` is NaN, and no comparison
+/// with NaN fails), and a negative one none: both are refused as usage errors, never judged
+/// with.
+pub fn parse_tolerance(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!(
+            "`{s}` is not a tolerance (a finite number of at least 0)"
+        )),
+    }
+}
+
 /// What `irw check --help` says each row of the table compares.
 const CHECK_ROWS: &str = "\
 The original runs one step on k·B rows per rank; the rewritten program runs k micro-steps of B
@@ -133,8 +161,8 @@ tensor's own reference values. Verdicts: ok, FAIL, unchecked (the original's gra
 everywhere: nothing to compare), noise (the reference is rounding noise of the original itself:
 judged to that level; does not block a PASS).
 Exit codes: 0 PASS, 1 FAIL, 2 bad usage, 3 BATCH-COUPLED (the original mixes the rows of its
-batch; what holds instead passed), 4 NOT JUDGED (the original's step is not finite, or a
-gradient is zero everywhere).
+batch; what holds instead passed), 4 NOT JUDGED (the original's step is not finite, a
+gradient is zero everywhere, or the program has nothing to compare).
 
 Example:
   irw check --rules rules/grad_merge.rw --set k_steps=4 examples/mlp.ir";
@@ -314,7 +342,7 @@ struct GenCnnArgs {
 #[derive(Args, Debug)]
 struct GenMlpArgs {
     /// Number of linear layers (at least 1); about 10 main ops per layer.
-    #[arg(long, default_value = "3")]
+    #[arg(long, default_value = "3", value_parser = parse_nonzero)]
     layers: std::num::NonZeroUsize,
     /// Optimizer: sgd, momentum, adam or adamw.
     #[arg(long, default_value = "sgd")]
@@ -362,11 +390,12 @@ struct GenMlpArgs {
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+        Err(e) if e.use_stderr() => {
             let _ = e.print();
-            return code;
+            return 2;
         }
+        // `--help`, `help`, `-V`: the text is the command's result.
+        Err(e) => return exit_code(streams::print_clap(&e)),
     };
     // A subcommand's own flags; the top-level ones are the rewrite command's (clap refuses them
     // before a subcommand's name).
@@ -397,6 +426,11 @@ pub fn main() -> i32 {
         Some(Command::Lint(a)) => lint_command(a, &limits),
         Some(Command::Ops(a)) => ops::ops_command(a),
     };
+    exit_code(result)
+}
+
+/// The exit code of a command that ended with `result`, whose error is printed here.
+fn exit_code(result: Result<(), Failure>) -> i32 {
     match result {
         Ok(()) => 0,
         Err(Failure::Input(d)) => {
@@ -864,6 +898,10 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
             ));
         }
     }
+    io::one_standard_input(&[
+        ("INPUT", Some(input)),
+        ("--startup", args.startup.as_deref()),
+    ])?;
     if !args.rule.set.is_empty() && args.rule.rules.is_empty() {
         return Err(Failure::Usage(
             "--set needs --rules: parameters belong to rule files".into(),
@@ -1134,6 +1172,12 @@ fn lint_command(a: &LintArgs, limits: &Limits) -> Result<(), Failure> {
 }
 
 fn diff_command(a: &DiffArgs, limits: &Limits) -> Result<(), Failure> {
+    io::one_standard_input(&[
+        ("A", Some(&a.a)),
+        ("B", Some(&a.b)),
+        ("--startup-a", a.startup_a.as_deref()),
+        ("--startup-b", a.startup_b.as_deref()),
+    ])?;
     let ma = load_module(&a.a, a.startup_a.as_deref(), limits)?;
     let mb = load_module(&a.b, a.startup_b.as_deref(), limits)?;
     let (report, equal) = crate::diff::diff_modules(&ma, &mb, a.max_lines, &a.ignore_attr);

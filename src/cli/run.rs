@@ -6,9 +6,10 @@
 
 use clap::Args;
 
+use super::io::{one_standard_input, PreparedOutput};
 use super::{
-    load_feed, load_module_files, parse_positive, parse_ranks, write_outputs, Content, Failure,
-    InputLimitArgs, Limits, MemoryArgs, TimeoutArgs,
+    load_feed, load_module_files, parse_positive, parse_ranks, Content, Failure, InputLimitArgs,
+    Limits, MemoryArgs, TimeoutArgs,
 };
 use crate::exec::feed::Dump;
 use crate::exec::run::{run_with_sources, RunOptions};
@@ -38,7 +39,9 @@ pub struct RunArgs {
     /// Inputs and initial state in the layout of `*.numerics.json`.
     #[arg(long, value_name = "FILE.json")]
     pub feed: Option<String>,
-    /// Write every persistable after the run to FILE (same layout, under `state`).
+    /// Write every persistable after the run to FILE (same layout, under `state`; `-`:
+    /// standard output, and the loss lines go to standard error). FILE is made before the run
+    /// and replaced atomically after it.
     #[arg(long, value_name = "FILE.json")]
     pub dump: Option<String>,
     /// Seed for generated inputs and random initializers.
@@ -52,9 +55,22 @@ pub struct RunArgs {
     pub timeout: TimeoutArgs,
 }
 
-/// Runs `irw run`; prints the loss per step.
+/// Runs `irw run`; prints the loss per step (to standard error when `--dump -` writes the state
+/// to standard output: that stream then holds one JSON document and nothing else).
 pub fn run_command(a: &RunArgs, limits: &Limits) -> Result<(), Failure> {
     let deadline = limits.deadline();
+    one_standard_input(&[
+        ("PROG", Some(&a.input)),
+        ("--startup", a.startup.as_deref()),
+        ("--feed", a.feed.as_deref()),
+    ])?;
+    let dump_to_stdout = a.dump.as_deref() == Some("-");
+    // The dump's file is made first: a path that cannot be written is refused before the run,
+    // and a failed run leaves the old file.
+    let dump_file = match a.dump.as_deref() {
+        Some(path) if path != "-" => Some(PreparedOutput::create(path)?),
+        _ => None,
+    };
     let loaded = load_module_files(&a.input, a.startup.as_deref(), limits)?;
     let feed = a
         .feed
@@ -81,14 +97,20 @@ pub fn run_command(a: &RunArgs, limits: &Limits) -> Result<(), Failure> {
         deadline,
     };
     let report = run_with_sources(&loaded.module, loaded.sources(), &opts)?;
-    super::streams::print(&report.to_string())?;
-    if let Some(path) = &a.dump {
-        let dump = Dump {
-            loss: &report.losses,
-            state: &report.scopes[0],
-        };
-        let write = |w: &mut dyn std::io::Write| dump.write_to(w);
-        write_outputs(&[(path, Content::Stream(&write))])?;
+    if dump_to_stdout {
+        super::streams::eprint(&report.to_string());
+    } else {
+        super::streams::print(&report.to_string())?;
+    }
+    let dump = Dump {
+        loss: &report.losses,
+        state: &report.scopes[0],
+    };
+    let write = |w: &mut dyn std::io::Write| dump.write_to(w);
+    if let Some(file) = dump_file {
+        file.finish(Content::Stream(&write))?;
+    } else if dump_to_stdout {
+        super::streams::write_stdout(Content::Stream(&write))?;
     }
     Ok(())
 }

@@ -38,13 +38,19 @@ pub fn set_closed_at_start(stdout: bool, stderr: bool) {
 /// process killed by SIGPIPE, as a shell reports it (128 + 13).
 pub const BROKEN_PIPE_EXIT: i32 = 141;
 
-/// Writes a command's result to standard output and flushes it; returns the bytes written.
-pub fn write_stdout(content: Content<'_>) -> Result<u64, Failure> {
+/// The error of a result written to a standard output closed at the start.
+fn refuse_closed_stdout() -> Result<(), Failure> {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return Err(Failure::Input(Diagnostic::error(
             "cannot write standard output: it is closed (give -o FILE, or redirect it)",
         )));
     }
+    Ok(())
+}
+
+/// Writes a command's result to standard output and flushes it; returns the bytes written.
+pub fn write_stdout(content: Content<'_>) -> Result<u64, Failure> {
+    refuse_closed_stdout()?;
     let mut out = std::io::stdout().lock();
     content
         .write_to(&mut out)
@@ -55,6 +61,16 @@ pub fn write_stdout(content: Content<'_>) -> Result<u64, Failure> {
 /// [`write_stdout`] of a text.
 pub fn print(text: &str) -> Result<(), Failure> {
     write_stdout(Content::Text(text)).map(|_| ())
+}
+
+/// Writes what clap prints on standard output (`--help`, `help`, `-V`), in color where clap
+/// would use it, and flushes it: that text is the command's result, and a write error ends it
+/// as any other result's does.
+pub fn print_clap(e: &clap::Error) -> Result<(), Failure> {
+    refuse_closed_stdout()?;
+    e.print()
+        .and_then(|()| std::io::stdout().flush())
+        .map_err(|e| stdout_failure(&e))
 }
 
 /// What a failed write to standard output ends the command with.

@@ -44,6 +44,9 @@ pub struct Feed {
     /// Whether the file has an `inputs` key at all (a feed without one is refused for a
     /// program that reads inputs: it would silently run on generated data).
     pub has_inputs: bool,
+    /// The inputs whose values are written as `true`/`false`: only an input its data op reads
+    /// as `bool` may be ([`Feed::validate`]).
+    pub boolean_inputs: Vec<String>,
 }
 
 /// A diagnostic at byte `offset` of the feed file.
@@ -69,6 +72,19 @@ fn entry_offset(text: &str, section: &str, key: &str) -> usize {
     } else {
         key_offset(text, at, key)
     }
+}
+
+/// Where the key whose closing quote is at `quote` begins (its opening quote): serde_json
+/// reports an error a visitor raises right after a key at that key's last character.
+fn key_start(text: &str, quote: usize) -> usize {
+    let bytes = text.as_bytes();
+    if bytes.get(quote) != Some(&b'"') {
+        return quote;
+    }
+    (0..quote)
+        .rev()
+        .find(|&i| bytes[i] == b'"' && (i == 0 || bytes[i - 1] != b'\\'))
+        .unwrap_or(quote)
 }
 
 /// The byte offset of serde_json's 1-based (line, column).
@@ -135,9 +151,48 @@ struct Reader {
     over: Cell<bool>,
     /// (section, key) of the entry being read.
     at: RefCell<(&'static str, String)>,
+    /// Set when a key was given twice: the error is then at the second one, where serde_json
+    /// stands, not at the entry's first key.
+    duplicate: Cell<bool>,
+    /// The `inputs` entries read so far whose values held booleans.
+    boolean_inputs: RefCell<Vec<String>>,
 }
 
 impl Reader {
+    fn new(limit: u64) -> Reader {
+        Reader {
+            limit,
+            used: Cell::new(0),
+            over: Cell::new(false),
+            at: RefCell::new(("", String::new())),
+            duplicate: Cell::new(false),
+            boolean_inputs: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Refuses `key` if `seen` holds it already (a second value would silently replace the
+    /// first: which one was meant?); `within` names the object (empty: the feed itself).
+    fn first_time<E: de::Error>(
+        &self,
+        seen: &mut Vec<String>,
+        key: &str,
+        within: &str,
+    ) -> Result<(), E> {
+        if seen.iter().any(|k| k == key) {
+            self.duplicate.set(true);
+            let within = if within.is_empty() {
+                String::new()
+            } else {
+                format!(" in `{within}`")
+            };
+            return Err(E::custom(format!(
+                "`{key}` is given twice{within}: a feed names each key once"
+            )));
+        }
+        seen.push(key.to_string());
+        Ok(())
+    }
+
     fn charge<E: de::Error>(&self, bytes: u64) -> Result<(), E> {
         let used = self.used.get().saturating_add(bytes);
         self.used.set(used);
@@ -168,7 +223,9 @@ impl<'de> Visitor<'de> for FeedSeed<'_> {
         let mut feed = Feed::default();
         let mut state_init = None;
         let mut state = None;
+        let mut seen = Vec::new();
         while let Some(key) = map.next_key::<String>()? {
+            self.0.first_time(&mut seen, &key, "")?;
             match key.as_str() {
                 "inputs" => {
                     feed.inputs = map.next_value_seed(SectionSeed(self.0, "inputs"))?;
@@ -184,6 +241,7 @@ impl<'de> Visitor<'de> for FeedSeed<'_> {
             }
         }
         feed.state = state_init.or(state).unwrap_or_default();
+        feed.boolean_inputs = self.0.boolean_inputs.take();
         Ok(feed)
     }
 }
@@ -206,7 +264,9 @@ impl<'de> Visitor<'de> for SectionSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out = IndexMap::new();
+        let mut seen = Vec::new();
         while let Some(key) = map.next_key::<String>()? {
+            self.0.first_time(&mut seen, &key, self.1)?;
             *self.0.at.borrow_mut() = (self.1, key.clone());
             let t = map.next_value_seed(TensorSeed(self.0))?;
             out.insert(key, t);
@@ -257,6 +317,9 @@ struct Nest {
     open: Vec<bool>,
     leaf_depth: Option<usize>,
     buf: Buf,
+    /// Whether a value was written `true` or `false` (read as 1 or 0): only a `bool` tensor
+    /// may be.
+    booleans: bool,
 }
 
 impl Nest {
@@ -266,6 +329,7 @@ impl Nest {
             open: Vec::new(),
             leaf_depth: None,
             buf,
+            booleans: false,
         }
     }
 }
@@ -302,6 +366,17 @@ impl<'de> Visitor<'de> for TensorSeed<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Tensor, A::Error> {
         let mut nest = Nest::new(Buf::F32(Vec::new()));
         NestSeed(self.0, &mut nest, 0).visit_seq(seq)?;
+        if nest.booleans {
+            // An input takes its data op's dtype, which only the program knows: it is judged
+            // there. Anything else written as a list is float32.
+            let (section, key) = self.0.at.borrow().clone();
+            if section != "inputs" {
+                return Err(de::Error::custom(
+                    "holds `true`/`false` in a float32 tensor: write numbers, or give `{\"shape\": ..., \"dtype\": \"bool\", \"values\": ...}`",
+                ));
+            }
+            self.0.boolean_inputs.borrow_mut().push(key);
+        }
         tensor_of(nest.shape, nest.buf, DType::F32).map_err(de::Error::custom)
     }
     fn visit_f64<E: de::Error>(self, x: f64) -> Result<Tensor, E> {
@@ -328,7 +403,13 @@ impl<'de> Visitor<'de> for TensorSeed<'_> {
         let mut shape: Option<Vec<Value>> = None;
         let mut dtype: Option<String> = None;
         let mut values: Option<Nest> = None;
+        let mut seen = Vec::new();
         while let Some(key) = map.next_key::<String>()? {
+            let within = match &*self.0.at.borrow() {
+                ("", _) => String::new(),
+                (section, entry) => format!("{section}.{entry}"),
+            };
+            self.0.first_time(&mut seen, &key, &within)?;
             match key.as_str() {
                 "shape" => shape = Some(map.next_value()?),
                 "dtype" => dtype = Some(map.next_value()?),
@@ -356,6 +437,12 @@ impl<'de> Visitor<'de> for TensorSeed<'_> {
         let dtype = crate::exec::dtype::parse(dtype_name)
             .ok_or_else(|| de::Error::custom(format!("unknown dtype `{dtype_name}`")))?;
         let nest = values.ok_or_else(|| de::Error::custom("missing `values`"))?;
+        if nest.booleans && dtype != DType::Bool {
+            return Err(de::Error::custom(format!(
+                "`values` hold `true`/`false`, but the dtype is {}: write numbers",
+                dtype.attr_name()
+            )));
+        }
         let count = nest.buf.len();
         let want = shape
             .iter()
@@ -458,6 +545,7 @@ impl<'de> Visitor<'de> for NestSeed<'_, '_> {
         self.number(x as f64)
     }
     fn visit_bool<E: de::Error>(self, x: bool) -> Result<(), E> {
+        self.1.booleans = true;
         self.number(f64::from(u8::from(x)))
     }
     fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
@@ -473,12 +561,7 @@ impl<'de> Visitor<'de> for NestSeed<'_, '_> {
 
 /// A tensor from `{shape, dtype, values}` or from a nested list (f32).
 pub fn tensor_from_json(v: &Value) -> Result<Tensor, String> {
-    let reader = Reader {
-        limit: u64::MAX,
-        used: Cell::new(0),
-        over: Cell::new(false),
-        at: RefCell::new(("", String::new())),
-    };
+    let reader = Reader::new(u64::MAX);
     TensorSeed(&reader)
         .deserialize(v)
         .map_err(|e: serde_json::Error| e.to_string())
@@ -493,12 +576,7 @@ impl Feed {
     /// [`Feed::parse`], refusing a feed whose tensors need more than `limit` bytes
     /// (`--max-memory`) as soon as it does.
     pub fn parse_limited(file: &str, text: &str, limit: u64) -> Result<Feed, Diagnostic> {
-        let reader = Reader {
-            limit,
-            used: Cell::new(0),
-            over: Cell::new(false),
-            at: RefCell::new(("", String::new())),
-        };
+        let reader = Reader::new(limit);
         let mut de = serde_json::Deserializer::from_str(text);
         let parsed = FeedSeed(&reader)
             .deserialize(&mut de)
@@ -520,6 +598,12 @@ impl Feed {
                     ),
                 )
                 .with_hint("raise --max-memory, or feed fewer rows");
+            }
+            if reader.duplicate.get() {
+                let msg = e.to_string();
+                let msg = msg.rsplit_once(" at line ").map_or(msg.as_str(), |(m, _)| m);
+                let quote = line_col_offset(text, e.line(), e.column());
+                return bad(file, text, key_start(text, quote), msg);
             }
             if e.classify() == serde_json::error::Category::Data && !section.is_empty() {
                 let msg = e.to_string();
@@ -604,6 +688,22 @@ impl Feed {
                         d.name, src.name, d.name
                     ),
                 ));
+            }
+        }
+        for name in &self.boolean_inputs {
+            let Some(d) = data.iter().find(|d| &d.name == name) else {
+                continue; // an input the program does not read: refused below
+            };
+            if d.dtype != DType::Bool {
+                return Err(at_key(
+                    "inputs",
+                    name,
+                    format!(
+                        "`inputs.{name}` holds `true`/`false`, but the program reads `{name}` as {}: write numbers",
+                        d.dtype.attr_name()
+                    ),
+                )
+                .with_note(data_note(d)));
             }
         }
         let mut first: Option<(&str, usize)> = None;

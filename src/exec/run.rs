@@ -189,8 +189,44 @@ pub fn step_batch_with_sources<'f>(
 
 /// The micro-batch for `k` micro-steps on `n` ranks (see the module docs): `explicit`, the
 /// feed's, or the data ops' fixed batch; refused at a data op whose fixed batch it is not a
-/// multiple of.
+/// multiple of, and at a fed data op of rank 0 when the step's batch has more than one row.
 pub fn micro_batch_for(
+    module: &Module,
+    sources: Sources<'_>,
+    feed: Option<&Feed>,
+    explicit: Option<usize>,
+    k: usize,
+    n: usize,
+) -> Result<usize, Diagnostic> {
+    let b = micro_batch_of_data(module, sources, feed, explicit, k, n)?;
+    // A fed input's first dimension is its rows, which the step splits over micro-steps and
+    // ranks: a scalar has one row, which cannot be split. It is refused here, at its op, before
+    // the first micro-batch is cut.
+    if batch_rows(k, n, b)? > 1 {
+        let scalar = fed_inputs(&module.ctx, &module.main)
+            .into_iter()
+            .find(|d| d.shape.is_empty());
+        if let Some(d) = scalar {
+            return Err(at_data_op(
+                sources.main,
+                &module.main,
+                d.op,
+                format!(
+                    "input `{}` is a scalar (shape []), but a fed input's first dimension is its rows: a step of {} rows (k_steps {k} × ranks {n} × micro-batch {b}) cannot be cut from it",
+                    d.name,
+                    k * n * b
+                ),
+            )
+            .with_hint(
+                "a value every row shares (a learning rate) is state: make the `pd_op.data` persistable (`persistable:[true]`); an input read per row needs a batch dimension",
+            ));
+        }
+    }
+    Ok(b)
+}
+
+/// [`micro_batch_for`] before the check of scalar inputs.
+fn micro_batch_of_data(
     module: &Module,
     sources: Sources<'_>,
     feed: Option<&Feed>,

@@ -64,6 +64,11 @@ fn commands() -> Vec<(&'static str, Vec<String>)> {
         ),
         ("diff", s(&["diff", &before, &fixture("after.ir")])),
         ("gen", s(&["gen", "mlp", "--layers", "200"])),
+        // What clap prints on standard output is a result like any other.
+        ("help", s(&["help"])),
+        ("--help", s(&["--help"])),
+        ("gen --help", s(&["gen", "--help"])),
+        ("-V", s(&["-V"])),
     ]
 }
 

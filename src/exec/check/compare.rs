@@ -340,7 +340,9 @@ struct Cmp {
 /// every element, `S` = the largest of `b`'s magnitudes and `scale` (the tensor's other
 /// reference values), `noise` how far the reference is uncertain (0 but for gradients whose
 /// original disagrees with itself by rounding). A non-finite value on either side fails, and
-/// the columns say so (`NaN`, `inf`).
+/// the columns say so (`NaN`, `inf`). So does a NaN anywhere in the bound (a NaN tolerance
+/// from the library's options, or `inf·0`): an element counts as close only when
+/// `|a − b| ≤ bound` holds, and every comparison with NaN is false.
 fn compare_values(a: &[f64], b: &[f64], rtol: f64, atol: f64, scale: f64, noise: f64) -> Cmp {
     if a.len() != b.len() {
         return Cmp {
@@ -376,7 +378,8 @@ fn compare_values(a: &[f64], b: &[f64], rtol: f64, atol: f64, scale: f64, noise:
             ok = false;
             continue;
         }
-        if d > rtol * y.abs() + atol * max_b + noise {
+        let within = d <= rtol * y.abs() + atol * max_b + noise;
+        if !within {
             ok = false;
         }
         if !max_abs.is_nan() {
@@ -421,4 +424,20 @@ fn compare(got: &Tensor, want: &Tensor, rtol: f64, atol: f64, scale: f64) -> Cmp
         scale,
         0.0,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compare_values;
+
+    /// A NaN in the bound (a tolerance, or `inf·0`) never admits a difference.
+    #[test]
+    fn a_nan_bound_admits_nothing() {
+        let (a, b) = ([1.0, 5.0], [1.0, 2.0]);
+        assert!(!compare_values(&a, &b, f64::NAN, 1e-5, 0.0, 0.0).ok);
+        assert!(!compare_values(&a, &b, 1e-5, f64::NAN, 0.0, 0.0).ok);
+        assert!(!compare_values(&a, &b, 1e-5, 1e-5, 0.0, f64::NAN).ok);
+        assert!(!compare_values(&[1.0], &[0.0], f64::INFINITY, 0.0, 0.0, 0.0).ok);
+        assert!(compare_values(&b, &b, 1e-5, 1e-5, 0.0, 0.0).ok);
+    }
 }

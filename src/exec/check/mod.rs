@@ -44,7 +44,9 @@
 //! - every compared gradient non-zero somewhere in the original's step. A gradient that is zero
 //!   everywhere (or empty: a 0-size parameter) cannot tell a correct rewrite from one that feeds
 //!   the optimizer zeros, so the row is `unchecked` and the result is a refusal too, with a hint
-//!   to feed other inputs.
+//!   to feed other inputs;
+//! - at least one row. A program with nothing to compare (no parameter, optimizer or other
+//!   persistable) is refused as well: a pass of zero tensors would pass any rewrite.
 //!
 //! **Loss reduction.** The original also runs on each micro-batch alone, which shows how its
 //! loss reduces the batch: the full-batch gradient is the mean of the micro-batch gradients for
@@ -188,6 +190,11 @@ pub fn check_with_sources(
     rows.extend(compare::buffers(&plan, &merged));
     rows.extend(compare::frozen(&plan, &merged));
     rows.extend(compare::replicas(&plan, &applied, &merged));
+    // No row at all (an empty program, one without parameters or optimizers) proves nothing
+    // about the rewrite: a PASS of zero tensors would let any rewrite through.
+    let refusal = rows.is_empty().then(|| {
+        "nothing to compare: the original program has no parameter, optimizer or other persistable state (no gradient, parameter or buffer to check)".to_string()
+    });
     Ok(CheckReport {
         rows,
         k_steps: plan.k,
@@ -196,7 +203,7 @@ pub fn check_with_sources(
         coupling: reference.coupling(),
         relation: reference.relation,
         fixed_batch: reference.fixed_batch,
-        refusal: None,
+        refusal,
         notes: plan.notes,
     })
 }

@@ -61,8 +61,8 @@ pub enum Outcome {
     Pass,
     /// Some row differs: the rewrite is wrong (exit 1).
     Fail,
-    /// The check cannot judge: the original's own step is not finite, or some gradient is zero
-    /// everywhere in it (exit 3).
+    /// The check cannot judge: the original's own step is not finite, some gradient is zero
+    /// everywhere in it, or there is nothing to compare (exit 4).
     NotJudged,
 }
 
@@ -81,7 +81,7 @@ pub struct CheckReport {
     pub fixed_batch: Option<String>,
     /// The relation between the merged and the original's gradients that the grad rows check.
     pub relation: String,
-    /// Why nothing was judged: the original's own step is not finite.
+    /// Why nothing was judged: the original's own step is not finite, or nothing was compared.
     pub refusal: Option<String>,
     /// What the check did to the inputs it was given (printed under the header).
     pub notes: Vec<String>,

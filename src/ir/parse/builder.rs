@@ -405,10 +405,33 @@ impl<'a, 'c> Builder<'a, 'c> {
         if let Some((s, e)) = r.operand_types {
             let tys = &c.types[s as usize..e as usize];
             if tys.len() != vals.len() {
-                let at = tys.first().copied().unwrap_or(l.text);
-                return Err(self.err(
-                    at,
-                    format!("{} operand types for {} operands", tys.len(), vals.len()),
+                let (n, m) = (vals.len(), tys.len());
+                let plural = |k: usize, one: &'static str, many: &'static str| {
+                    if k == 1 {
+                        one
+                    } else {
+                        many
+                    }
+                };
+                let (operands_word, types_word) =
+                    (plural(n, "operand", "operands"), plural(m, "type", "types"));
+                // At the first type without an operand, or the first operand without a type.
+                let e = match (tys.get(n), operands.get(m).and_then(|o| o.value)) {
+                    (Some(&t), _) => self.err(
+                        t,
+                        format!("the op has {n} {operands_word} but its signature lists {m} operand {types_word}: this type has no operand (is an operand missing from `(...)`?)"),
+                    ),
+                    (None, Some(v)) => self.err(
+                        v,
+                        format!("the op has {n} {operands_word} but its signature lists {m} operand {types_word}: operand {m} ({v}) has no type"),
+                    ),
+                    (None, None) => self.err(
+                        tys.first().copied().unwrap_or(l.text),
+                        format!("the op has {n} {operands_word} but its signature lists {m} operand {types_word}"),
+                    ),
+                };
+                return Err(e.with_hint(
+                    "the signature `: (T0, T1, ...) -> ...` gives each operand its type, in order (<<NULL TYPE>> for <<NULL VALUE>>)",
                 ));
             }
             for (i, (&t, &v)) in tys.iter().zip(&vals).enumerate() {
