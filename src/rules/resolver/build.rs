@@ -126,10 +126,12 @@ impl Resolver<'_> {
         if let Some(s) = spec {
             self.no_required_left_out(b, s, &attrs)?;
         }
-        let bind = b
-            .bind
-            .as_ref()
-            .map(|bind| self.bind_value(&bind.name, Binding::Op(spec.into_iter().collect())));
+        let bind = b.bind.as_ref().map(|bind| {
+            self.bind_value(
+                &bind.name,
+                Binding::Op(spec.into_iter().collect(), spec.is_some()),
+            )
+        });
         Ok(compiled::Build {
             id: self.ids.take_build(),
             bind,
