@@ -36,7 +36,10 @@ mod tests {
         assert_eq!(keys, ["dtype", "place"]);
         assert!(default_attrs("pd_op.relu").is_empty());
         assert!(default_attrs("no.such_op").is_empty());
-        let scale: Vec<&str> = default_attrs("pd_op.scale").iter().map(|(k, _)| *k).collect();
+        let scale: Vec<&str> = default_attrs("pd_op.scale")
+            .iter()
+            .map(|(k, _)| *k)
+            .collect();
         assert_eq!(scale, ["bias", "bias_after_scale"]);
         // A collective's reduction is a default irw does not assume: never filled.
         assert!(default_attrs("pd_op.all_reduce")
