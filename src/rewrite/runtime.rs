@@ -360,10 +360,7 @@ fn query(
     let op_arg = |m: &Module| -> Result<OpId, crate::value::operators::EvalError> {
         match args.first().and_then(|a| as_op(m, a)) {
             Some(o) => Ok(o),
-            None => err(
-                span,
-                format!("`{name}` needs an op (or a value an op defines)"),
-            ),
+            None => err(span, format!("`{name}` needs an op or a value")),
         }
     };
     Some(match func {
@@ -422,9 +419,11 @@ fn query(
         // a keyword argument, a block argument) when it has no use.
         B::Unused => match args.first() {
             Some(Val::Op(o)) => Ok(Val::Bool(!m.main.results(*o).any(|r| m.main.has_uses(r)))),
-            _ => value_arg(m)
-                .map(|v| Val::Bool(!m.main.has_uses(v)))
-                .or_else(|_| err(span, "`unused` needs an op or a value")),
+            Some(Val::Value(_) | Val::NullValue) => {
+                value_arg(m).map(|v| Val::Bool(!m.main.has_uses(v)))
+            }
+            // Neither an op nor a value: `op_arg`'s error says what it takes.
+            _ => op_arg(m).map(|o| Val::Bool(!m.main.results(o).any(|r| m.main.has_uses(r)))),
         },
         // A value no op defines is nested when its block is a region's: a block argument of a
         // `while` body is, a keyword argument of the program is not.
