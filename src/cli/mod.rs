@@ -966,12 +966,19 @@ fn rewrite_command(args: &RewriteArgs, limits: &Limits) -> Result<(), Failure> {
             t_print.as_secs_f64()
         );
         if let Some(peak) = io::peak_memory_bytes() {
-            err_println!(
-                "irw: peak memory {:.1} MiB ({:.2}x the {:.1} MiB input)",
-                peak as f64 / (1u64 << 20) as f64,
-                peak as f64 / bytes_in.max(1) as f64,
-                bytes_in as f64 / (1u64 << 20) as f64
-            );
+            const MIB: f64 = (1u64 << 20) as f64;
+            // Below a MiB of input the process's own few MiB (code, tables) are the peak, and
+            // the ratio to the input says nothing about how memory follows the program.
+            let ratio = if bytes_in as f64 >= MIB {
+                format!(
+                    " ({:.2}x the {:.1} MiB input)",
+                    peak as f64 / bytes_in as f64,
+                    bytes_in as f64 / MIB
+                )
+            } else {
+                format!(" (input {bytes_in} bytes)")
+            };
+            err_println!("irw: peak memory {:.1} MiB{ratio}", peak as f64 / MIB);
         }
     }
     // The command ends here and the process with it: freeing a large program piece by piece

@@ -202,10 +202,9 @@ impl<'a> Engine<'a> {
                     rule_index: lr.index,
                     matches: 0,
                 };
-                let found = s
-                    .find(op, &mut self.scratch)
-                    .map_err(|e| eval_diag(rules, lr, e))?;
+                let found = s.find(op, &mut self.scratch);
                 stats.rules[first_stat + k].matches += s.matches;
+                let found = found.map_err(|e| eval_diag(self.m, rules, lr, Some(op), e))?;
                 if self.cache.timed_out {
                     return Err(limits::timeout(
                         &phase.name,
@@ -269,8 +268,46 @@ fn trace_entry(m: &Module, rules: &RuleSet, lr: &CompiledRule, ops: &[OpId]) -> 
     }
 }
 
-fn eval_diag(rules: &RuleSet, lr: &CompiledRule, e: EvalError) -> Diagnostic {
-    Diagnostic::at(&rules.sources[lr.file], e.span.0, e.message)
+/// An expression of `lr` that failed while the rule was tried on, or applied to, `matched`:
+/// an error at the expression, moved to the op ([`on_matched_op`]).
+fn eval_diag(
+    m: &Module,
+    rules: &RuleSet,
+    lr: &CompiledRule,
+    matched: Option<OpId>,
+    e: EvalError,
+) -> Diagnostic {
+    let d = Diagnostic::at(&rules.sources[lr.file], e.span.0, e.message);
+    on_matched_op(m, lr, matched, d)
+}
+
+/// An error a rule raised on the op its first pattern matched (an `error` action, an
+/// expression that cannot be computed for this op): what is wrong is that op of the program,
+/// so the command line reports it at the op's line in the input
+/// ([`Diagnostic::input_offset`]), with where the rule raised it as a note. An op a rule built
+/// has no input position: the note names it, and the error stays at the rule.
+fn on_matched_op(
+    m: &Module,
+    lr: &CompiledRule,
+    matched: Option<OpId>,
+    d: Diagnostic,
+) -> Diagnostic {
+    let Some(o) = matched else {
+        return d;
+    };
+    let at = m.main.position(o);
+    let mut d = d.with_note(format!(
+        "raised by rule `{}` on main op #{} \"{}\"{}",
+        lr.name,
+        o.0,
+        m.ctx.str(m.main.op_name(o)),
+        match at {
+            Some(off) => format!(" (input byte {off})"),
+            None => String::new(),
+        }
+    ));
+    d.input_offset = at;
+    d
 }
 
 struct Engine<'a> {
@@ -418,7 +455,8 @@ impl<'a> Engine<'a> {
             b,
             cache: &mut self.cache,
         };
-        eval(&mut env, e).map_err(|er| eval_diag(self.rules, lr, er))
+        let matched = self.matched;
+        eval(&mut env, e).map_err(|er| eval_diag(self.m, self.rules, lr, matched, er))
     }
 
     fn err(&self, lr: &'a CompiledRule, span: Span, msg: impl Into<String>) -> Diagnostic {

@@ -360,10 +360,7 @@ fn query(
     let op_arg = |m: &Module| -> Result<OpId, crate::value::operators::EvalError> {
         match args.first().and_then(|a| as_op(m, a)) {
             Some(o) => Ok(o),
-            None => err(
-                span,
-                format!("`{name}` needs an op (or a value an op defines)"),
-            ),
+            None => err(span, format!("`{name}` needs an op or a value")),
         }
     };
     Some(match func {
@@ -418,20 +415,57 @@ fn query(
             Val::Int(use_count(m, cache, v, stage) as i64)
         }),
         B::Role => Ok(Val::Int(args.first().map_or(-1, |v| stage_of(m, cache, v)))),
-        B::Unused => op_arg(m).map(|o| Val::Bool(!m.main.results(o).any(|r| m.main.has_uses(r)))),
-        B::Nested => op_arg(m).map(|o| {
-            Val::Bool(
+        // An op is unused when none of its results is; a value (a result field, an operand,
+        // a keyword argument, a block argument) when it has no use.
+        B::Unused => match args.first() {
+            Some(Val::Op(o)) => Ok(Val::Bool(!m.main.results(*o).any(|r| m.main.has_uses(r)))),
+            Some(Val::Value(_) | Val::NullValue) => {
+                value_arg(m).map(|v| Val::Bool(!m.main.has_uses(v)))
+            }
+            // Neither an op nor a value: `op_arg`'s error says what it takes.
+            _ => op_arg(m).map(|o| Val::Bool(!m.main.results(o).any(|r| m.main.has_uses(r)))),
+        },
+        // A value no op defines is nested when its block is a region's: a block argument of a
+        // `while` body is, a keyword argument of the program is not.
+        B::Nested => match args.first().map(|a| (a, as_op(m, a))) {
+            Some((_, Some(o))) => Ok(Val::Bool(
                 m.main
                     .op_block(o)
                     .is_some_and(|bk| m.main.block_parent_op(bk).is_some()),
-            )
-        }),
-        B::OpName => op_arg(m).map(|o| Val::Str(m.ctx.str(m.main.op_name(o)).to_string())),
+            )),
+            Some((Val::Value(v), None)) => Ok(Val::Bool(match m.main.value_def(*v) {
+                ValueDef::Kwarg { block, .. } | ValueDef::Arg { block, .. } => {
+                    m.main.block_parent_op(block).is_some()
+                }
+                ValueDef::Result { .. } => false,
+            })),
+            _ => op_arg(m).map(|_| Val::Bool(false)),
+        },
+        // No op defines a keyword argument or a block argument: it has no op name (the empty
+        // string, so `op_name(%g) != "pd_op.cast"` holds) and no attribute.
+        B::OpName => match args.first() {
+            Some(Val::Value(v)) if m.main.defining_op(*v).is_none() => Ok(Val::Str(String::new())),
+            _ => op_arg(m).map(|o| Val::Str(m.ctx.str(m.main.op_name(o)).to_string())),
+        },
         B::HasAttr | B::Attr => (|| {
-            let o = op_arg(m)?;
             let Some(Val::Str(key)) = args.get(1) else {
                 return err(span, format!("`{name}` needs an attribute name"));
             };
+            if let Some(Val::Value(v)) = args.first() {
+                if m.main.defining_op(*v).is_none() {
+                    if func == B::HasAttr {
+                        return Ok(Val::Bool(false));
+                    }
+                    return err(
+                        span,
+                        format!(
+                            "`attr` of {}, which no op defines, so it has no attribute `{key}`",
+                            undefined_kind(m, *v)
+                        ),
+                    );
+                }
+            }
+            let o = op_arg(m)?;
             let a = m.ctx.attrs(m.main.op_attrs(o)).get(key).cloned();
             if func == B::HasAttr {
                 return Ok(Val::Bool(a.is_some()));
@@ -459,6 +493,17 @@ fn query(
         // `const(%x)` is an e-graph query (the checker refuses it in structural rules).
         B::Const => return None,
     })
+}
+
+/// What a value no op defines is, in words: `a keyword argument` or `a block argument`.
+fn undefined_kind(m: &Module, v: ValueId) -> String {
+    match m.main.value_def(v) {
+        ValueDef::Kwarg { block, index } => format!(
+            "the keyword argument `{}`",
+            m.ctx.str(m.main.block_kwargs(block)[index as usize].name)
+        ),
+        _ => "a block argument".to_string(),
+    }
 }
 
 /// The name a value is known by: a keyword argument's name, or the name attribute of the op

@@ -26,7 +26,9 @@
 //! caret, or a usage error naming the parameter):
 //! - imports: the file exists and is readable (bounded, UTF-8), no import cycle;
 //! - parameters: a known type, a default of that type, the same declaration wherever a name is
-//!   declared twice; `--set` values parse as the type; a required one is set; constraints hold;
+//!   declared twice; `--set` values parse as the type; a required one is set; constraints hold
+//!   (a default or an import's `with` value that breaks one is refused where it is written; a
+//!   `--set` value, as bad usage);
 //! - phases: unique rule names over everything included; a `require` names a rule that runs in
 //!   its phase or an earlier one.
 
@@ -697,9 +699,30 @@ impl Loader {
             for item in &file.items {
                 let Item::Param(p) = item else { continue };
                 if let Some((pf, prev)) = decls.get(&p.name.name) {
+                    // Files that import a shared one may each declare its parameters; one file
+                    // declares a name once.
+                    if *pf == fi {
+                        let (line, _) = src.line_col(prev.span.0);
+                        errors.push(
+                            Diagnostic::at(
+                                src,
+                                p.name.span.0,
+                                format!(
+                                    "parameter `{}` is declared twice in this file",
+                                    p.name.name
+                                ),
+                            )
+                            .with_note(format!("first declared at {}:{line}", src.name))
+                            .with_hint("remove one of the declarations"),
+                        );
+                        continue;
+                    }
                     let same_ty = prev.ty.name == p.ty.name;
-                    let same_default = prev.default.as_ref().map(strip_spans)
-                        == p.default.as_ref().map(strip_spans);
+                    let same_default = match (&prev.default, &p.default) {
+                        (None, None) => true,
+                        (Some(a), Some(b)) => same_constant(a, b),
+                        _ => false,
+                    };
                     if !same_ty || !same_default {
                         let (line, _) = self.sources[*pf].line_col(prev.span.0);
                         errors.push(
@@ -796,6 +819,7 @@ impl Loader {
         // `--set` values. A name no file declares may be one a file that failed to load
         // declares: only its error is reported then.
         let all_loaded = self.incomplete.iter().all(|i| !i) && self.broken.is_empty();
+        let mut from_command_line: HashSet<&str> = HashSet::new();
         for (name, raw) in sets {
             if failed.contains(name) {
                 continue;
@@ -820,6 +844,7 @@ impl Loader {
                 Some(v) => {
                     p.value = v;
                     p.set = true;
+                    from_command_line.insert(name.as_str());
                 }
                 None => {
                     errors.push(
@@ -834,10 +859,10 @@ impl Loader {
                 }
             }
         }
-        for (name, (v, _)) in imported {
-            if let Some(p) = params.get_mut(&name) {
+        for (name, (v, _)) in &imported {
+            if let Some(p) = params.get_mut(name) {
                 if !p.set {
-                    p.value = v;
+                    p.value = v.clone();
                     p.set = true;
                 }
             }
@@ -878,18 +903,26 @@ impl Loader {
                         ),
                     };
                     let (line, _) = src.line_col(d.span.0);
-                    errors.push(
-                        Diagnostic::error(format!(
-                            "parameter {name} = {}: {msg}",
-                            params[name].value.display()
-                        ))
-                        .with_note(format!(
-                            "constraint `{}` declared at {}:{line}",
-                            &src.text[c.span().0..c.span().1],
-                            src.name
-                        ))
-                        .as_usage(),
-                    );
+                    let msg = format!("parameter {name} = {}: {msg}", params[name].value.display());
+                    // The value breaking the constraint is the mistake: a `--set` value is bad
+                    // usage; an import's `with` value or the default is a rule file's, shown
+                    // where it is written.
+                    let at = if from_command_line.contains(name.as_str()) {
+                        None
+                    } else if let Some((_, (vf, vspan))) = imported.get(name) {
+                        Some((*vf, vspan.0))
+                    } else {
+                        d.default.as_ref().map(|e| (*fi, e.span().0))
+                    };
+                    let diag = match at {
+                        Some((vf, off)) => Diagnostic::at(&self.sources[vf], off, msg),
+                        None => Diagnostic::error(msg).as_usage(),
+                    };
+                    errors.push(diag.with_note(format!(
+                        "constraint `{}` declared at {}:{line}",
+                        &src.text[c.span().0..c.span().1],
+                        src.name
+                    )));
                 }
             }
         }
@@ -1043,7 +1076,7 @@ impl Loader {
                             continue;
                         }
                     }
-                    out.insert(key.name.clone(), (v, (fi, key.span)));
+                    out.insert(key.name.clone(), (v, (fi, e.span())));
                 }
             }
         }
@@ -1081,6 +1114,15 @@ fn const_bool(
             format!("{what} must be a bool, found {}", v.a_kind()),
         )),
         Err(e) => Err(Diagnostic::at(src, e.span.0, e.message)),
+    }
+}
+
+/// Whether two defaults are the same constant: their values when both evaluate (`2.0` and
+/// `2.00` are one default), else their syntax with positions left out.
+fn same_constant(a: &Expr, b: &Expr) -> bool {
+    match (eval_const(a, &|_| None), eval_const(b, &|_| None)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => strip_spans(a) == strip_spans(b),
     }
 }
 

@@ -45,6 +45,12 @@ fn to_diagnostic<T: std::fmt::Display>(src: &SourceFile, e: PErr<T>) -> Diagnost
     match e {
         ParseError::InvalidToken { location } => {
             let ch = src.text[location..].chars().next().unwrap_or(' ');
+            // A quote the lexer cannot take opens a string that its line does not close (a
+            // string is one line; `\"` is a quote inside it).
+            if ch == '"' {
+                return Diagnostic::at(src, location, "this string is not terminated")
+                    .with_hint("a string ends with `\"` on the line it starts on; write `\\\"` for a quote inside it");
+            }
             Diagnostic::at(src, location, format!("unexpected character `{ch}`")).with_hint(
                 "values are written %name, captures $name, strings in double quotes, comments start with //",
             )
@@ -71,6 +77,17 @@ fn to_diagnostic<T: std::fmt::Display>(src: &SourceFile, e: PErr<T>) -> Diagnost
         } => {
             let tok = tok.to_string();
             let shown = token_text(&tok);
+            // `none` where a pattern takes an operand reads as an op name (`none(..)`) or an
+            // operand name (`none: %x`): say what a pattern writes instead.
+            let before = src.text[..l].trim_end();
+            if before.ends_with("none")
+                && !before[..before.len() - 4]
+                    .ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+                && expected.iter().any(|t| t == "\"(\"")
+            {
+                return Diagnostic::at(src, before.len() - 4, "`none` is not a pattern")
+                    .with_hint("an absent operand is matched with `_`, which matches any operand, absent ones included; `none` is what a build writes for one");
+            }
             let mut d = Diagnostic::at(
                 src,
                 l,

@@ -41,23 +41,12 @@ impl<'a> Engine<'a> {
                     b,
                     cache: &mut self.cache,
                 };
-                let msg = eval_str(&mut env, message).map_err(|e| eval_diag(self.rules, lr, e))?;
-                let on = match self.matched {
-                    Some(o) => format!(
-                        " on main op #{} \"{}\"{}",
-                        o.0,
-                        self.m.ctx.str(self.m.main.op_name(o)),
-                        match self.m.main.position(o) {
-                            Some(off) => format!(" (input byte {off})"),
-                            None => String::new(),
-                        }
-                    ),
-                    None => String::new(),
+                let msg = eval_str(&mut env, message);
+                let d = match msg {
+                    Ok(msg) => self.err(lr, *span, msg),
+                    Err(e) => return Err(eval_diag(self.m, self.rules, lr, self.matched, e)),
                 };
-                let mut d = self
-                    .err(lr, *span, msg)
-                    .with_note(format!("raised by rule `{}`{on}", lr.name));
-                d.input_offset = self.matched.and_then(|o| self.m.main.position(o));
+                let d = on_matched_op(self.m, lr, self.matched, d);
                 return Err(d);
             }
             Action::State {

@@ -48,7 +48,9 @@ impl Resolver<'_> {
         v: &ValueRef,
     ) -> Result<(Vec<&'static OpSpec>, compiled::ValueRef), Diagnostic> {
         match self.values.get(&v.name.name) {
-            Some((Binding::Op(s), _)) if v.field.is_none() => Ok((s.clone(), self.value_ref(v)?)),
+            Some((Binding::Op(s, _), _)) if v.field.is_none() => {
+                Ok((s.clone(), self.value_ref(v)?))
+            }
             Some((Binding::Failed, _)) => Err(self.failed_binding(&v.name)),
             Some(_) => Err(self
                 .at(v.span.0, format!("`{}` is a value, not an op", text_of(v)))

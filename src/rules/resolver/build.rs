@@ -140,10 +140,12 @@ impl Resolver<'_> {
                 attrs.iter().any(|a| a.key == key)
             })?;
         }
-        let bind = b
-            .bind
-            .as_ref()
-            .map(|bind| self.bind_value(&bind.name, Binding::Op(spec.into_iter().collect())));
+        let bind = b.bind.as_ref().map(|bind| {
+            self.bind_value(
+                &bind.name,
+                Binding::Op(spec.into_iter().collect(), spec.is_some()),
+            )
+        });
         Ok(compiled::Build {
             id: self.ids.take_build(),
             bind,

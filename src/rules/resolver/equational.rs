@@ -247,7 +247,8 @@ impl Resolver<'_> {
                 let e = self.at(b.span.0, format!("`{}` is bound twice", b.name));
                 self.gather::<()>(&mut g, Err(e));
             } else {
-                let slot = self.bind_value(&b.name, Binding::Op(specs));
+                let closed = self.sel_closed(&p.op);
+                let slot = self.bind_value(&b.name, Binding::Op(specs, closed));
                 op = op.label(q.n.label(slot));
             }
         }
@@ -508,7 +509,7 @@ impl Resolver<'_> {
             let label = match e {
                 Expr::Var(Var::Value(v)) if v.field.is_none() => {
                     self.values.get(&v.name.name).and_then(|(b, slot)| match b {
-                        Binding::Op(_) => q.n.labels.get(slot).copied(),
+                        Binding::Op(..) => q.n.labels.get(slot).copied(),
                         Binding::Value | Binding::Failed => None,
                     })
                 }

@@ -417,21 +417,32 @@ impl Resolver<'_> {
                 }
                 Ty::Value
             }
-            Some((Binding::Op(specs), _)) => {
+            Some((Binding::Op(specs, closed), _)) => {
                 if let Some(f) = &v.field {
-                    if f.name.parse::<usize>().is_err()
-                        && !specs.is_empty()
-                        && !specs.iter().any(|s| s.result_index(&f.name).is_some())
-                    {
+                    // A result is refused only when every op the pattern can be is known and
+                    // none has it: by name, or by index (a variadic result takes any index).
+                    let has = |s: &OpSpec| match f.name.parse::<usize>() {
+                        Ok(i) => {
+                            i < s.results.len() || s.results.iter().any(|r| r.starts_with('*'))
+                        }
+                        Err(_) => s.result_index(&f.name).is_some(),
+                    };
+                    if *closed && !specs.is_empty() && !specs.iter().any(|s| has(s)) {
+                        let numbered = if f.name.parse::<usize>().is_ok() {
+                            " (numbered from 0)"
+                        } else {
+                            ""
+                        };
+                        let hint = names_hint(
+                            format!("results of {}{numbered}", specs[0].name),
+                            specs[0].result_names(),
+                        );
                         return Err(self
                             .at(
                                 f.span.0,
                                 format!("`{}` has no result `{}`", v.name.name, f.name),
                             )
-                            .with_hint(names_hint(
-                                format!("results of {}", specs[0].name),
-                                specs[0].result_names(),
-                            )));
+                            .with_hint(hint));
                     }
                     Ty::Value
                 } else {

@@ -115,15 +115,21 @@ pub(super) struct Faults<'a> {
 /// What a `%name` is bound to in a rule.
 #[derive(Debug, Clone)]
 enum Binding {
-    /// An op matched by a pattern or built by an action; `ops` lists the op names it can be
-    /// (empty when any op of a class or a quoted name).
-    Op(Vec<&'static OpSpec>),
+    /// An op matched by a pattern or built by an action: the ops it can be (empty when any op
+    /// of a class or a quoted name), and whether that list is all it can be ([`Closed`]).
+    Op(Vec<&'static OpSpec>, Closed),
     /// A value (an operand variable, a state buffer).
     Value,
     /// What an op built by an action that failed, or matched by a pattern that failed, would
     /// be: unknown, so what reads it is not checked (its error could only follow from theirs).
     Failed,
 }
+
+/// Whether the ops a [`Binding::Op`] lists are every op it can be: false for a selector that
+/// also takes ops irw knows nothing of (a quoted name nobody declared, the `unknown` and `any`
+/// classes, a predicate's parameter). Only then is a result the listed ops lack an error: an
+/// unlisted op may have it.
+type Closed = bool;
 
 /// Resolves the rules of one file: what each name is bound to and its slot, rule by rule, and
 /// what the file's rules resolved to.
@@ -194,6 +200,30 @@ impl<'a> Resolver<'a> {
         Diagnostic::at(self.src, offset, msg)
     }
 
+    /// An unknown name as an import's whole condition (`import "x.rw" if nope;`) can only have
+    /// meant a bool parameter: the hints offer those, not the stages and dtypes a bare name
+    /// elsewhere may be.
+    fn condition_hints(&self, c: &Expr, mut d: Diagnostic) -> Diagnostic {
+        let Expr::Var(Var::Bare(i)) = c else { return d };
+        if d.message != format!("unknown name `{}`", i.name) {
+            return d;
+        }
+        let bools: Vec<&str> = (self.params.iter())
+            .filter(|(_, p)| p.ty == super::ParamType::Bool)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        d.hints.clear();
+        if let Some(h) = did_you_mean(&closest(&i.name, bools.iter().copied(), 2)) {
+            d.hints.push(h);
+        }
+        d.hints.push(if bools.is_empty() {
+            "an import condition names a bool parameter, and the loaded files declare none: `param NAME: bool = false;`".to_string()
+        } else {
+            format!("an import condition names a bool parameter: {}", bools.join(", "))
+        });
+        d
+    }
+
     /// Resolves every item of `f`. After an error it goes on with the next item (a rule, a
     /// parameter's constraint, an import's condition, a `require`), so every faulty rule of the
     /// file is reported, each with the errors of its independent parts (`independent.rs`), in
@@ -218,6 +248,7 @@ impl<'a> Resolver<'a> {
                     if let Some(c) = &im.cond {
                         let r = self
                             .expr(c)
+                            .map_err(|d| self.condition_hints(c, d))
                             .and_then(|(t, _)| self.want_bool(t, c, "an import condition must be"));
                         self.keep(&mut errors, r);
                     }
@@ -274,7 +305,7 @@ impl<'a> Resolver<'a> {
         for p in preds {
             self.start_scope(false);
             for param in &p.params {
-                self.bind_value(&param.name, Binding::Op(Vec::new()));
+                self.bind_value(&param.name, Binding::Op(Vec::new(), false));
             }
             let mut errors = Vec::new();
             let r = self.expr(&p.body);
@@ -554,7 +585,7 @@ impl<'a> Resolver<'a> {
         for (binding, slot) in self.values.values() {
             let held = match binding {
                 // Only builds are bound as failed.
-                Binding::Op(_) | Binding::Failed => Bound::Op,
+                Binding::Op(..) | Binding::Failed => Bound::Op,
                 Binding::Value => Bound::Value,
             };
             b.set(*slot, held);

@@ -61,6 +61,22 @@ impl Resolver<'_> {
         })
     }
 
+    /// Whether the ops [`Resolver::op_sel`] lists for `sel` are all it can match: names, declared
+    /// quoted names, and classes of an effect irw's table gives (an op it does not know is
+    /// `unknown`); not `any`, `unknown` or an undeclared quoted name.
+    pub(super) fn sel_closed(&self, sel: &OpSel) -> bool {
+        match sel {
+            OpSel::Name(_) => true,
+            OpSel::Quoted(i) => self.ops.quoted_spec(&i.name).is_some(),
+            OpSel::Class(c) => matches!(
+                names::op_class(c),
+                Ok(OpClass::Effect(e)) if e != crate::dialect::Effect::Unknown
+            ),
+            OpSel::OneOf(v, _) => v.iter().all(|s| self.sel_closed(s)),
+            OpSel::With { sel, .. } => self.sel_closed(sel),
+        }
+    }
+
     /// The op class `c` names. An unknown one may be an op set of an import that failed.
     pub(super) fn op_class(&self, c: &Ident) -> Result<OpClass, Diagnostic> {
         names::op_class(c).map_err(|p| self.cascade_if(self.faults.incomplete, p.at(self.src)))
@@ -108,10 +124,11 @@ impl Resolver<'_> {
         let stage = p.stage.as_ref().map(|s| self.stage(s)).transpose()?;
         let mut bind = None;
         if let Some(b) = &p.bind {
-            if matches!(self.values.get(&b.name), Some((Binding::Op(_), _))) {
+            if matches!(self.values.get(&b.name), Some((Binding::Op(..), _))) {
                 return Err(self.at(b.span.0, format!("`{}` names two ops in this rule", b.name)));
             }
-            bind = Some(self.bind_value(&b.name, Binding::Op(specs.clone())));
+            bind =
+                Some(self.bind_value(&b.name, Binding::Op(specs.clone(), self.sel_closed(&p.op))));
         }
         let named_known = !specs.is_empty();
         let mut args = Vec::with_capacity(p.args.len());
