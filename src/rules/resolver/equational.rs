@@ -574,7 +574,8 @@ impl Resolver<'_> {
             .find(|(k, _)| k.name == SPREAD_KEY)
             .map(|(_, e)| match e {
                 Expr::Var(Var::Value(v)) => match self.values.get(&v.name.name) {
-                    Some((Binding::Op(specs), _)) => specs.clone(),
+                    // Ops the list may not name: any attribute may be copied.
+                    Some((Binding::Op(specs, true), _)) => specs.clone(),
                     _ => Vec::new(),
                 },
                 _ => Vec::new(),
