@@ -93,8 +93,12 @@ fn micro_steps(
 ) -> Result<usize, Failure> {
     let mut set = None;
     for s in sets {
-        if let Some(v) = s.strip_prefix("k_steps=") {
-            let k = v.parse().map_err(|_| {
+        // A malformed `--set` is the rule loader's to report.
+        let Ok((name, v)) = crate::rules::parse_set(s) else {
+            continue;
+        };
+        if name == "k_steps" {
+            let k = v.trim().parse().map_err(|_| {
                 Failure::Usage(format!("--set k_steps={v}: not a positive integer"))
             })?;
             set = Some(k);

@@ -88,10 +88,12 @@ pub fn load_str(
     l.finish(root.as_slice(), sets)
 }
 
-/// Splits a `--set name=value` argument.
+/// Splits a `--set name=value` argument. The value is kept as written: a string parameter
+/// takes it whole (`--set 'sep= / '`), and a number or bool is read without the blanks
+/// around it ([`super::ParamType::parse`]).
 pub fn parse_set(arg: &str) -> Result<(String, String), Diagnostic> {
     match arg.split_once('=') {
-        Some((n, v)) if !n.trim().is_empty() => Ok((n.trim().to_string(), v.trim().to_string())),
+        Some((n, v)) if !n.trim().is_empty() => Ok((n.trim().to_string(), v.to_string())),
         _ => Err(
             Diagnostic::error(format!("--set `{arg}`: expected name=value"))
                 .with_hint("for example --set k_steps=4")

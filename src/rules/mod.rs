@@ -144,8 +144,12 @@ impl ParamType {
         }
     }
 
-    /// Parses a `--set` value.
+    /// Parses a `--set` value: a string as written, a number or bool without blanks around it.
     pub fn parse(self, raw: &str) -> Option<Val> {
+        let raw = match self {
+            ParamType::Str => raw,
+            _ => raw.trim(),
+        };
         match self {
             ParamType::Int => raw.parse().ok().map(Val::Int),
             // Refused: what is not finite (`1e400`), and what rounds to zero though it is not
