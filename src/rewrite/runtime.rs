@@ -202,9 +202,6 @@ fn role_of(m: &Module, id: AttrId) -> Option<i64> {
     m.ctx.attrs(id).get(ROLE_ATTR).and_then(Attr::as_i64)
 }
 
-/// Attributes that give a value its name: a parameter's, a feed's, a published output's.
-const NAME_ATTRS: &[&str] = &["parameter_name", "name", "output_name"];
-
 /// The value a `Val` denotes in operand position: an op means its first result.
 pub fn as_value(m: &Module, v: &Val) -> Option<Option<ValueId>> {
     match v {
@@ -516,7 +513,7 @@ pub fn value_name(m: &Module, v: ValueId) -> String {
             .to_string(),
         ValueDef::Result { op, .. } => {
             let d = m.ctx.attrs(m.main.op_attrs(op));
-            NAME_ATTRS
+            crate::dialect::protocol::SCOPE_NAME_ATTRS
                 .iter()
                 .find_map(|k| d.get(k).and_then(|a| a.as_str().map(|s| s.into_owned())))
                 .unwrap_or_default()
