@@ -393,6 +393,68 @@ pub trait OpView {
     fn attrs(&self) -> Attrs<'_>;
 }
 
+/// What in the operands of an op of family `shape` its InferMeta refuses, where the family
+/// says and the shapes are known (a dynamic dimension fits any): a matmul's inner dimensions
+/// that differ; a `fused_gemm_epilogue` whose `y` is not 2-D, whose inner dimensions differ,
+/// or whose bias is not 1-D of the output's width. `None` when they fit or it cannot tell.
+pub fn operands_misfit(shape: Shape, op: &dyn OpView) -> Option<String> {
+    let attrs = op.attrs();
+    let flag = |a: &str, b: &str| {
+        bool_attr(&attrs, a)
+            .or_else(|| bool_attr(&attrs, b))
+            .unwrap_or(false)
+    };
+    let known = |a: i64, b: i64| a >= 0 && b >= 0;
+    let (x, _) = dense(op.ty(0)?)?;
+    let (y, _) = dense(op.ty(1)?)?;
+    let (tx, ty) = (
+        flag("transpose_x", "trans_x"),
+        flag("transpose_y", "trans_y"),
+    );
+    // The contracted dimension of each side, after its transpose (a 1-D side is a vector).
+    let inner = |s: &[i64], t: bool, left: bool| -> Option<i64> {
+        match s.len() {
+            0 => None,
+            1 => Some(s[0]),
+            n if left != t => Some(s[n - 1]),
+            n => Some(s[n - 2]),
+        }
+    };
+    match shape {
+        Shape::Matmul | Shape::FusedGemmEpilogue => {
+            if shape == Shape::FusedGemmEpilogue && y.len() != 2 {
+                return Some(format!(
+                    "reads a `y` of rank {}: the weight must be 2-D",
+                    y.len()
+                ));
+            }
+            let (kx, ky) = (inner(x, tx, true)?, inner(y, ty, false)?);
+            if known(kx, ky) && kx != ky {
+                return Some(format!(
+                    "multiplies `x` of shape {x:?} by `y` of shape {y:?}{}: the inner dimensions {kx} and {ky} differ",
+                    match (tx, ty) {
+                        (false, false) => "",
+                        (true, false) => " (x transposed)",
+                        (false, true) => " (y transposed)",
+                        (true, true) => " (both transposed)",
+                    }
+                ));
+            }
+            if shape == Shape::FusedGemmEpilogue {
+                let (bias, _) = dense(op.ty(2)?)?;
+                let n = if ty { y[0] } else { y[1] };
+                if bias.len() != 1 || (known(bias[0], n) && bias[0] != n) {
+                    return Some(format!(
+                        "adds a bias of shape {bias:?} to an output {n} wide: the bias must be 1-D, [{n}]"
+                    ));
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 /// An op of a program as an [`OpView`]: constants are read off the defining `full_int_array`
 /// (`value`) or `full` (`value`, when integral).
 pub struct ProgramOp<'a> {

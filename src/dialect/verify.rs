@@ -43,6 +43,21 @@ impl OpCounts for Dialect {
             .map_or_else(Vec::new, |s| s.buffer_results().collect())
     }
 
+    fn operand_check(&self, name: &str) -> Option<crate::ir::OperandCheck> {
+        use super::shape_family::{operands_misfit, ProgramOp, Shape};
+        fn matmul(ctx: &Context, prog: &Program, op: OpId) -> Option<String> {
+            operands_misfit(Shape::Matmul, &ProgramOp { ctx, prog, op })
+        }
+        fn gemm(ctx: &Context, prog: &Program, op: OpId) -> Option<String> {
+            operands_misfit(Shape::FusedGemmEpilogue, &ProgramOp { ctx, prog, op })
+        }
+        match self.spec(name)?.shape {
+            Shape::Matmul => Some(matmul),
+            Shape::FusedGemmEpilogue => Some(gemm),
+            _ => None,
+        }
+    }
+
     fn same_shape(&self, name: &str) -> Vec<verify::SameShape> {
         let Some(s) = self.spec(name) else {
             return Vec::new();

@@ -42,4 +42,4 @@ pub use print::{print_module, print_module_to, print_program, print_program_to};
 pub use program::{BlockId, Kwarg, OpId, OpSyntax, Program, ValueDef, ValueId};
 pub(crate) use types::format_type;
 pub use types::{DType, Type, TypeId};
-pub use verify::{OpCounts, VerifyError};
+pub use verify::{OpCounts, OperandCheck, VerifyError};

@@ -72,7 +72,17 @@ pub trait OpCounts {
     fn same_shape(&self, _name: &str) -> Vec<SameShape> {
         Vec::new()
     }
+
+    /// How to tell whether an op named `name` has operands its result-type rule accepts (a
+    /// matmul's inner dimensions agree): a function that says what does not fit, or `None`
+    /// for ops whose operands it does not check.
+    fn operand_check(&self, _name: &str) -> Option<OperandCheck> {
+        None
+    }
 }
+
+/// What does not fit in the operands of op `OpId` (a phrase after the op's name), or `None`.
+pub type OperandCheck = fn(&Context, &Program, OpId) -> Option<String>;
 
 /// Operand `operand` of an op has the shape of its operand `like` (each with its index and
 /// name): an optimizer's gradient and moments have its parameter's shape, or its kernel reads
@@ -118,6 +128,7 @@ pub fn verify_program(
         counts_fit: FxHashSet::default(),
         buffers: FxHashMap::default(),
         same_shapes: FxHashMap::default(),
+        operand_checks: FxHashMap::default(),
     };
     v.block(p.top_block())
 }
@@ -136,6 +147,8 @@ struct Verifier<'a> {
     buffers: FxHashMap<Sym, Vec<(usize, usize)>>,
     /// [`OpCounts::same_shape`] by op name, asked once per distinct name.
     same_shapes: FxHashMap<Sym, Vec<SameShape>>,
+    /// [`OpCounts::operand_check`] by op name, asked once per distinct name.
+    operand_checks: FxHashMap<Sym, Option<OperandCheck>>,
 }
 
 impl Verifier<'_> {
@@ -210,6 +223,19 @@ impl Verifier<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The op's operands are ones its result-type rule accepts ([`OpCounts::operand_check`]).
+    fn operands_fit(&mut self, op: OpId, name: &str) -> Result<(), (Option<OpId>, String)> {
+        let ops = self.ops;
+        let check = *self
+            .operand_checks
+            .entry(self.p.op_name(op))
+            .or_insert_with(|| ops.operand_check(name));
+        match check.and_then(|c| c(self.ctx, self.p, op)) {
+            Some(msg) => Err(self.fail(op, name, msg)),
+            None => Ok(()),
+        }
     }
 
     fn fail(&self, op: OpId, op_name: &str, msg: String) -> (Option<OpId>, String) {
@@ -345,6 +371,7 @@ impl Verifier<'_> {
             }
             self.buffers_keep_their_types(op, name)?;
             self.operands_share_shapes(op, name)?;
+            self.operands_fit(op, name)?;
             if name == YIELD && p.block_parent_op(b).is_none() {
                 return Err(self.fail(
                     op,
