@@ -187,6 +187,18 @@ fn detail(s: &OpSpec) -> String {
             pairs.join(", ")
         }
     );
+    if !s.same_shape.is_empty() {
+        let names: Vec<&str> = s.operand_names().collect();
+        let name = |i: u8| names.get(i as usize).copied().unwrap_or("?");
+        let ties: Vec<String> = (s.same_shape.iter())
+            .map(|&(a, b)| format!("{} as {}", name(a), name(b)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "  operand shapes: {} (dtypes may differ; the verifier refuses another shape)",
+            ties.join(", ")
+        );
+    }
     let _ = writeln!(
         o,
         "  executor (irw run/check): {}",
