@@ -187,8 +187,8 @@ struct Entry {
     results: Vec<&'static str>,
     optional_results: u64,
     attrs: Vec<AttrSpec>,
-    inplace: Vec<(&'static str, &'static str)>,
-    same_shape: Vec<(&'static str, &'static str)>,
+    inplace: Pairs,
+    same_shape: Pairs,
     effect: Option<Effect>,
     shape: Option<&'static str>,
     unset: Vec<&'static str>,
@@ -381,6 +381,30 @@ fn optional_marks(items: Vec<&'static str>) -> (Vec<&'static str>, u64) {
     (names, mask)
 }
 
+/// The name pairs of an `inplace(..)` or `same_shape(..)`.
+type Pairs = Vec<(&'static str, &'static str)>;
+
+/// The `a=b, ..)` of a `key(` (`inplace(`, `same_shape(`) of entry `entry`, each pair trimmed,
+/// and what follows the `)`; `form` says how a pair is written, for the error.
+fn pairs(
+    r: &'static str,
+    key: &str,
+    entry: &str,
+    form: &str,
+) -> Result<(Pairs, &'static str), String> {
+    let end = r.find(')').ok_or(format!("`)` expected after {key}("))?;
+    let list = r[..end]
+        .split(',')
+        .map(|pair| {
+            let (a, b) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("`{entry}`: {key} pairs are {form}"))?;
+            Ok((a.trim(), b.trim()))
+        })
+        .collect::<Result<Pairs, String>>()?;
+    Ok((list, &r[end + 1..]))
+}
+
 /// `inplace(a=b, ..) effect=x shape=y` after an entry or on a patch line.
 fn keys(e: &mut Entry, mut s: &'static str) -> Result<(), String> {
     loop {
@@ -395,27 +419,11 @@ fn keys(e: &mut Entry, mut s: &'static str) -> Result<(), String> {
             continue;
         }
         if let Some(r) = s.strip_prefix("same_shape(") {
-            let end = r.find(')').ok_or("`)` expected after same_shape(")?;
-            e.same_shape.clear();
-            for pair in r[..end].split(',') {
-                let (a, b) = pair
-                    .split_once('=')
-                    .ok_or_else(|| format!("`{}`: same_shape pairs are OPERAND=OPERAND", e.name))?;
-                e.same_shape.push((a.trim(), b.trim()));
-            }
-            s = &r[end + 1..];
+            (e.same_shape, s) = pairs(r, "same_shape", e.name, "OPERAND=OPERAND")?;
             continue;
         }
         if let Some(r) = s.strip_prefix("inplace(") {
-            let end = r.find(')').ok_or("`)` expected after inplace(")?;
-            e.inplace.clear();
-            for pair in r[..end].split(',') {
-                let (res, op) = pair
-                    .split_once('=')
-                    .ok_or_else(|| format!("`{}`: inplace pairs are RESULT=OPERAND", e.name))?;
-                e.inplace.push((res.trim(), op.trim()));
-            }
-            s = &r[end + 1..];
+            (e.inplace, s) = pairs(r, "inplace", e.name, "RESULT=OPERAND")?;
             continue;
         }
         let end = word_end(s);
