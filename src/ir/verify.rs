@@ -24,6 +24,7 @@ use super::program::{BlockId, OpId, OpSyntax, Program, ValueId};
 use super::{Context, Module, Sym, Which};
 use crate::diag::Diagnostic;
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::rc::Rc;
 
 /// A broken invariant: which program, which op, and what is wrong.
 #[derive(Debug, Clone)]
@@ -126,9 +127,7 @@ pub fn verify_program(
         defined: vec![false; p.value_capacity()],
         index: 0,
         counts_fit: FxHashSet::default(),
-        buffers: FxHashMap::default(),
-        same_shapes: FxHashMap::default(),
-        operand_checks: FxHashMap::default(),
+        facts: FxHashMap::default(),
     };
     v.block(p.top_block())
 }
@@ -143,12 +142,28 @@ struct Verifier<'a> {
     /// (name, operands, results) already found to fit: the table is looked up by name once per
     /// distinct shape of op, not once per op.
     counts_fit: FxHashSet<(Sym, usize, usize)>,
-    /// [`OpCounts::buffer_results`] by op name, asked once per distinct name.
-    buffers: FxHashMap<Sym, Vec<(usize, usize)>>,
-    /// [`OpCounts::same_shape`] by op name, asked once per distinct name.
-    same_shapes: FxHashMap<Sym, Vec<SameShape>>,
-    /// [`OpCounts::operand_check`] by op name, asked once per distinct name.
-    operand_checks: FxHashMap<Sym, Option<OperandCheck>>,
+    /// What the caller says of ops by name, asked once per distinct name.
+    facts: FxHashMap<Sym, Rc<NameFacts>>,
+}
+
+/// What [`OpCounts`] says of the ops of one name: one probe per op finds all of it.
+struct NameFacts {
+    /// [`OpCounts::buffer_results`].
+    buffers: Vec<(usize, usize)>,
+    /// [`OpCounts::same_shape`].
+    same_shape: Vec<SameShape>,
+    /// [`OpCounts::operand_check`].
+    operand_check: Option<OperandCheck>,
+}
+
+impl NameFacts {
+    fn of(ops: &dyn OpCounts, name: &str) -> NameFacts {
+        NameFacts {
+            buffers: ops.buffer_results(name),
+            same_shape: ops.same_shape(name),
+            operand_check: ops.operand_check(name),
+        }
+    }
 }
 
 impl Verifier<'_> {
@@ -156,16 +171,13 @@ impl Verifier<'_> {
     /// rule that rewires the operand must retype the result, or refuse). Its distribution may
     /// differ: Paddle's own dumps write a pending sum's buffer and type the result replicated.
     fn buffers_keep_their_types(
-        &mut self,
+        &self,
         op: OpId,
         name: &str,
+        facts: &NameFacts,
     ) -> Result<(), (Option<OpId>, String)> {
         let p = self.p;
-        let pairs = self
-            .buffers
-            .entry(p.op_name(op))
-            .or_insert_with(|| self.ops.buffer_results(name));
-        for &(r, o) in pairs.iter() {
+        for &(r, o) in &facts.buffers {
             let (Some(buf), true) = (p.operand(op, o), r < p.num_results(op)) else {
                 continue;
             };
@@ -192,16 +204,13 @@ impl Verifier<'_> {
     /// any). Dtypes may differ:
     /// mixed precision pairs a 16-bit parameter with float32 moments or gradient.
     fn operands_share_shapes(
-        &mut self,
+        &self,
         op: OpId,
         name: &str,
+        facts: &NameFacts,
     ) -> Result<(), (Option<OpId>, String)> {
         let p = self.p;
-        let ties = self
-            .same_shapes
-            .entry(p.op_name(op))
-            .or_insert_with(|| self.ops.same_shape(name));
-        for t in ties.iter() {
+        for t in &facts.same_shape {
             let (Some(a), Some(b)) = (p.operand(op, t.operand.0), p.operand(op, t.like.0)) else {
                 continue;
             };
@@ -226,13 +235,13 @@ impl Verifier<'_> {
     }
 
     /// The op's operands are ones its result-type rule accepts ([`OpCounts::operand_check`]).
-    fn operands_fit(&mut self, op: OpId, name: &str) -> Result<(), (Option<OpId>, String)> {
-        let ops = self.ops;
-        let check = *self
-            .operand_checks
-            .entry(self.p.op_name(op))
-            .or_insert_with(|| ops.operand_check(name));
-        match check.and_then(|c| c(self.ctx, self.p, op)) {
+    fn operands_fit(
+        &self,
+        op: OpId,
+        name: &str,
+        facts: &NameFacts,
+    ) -> Result<(), (Option<OpId>, String)> {
+        match facts.operand_check.and_then(|c| c(self.ctx, self.p, op)) {
             Some(msg) => Err(self.fail(op, name, msg)),
             None => Ok(()),
         }
@@ -369,9 +378,15 @@ impl Verifier<'_> {
                 }
                 self.counts_fit.insert(counts);
             }
-            self.buffers_keep_their_types(op, name)?;
-            self.operands_share_shapes(op, name)?;
-            self.operands_fit(op, name)?;
+            let ops = self.ops;
+            let facts = Rc::clone(
+                self.facts
+                    .entry(p.op_name(op))
+                    .or_insert_with(|| Rc::new(NameFacts::of(ops, name))),
+            );
+            self.buffers_keep_their_types(op, name, &facts)?;
+            self.operands_share_shapes(op, name, &facts)?;
+            self.operands_fit(op, name, &facts)?;
             if name == YIELD && p.block_parent_op(b).is_none() {
                 return Err(self.fail(
                     op,
