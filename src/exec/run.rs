@@ -22,7 +22,7 @@ use std::fmt;
 use indexmap::IndexMap;
 
 use crate::diag::Diagnostic;
-use crate::exec::feed::{at_data_op, fed_inputs, generate_batch, slice_rows, Feed};
+use crate::exec::feed::{at_data_op, fed_inputs, generate_batch, slice_rows, DataOp, Feed};
 use crate::exec::interp::{Interp, Rank, Sources, Stage};
 use crate::exec::memory;
 use crate::exec::scope::Scope;
@@ -198,14 +198,13 @@ pub fn micro_batch_for(
     k: usize,
     n: usize,
 ) -> Result<usize, Diagnostic> {
-    let b = micro_batch_of_data(module, sources, feed, explicit, k, n)?;
+    let data = fed_inputs(&module.ctx, &module.main);
+    let b = micro_batch_of_data(module, sources, &data, feed, explicit, k, n)?;
     // A fed input's first dimension is its rows, which the step splits over micro-steps and
     // ranks: a scalar has one row, which cannot be split. It is refused here, at its op, before
     // the first micro-batch is cut.
     if batch_rows(k, n, b)? > 1 {
-        let scalar = fed_inputs(&module.ctx, &module.main)
-            .into_iter()
-            .find(|d| d.shape.is_empty());
+        let scalar = data.iter().find(|d| d.shape.is_empty());
         if let Some(d) = scalar {
             return Err(at_data_op(
                 sources.main,
@@ -225,16 +224,16 @@ pub fn micro_batch_for(
     Ok(b)
 }
 
-/// [`micro_batch_for`] before the check of scalar inputs.
+/// [`micro_batch_for`] before the check of scalar inputs; `data` are the program's fed inputs.
 fn micro_batch_of_data(
     module: &Module,
     sources: Sources<'_>,
+    data: &[DataOp],
     feed: Option<&Feed>,
     explicit: Option<usize>,
     k: usize,
     n: usize,
 ) -> Result<usize, Diagnostic> {
-    let data = fed_inputs(&module.ctx, &module.main);
     let first_fed = || {
         feed.and_then(|f| f.inputs.keys().next())
             .and_then(|name| data.iter().find(|d| &d.name == name))
@@ -255,7 +254,7 @@ fn micro_batch_of_data(
         None if !fed => {
             // The data ops' fixed batch: the least common multiple (each must divide it).
             let mut b: Option<usize> = None;
-            for d in &data {
+            for d in data {
                 if let Some(db) = d.batch {
                     let l = match b {
                         None => Some(db),
@@ -272,7 +271,7 @@ fn micro_batch_of_data(
         }
         _ => resolve_micro_batch(feed, explicit, k, n).map_err(at_first)?,
     };
-    for d in &data {
+    for d in data {
         if let Some(db) = d.batch {
             if b % db != 0 {
                 return Err(at_data_op(
