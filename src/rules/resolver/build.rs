@@ -172,21 +172,19 @@ impl Resolver<'_> {
         spec: &OpSpec,
         given: &dyn Fn(&str) -> bool,
     ) -> Result<(), Diagnostic> {
-        let missing: Vec<&str> = spec
-            .attrs
-            .iter()
+        let missing: Vec<_> = (spec.attrs.iter())
             .filter(|a| a.default_value().is_none() && !given(a.name))
-            .map(|a| a.name)
             .collect();
-        let Some(first) = missing.first() else {
+        let Some(a) = missing.first() else {
             return Ok(());
         };
-        let a = spec.attrs.iter().find(|a| a.name == *first);
-        let why = match a.map(|a| a.required()) {
-            Some(false) => "irw does not assume its default",
-            _ => "Paddle's definition gives it no default",
+        let first = a.name;
+        let why = if a.required() {
+            "Paddle's definition gives it no default"
+        } else {
+            "irw does not assume its default"
         };
-        let listed: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
+        let listed: Vec<String> = missing.iter().map(|m| format!("`{}`", m.name)).collect();
         Err(self
             .at(
                 at,
