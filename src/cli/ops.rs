@@ -126,9 +126,11 @@ fn detail(s: &OpSpec) -> String {
     }
     let width = s.attrs.iter().map(|a| a.name.len()).max().unwrap_or(0);
     for a in s.attrs {
-        let default = a
-            .default
-            .map_or("(no default: required)".to_string(), |d| format!("= {d}"));
+        let default = match a.default {
+            None => "(no default: required)".to_string(),
+            Some(d) if a.given() => format!("(required: Paddle's default {d} is not assumed)"),
+            Some(d) => format!("= {d}"),
+        };
         let tag = tag_of_type(a.ty).map_or("tag from the value".to_string(), describe);
         let _ = writeln!(
             o,

@@ -27,6 +27,10 @@
 //!   Paddle's `infer_meta` enforces (an optimizer's `grad=param`). Shapes only: a
 //!   mixed-precision optimizer reads a 16-bit parameter with float32 moments, or a float32
 //!   gradient (master grad).
+//! - `given(ATTRIBUTE, ...)`: attributes whose Paddle default is a placeholder rather than
+//!   intent, which irw does not assume: a collective's `reduce_type` (`0`, SUM) decides what
+//!   every rank computes. Such an attribute has no [`AttrSpec::default_value`]: the executor
+//!   and the JSON writer refuse an op lacking it, and a rule's build must write it.
 //! - `inplace(RESULT=OPERAND, ...)`; `effect=CLASS` (an [`Effect`] class name; default: `pure`,
 //!   or `inplace` with an `inplace(..)`); `shape=FAMILY` (a [`Shape`] family, see
 //!   [`Shape::parse`]).
@@ -150,8 +154,10 @@ pub struct AttrSpec {
     pub default: Option<&'static str>,
     /// That default as the value Paddle's builder gives ([`super::default_value`]); `None` when
     /// there is no default, it does not read as a value of the type, or irw does not assume it
-    /// ([`super::default_value::not_assumed`]).
+    /// (the entry's `given(..)`).
     value: Option<&'static Attr>,
+    /// Whether the entry lists it in `given(..)`: its default is not assumed.
+    given: bool,
 }
 
 impl AttrSpec {
@@ -164,6 +170,12 @@ impl AttrSpec {
     /// Whether Paddle's definition gives no default: an op without it cannot run.
     pub fn required(&self) -> bool {
         self.default.is_none()
+    }
+
+    /// Whether Paddle's default is a placeholder irw does not assume (`given(..)`): an op must
+    /// carry the attribute, as if it had no default.
+    pub fn given(&self) -> bool {
+        self.given
     }
 }
 
@@ -189,6 +201,8 @@ struct Entry {
     attrs: Vec<AttrSpec>,
     inplace: Pairs,
     same_shape: Pairs,
+    /// Attributes whose default irw does not assume (`given(..)`).
+    given: Vec<&'static str>,
     effect: Option<Effect>,
     shape: Option<&'static str>,
     unset: Vec<&'static str>,
@@ -300,6 +314,7 @@ fn full_entry(name: &'static str, s: &'static str) -> Result<(Entry, &'static st
             attrs,
             inplace: Vec::new(),
             same_shape: Vec::new(),
+            given: Vec::new(),
             effect: None,
             shape: None,
             unset: Vec::new(),
@@ -359,6 +374,7 @@ fn attr(s: &'static str) -> Result<AttrSpec, String> {
         ty,
         default,
         value,
+        given: false,
     })
 }
 
@@ -405,6 +421,12 @@ fn pairs(
     Ok((list, &r[end + 1..]))
 }
 
+/// The `a, b, ..)` of a `key(` (`unset(`, `given(`), each name trimmed, and what follows the `)`.
+fn names(r: &'static str, key: &str) -> Result<(Vec<&'static str>, &'static str), String> {
+    let end = r.find(')').ok_or(format!("`)` expected after {key}("))?;
+    Ok((r[..end].split(',').map(str::trim).collect(), &r[end + 1..]))
+}
+
 /// `inplace(a=b, ..) effect=x shape=y` after an entry or on a patch line.
 fn keys(e: &mut Entry, mut s: &'static str) -> Result<(), String> {
     loop {
@@ -413,9 +435,11 @@ fn keys(e: &mut Entry, mut s: &'static str) -> Result<(), String> {
             return Ok(());
         }
         if let Some(r) = s.strip_prefix("unset(") {
-            let end = r.find(')').ok_or("`)` expected after unset(")?;
-            e.unset = r[..end].split(',').map(str::trim).collect();
-            s = &r[end + 1..];
+            (e.unset, s) = names(r, "unset")?;
+            continue;
+        }
+        if let Some(r) = s.strip_prefix("given(") {
+            (e.given, s) = names(r, "given")?;
             continue;
         }
         if let Some(r) = s.strip_prefix("same_shape(") {
@@ -506,10 +530,13 @@ fn finish(e: Entry) -> Result<OpSpec, String> {
         None => Shape::Unknown,
     };
     let mut attrs = e.attrs;
-    for a in &mut attrs {
-        if super::default_value::not_assumed(e.name, a.name) {
-            a.value = None;
-        }
+    for &g in &e.given {
+        let a = attrs
+            .iter_mut()
+            .find(|a| a.name == g)
+            .ok_or_else(|| format!("`{}`: given({g}) names no attribute", e.name))?;
+        a.value = None;
+        a.given = true;
     }
     Ok(OpSpec {
         name: e.name,

@@ -7,29 +7,12 @@
 //! here ([`super::AttrSpec::default_value`]), so what `irw run` computed is what Paddle runs.
 //!
 //! A default this cannot read as a value of its type (`quant_round_type: i32 = true`) has no
-//! value, and neither has one irw does not assume ([`not_assumed`]): the writer refuses an op
-//! lacking it rather than guess, as the executor does.
+//! value, and neither has one irw does not assume (a `given(..)` of the dialect data,
+//! [`super::data`]): the writer refuses an op lacking it rather than guess, as the executor does.
 
 use super::data::{AttrType, ScalarType};
 use super::paddle_json::{DTYPE_NAMES, PLACES};
 use crate::ir::Attr;
-
-/// Defaults that are placeholders rather than intent: a collective's reduction (`0`, SUM) and
-/// rank count (`0`) decide what every rank computes, so the executor refuses a collective
-/// lacking them (`exec/kernels/collective.rs`) and the writer does not fill them in.
-const NOT_ASSUMED: &[(&str, &str)] = &[
-    ("pd_op.all_reduce", "reduce_type"),
-    ("pd_op.all_reduce_", "reduce_type"),
-    ("pd_op.reduce", "reduce_type"),
-    ("pd_op.reduce_", "reduce_type"),
-    ("pd_op.all_gather", "nranks"),
-    ("pd_op.reduce_scatter", "nranks"),
-];
-
-/// Whether irw does not assume the default of attribute `attr` of op `op` ([`NOT_ASSUMED`]).
-pub fn not_assumed(op: &str, attr: &str) -> bool {
-    NOT_ASSUMED.iter().any(|&(o, a)| o == op && a == attr)
-}
 
 /// The value of default `text` of an attribute of type `ty`, as Paddle prints it.
 pub fn of(ty: AttrType, text: &str) -> Option<Attr> {

@@ -9,7 +9,7 @@
 //! Paddle's builder would give them. What a rule writes always wins; only absent keys are
 //! filled, so a rule that spells every attribute builds exactly what it wrote. Both engines
 //! fill them: the structural engine when a rule is lowered, the e-graph when a right-hand side
-//! is built. A default irw does not assume ([`super::default_value::not_assumed`]) is not
+//! is built. A default irw does not assume (a `given(..)` of the dialect data) is not
 //! filled: a build must give that attribute.
 
 use crate::ir::Attr;

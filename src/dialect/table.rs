@@ -83,4 +83,21 @@ mod tests {
         assert!(OpSpec::count_fits(&["cond", "*inputs"], 5));
         assert!(!OpSpec::count_fits(&["cond", "*inputs"], 0));
     }
+
+    #[test]
+    fn given_attributes_have_no_default_value() {
+        let text = "pd_op.c(x) -> (out) {kind: i32 = 0, ring: i32 = 0} given(kind)\n";
+        let ops = load(&[("t.ops", text)]).expect("parses");
+        let value = |n: &str| {
+            ops[0]
+                .attrs
+                .iter()
+                .find(|a| a.name == n)
+                .map(|a| a.default_value())
+        };
+        assert_eq!(value("kind"), Some(None));
+        assert!(value("ring").is_some_and(|v| v.is_some()));
+        let bad = load(&[("t.ops", "pd_op.c(x) -> (out) {ring: i32 = 0} given(kind)\n")]);
+        assert!(bad.is_err_and(|e| e.contains("given(kind) names no attribute")));
+    }
 }

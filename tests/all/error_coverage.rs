@@ -79,6 +79,7 @@ const ALLOW: &[(&str, &str, &str)] = &[
     ("src/dialect/data.rs", "`{entry}`: {key} pairs are {form}", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
     ("src/dialect/data.rs", "`{}`: `key=value` expected at `{}`", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
     ("src/dialect/data.rs", "`{}`: unknown effect `{v}`", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
+    ("src/dialect/data.rs", "`{}`: given({g}) names no attribute", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
     ("src/dialect/data.rs", "`{}`: unknown key `{k}`", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
     ("src/dialect/data.rs", "`{}`: inplace({r}={o}) names no result/operand", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
     ("src/dialect/data.rs", "`{}`: same_shape({a}={b}) names no operand", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
