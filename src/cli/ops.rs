@@ -201,6 +201,20 @@ fn detail(s: &OpSpec) -> String {
             ties.join(", ")
         );
     }
+    if !s.ranks.is_empty() {
+        let names: Vec<&str> = s.operand_names().collect();
+        let ranks: Vec<String> = (s.ranks.iter())
+            .map(|&(i, lo, hi)| {
+                let name = names.get(i as usize).copied().unwrap_or("?");
+                format!("{name} {lo} to {hi}")
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "  operand ranks: {} (Paddle's kernels take no other; the verifier refuses another)",
+            ranks.join(", ")
+        );
+    }
     let _ = writeln!(
         o,
         "  executor (irw run/check): {}",

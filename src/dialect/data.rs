@@ -27,6 +27,9 @@
 //!   Paddle's `infer_meta` enforces (an optimizer's `grad=param`). Shapes only: a
 //!   mixed-precision optimizer reads a 16-bit parameter with float32 moments, or a float32
 //!   gradient (master grad).
+//! - `ranks(OPERAND=LOW..HIGH, ...)`: the ranks an operand may have, where Paddle's kernels
+//!   take fewer than its definition admits (set_value's take 1 to 6: a 0-d tensor fails at
+//!   run time, not when the program is built).
 //! - `given(ATTRIBUTE, ...)`: attributes whose Paddle default is a placeholder rather than
 //!   intent, which irw does not assume: a collective's `reduce_type` (`0`, SUM) decides what
 //!   every rank computes. Such an attribute has no [`AttrSpec::default_value`]: the executor
@@ -203,6 +206,7 @@ struct Entry {
     same_shape: Pairs,
     /// Attributes whose default irw does not assume (`given(..)`).
     given: Vec<&'static str>,
+    ranks: Pairs,
     effect: Option<Effect>,
     shape: Option<&'static str>,
     unset: Vec<&'static str>,
@@ -315,6 +319,7 @@ fn full_entry(name: &'static str, s: &'static str) -> Result<(Entry, &'static st
             inplace: Vec::new(),
             same_shape: Vec::new(),
             given: Vec::new(),
+            ranks: Vec::new(),
             effect: None,
             shape: None,
             unset: Vec::new(),
@@ -438,6 +443,10 @@ fn keys(e: &mut Entry, mut s: &'static str) -> Result<(), String> {
             (e.unset, s) = names(r, "unset")?;
             continue;
         }
+        if let Some(r) = s.strip_prefix("ranks(") {
+            (e.ranks, s) = pairs(r, "ranks", e.name, "OPERAND=LOW..HIGH")?;
+            continue;
+        }
         if let Some(r) = s.strip_prefix("given(") {
             (e.given, s) = names(r, "given")?;
             continue;
@@ -512,6 +521,22 @@ fn finish(e: Entry) -> Result<OpSpec, String> {
             }
         }
     }
+    let mut ranks = Vec::new();
+    for &(a, range) in &e.ranks {
+        let ai = e.operands.iter().position(|x| bare(x) == a);
+        let bounds = range
+            .split_once("..")
+            .and_then(|(lo, hi)| Some((lo.parse::<u8>().ok()?, hi.parse::<u8>().ok()?)));
+        match (ai, bounds) {
+            (Some(ai), Some((lo, hi))) if lo <= hi => ranks.push((ai as u8, lo, hi)),
+            _ => {
+                return Err(format!(
+                    "`{}`: ranks({a}={range}) is not OPERAND=LOW..HIGH of an operand",
+                    e.name
+                ))
+            }
+        }
+    }
     let mut unset_results = 0u64;
     for &r in &e.unset {
         match e.results.iter().position(|x| bare(x) == r) {
@@ -544,6 +569,7 @@ fn finish(e: Entry) -> Result<OpSpec, String> {
         results: Box::leak(e.results.into_boxed_slice()),
         aliases: Box::leak(aliases.into_boxed_slice()),
         same_shape: Box::leak(same_shape.into_boxed_slice()),
+        ranks: Box::leak(ranks.into_boxed_slice()),
         effect,
         result_rule: shape.engine_rule(),
         optional_operands: e.optional_operands,

@@ -129,6 +129,9 @@ pub struct OpSpec {
     /// `(operand, like)`: operand `operand` has the shape of operand `like` (an optimizer's
     /// gradient and moments have its parameter's).
     pub same_shape: &'static [(u8, u8)],
+    /// `(operand, lowest, highest)`: the ranks operand `operand` may have (Paddle's set_value
+    /// kernels take ranks 1 to 6).
+    pub ranks: &'static [(u8, u8, u8)],
     pub effect: Effect,
     pub result_rule: ResultRule,
     /// Bit `i`: operand `i` is optional in Paddle's definition (a `<<NULL VALUE>>` when absent).

@@ -99,5 +99,15 @@ mod tests {
         assert!(value("ring").is_some_and(|v| v.is_some()));
         let bad = load(&[("t.ops", "pd_op.c(x) -> (out) {ring: i32 = 0} given(kind)\n")]);
         assert!(bad.is_err_and(|e| e.contains("given(kind) names no attribute")));
+        let ranked = load(&[("t.ops", "pd_op.s(x, v) -> (out) ranks(x=1..6)\n")]).expect("parses");
+        assert_eq!(ranked[0].ranks, &[(0, 1, 6)]);
+        for bad in ["ranks(y=1..6)", "ranks(x=6..1)", "ranks(x=1-6)"] {
+            let text = format!("pd_op.s(x, v) -> (out) {bad}\n");
+            let e = load(&[("t.ops", Box::leak(text.into_boxed_str()))]);
+            assert!(
+                e.is_err_and(|e| e.contains("is not OPERAND=LOW..HIGH")),
+                "{bad}"
+            );
+        }
     }
 }

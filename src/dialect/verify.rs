@@ -58,6 +58,20 @@ impl OpCounts for Dialect {
         }
     }
 
+    fn operand_ranks(&self, name: &str) -> Vec<verify::OperandRanks> {
+        let Some(s) = self.spec(name) else {
+            return Vec::new();
+        };
+        let names: Vec<&'static str> = s.operand_names().collect();
+        (s.ranks.iter())
+            .map(|&(o, lowest, highest)| verify::OperandRanks {
+                operand: (o as usize, names[o as usize]),
+                lowest: lowest as usize,
+                highest: highest as usize,
+            })
+            .collect()
+    }
+
     fn same_shape(&self, name: &str) -> Vec<verify::SameShape> {
         let Some(s) = self.spec(name) else {
             return Vec::new();

@@ -456,6 +456,11 @@ static KERNELS: &[(&str, KernelFn)] = &[
         let dt = c.dtype("dtype")?.unwrap_or(DType::F32);
         one(shape::full(&c.i64s("shape")?, c.f64_or("value", 0.0)?, dt)?)
     }),
+    // In place: the result is written to `output`'s variable (a refill of a buffer).
+    ("pd_op.full_", |c| {
+        let dt = c.dtype("dtype")?.unwrap_or(DType::F32);
+        one(shape::full(&c.i64s("shape")?, c.f64_or("value", 0.0)?, dt)?)
+    }),
     ("pd_op.full_like", |c| {
         let value = match c.opt(1) {
             Some(v) => v.scalar_f32()? as f64,

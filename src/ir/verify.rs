@@ -74,6 +74,12 @@ pub trait OpCounts {
         Vec::new()
     }
 
+    /// The ranks operands of an op named `name` may have, where its kernels take fewer than its
+    /// types admit (none for ops it does not know).
+    fn operand_ranks(&self, _name: &str) -> Vec<OperandRanks> {
+        Vec::new()
+    }
+
     /// How to tell whether an op named `name` has operands its result-type rule accepts (a
     /// matmul's inner dimensions agree): a function that says what does not fit, or `None`
     /// for ops whose operands it does not check.
@@ -92,6 +98,14 @@ pub type OperandCheck = fn(&Context, &Program, OpId) -> Option<String>;
 pub struct SameShape {
     pub operand: (usize, &'static str),
     pub like: (usize, &'static str),
+}
+
+/// Operand `operand` (its index and name) of an op has a rank from `lowest` to `highest`.
+#[derive(Clone, Copy, Debug)]
+pub struct OperandRanks {
+    pub operand: (usize, &'static str),
+    pub lowest: usize,
+    pub highest: usize,
 }
 
 /// The terminator of a region's block.
@@ -152,6 +166,8 @@ struct NameFacts {
     buffers: Vec<(usize, usize)>,
     /// [`OpCounts::same_shape`].
     same_shape: Vec<SameShape>,
+    /// [`OpCounts::operand_ranks`].
+    ranks: Vec<OperandRanks>,
     /// [`OpCounts::operand_check`].
     operand_check: Option<OperandCheck>,
 }
@@ -161,6 +177,7 @@ impl NameFacts {
         NameFacts {
             buffers: ops.buffer_results(name),
             same_shape: ops.same_shape(name),
+            ranks: ops.operand_ranks(name),
             operand_check: ops.operand_check(name),
         }
     }
@@ -227,6 +244,36 @@ impl Verifier<'_> {
                     self.ctx.type_text(p.value_type(a)),
                     t.like.1,
                     self.ctx.type_text(p.value_type(b))
+                );
+                return Err(self.fail(op, name, msg));
+            }
+        }
+        Ok(())
+    }
+
+    /// Operands limited by [`OpCounts::operand_ranks`] have such a rank where their types are
+    /// known tensors.
+    fn operands_have_ranks(
+        &self,
+        op: OpId,
+        name: &str,
+        facts: &NameFacts,
+    ) -> Result<(), (Option<OpId>, String)> {
+        let p = self.p;
+        for r in &facts.ranks {
+            let Some(v) = p.operand(op, r.operand.0) else {
+                continue;
+            };
+            let Some(rank) = self.ctx.ty(p.value_type(v)).shape().map(<[i64]>::len) else {
+                continue;
+            };
+            if rank < r.lowest || rank > r.highest {
+                let msg = format!(
+                    "reads its `{}` of type `{}`, of rank {rank}: Paddle's kernels take ranks {} to {}",
+                    r.operand.1,
+                    self.ctx.type_text(p.value_type(v)),
+                    r.lowest,
+                    r.highest
                 );
                 return Err(self.fail(op, name, msg));
             }
@@ -386,6 +433,7 @@ impl Verifier<'_> {
             );
             self.buffers_keep_their_types(op, name, &facts)?;
             self.operands_share_shapes(op, name, &facts)?;
+            self.operands_have_ranks(op, name, &facts)?;
             self.operands_fit(op, name, &facts)?;
             if name == YIELD && p.block_parent_op(b).is_none() {
                 return Err(self.fail(

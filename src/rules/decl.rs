@@ -545,6 +545,7 @@ fn intern(
         results: leak(&key.2),
         aliases: &[],
         same_shape: &[],
+        ranks: &[],
         effect: Effect::Unknown,
         result_rule: rule,
         optional_operands,

@@ -80,6 +80,7 @@ const ALLOW: &[(&str, &str, &str)] = &[
     ("src/dialect/data.rs", "`{}`: `key=value` expected at `{}`", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
     ("src/dialect/data.rs", "`{}`: unknown effect `{v}`", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
     ("src/dialect/data.rs", "`{}`: given({g}) names no attribute", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
+    ("src/dialect/data.rs", "`{}`: ranks({a}={range}) is not OPERAND=LOW..HIGH of an operand", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
     ("src/dialect/data.rs", "`{}`: unknown key `{k}`", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
     ("src/dialect/data.rs", "`{}`: inplace({r}={o}) names no result/operand", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
     ("src/dialect/data.rs", "`{}`: same_shape({a}={b}) names no operand", "internal: the compiled-in data/dialect files, which dialect::table's tests load"),
@@ -88,6 +89,7 @@ const ALLOW: &[(&str, &str, &str)] = &[
     // ---- control flow and region actions: checked by the verifier, the parser or the resolver ----
     ("src/exec/interp.rs", "has no condition operand", "the verifier checks a pd_op.if's operands against the dialect table (`cond`) first, and a while is written `(cond=%c, ...)`"),
     ("src/exec/interp.rs", "its region yields {} value(s) for {} result(s)", "the verifier (ir/verify.rs, region_yields) checks every pd_op.if block's cf.yield count first"),
+    ("src/exec/kernels/shape.rs", "set_value: `x` has rank {rank}; Paddle's kernel takes ranks 1 to 6", "the verifier checks set_value's `x` against the dialect's ranks(x=1..6) first; the kernel keeps its check because the executor never trusts the program"),
     ("src/exec/kernels/optimizer.rs", "{what}: {:?} and {:?} differ in size", "the verifier checks an optimizer's gradient, moments and master weight against its parameter's shape (the dialect's same_shape) first; the kernel keeps its check because the executor never trusts the program"),
     ("src/exec/interp.rs", "its body yields {} value(s); it must yield the condition and {} loop value(s)", "the verifier (ir/verify.rs, region_yields) checks a pd_op.while body's cf.yield count first"),
     ("src/exec/interp.rs", "has no body block", "the text parser and the JSON reader give every region exactly one block"),

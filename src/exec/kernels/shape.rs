@@ -265,6 +265,10 @@ pub struct SliceSpec {
 pub fn set_value_with_tensor(x: &Tensor, values: &Tensor, spec: &SliceSpec) -> KResult<Tensor> {
     let shape = x.shape().to_vec();
     let rank = shape.len();
+    // Paddle's kernel is instantiated for ranks 1 to 6 only.
+    if !(1..=6).contains(&rank) {
+        kbail!("set_value: `x` has rank {rank}; Paddle's kernel takes ranks 1 to 6");
+    }
     // Per dimension: (start, step, count).
     let mut region: Vec<(i64, i64, usize)> = shape.iter().map(|&d| (0, 1, d)).collect();
     if spec.starts.len() != spec.axes.len() || spec.ends.len() != spec.axes.len() {
