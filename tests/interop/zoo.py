@@ -9,8 +9,8 @@ Loads the programs (Paddle PIR JSON), runs the startup program, sets every persi
 the optimize stage (op_role 2) removed, then one micro-batch through the whole program. With K=1
 the whole batch goes through the program once (the original). Prints one line per compared
 tensor (max absolute error, and the README's tolerance `1e-5*|b| + 1e-5*max|b|` as a fraction)
-and exits 0 when every tensor is within it and every `@GRAD@MERGE` buffer is zero after the
-window; 1 otherwise. The executor is Paddle's default (multi-threaded) unless the environment
+and exits 0 when every tensor is within it and every `@GRAD@MERGE` buffer (and the token count
+`@GRAD_MERGE_TOKENS@` of a token-normalized merge) is zero after the window; 1 otherwise. The executor is Paddle's default (multi-threaded) unless the environment
 sets FLAGS_new_executor_sequential_run=1.
 """
 import json
@@ -78,7 +78,7 @@ def train(main_p, start_p, feed, k):
                 a = np.array(v.get_tensor())
             except Exception:  # not a dense tensor (a scope's non-tensor variable)
                 continue
-            if n.endswith("@GRAD@MERGE"):
+            if n.endswith("@GRAD@MERGE") or n == "@GRAD_MERGE_TOKENS@":
                 bufs[n] = a
             else:
                 state[n] = a

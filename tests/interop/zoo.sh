@@ -7,8 +7,9 @@
 # must be clean on each output. Each model is rewritten from Paddle's text dump (M_before.ir) and
 # from Paddle's own JSON of it (M_before.paddle.json, whose attribute tags irw keeps). Then
 # rules/examples/global_norm_clip.rw, alone and after the merge, must take the step of Paddle's own
-# ClipGradByGlobalNorm (tests/data/paddle_clip); and the clipped model merged with avg=false must
-# train in Paddle as irw's executor runs it. tests/interop/zoo.py is the training harness. Prints per model
+# ClipGradByGlobalNorm (tests/data/paddle_clip); the clipped model merged with avg=false must
+# train in Paddle as irw's executor runs it; and the token-mean language models of
+# tests/data/paddle_tokens merged with normalize=tokens must reach Paddle's full-batch step. tests/interop/zoo.py is the training harness. Prints per model
 # the worst tensor, the lint result and `wrong W/N`; exits 1 if anything is wrong.
 #
 #   tests/interop/zoo.sh [N]
@@ -177,4 +178,20 @@ lint "irw lint (merge, then clip)" "$work/clip.gm.ir" || status=1
     --emit paddle-json -o "$work/clip.am.json" --startup-out "$work/clip.as.json"
 train_all "irw merge, then clip" "$work/clip.am.json" "$work/clip.as.json" "$clip_feed" \
     "$clip/numerics.json" 4 || status=1
+# Token-mean losses (tests/data/paddle_tokens, made by tests/data/paddle_token_mean.py): merged
+# with normalize=tokens from Paddle's JSON, the window must reach Paddle's full-batch step, the
+# buffers and the token count back at zero (the 0-d count is refilled by `full_`: Paddle's
+# set_value kernels take ranks 1 to 6).
+tokens="$repo/tests/data/paddle_tokens"
+for m in tied_lm_adam gru_tokmean_adam; do
+    echo "== $m, normalize=tokens"
+    "$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 --set normalize=tokens \
+        --startup "$tokens/${m}_startup.json" "$tokens/$m.json" -o "$work/tok.ir"
+    lint "irw lint" "$work/tok.ir" || status=1
+    "$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 --set normalize=tokens \
+        --startup "$tokens/${m}_startup.json" "$tokens/$m.json" \
+        --emit paddle-json -o "$work/tok.m.json" --startup-out "$work/tok.s.json"
+    train_all "irw" "$work/tok.m.json" "$work/tok.s.json" "$tokens/$m.feed.json" \
+        "$tokens/$m.numerics.json" 4 || status=1
+done
 exit "$status"
