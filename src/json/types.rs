@@ -5,6 +5,12 @@
 //! training program (SPEC.md §6), so irw reads only those and writes them back; any other value
 //! is refused rather than silently dropped. A distributed tensor wraps the dense one
 //! ([`super::dist`]).
+//!
+//! Paddle writes a dimension below -1 where its `infer_meta` multiplies a dynamic one by a
+//! constant: `instance_norm`'s saved mean is `N·C`, -4 for N = -1 and 4 channels. Its text dump
+//! prints `tensor<-4xf32>`, which the text parser keeps as an opaque type (nothing is derived
+//! from such a dimension), so the JSON reader makes the same opaque type of `[-4]`, and the
+//! writer writes an opaque `tensor<..>` back as the dense tensor it names.
 
 use super::dist::{dist_of_type, dist_type_to_json, MeshNames};
 use crate::dialect::paddle_json::{
@@ -47,6 +53,9 @@ pub fn type_from_json(
     match tag {
         DENSE_TENSOR => {
             let (shape, dtype) = dense_from_json(data)?;
+            if shape.iter().any(|&x| x < -1) {
+                return Ok(ctx.intern_type(Type::Opaque(opaque_tensor_text(&shape, dtype))));
+            }
             Ok(ctx.intern_type(Type::Tensor { shape, dtype }))
         }
         DIST_TENSOR => {
@@ -56,6 +65,12 @@ pub fn type_from_json(
                 .filter(|t| t.get("#").and_then(Value::as_str) == Some(DENSE_TENSOR))
                 .ok_or_else(|| format!("{DIST_TENSOR} needs a {DENSE_TENSOR} first"))?;
             let (shape, dtype) = dense_from_json(dense.get("D").and_then(Value::as_array))?;
+            if shape.iter().any(|&x| x < -1) {
+                return Err(format!(
+                    "a distributed tensor with a dimension below -1, {shape:?}: irw keeps such a \
+                     dimension (a dynamic one Paddle multiplied) on dense tensors only"
+                ));
+            }
             let dist = dist_of_type(d, &shape, meshes)?;
             Ok(ctx.intern_type(Type::Dist { shape, dtype, dist }))
         }
@@ -84,9 +99,6 @@ fn dense_from_json(data: Option<&Vec<Value>>) -> Result<(Vec<i64>, DType), Strin
         .map(Value::as_i64)
         .collect::<Option<Vec<i64>>>()
         .ok_or_else(bad)?;
-    if shape.iter().any(|&x| x < -1) {
-        return Err(format!("bad tensor dimension in {shape:?}"));
-    }
     let layout = d[2].as_str().ok_or_else(bad)?;
     let lod_empty = d[3].as_array().is_some_and(|l| l.is_empty());
     if layout != DEFAULT_LAYOUT || !lod_empty || d[4].as_i64() != Some(0) {
@@ -97,6 +109,25 @@ fn dense_from_json(data: Option<&Vec<Value>>) -> Result<(Vec<i64>, DType), Strin
         ));
     }
     Ok((shape, dtype))
+}
+
+/// The text Paddle prints for a dense tensor type (`tensor<-4xf32>`).
+fn opaque_tensor_text(shape: &[i64], dtype: DType) -> String {
+    let dims: String = shape.iter().map(|d| format!("{d}x")).collect();
+    format!("tensor<{dims}{}>", dtype.short_name())
+}
+
+/// The dims and element type of an opaque type that is a dense tensor's text
+/// ([`opaque_tensor_text`]).
+fn opaque_tensor(s: &str) -> Option<(Vec<i64>, DType)> {
+    let body = s.strip_prefix("tensor<")?.strip_suffix('>')?;
+    let mut parts: Vec<&str> = body.split('x').collect();
+    let dtype = DType::from_short_name(parts.pop()?)?;
+    let shape = parts
+        .iter()
+        .map(|p| p.parse::<i64>().ok())
+        .collect::<Option<Vec<i64>>>()?;
+    Some((shape, dtype))
 }
 
 fn dense_to_json(shape: &[i64], dtype: DType) -> Value {
@@ -156,9 +187,10 @@ pub fn type_to_json(ctx: &Context, t: TypeId, meshes: &MeshNames) -> Result<Valu
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(json!({"#": VECTOR, "D": d}))
         }
-        Type::Opaque(s) => match DType::from_short_name(s) {
-            Some(d) => Ok(json!({"#": element_tag(d)})),
-            None => Err(format!("type `{s}` has no JSON form in irw")),
+        Type::Opaque(s) => match (DType::from_short_name(s), opaque_tensor(s)) {
+            (Some(d), _) => Ok(json!({"#": element_tag(d)})),
+            (None, Some((shape, dtype))) => Ok(dense_to_json(&shape, dtype)),
+            (None, None) => Err(format!("type `{s}` has no JSON form in irw")),
         },
     }
 }
@@ -175,6 +207,7 @@ mod tests {
             json!({"#":"0.t_dtensor","D":[{"#":"0.t_ui8"},[],"NCHW",[],0]}),
             json!({"#":"0.t_vec","D":[{"#":"0.t_dtensor","D":[{"#":"0.t_i64"},[0],"NCHW",[],0]}]}),
             json!({"#":"NULL"}),
+            json!({"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[-4],"NCHW",[],0]}),
         ] {
             let t = type_from_json(&mut ctx, &v, &mut MeshNames::default()).expect("reads");
             assert_eq!(
@@ -189,6 +222,15 @@ mod tests {
         )
         .expect("reads");
         assert_eq!(ctx.type_text(t), "tensor<-1x8xf32>");
+        // A dimension Paddle multiplied from a dynamic one: kept as the text Paddle prints.
+        let t = type_from_json(
+            &mut ctx,
+            &json!({"#":"0.t_dtensor","D":[{"#":"0.t_f32"},[-4],"NCHW",[],0]}),
+            &mut MeshNames::default(),
+        )
+        .expect("reads");
+        assert_eq!(ctx.type_text(t), "tensor<-4xf32>");
+        assert!(matches!(ctx.ty(t), Type::Opaque(_)));
     }
 
     #[test]
