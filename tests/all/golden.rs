@@ -38,7 +38,8 @@
 //!   `irw --rules %s %fixtures/paddle/before.ir` and must exit with code 1 (unless `EXIT` says
 //!   otherwise).
 //! - An optional `NAME.expected` beside the case holds the whole expected standard output;
-//!   `IRW_BLESS=1 cargo test --release -- golden::` rewrites it from the current output.
+//!   `IRW_BLESS=1 cargo test --release -- golden::` rewrites the existing ones from the current
+//!   output (an empty `NAME.expected` starts one; cases checked by `CHECK` lines get none).
 //!
 //! Every case also fails if irw panics.
 
@@ -294,7 +295,7 @@ fn run_case(path: PathBuf) -> Result<(), Failed> {
     }
     filecheck(&case.out_checks, &stdout, "stdout")?;
     filecheck(&case.err_checks, &stderr, "stderr")?;
-    if std::env::var_os("IRW_BLESS").is_some() {
+    if std::env::var_os("IRW_BLESS").is_some() && expected.exists() {
         std::fs::write(&expected, out.stdout.as_slice())?;
     } else if expected.exists() {
         let want = std::fs::read_to_string(&expected)?;
