@@ -492,43 +492,35 @@ fn word_end(s: &str) -> usize {
 }
 
 fn finish(e: Entry) -> Result<OpSpec, String> {
-    let bare = |n: &str| n.trim_start_matches(['*', '?']).to_string();
+    // The position of a name among operands or results (their `*`/`?` marks stripped).
+    let index = |names: &[&str], n: &str| {
+        names
+            .iter()
+            .position(|x| x.trim_start_matches(['*', '?']) == n)
+            .map(|i| i as u8)
+    };
+    let (operand, result) = (|n| index(&e.operands, n), |n| index(&e.results, n));
     let mut aliases = Vec::new();
     for &(r, o) in &e.inplace {
-        let ri = e.results.iter().position(|x| bare(x) == r);
-        let oi = e.operands.iter().position(|x| bare(x) == o);
-        match (ri, oi) {
-            (Some(ri), Some(oi)) => aliases.push((ri as u8, oi as u8)),
-            _ => {
-                return Err(format!(
-                    "`{}`: inplace({r}={o}) names no result/operand",
-                    e.name
-                ))
-            }
-        }
+        let pair = result(r).zip(operand(o));
+        aliases.push(
+            pair.ok_or_else(|| format!("`{}`: inplace({r}={o}) names no result/operand", e.name))?,
+        );
     }
     let mut same_shape = Vec::new();
     for &(a, b) in &e.same_shape {
-        let ai = e.operands.iter().position(|x| bare(x) == a);
-        let bi = e.operands.iter().position(|x| bare(x) == b);
-        match (ai, bi) {
-            (Some(ai), Some(bi)) => same_shape.push((ai as u8, bi as u8)),
-            _ => {
-                return Err(format!(
-                    "`{}`: same_shape({a}={b}) names no operand",
-                    e.name
-                ))
-            }
-        }
+        let pair = operand(a).zip(operand(b));
+        same_shape.push(
+            pair.ok_or_else(|| format!("`{}`: same_shape({a}={b}) names no operand", e.name))?,
+        );
     }
     let mut ranks = Vec::new();
     for &(a, range) in &e.ranks {
-        let ai = e.operands.iter().position(|x| bare(x) == a);
         let bounds = range
             .split_once("..")
             .and_then(|(lo, hi)| Some((lo.parse::<u8>().ok()?, hi.parse::<u8>().ok()?)));
-        match (ai, bounds) {
-            (Some(ai), Some((lo, hi))) if lo <= hi => ranks.push((ai as u8, lo, hi)),
+        match (operand(a), bounds) {
+            (Some(ai), Some((lo, hi))) if lo <= hi => ranks.push((ai, lo, hi)),
             _ => {
                 return Err(format!(
                     "`{}`: ranks({a}={range}) is not OPERAND=LOW..HIGH of an operand",
@@ -539,7 +531,7 @@ fn finish(e: Entry) -> Result<OpSpec, String> {
     }
     let mut unset_results = 0u64;
     for &r in &e.unset {
-        match e.results.iter().position(|x| bare(x) == r) {
+        match result(r) {
             Some(i) if i < 64 => unset_results |= 1 << i,
             _ => return Err(format!("`{}`: unset({r}) names no result", e.name)),
         }
