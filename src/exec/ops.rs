@@ -1512,6 +1512,25 @@ mod tests {
         }
     }
 
+    /// An optimizer kernel returns its results in the op's result order and the interpreter
+    /// writes each into the operand the dialect pairs it with: for `rmsprop_`, whose operands
+    /// and results are in different orders, each result must be paired with the operand named
+    /// after it (as Paddle runs it), or the moment and the mean square trade places.
+    #[test]
+    fn rmsprop_results_write_the_operands_named_after_them() {
+        let spec = Dialect::get().spec("pd_op.rmsprop_").expect("rmsprop_");
+        let operand = |n: &str| spec.operands.iter().position(|o| *o == n);
+        let result = |n: &str| spec.results.iter().position(|r| *r == n).expect(n);
+        for (r, o) in [
+            ("param_out", "param"),
+            ("moment_out", "moment"),
+            ("mean_square_out", "mean_square"),
+            ("mean_grad_out", "mean_grad"),
+        ] {
+            assert_eq!(spec.aliased_operand(result(r)), operand(o), "{r}");
+        }
+    }
+
     /// Every name is in the table once, and no named op is also a scope writer or a collective
     /// (which [`exec_of`] finds by class, after the names).
     #[test]
