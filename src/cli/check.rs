@@ -13,6 +13,7 @@ use super::{
     TimeoutArgs,
 };
 use crate::exec::check::{check_with_sources, CheckOptions, Outcome};
+use crate::exec::unrunnable::missing_kernels;
 
 /// `irw check (--rules R [--set k=v]... | --rewritten OUT [--rewritten-startup S2]) PROG ...`
 ///
@@ -127,8 +128,9 @@ fn micro_steps(
 }
 
 /// Runs `irw check`; prints the table; a failed comparison is an error (exit 1), a
-/// batch-coupled original that passes what holds for it exits 3, a check that cannot judge (the
-/// original's own step not finite, a gradient zero everywhere, nothing to compare) exits 4.
+/// batch-coupled original that passes what holds for it exits 3, a check that cannot judge (an
+/// op of either program without a kernel, the original's own step not finite, a gradient zero
+/// everywhere, nothing to compare) exits 4.
 pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
     // `--timeout` bounds the whole command: rewriting and both programs' execution.
     let deadline = limits.deadline();
@@ -197,6 +199,18 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         .as_deref()
         .map(|f| load_feed(f, limits, a.memory.bytes(), &base.module, base.sources()))
         .transpose()?;
+    // A program the executor cannot run leaves the rewrite unjudged: nothing is known about
+    // it, and scripts must not read that as a FAIL.
+    if let Some(d) = missing_kernels(&[
+        (&base.module, base.sources(), "original"),
+        (rewritten, rewritten_src, "rewritten"),
+    ]) {
+        super::streams::eprint(&d.to_string());
+        err_println!(
+            "error: irw check cannot judge the rewrite: the executor cannot run every op of the programs"
+        );
+        return Err(Failure::NotJudged);
+    }
     let opts = CheckOptions {
         k_steps: k,
         micro_batch: a.micro_batch,

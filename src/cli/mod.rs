@@ -161,8 +161,9 @@ tensor's own reference values. Verdicts: ok, FAIL, unchecked (the original's gra
 everywhere: nothing to compare), noise (the reference is rounding noise of the original itself:
 judged to that level; does not block a PASS).
 Exit codes: 0 PASS, 1 FAIL, 2 bad usage, 3 BATCH-COUPLED (the original mixes the rows of its
-batch; what holds instead passed), 4 NOT JUDGED (the original's step is not finite, a
-gradient is zero everywhere, or the program has nothing to compare).
+batch; what holds instead passed), 4 NOT JUDGED (an op of either program has no kernel,
+listed all at once before anything runs; the original's step is not finite; a gradient is zero
+everywhere; or the program has nothing to compare).
 
 Example:
   irw check --rules rules/grad_merge.rw --set k_steps=4 examples/mlp.ir";

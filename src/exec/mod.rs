@@ -27,6 +27,7 @@ pub mod run;
 pub mod scope;
 pub mod simd;
 pub mod tensor;
+pub mod unrunnable;
 
 pub use dtype::DType;
 pub use error::KernelError;

@@ -19,9 +19,9 @@ use crate::dialect::{Dialect, Effect};
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
-    activation as act, amp, batch_norm as bn, broadcast, cast, coalesce, conv, dropout,
-    elementwise as ew, flatten, index, join, layer_norm as ln, matmul, optimizer as opt, pool,
-    reduce, repeat, rnn, shape, softmax as sm,
+    activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv, cumsum,
+    dropout, elementwise as ew, flatten, index, join, layer_norm as ln, matmul, optimizer as opt,
+    piecewise as pw, pool, reduce, repeat, rnn, shape, softmax as sm,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -335,6 +335,24 @@ static KERNELS: &[(&str, KernelFn)] = &[
             c.i64_or("axis", -1)?,
         )?)
     }),
+    ("pd_op.maximum_grad", |c| {
+        two(ew::extremum_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.i64_or("axis", -1)?,
+            true,
+        )?)
+    }),
+    ("pd_op.minimum_grad", |c| {
+        two(ew::extremum_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.i64_or("axis", -1)?,
+            false,
+        )?)
+    }),
     ("pd_op.elementwise_pow_grad", |c| {
         two(ew::pow_grad(
             c.t(0)?,
@@ -372,13 +390,127 @@ static KERNELS: &[(&str, KernelFn)] = &[
         one(act::square_grad(c.t(0)?, c.t(1)?)?)
     }),
     ("pd_op.exp", |c| one(act::exp(c.t(0)?)?)),
+    ("pd_op.exp_grad", |c| one(act::exp_grad(c.t(0)?, c.t(1)?)?)),
     ("pd_op.log", |c| one(act::log(c.t(0)?)?)),
+    ("pd_op.log_grad", |c| one(act::log_grad(c.t(0)?, c.t(1)?)?)),
     ("pd_op.sqrt", |c| one(act::sqrt(c.t(0)?)?)),
+    ("pd_op.sqrt_grad", |c| {
+        one(act::sqrt_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.elu", |c| {
+        one(act::elu(c.t(0)?, c.f64_or("alpha", 1.0)? as f32)?)
+    }),
+    ("pd_op.elu_grad", |c| {
+        one(act::elu_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.f64_or("alpha", 1.0)? as f32,
+        )?)
+    }),
+    ("pd_op.selu", |c| {
+        let (scale, alpha) = selu_attrs(c)?;
+        one(act::selu(c.t(0)?, scale, alpha)?)
+    }),
+    ("pd_op.selu_grad", |c| {
+        let (scale, alpha) = selu_attrs(c)?;
+        one(act::selu_grad(c.t(0)?, c.t(1)?, scale, alpha)?)
+    }),
+    ("pd_op.softplus", |c| {
+        let (beta, threshold) = softplus_attrs(c)?;
+        one(act::softplus(c.t(0)?, beta, threshold)?)
+    }),
+    ("pd_op.softplus_grad", |c| {
+        let (beta, threshold) = softplus_attrs(c)?;
+        one(act::softplus_grad(c.t(0)?, c.t(1)?, beta, threshold)?)
+    }),
+    ("pd_op.swish", |c| one(act::swish(c.t(0)?)?)),
+    ("pd_op.swish_grad", |c| {
+        one(act::swish_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.mish", |c| {
+        one(act::mish(c.t(0)?, c.f64_or("lambda", 20.0)? as f32)?)
+    }),
+    ("pd_op.mish_grad", |c| {
+        one(act::mish_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.f64_or("lambda", 20.0)? as f32,
+        )?)
+    }),
+    ("pd_op.leaky_relu", |c| {
+        one(pw::leaky_relu(
+            c.t(0)?,
+            c.f64_or("negative_slope", 0.02)? as f32,
+        )?)
+    }),
+    ("pd_op.leaky_relu_grad", |c| {
+        one(pw::leaky_relu_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.f64_or("negative_slope", 0.02)? as f32,
+        )?)
+    }),
+    ("pd_op.relu6", |c| one(pw::relu6(c.t(0)?)?)),
+    ("pd_op.relu6_grad", |c| {
+        one(pw::relu6_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.hardswish", |c| one(pw::hardswish(c.t(0)?)?)),
+    ("pd_op.hardswish_grad", |c| {
+        one(pw::hardswish_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.hardsigmoid", |c| {
+        one(pw::hardsigmoid(
+            c.t(0)?,
+            c.f64_or("slope", 0.2)? as f32,
+            c.f64_or("offset", 0.5)? as f32,
+        )?)
+    }),
+    ("pd_op.hardsigmoid_grad", |c| {
+        one(pw::hardsigmoid_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.f64_or("slope", 0.2)? as f32,
+        )?)
+    }),
+    ("pd_op.abs", |c| one(pw::abs(c.t(0)?)?)),
+    ("pd_op.abs_grad", |c| one(pw::abs_grad(c.t(0)?, c.t(1)?)?)),
+    ("pd_op.clip", |c| {
+        let (min, max) = clip_bounds(c, 1)?;
+        one(pw::clip(c.t(0)?, min, max)?)
+    }),
+    ("pd_op.clip_grad", |c| {
+        let (min, max) = clip_bounds(c, 2)?;
+        one(pw::clip_grad(c.t(0)?, c.t(1)?, min, max)?)
+    }),
+    ("pd_op.cumsum", |c| {
+        one(cumsum::cumsum(c.t(0)?, &cumsum_attrs(c, 1)?)?)
+    }),
+    ("pd_op.cumsum_grad", |c| {
+        one(cumsum::cumsum_grad(c.t(0)?, c.t(1)?, &cumsum_attrs(c, 2)?)?)
+    }),
     ("pd_op.softmax", |c| {
         one(sm::softmax(c.t(0)?, c.i64_or("axis", -1)?)?)
     }),
     ("pd_op.softmax_grad", |c| {
         one(sm::softmax_grad(c.t(0)?, c.t(1)?, c.i64_or("axis", -1)?)?)
+    }),
+    ("pd_op.log_softmax", |c| {
+        one(sm::log_softmax(c.t(0)?, c.i64_or("axis", -1)?)?)
+    }),
+    ("pd_op.log_softmax_grad", |c| {
+        one(sm::log_softmax_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.i64_or("axis", -1)?,
+        )?)
+    }),
+    ("pd_op.label_smooth", |c| {
+        one(sm::label_smooth(
+            c.t(0)?,
+            c.opt(1),
+            c.f64_or("epsilon", 0.0)? as f32,
+        )?)
     }),
     ("pd_op.cross_entropy_with_softmax", |c| {
         two(sm::cross_entropy_with_softmax(
@@ -447,6 +579,9 @@ static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.greater_than", |c| compare(c, |a, b| a > b)),
     ("pd_op.less_than", |c| compare(c, |a, b| a < b)),
     ("pd_op.equal", |c| compare(c, |a, b| a == b)),
+    ("pd_op.not_equal", |c| compare(c, |a, b| a != b)),
+    ("pd_op.greater_equal", |c| compare(c, |a, b| a >= b)),
+    ("pd_op.less_equal", |c| compare(c, |a, b| a <= b)),
     ("pd_op.cast", |c| cast_op(c)),
     ("pd_op.cast_", |c| cast_op(c)),
     ("pd_op.assign_out_", |c| {
@@ -468,6 +603,8 @@ static KERNELS: &[(&str, KernelFn)] = &[
         };
         one(shape::full_like(c.t(0)?, value, c.dtype("dtype")?))
     }),
+    ("pd_op.assign_value", assign_value),
+    ("pd_op.assign_value_", assign_value),
     ("pd_op.full_int_array", |c| {
         one(shape::full_int_array(
             &c.i64s("value")?,
@@ -550,6 +687,100 @@ static KERNELS: &[(&str, KernelFn)] = &[
         let o = opt::momentum(c.t(0)?, c.t(1)?, c.t(2)?, c.t(3)?, c.opt(4), at)?;
         Ok(vec![Some(o.param), Some(o.velocity), o.master_param])
     }),
+    ("pd_op.rmsprop_", |c| {
+        let at = adaptive::RmspropAttrs {
+            epsilon: c.f64_or("epsilon", 1e-10)? as f32,
+            decay: c.f64_or("decay", 0.9)? as f32,
+            momentum: c.f64_or("momentum", 0.0)? as f32,
+            centered: c.bool_or("centered", false)?,
+            multi_precision: c.bool_or("multi_precision", false)?,
+        };
+        let o = adaptive::rmsprop(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            c.t(4)?,
+            c.opt(5),
+            c.opt(6),
+            at,
+        )?;
+        // An uncentered step leaves a mean_grad operand as it was.
+        let mean_grad = o.mean_grad.or_else(|| c.opt(5).cloned());
+        Ok(vec![
+            Some(o.param),
+            Some(o.moment),
+            Some(o.mean_square),
+            mean_grad,
+            o.master_param,
+        ])
+    }),
+    ("pd_op.adagrad_", |c| {
+        let (p, m, master) = adaptive::adagrad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            c.opt(4),
+            c.f64_or("epsilon", 1e-6)? as f32,
+            c.bool_or("multi_precision", false)?,
+        )?;
+        Ok(vec![Some(p), Some(m), master])
+    }),
+    ("pd_op.adamax_", |c| {
+        let at = adaptive::AdamaxAttrs {
+            beta1: c.f64_or("beta1", 0.9)? as f32,
+            beta2: c.f64_or("beta2", 0.999)? as f32,
+            epsilon: c.f64_or("epsilon", 1e-8)? as f32,
+            multi_precision: c.bool_or("multi_precision", false)?,
+        };
+        let o = adaptive::adamax(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            c.t(4)?,
+            c.t(5)?,
+            c.opt(6),
+            at,
+        )?;
+        Ok(vec![
+            Some(o.param),
+            Some(o.moment),
+            Some(o.inf_norm),
+            o.master_param,
+        ])
+    }),
+    ("pd_op.lamb_", |c| {
+        let input = adaptive::LambIn {
+            param: c.t(0)?,
+            grad: c.t(1)?,
+            learning_rate: c.t(2)?,
+            moment1: c.t(3)?,
+            moment2: c.t(4)?,
+            beta1_pow: c.t(5)?,
+            beta2_pow: c.t(6)?,
+            master_param: c.opt(7),
+            skip_update: c.opt(8),
+        };
+        let at = adaptive::LambAttrs {
+            weight_decay: c.f64_or("weight_decay", 0.0)? as f32,
+            beta1: c.f64_or("beta1", 0.9)? as f32,
+            beta2: c.f64_or("beta2", 0.999)? as f32,
+            epsilon: c.f64_or("epsilon", 1e-6)? as f32,
+            always_adapt: c.bool_or("always_adapt", false)?,
+            multi_precision: c.bool_or("multi_precision", false)?,
+        };
+        let o = adaptive::lamb(&input, at)?;
+        Ok(vec![
+            Some(o.param),
+            Some(o.moment1),
+            Some(o.moment2),
+            Some(o.beta1_pow),
+            Some(o.beta2_pow),
+            o.master_param,
+        ])
+    }),
     ("pd_op.adam_", |c| adam_like(c, false)),
     ("pd_op.adamw_", |c| adam_like(c, true)),
     ("pd_op.layer_norm", |c| {
@@ -628,6 +859,18 @@ static KERNELS: &[(&str, KernelFn)] = &[
             c.t(0)?,
             c.t(1)?,
             int_operand_or_attr(c, 2, "axis", 0)?,
+        )?)
+    }),
+    // index_select is gather with a 1-D index.
+    ("pd_op.index_select", |c| {
+        one(index::gather(c.t(0)?, c.t(1)?, c.i64_or("axis", 0)?)?)
+    }),
+    ("pd_op.index_select_grad", |c| {
+        one(index::gather_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.i64_or("axis", 0)?,
         )?)
     }),
     ("pd_op.gather_grad", |c| {
@@ -1089,6 +1332,68 @@ fn scale(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
     )?)
 }
 
+fn selu_attrs(c: &OpCall<'_>) -> KResult<(f32, f32)> {
+    Ok((
+        c.f64_or("scale", 1.050_700_987_355_480_5)? as f32,
+        c.f64_or("alpha", 1.673_263_242_354_377_3)? as f32,
+    ))
+}
+
+fn softplus_attrs(c: &OpCall<'_>) -> KResult<(f32, f32)> {
+    Ok((
+        c.f64_or("beta", 1.0)? as f32,
+        c.f64_or("threshold", 20.0)? as f32,
+    ))
+}
+
+/// `clip`'s bounds: operands `i` and `i + 1` (Scalars, given as tensors), unbounded when absent.
+fn clip_bounds(c: &OpCall<'_>, i: usize) -> KResult<(f32, f32)> {
+    Ok((
+        scalar_operand_or_attr(c, i, "min", f32::MIN as f64)?,
+        scalar_operand_or_attr(c, i + 1, "max", f32::MAX as f64)?,
+    ))
+}
+
+/// `cumsum`'s attributes, its axis operand `i` (a Scalar) or, absent, -1.
+fn cumsum_attrs(c: &OpCall<'_>, i: usize) -> KResult<cumsum::CumsumAttrs> {
+    Ok(cumsum::CumsumAttrs {
+        axis: int_operand_or_attr(c, i, "axis", -1)?,
+        flatten: c.bool_or("flatten", false)?,
+        exclusive: c.bool_or("exclusive", false)?,
+        reverse: c.bool_or("reverse", false)?,
+    })
+}
+
+/// `assign_value(_)`: the `values` attribute in the op's dtype (integers read exactly, not
+/// through a float).
+fn assign_value(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
+    let key = "values";
+    let dtype = c.dtype("dtype")?.unwrap_or(DType::F32);
+    let items = match c.attr(key) {
+        None => c.lacking(key, &[][..])?,
+        Some(a) => match a.as_array() {
+            Some(items) => items,
+            None => kbail!("attribute {} is not an array", key),
+        },
+    };
+    let data = if dtype.is_float() {
+        let v = items
+            .iter()
+            .map(|a| a.as_f64().or_else(|| a.as_bool().map(f64::from)))
+            .collect::<Option<Vec<f64>>>()
+            .ok_or_else(|| KernelError::new(format!("attribute {key} is not a number")))?;
+        Data::F64(v).cast(dtype)
+    } else {
+        let v = items
+            .iter()
+            .map(|a| a.as_i64().or_else(|| a.as_bool().map(i64::from)))
+            .collect::<Option<Vec<i64>>>()
+            .ok_or_else(|| KernelError::new(format!("attribute {key} holds a non-integer")))?;
+        Data::I64(v).cast(dtype)
+    };
+    one(shape::assign_value(&c.i64s("shape")?, data)?)
+}
+
 fn cast_op(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
     let x = c.t(0)?;
     one(cast::cast(x, c.dtype("dtype")?.unwrap_or(x.dtype())))
@@ -1209,6 +1514,25 @@ mod tests {
                 Dialect::get().spec(name).is_some() || *name == "pd_op.log",
                 "{name} is not in the dialect table"
             );
+        }
+    }
+
+    /// An optimizer kernel returns its results in the op's result order and the interpreter
+    /// writes each into the operand the dialect pairs it with: for `rmsprop_`, whose operands
+    /// and results are in different orders, each result must be paired with the operand named
+    /// after it (as Paddle runs it), or the moment and the mean square trade places.
+    #[test]
+    fn rmsprop_results_write_the_operands_named_after_them() {
+        let spec = Dialect::get().spec("pd_op.rmsprop_").expect("rmsprop_");
+        let operand = |n: &str| spec.operands.iter().position(|o| *o == n);
+        let result = |n: &str| spec.results.iter().position(|r| *r == n).expect(n);
+        for (r, o) in [
+            ("param_out", "param"),
+            ("moment_out", "moment"),
+            ("mean_square_out", "mean_square"),
+            ("mean_grad_out", "mean_grad"),
+        ] {
+            assert_eq!(spec.aliased_operand(result(r)), operand(o), "{r}");
         }
     }
 

@@ -27,6 +27,7 @@ use crate::exec::interp::{Interp, Rank, Sources, Stage};
 use crate::exec::memory;
 use crate::exec::scope::Scope;
 use crate::exec::tensor::Tensor;
+use crate::exec::unrunnable::missing_kernels;
 use crate::ir::Module;
 
 /// Options of [`run`].
@@ -385,6 +386,9 @@ pub fn run_with_sources(
     sources: Sources<'_>,
     opts: &RunOptions,
 ) -> Result<RunReport, Diagnostic> {
+    if let Some(d) = missing_kernels(&[(module, sources, "main")]) {
+        return Err(d);
+    }
     let _budget = enter_budget(opts.max_memory, opts.feed.as_ref());
     let (k, n) = (opts.k_steps.max(1), opts.ranks.max(1));
     let b = micro_batch_for(module, sources, opts.feed.as_ref(), opts.micro_batch, k, n)?;

@@ -90,7 +90,6 @@ const ALLOW: &[(&str, &str, &str)] = &[
     ("src/exec/interp.rs", "has no condition operand", "the verifier checks a pd_op.if's operands against the dialect table (`cond`) first, and a while is written `(cond=%c, ...)`"),
     ("src/exec/interp.rs", "its region yields {} value(s) for {} result(s)", "the verifier (ir/verify.rs, region_yields) checks every pd_op.if block's cf.yield count first"),
     ("src/exec/kernels/shape.rs", "set_value: `x` has rank {rank}; Paddle's kernel takes ranks 1 to 6", "the verifier checks set_value's `x` against the dialect's ranks(x=1..6) first; the kernel keeps its check because the executor never trusts the program"),
-    ("src/exec/kernels/optimizer.rs", "{what}: {:?} and {:?} differ in size", "the verifier checks an optimizer's gradient, moments and master weight against its parameter's shape (the dialect's same_shape) first; the kernel keeps its check because the executor never trusts the program"),
     ("src/exec/interp.rs", "its body yields {} value(s); it must yield the condition and {} loop value(s)", "the verifier (ir/verify.rs, region_yields) checks a pd_op.while body's cf.yield count first"),
     ("src/exec/interp.rs", "has no body block", "the text parser and the JSON reader give every region exactly one block"),
     ("src/rewrite/engine/markers.rs", "`region {index} of` needs an op, found {}", "the resolver refuses a `region N of` operand that is not an op the rule bound (`%c` is a value, not an op)"),

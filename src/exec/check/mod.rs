@@ -95,6 +95,7 @@ use crate::diag::Diagnostic;
 use crate::exec::feed::Feed;
 use crate::exec::interp::Sources;
 use crate::exec::tensor::Tensor;
+use crate::exec::unrunnable::missing_kernels;
 use crate::ir::Module;
 
 pub use report::{CheckReport, Outcome};
@@ -171,6 +172,13 @@ pub fn check_with_sources(
     rewritten_src: Sources<'_>,
     opts: &CheckOptions,
 ) -> Result<CheckReport, Diagnostic> {
+    // Nothing runs when either program holds an op the executor cannot run.
+    if let Some(d) = missing_kernels(&[
+        (original, original_src, "original"),
+        (rewritten, rewritten_src, "rewritten"),
+    ]) {
+        return Err(d);
+    }
     // One budget for both programs' runs: they are held at once.
     let _budget = crate::exec::run::enter_budget(opts.max_memory, opts.feed.as_ref());
     let plan = plan::Plan::new(original, original_src, rewritten, rewritten_src, opts)?;

@@ -1,5 +1,7 @@
-//! Activations and their `_grad` ops: relu, tanh, sigmoid, gelu (exact and tanh-approximate),
-//! silu, swiglu, square, pow, exp, log, sqrt, rsqrt.
+//! Smooth activations and their `_grad` ops: relu, tanh, sigmoid, gelu (exact and
+//! tanh-approximate), silu, swiglu, square, pow, exp, log, sqrt, rsqrt, elu, selu, softplus,
+//! swish, mish. (The piecewise-linear ones, whose gradients are conventions at their kinks, are
+//! `piecewise.rs`.)
 //!
 //! Paddle's grad ops take the *forward output* where the derivative is cheaper from it
 //! (`relu_grad(out, out_grad)`, `tanh_grad(out, …)`, `sigmoid_grad(out, …)`) and the *input*
@@ -105,6 +107,134 @@ pub fn log(x: &Tensor) -> KResult<Tensor> {
 
 pub fn sqrt(x: &Tensor) -> KResult<Tensor> {
     unary_f32(x, f32::sqrt)
+}
+
+/// `exp_grad(out, out_grad)`: `dout · out`.
+pub fn exp_grad(out: &Tensor, dout: &Tensor) -> KResult<Tensor> {
+    zip_f32(out, dout, |o, g| g * o)
+}
+
+/// `log_grad(x, out_grad)`: `dout · (1 / x)`.
+pub fn log_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
+    zip_f32(x, dout, |v, g| g * (1.0 / v))
+}
+
+/// `sqrt_grad(out, out_grad)`: `0.5 · dout / out`.
+pub fn sqrt_grad(out: &Tensor, dout: &Tensor) -> KResult<Tensor> {
+    zip_f32(out, dout, |o, g| 0.5 * g / o)
+}
+
+/// `elu(x) {alpha}`: `x` where `x ≥ 0`, else `alpha · (eˣ − 1)`.
+pub fn elu(x: &Tensor, alpha: f32) -> KResult<Tensor> {
+    unary_f32(
+        x,
+        move |v| if v < 0.0 { alpha * (v.exp() - 1.0) } else { v },
+    )
+}
+
+/// `elu_grad(x, out, out_grad) {alpha}`. For `alpha ≥ 0` Paddle reads the output: `dout` where
+/// `out > 0`, else `dout · (out + alpha)` (so `x = 0` takes the `alpha` side); for a negative
+/// `alpha`, where `out` no longer tells the branch, the input: `dout · alpha · eˣ` where `x ≤ 0`.
+pub fn elu_grad(x: &Tensor, out: &Tensor, dout: &Tensor, alpha: f32) -> KResult<Tensor> {
+    if alpha >= 0.0 {
+        zip_f32(
+            out,
+            dout,
+            move |o, g| if o > 0.0 { g } else { g * (o + alpha) },
+        )
+    } else {
+        zip_f32(
+            x,
+            dout,
+            move |v, g| if v > 0.0 { g } else { g * alpha * v.exp() },
+        )
+    }
+}
+
+/// `selu(x) {scale, alpha}`: `scale · x` where `x > 0`, else `scale · alpha · (eˣ − 1)`.
+pub fn selu(x: &Tensor, scale: f32, alpha: f32) -> KResult<Tensor> {
+    unary_f32(x, move |v| {
+        if v > 0.0 {
+            scale * v
+        } else {
+            scale * (alpha * v.exp() - alpha)
+        }
+    })
+}
+
+/// `selu_grad(out, out_grad) {scale, alpha}`: `dout · scale` where `out > 0`, else
+/// `dout · (out + scale · alpha)`.
+pub fn selu_grad(out: &Tensor, dout: &Tensor, scale: f32, alpha: f32) -> KResult<Tensor> {
+    let la = scale * alpha;
+    zip_f32(
+        out,
+        dout,
+        move |o, g| if o > 0.0 { g * scale } else { g * (o + la) },
+    )
+}
+
+/// `softplus(x) {beta, threshold}`: `ln(1 + e^(βx)) / β`, or `x` itself where `βx` exceeds the
+/// threshold (where the logarithm would only round to it).
+pub fn softplus(x: &Tensor, beta: f32, threshold: f32) -> KResult<Tensor> {
+    unary_f32(x, move |v| {
+        let xb = beta * v;
+        if xb > threshold {
+            v
+        } else {
+            (1.0 + xb.exp()).ln() / beta
+        }
+    })
+}
+
+/// `softplus_grad(x, out_grad) {beta, threshold}`: `dout / (1 + e^(−βx))`, `dout` past the
+/// threshold.
+pub fn softplus_grad(x: &Tensor, dout: &Tensor, beta: f32, threshold: f32) -> KResult<Tensor> {
+    zip_f32(x, dout, move |v, g| {
+        let xb = beta * v;
+        if xb > threshold {
+            g
+        } else {
+            g / (1.0 + (-xb).exp())
+        }
+    })
+}
+
+/// `swish(x)`: `x / (1 + e^(−x))` (Paddle's swish op has β = 1).
+pub fn swish(x: &Tensor) -> KResult<Tensor> {
+    unary_f32(x, |v| v / (1.0 + (-v).exp()))
+}
+
+/// `swish_grad(x, out_grad)`: `dout · (out + s · (1 − out))`, `s = 1 / (1 + e^(−x))`,
+/// `out = x·s`, as Paddle's functor forms it.
+pub fn swish_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
+    zip_f32(x, dout, |v, g| {
+        let s = 1.0 / (1.0 + (-v).exp());
+        let out = v * s;
+        g * (out + s * (1.0 - out))
+    })
+}
+
+/// Softplus as mish uses it: `x` above the threshold, else `ln(1 + eˣ)`.
+fn mish_softplus(v: f32, threshold: f32) -> f32 {
+    if v > threshold {
+        v
+    } else {
+        (1.0 + v.exp()).ln()
+    }
+}
+
+/// `mish(x) {lambda}`: `x · tanh(softplus(x))`, softplus cut off at `lambda`.
+pub fn mish(x: &Tensor, threshold: f32) -> KResult<Tensor> {
+    unary_f32(x, move |v| v * mish_softplus(v, threshold).tanh())
+}
+
+/// `mish_grad(x, out_grad) {lambda}`: `dout · (tanh(sp) + x · (1 − tanh²(sp)) · (1 − e^(−sp)))`.
+pub fn mish_grad(x: &Tensor, dout: &Tensor, threshold: f32) -> KResult<Tensor> {
+    zip_f32(x, dout, move |v, g| {
+        let sp = mish_softplus(v, threshold);
+        let t = sp.tanh();
+        g * (t + v * (1.0 - t * t) * (1.0 - (-sp).exp()))
+    })
 }
 
 /// `pow(x) {y}`: `x^y` (a float exponent attribute).

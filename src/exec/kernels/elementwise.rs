@@ -1,5 +1,6 @@
 //! Binary element-wise ops with broadcasting (`add`, `subtract`, `multiply`, `divide`,
 //! `elementwise_pow`, `maximum`, `minimum`), their `_grad` ops, `scale`, `add_n`, and `axpy`.
+//! Where `maximum`'s or `minimum`'s operands tie, Paddle splits the gradient, half to each.
 //!
 //! Dtypes: f32 computes in f32; bf16/f16 are widened to f32, computed, and rounded once at the
 //! end (Paddle's CPU kernels compute 16-bit floats through `float` the same way); f64 computes in
@@ -195,6 +196,34 @@ fn reduce_like(g: &[f32], g_shape: &[usize], like: &Tensor, axis: i64) -> KResul
         DType::F32
     };
     Tensor::from_f32_as(like.shape(), v, dt)
+}
+
+/// `maximum_grad` / `minimum_grad(x, y, out_grad)`: (dx, dy). The gradient goes to the operand
+/// the op chose, half to each where they are equal (Paddle's convention), then is summed over
+/// the dims that operand broadcast along.
+pub fn extremum_grad(
+    x: &Tensor,
+    y: &Tensor,
+    dout: &Tensor,
+    axis: i64,
+    maximum: bool,
+) -> KResult<(Tensor, Tensor)> {
+    let (xf, yf, g) = (x.to_f32(), y.to_f32(), dout.to_f32());
+    // The share of the gradient x gets at each element of the broadcast result; y gets the rest.
+    let (s, share) = binary_map(&xf, x.shape(), &yf, y.shape(), axis, move |a, b| {
+        if a == b {
+            0.5
+        } else if (a > b) == maximum {
+            1.0
+        } else {
+            0.0f32
+        }
+    })?;
+    let (s, gx) = binary_map(&g, dout.shape(), &share, &s, -1, |g, w| g * w)?;
+    let dx = reduce_like(&gx, &s, x, axis)?;
+    let (s, gy) = binary_map(&g, dout.shape(), &share, &s, -1, |g, w| g * (1.0 - w))?;
+    let dy = reduce_like(&gy, &s, y, axis)?;
+    Ok((dx, dy))
 }
 
 /// `add_grad` / `subtract_grad`: (dx, dy), each summed over the dims its operand broadcast along.

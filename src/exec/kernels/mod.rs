@@ -3,6 +3,7 @@
 //! [`KernelError`](super::KernelError) instead of panicking on inputs a program controls.
 
 pub mod activation;
+pub mod adaptive;
 pub mod amp;
 pub mod batch_norm;
 pub mod broadcast;
@@ -10,6 +11,7 @@ pub mod cast;
 pub mod coalesce;
 pub mod collective;
 pub mod conv;
+pub mod cumsum;
 pub mod dropout;
 pub mod elementwise;
 pub mod flatten;
@@ -19,6 +21,7 @@ pub mod layer_norm;
 pub mod matmul;
 pub mod optimizer;
 pub mod pick;
+pub mod piecewise;
 pub mod pool;
 pub mod reduce;
 pub mod repeat;

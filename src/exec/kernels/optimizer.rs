@@ -17,6 +17,9 @@
 //! which differs from the textbook form only in rounding. AdamW first decays
 //! `p ← p − lr·lr_ratio·coeff·p` (decoupled weight decay), then takes the Adam step with
 //! `lr·lr_ratio`.
+//!
+//! The other adaptive optimizers (RMSProp, Adagrad, Adamax, LAMB) are `adaptive.rs`, on the
+//! same working-weight helpers.
 
 use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
@@ -24,7 +27,7 @@ use crate::exec::kernels::cast::cast;
 use crate::exec::tensor::Tensor;
 use crate::kbail;
 
-fn same_numel(what: &str, a: &Tensor, b: &Tensor) -> KResult<()> {
+pub(crate) fn same_numel(what: &str, a: &Tensor, b: &Tensor) -> KResult<()> {
     if a.numel() != b.numel() {
         kbail!("{what}: {:?} and {:?} differ in size", a.shape(), b.shape());
     }
@@ -32,7 +35,7 @@ fn same_numel(what: &str, a: &Tensor, b: &Tensor) -> KResult<()> {
 }
 
 /// The f32 working copy of the weights: the master weight when multi-precision applies.
-fn working_param<'a>(
+pub(crate) fn working_param<'a>(
     param: &'a Tensor,
     master: Option<&'a Tensor>,
     multi_precision: bool,
@@ -47,7 +50,7 @@ fn working_param<'a>(
 }
 
 /// Writes the updated f32 weights back: (param_out, master_out).
-fn finish_param(
+pub(crate) fn finish_param(
     param: &Tensor,
     master: Option<&Tensor>,
     uses_master: bool,

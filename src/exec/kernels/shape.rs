@@ -1,6 +1,6 @@
 //! Shape and constant ops: `full`, `full_like`, `full_int_array`, `full_with_tensor`,
-//! `arange`, `shape`/`shape64`, `reshape`, `squeeze`, `unsqueeze`, `transpose`, `slice`,
-//! `slice_grad`, `set_value_with_tensor_`.
+//! `assign_value`, `arange`, `shape`/`shape64`, `reshape`, `squeeze`, `unsqueeze`, `transpose`,
+//! `slice`, `slice_grad`, `set_value_with_tensor_`.
 //!
 //! `squeeze` drops the listed axes that have size 1 (every size-1 axis when none are listed) and
 //! ignores listed axes of another size, as Paddle does; `unsqueeze` inserts its axes one after the
@@ -40,6 +40,22 @@ pub fn full(shape: &[i64], value: f64, dtype: DType) -> KResult<Tensor> {
 /// `pd_op.full_like(x, value, dtype)`: `dtype` `None` (Paddle's `Undefined`) keeps `x`'s.
 pub fn full_like(x: &Tensor, value: f64, dtype: Option<DType>) -> Tensor {
     Tensor::full(x.shape(), dtype.unwrap_or(x.dtype()), value)
+}
+
+/// `pd_op.assign_value(_)`: the constant the op's `shape` and `values` attributes spell out
+/// (`paddle.to_tensor` of an array in a static program), `values` already in the op's dtype.
+pub fn assign_value(shape: &[i64], values: Data) -> KResult<Tensor> {
+    let dims = dims(shape)?;
+    let n: usize = dims.iter().product();
+    if values.len() != n {
+        kbail!(
+            "assign_value: {} values for shape {:?} ({} elements)",
+            values.len(),
+            shape,
+            n
+        );
+    }
+    Tensor::new(dims, values)
 }
 
 /// `pd_op.full_int_array(value, dtype)`: a 1-D tensor holding the list.

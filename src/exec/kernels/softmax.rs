@@ -1,4 +1,5 @@
-//! `softmax`, `softmax_grad`, `cross_entropy_with_softmax` and its grad.
+//! `softmax`, `softmax_grad`, `log_softmax`, `log_softmax_grad`, `cross_entropy_with_softmax`
+//! and its grad.
 //!
 //! A tensor is viewed as `[outer, n, inner]` around the softmax axis, so the last-axis case (the
 //! common one) is contiguous rows. Softmax subtracts the row maximum before `exp` (Paddle's
@@ -88,6 +89,85 @@ pub fn softmax_grad(out: &Tensor, dout: &Tensor, axis: i64) -> KResult<Tensor> {
         }
     }
     Tensor::from_f32_as(out.shape(), dx, float_dtype(out.dtype()))
+}
+
+/// `pd_op.log_softmax(x) {axis}`: `x − max − ln Σ e^(x − max)` along the axis.
+pub fn log_softmax(x: &Tensor, axis: i64) -> KResult<Tensor> {
+    let a = norm_axis(axis, x.shape().len())?;
+    let (outer, n, inner) = split(x.shape(), a);
+    let v = x.to_f32();
+    let mut out = vec![0.0f32; v.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| o * n * inner + k * inner + i;
+            let max = (0..n).map(|k| v[at(k)]).fold(f32::NEG_INFINITY, f32::max);
+            let sum: f32 = (0..n).map(|k| (v[at(k)] - max).exp()).sum();
+            let log_sum = sum.ln();
+            for k in 0..n {
+                out[at(k)] = v[at(k)] - max - log_sum;
+            }
+        }
+    }
+    Tensor::from_f32_as(x.shape(), out, float_dtype(x.dtype()))
+}
+
+/// `pd_op.log_softmax_grad(out, out_grad) {axis}`: `dout − e^out · Σ dout` along the axis.
+pub fn log_softmax_grad(out: &Tensor, dout: &Tensor, axis: i64) -> KResult<Tensor> {
+    if out.shape() != dout.shape() {
+        kbail!(
+            "log_softmax_grad: out {:?} and out_grad {:?} differ in shape",
+            out.shape(),
+            dout.shape()
+        );
+    }
+    let a = norm_axis(axis, out.shape().len())?;
+    let (outer, n, inner) = split(out.shape(), a);
+    let (y, g) = (out.to_f32(), dout.to_f32());
+    let mut dx = vec![0.0f32; y.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| o * n * inner + k * inner + i;
+            let sum: f32 = (0..n).map(|k| g[at(k)]).sum();
+            for k in 0..n {
+                dx[at(k)] = g[at(k)] - y[at(k)].exp() * sum;
+            }
+        }
+    }
+    Tensor::from_f32_as(out.shape(), dx, float_dtype(out.dtype()))
+}
+
+/// `pd_op.label_smooth(label, prior_dist) {epsilon}`: `(1 − ε)·label + ε·prior`, the prior
+/// uniform (`1/K` over the last dimension's K classes) when absent.
+pub fn label_smooth(label: &Tensor, prior: Option<&Tensor>, epsilon: f32) -> KResult<Tensor> {
+    let k = label.shape().last().copied().unwrap_or(1);
+    if k == 0 {
+        kbail!(
+            "label_smooth: the label has no classes, shape {:?}",
+            label.shape()
+        );
+    }
+    let l = label.to_f32();
+    let out: Vec<f32> = match prior {
+        None => {
+            let u = epsilon / k as f32;
+            l.iter().map(|&v| (1.0 - epsilon) * v + u).collect()
+        }
+        Some(p) => {
+            if p.numel() != k {
+                kbail!(
+                    "label_smooth: prior_dist {:?} must hold one value per class ({})",
+                    p.shape(),
+                    k
+                );
+            }
+            let pv = p.to_f32();
+            l.iter()
+                .enumerate()
+                .map(|(i, &v)| (1.0 - epsilon) * v + epsilon * pv[i % k])
+                .collect()
+        }
+    };
+    Tensor::from_f32_as(label.shape(), out, float_dtype(label.dtype()))
 }
 
 /// Attributes of `cross_entropy_with_softmax` and its grad.

@@ -4,4 +4,6 @@
 mod cnn_errors;
 mod kernel_errors;
 mod kernels_paddle;
+mod kernels_paddle_models;
+mod model_kernel_errors;
 mod rnn_errors;

@@ -1,0 +1,190 @@
+//! The ops a run would stop at for want of a kernel, found before anything runs.
+//!
+//! The interpreter meets ops one at a time, so an op it cannot run would end the run at the
+//! first such op, after the startup program and part of the step had run, and say nothing of
+//! the next one: a user with a model of five unsupported activations would learn of them in
+//! five runs. Whether the executor runs an op depends on its name alone ([`exec_of`]), so every
+//! program a run or check will execute (startup and main, the blocks of `pd_op.if` and
+//! `pd_op.while` included, taken or not) is read once up front and every such op is reported
+//! in one error: one located diagnostic per op name, at its first op, with the count of its
+//! other ops, and a note listing them all.
+//!
+//! `irw check` reports this as NOT JUDGED (exit 4), not as a FAIL: nothing is known about the
+//! rewrite, only that irw cannot execute the program.
+
+use std::collections::HashSet;
+
+use indexmap::IndexMap;
+
+use crate::diag::{Diagnostic, SourceFile};
+use crate::exec::interp::Sources;
+use crate::exec::ops::exec_of;
+use crate::ir::{Module, Program};
+
+/// A program to scan: the module, the files it was read from and the name its errors use
+/// (`main`, `original`, `rewritten`).
+pub type Scanned<'a> = (&'a Module, Sources<'a>, &'a str);
+
+/// One op name without a kernel: where it first appears and how many ops carry it.
+struct Missing {
+    first: Diagnostic,
+    count: usize,
+}
+
+/// Every op of `programs` the executor has no kernel for, as one error (`None` when it runs
+/// them all). Each program's startup is read before its main program. An op name met again
+/// in a later program is counted, not reported twice; an op read from the same place of the
+/// same file as one already met (the rewritten program keeps the original's ops where the
+/// rules kept them) is that op, and counts once.
+pub fn missing_kernels(programs: &[Scanned<'_>]) -> Option<Diagnostic> {
+    let mut found = Found::default();
+    for &(module, sources, label) in programs {
+        if let Some(startup) = &module.startup {
+            let label = format!("{label} (startup)");
+            found.scan(module, startup, sources.startup, &label);
+        }
+        found.scan(module, &module.main, sources.main, label);
+    }
+    let missing = found.missing;
+    let summary: Vec<String> = missing
+        .iter()
+        .map(|(name, m)| format!("`{name}` ({})", m.count))
+        .collect();
+    let total: usize = missing.values().map(|m| m.count).sum();
+    let mut all: Vec<Diagnostic> = missing
+        .into_values()
+        .map(|m| match m.count {
+            1 => m.first,
+            n => {
+                let others = if n == 2 { "op" } else { "ops" };
+                m.first
+                    .with_note(format!("{} more {others} of this name", n - 1))
+            }
+        })
+        .collect();
+    if let Some(first) = all.first_mut() {
+        if summary.len() > 1 {
+            first.notes.push(format!(
+                "the executor has no kernel for {total} ops of {} names: {}",
+                summary.len(),
+                summary.join(", ")
+            ));
+        }
+        first
+            .hints
+            .push("nothing ran; `irw ops NAME` says whether the executor runs an op".to_string());
+    }
+    Diagnostic::list(all)
+}
+
+/// What the scan has found so far.
+#[derive(Default)]
+struct Found {
+    /// By op name, in the order first met.
+    missing: IndexMap<String, Missing>,
+    /// The ops met so far that were read from a file: (file name, byte offset).
+    located: HashSet<(String, usize)>,
+}
+
+impl Found {
+    fn scan(&mut self, module: &Module, prog: &Program, src: Option<&SourceFile>, label: &str) {
+        for (i, op) in prog.walk().into_iter().enumerate() {
+            let name = module.ctx.str(prog.op_name(op));
+            if exec_of(name).is_some() {
+                continue;
+            }
+            if let (Some(src), Some(at)) = (src, prog.position(op)) {
+                if !self.located.insert((src.name.clone(), at)) {
+                    continue;
+                }
+            }
+            match self.missing.get_mut(name) {
+                Some(m) => m.count += 1,
+                None => {
+                    let first = Diagnostic::at_if_known(
+                        src,
+                        prog.position(op),
+                        format!(
+                            "{label}: op #{i} `{name}`: the executor has no kernel for this op"
+                        ),
+                    );
+                    self.missing
+                        .insert(name.to_string(), Missing { first, count: 1 });
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn module(src: &SourceFile) -> Module {
+        crate::ir::parse_module(src).expect("parses")
+    }
+
+    fn sources(src: &SourceFile) -> Sources<'_> {
+        Sources {
+            main: Some(src),
+            startup: Some(src),
+        }
+    }
+
+    #[test]
+    fn every_op_name_is_reported_once_with_its_count() {
+        let src = SourceFile::new(
+            "p.ir",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>
+    (%1) = "pd_op.softsign" (%0) {} : (tensor<2xf32>) -> tensor<2xf32>
+    (%2) = "pd_op.relu" (%1) {} : (tensor<2xf32>) -> tensor<2xf32>
+    (%3) = "pd_op.softsign" (%2) {} : (tensor<2xf32>) -> tensor<2xf32>
+    (%4) = "my.op" (%3) {} : (tensor<2xf32>) -> tensor<2xf32>
+}
+"#,
+        );
+        let m = module(&src);
+        let d = missing_kernels(&[(&m, sources(&src), "main")]).expect("an error");
+        let at = d.location.as_ref().expect("located");
+        assert_eq!((at.file.as_str(), at.line, at.col), ("p.ir", 3, 5));
+        assert_eq!(
+            d.message,
+            "main: op #1 `pd_op.softsign`: the executor has no kernel for this op"
+        );
+        assert_eq!(d.notes[0], "1 more op of this name");
+        assert!(d.notes[1].contains("3 ops of 2 names: `pd_op.softsign` (2), `my.op` (1)"));
+        assert_eq!(d.more.len(), 1);
+        assert!(d.more[0].message.starts_with("main: op #4 `my.op`"));
+        // The rewritten program's ops read from the same places are the original's.
+        let d = missing_kernels(&[
+            (&m, sources(&src), "original"),
+            (&m, sources(&src), "rewritten"),
+        ])
+        .expect("an error");
+        assert_eq!(d.more.len(), 1);
+        assert_eq!(d.notes[0], "1 more op of this name");
+        // Ops of unknown place (built by a rewrite) are each counted, each name reported once.
+        let d = missing_kernels(&[
+            (&m, Sources::default(), "original"),
+            (&m, Sources::default(), "rewritten"),
+        ])
+        .expect("an error");
+        assert_eq!(d.more.len(), 1);
+        assert_eq!(d.notes[0], "3 more ops of this name");
+    }
+
+    #[test]
+    fn a_program_of_kernels_passes() {
+        let src = SourceFile::new(
+            "p.ir",
+            r#"{
+    (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>
+    (%1) = "pd_op.relu" (%0) {} : (tensor<2xf32>) -> tensor<2xf32>
+}
+"#,
+        );
+        let m = module(&src);
+        assert!(missing_kernels(&[(&m, Sources::default(), "main")]).is_none());
+    }
+}
