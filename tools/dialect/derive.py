@@ -22,8 +22,9 @@ What it reads, and why each source:
   inputs are `paddle::optional` (may be `<<NULL VALUE>>`), which attributes are `IntArray` or
   `Scalar` (the PIR header spells them as plain vectors and numbers, but PIR stores an
   `IntArray` as `paddle::dialect::IntArrayAttribute`, `1.a_intarray` in JSON), and which outputs
-  an in-place op returns by reference (`std::tuple<Tensor&, ...> adam_(Tensor& param, ...)`: the
-  i-th reference output is the i-th input passed by non-const reference).
+  an in-place op returns by reference (`std::tuple<Tensor&, ...> adam_(Tensor& param, ...)`: a
+  reference output named after an input passed by non-const reference, `moment_out`, is that
+  input; the others are those inputs in order).
 - A `_grad` op (no C++ API) takes `optional` and `IntArray`/`Scalar` from its forward op, by name.
 
 Nothing is copied: each line written is irw's own format (`src/dialect/data.rs` documents it):
@@ -263,9 +264,21 @@ def main():
         results = list(op["results"])
         inplace = []
         if op["inplace_trait"] and api and by_ref and ref_outs:
-            for r, o in zip(ref_outs, by_ref):
-                if r < len(results) and o in op["operands"]:
-                    inplace.append(f"{results[r]}={o}")
+            # The API returns its by-reference inputs in the order of its outputs, which is not
+            # always the order it takes them in (rmsprop_ takes mean_square before moment and
+            # returns moment_out first): an output named after such an input (`moment_out`,
+            # `master_param_outs`) is that input; the others pair up in order.
+            refs = [results[r] for r in ref_outs if r < len(results)]
+            named = {}
+            for r in refs:
+                base = re.sub(r"_outs?$", "", r)
+                if base != r and base in by_ref:
+                    named[r] = base
+            rest = iter(o for o in by_ref if o not in named.values())
+            for r in refs:
+                o = named.get(r) or next(rest, None)
+                if o in op["operands"]:
+                    inplace.append(f"{r}={o}")
         elif op["inplace_trait"]:
             # No C++ API: result `x_out` is operand `x`; without such pairs, `out` is the
             # first operand.
