@@ -70,20 +70,35 @@ pub(super) fn gradients(
         .collect();
     // What a correct merge computes from the original's own micro-batch gradients, where the
     // relation says the reference equals it: their mean (avg=true, a mean loss) or their sum
-    // (avg=false). It differs from the reference only by rounding (another order of the same
-    // sums), and that difference is how uncertain the reference itself is. It is trusted as
-    // rounding only while it is small beside the program's gradients as a whole (1e-5 of the
-    // largest): a forward that mixes rows would show far larger differences, and those stay
-    // failures.
+    // (avg=false), through the original's optimize stage (`combined`), or, where that is not
+    // known, the consumed micro-batch gradients combined. It differs from the reference only by
+    // rounding (another order of the same sums), and that difference is how uncertain the
+    // reference itself is. It is trusted as rounding only while it is small beside the
+    // program's gradients as a whole (1e-5 of the largest): a forward that mixes rows would
+    // show far larger differences, and those stay failures.
+    let kf = k as f64;
+    let fallback_combo = |name: &str, div: f64| -> Option<Vec<f64>> {
+        match reference.combined.get(name) {
+            Some(c) => Some(c.clone()),
+            None => Some(
+                reference
+                    .micro_sum
+                    .get(name)?
+                    .iter()
+                    .map(|x| x / div)
+                    .collect(),
+            ),
+        }
+    };
     let correct_combo = |name: &str| -> Option<Vec<f64>> {
-        let s = reference.micro_sum.get(name)?;
-        let kf = k as f64;
         match (avg, reference.reduction, reference.factor) {
-            (true, Reduction::Mean, Some(_)) => Some(s.iter().map(|x| x / kf).collect()),
-            (false, Reduction::Mean | Reduction::Sum, Some(_)) => Some(s.clone()),
+            (true, Reduction::Mean, Some(_)) => fallback_combo(name, kf),
+            (false, Reduction::Mean | Reduction::Sum, Some(_)) => fallback_combo(name, 1.0),
             _ => None,
         }
     };
+    // What a merge that averages makes the optimizer consume, for a hint.
+    let mean_merge = |name: &str| avg.then(|| fallback_combo(name, kf)).flatten();
     let program_scale = ref_f64
         .values()
         .map(|v| max_magnitude(v))
@@ -104,9 +119,9 @@ pub(super) fn gradients(
             continue;
         };
         let full_v = full.to_f64_vec();
-        let want: Vec<f64> = match (reference.factor, reference.micro_sum.get(name)) {
+        let want: Vec<f64> = match (reference.factor, fallback_combo(name, 1.0)) {
             (Some(f), _) => full_v.iter().map(|x| x * f).collect(),
-            (None, Some(s)) => s.clone(),
+            (None, Some(s)) => s,
             (None, None) => full_v.clone(),
         };
         let scale = reference.micro_max.get(name).copied().unwrap_or(0.0);
@@ -134,7 +149,7 @@ pub(super) fn gradients(
                     k,
                     avg,
                     reference.reduction,
-                    reference.micro_sum.get(name).map(|s| s.as_slice()),
+                    mean_merge(name).as_deref(),
                 ),
             };
             (Verdict::Fail, note)

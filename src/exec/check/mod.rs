@@ -50,7 +50,14 @@
 //!
 //! **Loss reduction.** The original also runs on each micro-batch alone, which shows how its
 //! loss reduces the batch: the full-batch gradient is the mean of the micro-batch gradients for
-//! a mean loss and their sum for a sum loss. Gradient merge with `avg` (a 1/k scale) is the
+//! a mean loss and their sum for a sum loss. These are read off the gradients as backward hands
+//! them to the optimize stage (what a merge accumulates), not as the optimizers consume them: a
+//! global-norm clip scales each batch's gradients by a factor of its own, so the clipped
+//! gradients of a mean loss are neither a mean nor a sum of anything. For the same reason what
+//! a correct merge makes the optimizers consume is measured by running the original's optimize
+//! stage on its own micro-batch gradients combined (averaged, or summed for avg=false): that
+//! is the reference of a merge without averaging whose loss is neither a mean nor a sum, and
+//! it is how far the reference is uncertain by rounding (see the noise allowance). Gradient merge with `avg` (a 1/k scale) is the
 //! full-batch step of a mean loss; without it the merged gradient is the gradient of the loss
 //! summed over the k micro-batches, Σᵢ Lᵢ: the full-batch gradient for a sum loss, and for a
 //! mean loss (told by the loss values, which an optimize stage cannot disguise) the full-batch
