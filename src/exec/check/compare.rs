@@ -150,6 +150,7 @@ pub(super) fn gradients(
                     avg,
                     reference.reduction,
                     mean_merge(name).as_deref(),
+                    &reference.tokens,
                 ),
             };
             (Verdict::Fail, note)

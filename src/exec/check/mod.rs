@@ -87,14 +87,16 @@
 //! The module is laid out as the check runs: [`plan`] fixes ranks, micro-batches, inputs and the
 //! initial persistables; [`runs`] runs the original (its references) and the rewritten program
 //! (its k micro-steps); [`relation`] reads how the loss reduces the batch and what the merged
-//! gradient must therefore equal; [`compare`] holds the tolerance policy and turns the runs
-//! into rows; [`report`] is what the command prints.
+//! gradient must therefore equal, and [`tokens`] whether grad_merge.rw's normalize=tokens
+//! merges a token-mean loss (a hint recommends it only then); [`compare`] holds the tolerance
+//! policy and turns the runs into rows; [`report`] is what the command prints.
 
 mod compare;
 mod plan;
 mod relation;
 mod report;
 mod runs;
+mod tokens;
 
 use indexmap::IndexMap;
 

@@ -3,6 +3,7 @@
 //! that gives the relation the grad rows check, and, when a row fails, a hint at what went
 //! wrong (a missing or doubled 1/k scale, a sum loss averaged, a token mean).
 
+use super::tokens::Tokens;
 use crate::exec::coupling::Combine;
 
 /// How the original's loss reduces the batch, read off its gradients: the full-batch gradient
@@ -60,7 +61,8 @@ fn is_mean_of(a: &[f64], mean: Option<&[f64]>) -> bool {
 /// and the merge averaged it (then a ratio of 1/k has that name, not "applied twice").
 /// `mean_merge`: what a merge averaging the original's own micro-batch gradients makes the
 /// optimizer consume, when known; a merged gradient that is it, under a loss whose full-batch
-/// gradient is not their mean, is named as such.
+/// gradient is not their mean, is named as such, with the merge that fixes it when
+/// `tokens` says grad_merge.rw's normalize=tokens takes the loss, and why not otherwise.
 pub(super) fn scale_hint(
     a: &[f64],
     b: &[f64],
@@ -68,6 +70,7 @@ pub(super) fn scale_hint(
     avg: bool,
     reduction: Reduction,
     mean_merge: Option<&[f64]>,
+    tokens: &Tokens,
 ) -> String {
     let bb: f64 = b.iter().map(|v| v * v).sum();
     let aa: f64 = a.iter().map(|v| v * v).sum();
@@ -127,9 +130,14 @@ pub(super) fn scale_hint(
             "the merged gradient is 1/{k} of {reference}: a 1/k scale is applied although avg=false"
         ),
         _ if proportional => format!("the merged gradient is {ratio:.4}× {reference}"),
-        _ if avg && reduction == Reduction::Uneven && is_mean_of(a, mean_merge) => format!(
-            "the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike (a token mean, sum(l·mask) / sum(mask), normalizes each micro-batch by its own token count; grad_merge.rw merges it with --set normalize=tokens)"
-        ),
+        _ if avg && reduction == Reduction::Uneven && is_mean_of(a, mean_merge) => match tokens {
+            Tokens::Merged => format!(
+                "the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike (a token mean, sum(l·mask) / sum(mask), normalizes each micro-batch by its own token count; grad_merge.rw merges it with --set normalize=tokens)"
+            ),
+            Tokens::Refused(why) => format!(
+                "the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike (a token mean, or another normalization by a count taken from the batch, divides each micro-batch by its own count). grad_merge.rw cannot merge this loss exactly: its --set normalize=tokens takes only sum(l·mask) / sum(mask) with `mask` a float32 `pd_op.data` input, and {why}"
+            ),
+        },
         _ => format!("the merged gradient differs from {reference} (not by a constant factor: \
               a scale applied per micro-step, or a missing or misplaced collective?)"),
     }

@@ -163,6 +163,9 @@ pub(super) struct Reference {
     pub reduction: Reduction,
     /// The relation the grad rows check, in words.
     pub relation: String,
+    /// Whether grad_merge.rw's normalize=tokens merges the original's loss, and why not
+    /// ([`super::tokens`]): a hint names it only where it works.
+    pub tokens: super::tokens::Tokens,
     /// The merged gradient must be `factor` × the reference gradient; `None`: the sum of the
     /// micro-batch gradients.
     pub factor: Option<f64>,
@@ -363,6 +366,7 @@ impl Reference {
             combined,
             reduction,
             relation,
+            tokens: super::tokens::normalize_tokens(&module.ctx, &module.main),
             factor,
         }))
     }
