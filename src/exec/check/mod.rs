@@ -35,6 +35,16 @@
 //! scale borrowed from another tensor: a one-element bias gradient beside a large weight
 //! gradient is judged by its own magnitude, so a bias stepping on a zero buffer fails.
 //!
+//! **Noise allowance.** Where the relation says the reference equals what a correct merge makes
+//! of the original's own micro-batch gradients, the difference between the two, measured on
+//! the original alone, is added to a gradient's tolerance: it is rounding (another order of the
+//! same sums), and a row that passes only with it is marked `noise`. It is trusted as rounding
+//! only up to the float32 tolerance of the program's largest gradient, or, in a program whose
+//! forward or backward computes in 16-bit floats (AMP O1: float32 parameters, bfloat16 matmuls),
+//! up to that dtype's tolerance: its gradients are rounded to 16 bits on the full batch and on
+//! each micro-batch differently. The allowance is what was measured, never the bound, so a
+//! rewrite's error larger than the original's own rounding still fails.
+//!
 //! **What a PASS needs.** Every row within tolerance, and:
 //! - every compared value finite. A NaN or infinity in the rewritten program's tensors, or in
 //!   a reference computed from them, fails the row (the columns say `NaN`/`inf`). When the

@@ -9,6 +9,7 @@ use super::relation::{self, Reduction};
 use super::{CheckOptions, Feeds};
 use crate::diag::Diagnostic;
 use crate::exec::coupling::{self, BatchCoupling, Combine, Coupled, MicroReference};
+use crate::exec::dtype::DType;
 use crate::exec::interp::{non_finite, Interp, NonFinite, Rank, Sources, Stage};
 use crate::exec::scope::Scope;
 use crate::exec::tensor::Tensor;
@@ -163,6 +164,9 @@ pub(super) struct Reference {
     pub reduction: Reduction,
     /// The relation the grad rows check, in words.
     pub relation: String,
+    /// The 16-bit float dtype the original's forward or backward computes in (AMP O1: float32
+    /// parameters, bfloat16 matmuls and convolutions), if any: the loosest.
+    pub computes_in: Option<DType>,
     /// Whether grad_merge.rw's normalize=tokens merges the original's loss, and why not
     /// ([`super::tokens`]): a hint names it only where it works.
     pub tokens: super::tokens::Tokens,
@@ -367,6 +371,7 @@ impl Reference {
             reduction,
             relation,
             tokens: super::tokens::normalize_tokens(&module.ctx, &module.main),
+            computes_in: computes_in(module),
             factor,
         }))
     }
@@ -475,6 +480,26 @@ impl Merged {
             changed_early,
         })
     }
+}
+
+/// The loosest 16-bit float dtype among the results of the forward and backward ops of
+/// `module`'s top block: what its gradients are rounded to on the way.
+fn computes_in(module: &Module) -> Option<DType> {
+    let (ctx, prog) = (&module.ctx, &module.main);
+    let mut loosest = None;
+    for op in prog.block_ops(prog.top_block()) {
+        if crate::exec::interp::op_role(ctx, prog, op).is_some_and(|r| r == 2) {
+            continue;
+        }
+        for v in prog.results(op) {
+            match ctx.ty(prog.value_type(v)).dtype() {
+                Some(DType::BF16) => return Some(DType::BF16),
+                Some(DType::F16) => loosest = Some(DType::F16),
+                _ => {}
+            }
+        }
+    }
+    loosest
 }
 
 /// Each float reference paired with the sum over the micro-batches of the same value, where both
