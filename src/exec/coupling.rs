@@ -11,10 +11,21 @@
 //!
 //! Which ops couple rows, and when, is data ([`COUPLING`]): an op name, the condition on its
 //! attributes (and operand type) under which it mixes rows, and why in words. Only forward ops
-//! count (op_role 0, or none): a backward op of a coupled forward is coupled because of it. A
-//! reduction over the batch that is linear (the loss's `mean`) does not couple in this sense:
-//! its gradient splits over the rows. Not detected: a hand-written normalization out of linear
-//! reductions over the batch followed by a nonlinear op.
+//! count (op_role 0, or none): a backward op of a coupled forward is coupled because of it.
+//!
+//! Reductions over the batch dimension (dimension 0 of an operand whose dimension 0 is the
+//! dynamic batch, `-1`, computed from the parameters: a reduction of data alone, such as a
+//! token count, changes no gradient of a row) are told apart by what they are:
+//! - one that is not linear in the rows (`max`, `min`, `prod`, `logsumexp`, `var`, a norm) couples
+//!   them wherever its result goes: which row wins, or how much one counts, depends on the others;
+//! - a linear one (`mean`, `sum`) couples them only when a later forward op combines its result
+//!   with the rows again (`h - mean(h, axis=0)`, batch centering). The loss's own `mean` over the
+//!   batch is one too, and is not coupling: its result is the loss, and the gradient of a mean
+//!   splits over the rows. Its result divided by a count (a token mean) is not either: it weighs
+//!   the micro-batches unequally, which the check reads off the gradients and names.
+//!
+//! Not detected: a linear reduction over the batch followed by a nonlinear op that never meets
+//! the rows (`sqrt(mean(e²))`), and any reduction in a program whose batch dimension is fixed.
 //!
 //! What still holds, and what `irw check` then checks ([`micro_reference`]): the merged program
 //! equals the *original run micro-batch by micro-batch*. The original runs forward and backward
@@ -29,7 +40,7 @@ use crate::diag::{Diagnostic, SourceFile};
 use crate::exec::interp::{op_role, Rank, Stage};
 use crate::exec::scope::Scope;
 use crate::exec::tensor::Tensor;
-use crate::ir::{Attrs, Context, OpId, Program, Type};
+use crate::ir::{Attr, Attrs, Context, OpId, Program, Type, ValueId};
 
 /// When an op of [`COUPLING`] mixes the rows of its batch.
 #[derive(Clone, Copy, Debug)]
@@ -37,15 +48,31 @@ pub enum When {
     /// It normalizes with statistics of the batch: unless it uses its running statistics
     /// (`use_global_stats`, or `is_test` without `trainable_statistics`).
     BatchStatistics,
-    /// It normalizes or accumulates along the integer attribute's axis, and that axis is
-    /// dimension 0 (the batch) of its first operand.
-    AlongBatchAxis(&'static str),
+    /// It normalizes or accumulates along one axis, and that axis is dimension 0 (the batch)
+    /// of its first operand.
+    AlongBatchAxis(Axes),
     /// A matrix product one of whose matrices is a batch of rows (rank 2, dimension 0 the
     /// dynamic batch) used other than row by row: `x` transposed (`transpose_x`), or `y` (its
     /// rows are the product's columns, or are summed over), as an in-batch contrastive loss's
     /// `a @ bᵀ` does. A rank-3 or higher operand's dimension 0 is a batch of matrices, which a
     /// product keeps apart.
     MatrixOfBatchRows,
+    /// A reduction not linear in the rows over the batch dimension of a batch of rows computed
+    /// from the parameters (see the module docs).
+    ReducesBatch(Axes),
+    /// A linear reduction over the batch dimension of a batch of rows computed from the
+    /// parameters, whose result a later forward op combines with a batch of rows again.
+    ReducesBatchIntoRows(Axes),
+}
+
+/// Where an op's axes are: an integer (or integer list) attribute, an operand a
+/// `pd_op.full_int_array` or `pd_op.full` makes, or every axis. Reductions also honour
+/// `reduce_all` (and `p_norm` its `asvector`), and an empty list means every axis, as in Paddle.
+#[derive(Clone, Copy, Debug)]
+pub enum Axes {
+    Attr(&'static str),
+    Operand(usize),
+    All,
 }
 
 /// An op that couples the rows of its batch, when it does, and why.
@@ -74,18 +101,103 @@ static COUPLING: &[CouplingRule] = &[
     },
     CouplingRule {
         op: "pd_op.softmax",
-        when: When::AlongBatchAxis("axis"),
+        when: When::AlongBatchAxis(Axes::Attr("axis")),
         why: "normalizes along the batch dimension",
     },
     CouplingRule {
         op: "pd_op.log_softmax",
-        when: When::AlongBatchAxis("axis"),
+        when: When::AlongBatchAxis(Axes::Attr("axis")),
         why: "normalizes along the batch dimension",
     },
     CouplingRule {
         op: "pd_op.cumsum",
-        when: When::AlongBatchAxis("axis"),
+        when: When::AlongBatchAxis(Axes::Operand(1)),
         why: "accumulates along the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.cumprod",
+        when: When::AlongBatchAxis(Axes::Attr("dim")),
+        why: "accumulates along the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.logcumsumexp",
+        when: When::AlongBatchAxis(Axes::Attr("axis")),
+        why: "accumulates along the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.cummax",
+        when: When::AlongBatchAxis(Axes::Attr("axis")),
+        why: "accumulates along the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.cummin",
+        when: When::AlongBatchAxis(Axes::Attr("axis")),
+        why: "accumulates along the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.max",
+        when: When::ReducesBatch(Axes::Operand(1)),
+        why: "takes the max over the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.min",
+        when: When::ReducesBatch(Axes::Operand(1)),
+        why: "takes the min over the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.amax",
+        when: When::ReducesBatch(Axes::Attr("axis")),
+        why: "takes the max over the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.amin",
+        when: When::ReducesBatch(Axes::Attr("axis")),
+        why: "takes the min over the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.prod",
+        when: When::ReducesBatch(Axes::Operand(1)),
+        why: "multiplies over the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.logsumexp",
+        when: When::ReducesBatch(Axes::Attr("axis")),
+        why: "takes the log-sum-exp over the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.var",
+        when: When::ReducesBatch(Axes::Attr("axis")),
+        why: "takes the variance over the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.std",
+        when: When::ReducesBatch(Axes::Attr("axis")),
+        why: "takes the standard deviation over the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.p_norm",
+        when: When::ReducesBatch(Axes::Attr("axis")),
+        why: "takes a norm over the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.frobenius_norm",
+        when: When::ReducesBatch(Axes::Operand(1)),
+        why: "takes a norm over the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.mean",
+        when: When::ReducesBatchIntoRows(Axes::Operand(1)),
+        why: "averages over the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.sum",
+        when: When::ReducesBatchIntoRows(Axes::Operand(1)),
+        why: "sums over the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.mean_all",
+        when: When::ReducesBatchIntoRows(Axes::All),
+        why: "averages over the batch dimension",
     },
     CouplingRule {
         op: "pd_op.matmul",
@@ -117,7 +229,115 @@ fn batch_rows(t: Option<&Type>) -> bool {
     }
 }
 
-fn couples(rule: &CouplingRule, a: Attrs<'_>, operands: &[Option<&Type>]) -> Option<String> {
+/// An operand's shape, when it is a tensor.
+fn shape_of(t: Option<&Type>) -> Option<&[i64]> {
+    match t? {
+        Type::Tensor { shape, .. } | Type::Dist { shape, .. } => Some(shape),
+        _ => None,
+    }
+}
+
+/// Whether `t` carries the batch: a tensor of rank 1 or more whose dimension 0 is dynamic.
+fn carries_batch(t: Option<&Type>) -> bool {
+    shape_of(t).is_some_and(|s| s.first().is_some_and(|&d| d < 0))
+}
+
+/// The integers `v` holds when a `pd_op.full_int_array` or `pd_op.full` makes it.
+fn constant_ints(ctx: &Context, prog: &Program, v: ValueId) -> Option<Vec<i64>> {
+    let def = prog.defining_op(v)?;
+    let a = ctx.attrs(prog.op_attrs(def));
+    match ctx.str(prog.op_name(def)) {
+        "pd_op.full_int_array" => a
+            .get("value")?
+            .as_array()?
+            .iter()
+            .map(|x| x.as_i64())
+            .collect(),
+        "pd_op.full" => Some(vec![a.get("value")?.as_f64()? as i64]),
+        _ => None,
+    }
+}
+
+/// The axes `axes` names on `op`: `Some(empty)` for every axis, `None` when they are not known
+/// (an operand computed at run time).
+fn axes_of(ctx: &Context, prog: &Program, op: OpId, axes: Axes) -> Option<Vec<i64>> {
+    let a = ctx.attrs(prog.op_attrs(op));
+    if flag(a, "reduce_all") || flag(a, "asvector") {
+        return Some(Vec::new());
+    }
+    match axes {
+        Axes::All => Some(Vec::new()),
+        Axes::Operand(i) => constant_ints(ctx, prog, prog.operand(op, i)?),
+        Axes::Attr(key) => match a.get(key) {
+            Some(v) => match v.as_array() {
+                Some(items) => items.iter().map(|x| x.as_i64()).collect(),
+                None => Some(vec![v.as_i64()?]),
+            },
+            // An op without the attribute takes its default: every axis for a reduction.
+            None => Some(Vec::new()),
+        },
+    }
+}
+
+/// Whether the result of `op` is differentiable (`stop_gradient` false, or not said).
+fn differentiable(a: Attrs<'_>) -> bool {
+    match a.get("stop_gradient") {
+        Some(Attr::Array(items)) => items.first().and_then(|x| x.as_bool()) != Some(true),
+        Some(x) => x.as_bool() != Some(true),
+        None => true,
+    }
+}
+
+/// Whether a forward op reads a value derived from `op`'s results together with a batch of
+/// rows that is not: the first such op. The derived values are followed through their uses.
+fn meets_rows(ctx: &Context, prog: &Program, op: OpId) -> Option<OpId> {
+    let top = prog.top_block();
+    let mut derived: std::collections::HashSet<ValueId> = prog.results(op).collect();
+    let mut todo: Vec<ValueId> = derived.iter().copied().collect();
+    while let Some(v) = todo.pop() {
+        for u in prog.uses(v) {
+            let user = u.op;
+            // Backward reads the forward's values beside the rows by design; in a program
+            // without op roles it is told by Paddle's names (the seed, `*_grad` ops).
+            let name = ctx.str(prog.op_name(user));
+            if prog.op_block(user) != Some(top)
+                || op_role(ctx, prog, user).is_some_and(|r| r != 0)
+                || name == "pd_op.full_like"
+                || name.ends_with("_grad")
+                || name.ends_with("_grad_")
+            {
+                continue;
+            }
+            let rows = prog
+                .operands(user)
+                .flatten()
+                .any(|w| !derived.contains(&w) && carries_batch(Some(ctx.ty(prog.value_type(w)))));
+            if rows {
+                return Some(user);
+            }
+            for r in prog.results(user) {
+                if derived.insert(r) {
+                    todo.push(r);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Why `op` (of `rule`) couples the rows of its batch, if it does; `at` names an op's place.
+fn couples(
+    rule: &CouplingRule,
+    ctx: &Context,
+    prog: &Program,
+    op: OpId,
+    at: &dyn Fn(OpId) -> String,
+) -> Option<String> {
+    let a = ctx.attrs(prog.op_attrs(op));
+    let operands: Vec<Option<&Type>> = prog
+        .operands(op)
+        .map(|v| v.map(|v| ctx.ty(prog.value_type(v))))
+        .collect();
     let first_operand = operands.first().copied().flatten();
     match rule.when {
         When::BatchStatistics => {
@@ -132,12 +352,17 @@ fn couples(rule: &CouplingRule, a: Attrs<'_>, operands: &[Option<&Type>]) -> Opt
                 )
             })
         }
-        When::AlongBatchAxis(key) => {
-            let rank = match first_operand? {
-                Type::Tensor { shape, .. } | Type::Dist { shape, .. } => shape.len() as i64,
+        When::AlongBatchAxis(axes) => {
+            let rank = shape_of(first_operand)?.len() as i64;
+            let axis = match axes_of(ctx, prog, op, axes)?.as_slice() {
+                [] => -1,
+                [axis] => *axis,
                 _ => return None,
             };
-            let axis = a.get(key).and_then(|v| v.as_i64()).unwrap_or(-1);
+            let key = match axes {
+                Axes::Attr(key) => key,
+                Axes::Operand(_) | Axes::All => "axis",
+            };
             (rank >= 2 && (axis == 0 || axis == -rank))
                 .then(|| format!("{} ({key} {axis} of a rank-{rank} operand)", rule.why))
         }
@@ -154,13 +379,54 @@ fn couples(rule: &CouplingRule, a: Attrs<'_>, operands: &[Option<&Type>]) -> Opt
                 rule.why
             ))
         }
+        When::ReducesBatch(axes) | When::ReducesBatchIntoRows(axes) => {
+            if !carries_batch(first_operand) || !differentiable(a) {
+                return None;
+            }
+            let rank = shape_of(first_operand)?.len() as i64;
+            let axes = axes_of(ctx, prog, op, axes)?;
+            if !(axes.is_empty() || axes.iter().any(|&x| x == 0 || x == -rank)) {
+                return None;
+            }
+            let which = if axes.is_empty() {
+                "every axis".to_string()
+            } else {
+                format!("axis {axes:?}")
+            };
+            match rule.when {
+                When::ReducesBatchIntoRows(_) => {
+                    let meet = meets_rows(ctx, prog, op)?;
+                    Some(format!(
+                        "{} ({which} of a rank-{rank} batch), and `{}` at {} combines the result with the rows again",
+                        rule.why,
+                        ctx.str(prog.op_name(meet)),
+                        at(meet)
+                    ))
+                }
+                _ => Some(format!(
+                    "{} ({which} of a rank-{rank} batch): how much each row counts depends on the others",
+                    rule.why
+                )),
+            }
+        }
     }
 }
 
 /// The forward ops of `prog` that couple the rows of the batch, in program order.
 pub fn find(ctx: &Context, prog: &Program, src: Option<&SourceFile>) -> Vec<Coupled> {
     let mut out = Vec::new();
-    for (i, op) in prog.block_ops(prog.top_block()).enumerate() {
+    // `file:line:col`, or `op #i` (its index in the top block) without a source.
+    let at = |op: OpId| match (src, prog.position(op)) {
+        (Some(s), Some(off)) => {
+            let (l, c) = s.line_col(off);
+            format!("{}:{l}:{c}", s.name)
+        }
+        _ => {
+            let i = prog.block_ops(prog.top_block()).position(|o| o == op);
+            format!("op #{}", i.unwrap_or(0))
+        }
+    };
+    for op in prog.block_ops(prog.top_block()) {
         if op_role(ctx, prog, op).is_some_and(|r| r != 0) {
             continue;
         }
@@ -168,23 +434,12 @@ pub fn find(ctx: &Context, prog: &Program, src: Option<&SourceFile>) -> Vec<Coup
         let Some(rule) = COUPLING.iter().find(|r| r.op == name) else {
             continue;
         };
-        let operands: Vec<Option<&Type>> = prog
-            .operands(op)
-            .map(|v| v.map(|v| ctx.ty(prog.value_type(v))))
-            .collect();
-        let Some(why) = couples(rule, ctx.attrs(prog.op_attrs(op)), &operands) else {
+        let Some(why) = couples(rule, ctx, prog, op, &at) else {
             continue;
-        };
-        let at = match (src, prog.position(op)) {
-            (Some(s), Some(off)) => {
-                let (l, c) = s.line_col(off);
-                format!("{}:{l}:{c}", s.name)
-            }
-            _ => format!("op #{i}"),
         };
         out.push(Coupled {
             name: name.to_string(),
-            at,
+            at: at(op),
             why,
         });
     }
@@ -391,5 +646,97 @@ mod tests {
         );
         assert_eq!(names(&program(global, -4)).len(), 1);
         assert!(names(&program(global, 1)).is_empty());
+    }
+
+    /// A forward of `x` (a batch of rows, `-1x4`) through `ops` (Paddle's text, `%1` = `x * w`
+    /// computed from a parameter, `%2` = the axis list `axis`), ending with the loss `%9`.
+    fn reduction_program(axis: &str, ops: &str) -> String {
+        format!(
+            "{{\n    (%0) = \"pd_op.data\" () {{dtype:float32,name:\"x\",op_role:0,shape:[-1,4],stop_gradient:[true]}} : () -> tensor<-1x4xf32>\n    (%20) = \"builtin.parameter\" () {{op_role:0,parameter_name:\"w\",persistable:[true],stop_gradient:[false]}} : () -> tensor<4xf32>\n    (%1) = \"pd_op.multiply\" (%0, %20) {{op_role:0,stop_gradient:[false]}} : (tensor<-1x4xf32>, tensor<4xf32>) -> tensor<-1x4xf32>\n    (%2) = \"pd_op.full_int_array\" () {{dtype:int64,op_role:0,place:Place(cpu),stop_gradient:[true],value:{axis}}} : () -> tensor<1xi64>\n{ops}    (%21) = \"pd_op.full\" () {{dtype:float32,op_role:1,place:Place(cpu),shape:[1],stop_gradient:[true],value:1}} : () -> tensor<1xf32>\n    (%22) = \"pd_op.full_like\" (%9, %21) {{dtype:float32,op_role:1,place:Place(undefined:0),stop_gradient:[false]}} : (tensor<f32>, tensor<1xf32>) -> tensor<f32>\n}}\n"
+        )
+    }
+
+    fn op(text: &str) -> String {
+        format!("    {text}\n")
+    }
+
+    /// The loss: the mean of `%v` (a `-1x4` batch) over every axis.
+    fn mean_loss(v: &str) -> String {
+        op("(%8) = \"pd_op.full_int_array\" () {dtype:int64,op_role:0,place:Place(cpu),stop_gradient:[true],value:[]} : () -> tensor<0xi64>")
+            + &op(&format!("(%9) = \"pd_op.mean\" ({v}, %8) {{keepdim:false,op_role:0,stop_gradient:[false]}} : (tensor<-1x4xf32>, tensor<0xi64>) -> tensor<f32>"))
+    }
+
+    /// `h - red(h, axis)` (keepdim), then the mean loss.
+    fn centered(red: &str, axis: &str, kept: &str) -> String {
+        reduction_program(
+            axis,
+            &(op(&format!("(%3) = \"pd_op.{red}\" (%1, %2) {{keepdim:true,op_role:0,stop_gradient:[false]}} : (tensor<-1x4xf32>, tensor<1xi64>) -> tensor<{kept}xf32>"))
+                + &op(&format!("(%4) = \"pd_op.subtract\" (%1, %3) {{op_role:0,stop_gradient:[false]}} : (tensor<-1x4xf32>, tensor<{kept}xf32>) -> tensor<-1x4xf32>"))
+                + &mean_loss("%4")),
+        )
+    }
+
+    #[test]
+    fn a_reduction_over_the_batch_couples_when_it_meets_the_rows_again() {
+        assert_eq!(
+            names(&centered("mean", "[0]", "1x4")),
+            vec!["pd_op.mean at p.ir:6:5"]
+        );
+        assert_eq!(
+            names(&centered("sum", "[-2]", "1x4")),
+            vec!["pd_op.sum at p.ir:6:5"]
+        );
+        // Over the features: each row is centered by its own values.
+        assert!(names(&centered("mean", "[1]", "-1x1")).is_empty());
+        assert!(names(&centered("mean", "[-1]", "-1x1")).is_empty());
+        // The loss's own mean over the batch reduces to the loss and meets nothing.
+        assert!(names(&reduction_program("[0]", &mean_loss("%1"))).is_empty());
+    }
+
+    #[test]
+    fn a_nonlinear_reduction_over_the_batch_couples_wherever_it_goes() {
+        let max_loss = |axis: &str, kept: &str| {
+            reduction_program(
+                axis,
+                &(op(&format!("(%3) = \"pd_op.max\" (%1, %2) {{keepdim:true,op_role:0,stop_gradient:[false]}} : (tensor<-1x4xf32>, tensor<1xi64>) -> tensor<{kept}xf32>"))
+                    + &op(&format!("(%8) = \"pd_op.full_int_array\" () {{dtype:int64,op_role:0,place:Place(cpu),stop_gradient:[true],value:[]}} : () -> tensor<0xi64>"))
+                    + &op(&format!("(%9) = \"pd_op.sum\" (%3, %8) {{keepdim:false,op_role:0,stop_gradient:[false]}} : (tensor<{kept}xf32>, tensor<0xi64>) -> tensor<f32>"))),
+            )
+        };
+        assert_eq!(
+            names(&max_loss("[0]", "1x4")),
+            vec!["pd_op.max at p.ir:6:5"]
+        );
+        assert!(names(&max_loss("[1]", "-1x1")).is_empty());
+    }
+
+    /// A token mean, sum(l·mask) / sum(mask): the count is a reduction of data alone (it changes
+    /// no row's gradient), and the numerator's sum over the batch is the loss's.
+    #[test]
+    fn a_token_mean_is_not_coupling() {
+        let text = reduction_program(
+            "[]",
+            &(op("(%5) = \"pd_op.data\" () {dtype:float32,name:\"mask\",op_role:0,shape:[-1,4],stop_gradient:[true]} : () -> tensor<-1x4xf32>")
+                + &op("(%6) = \"pd_op.multiply\" (%1, %5) {op_role:0,stop_gradient:[false]} : (tensor<-1x4xf32>, tensor<-1x4xf32>) -> tensor<-1x4xf32>")
+                + &op("(%7) = \"pd_op.sum\" (%6, %2) {keepdim:false,op_role:0,stop_gradient:[false]} : (tensor<-1x4xf32>, tensor<1xi64>) -> tensor<f32>")
+                + &op("(%8) = \"pd_op.sum\" (%5, %2) {keepdim:false,op_role:0,stop_gradient:[true]} : (tensor<-1x4xf32>, tensor<1xi64>) -> tensor<f32>")
+                + &op("(%9) = \"pd_op.divide\" (%7, %8) {op_role:0,stop_gradient:[false]} : (tensor<f32>, tensor<f32>) -> tensor<f32>")),
+        );
+        assert!(names(&text).is_empty());
+    }
+
+    /// `cumsum`'s axis is an operand in Paddle's programs.
+    #[test]
+    fn cumsum_along_the_batch_couples() {
+        let cumsum = |axis: &str| {
+            reduction_program(
+                "[]",
+                &(op(&format!("(%3) = \"pd_op.full\" () {{dtype:int32,op_role:0,place:Place(cpu),shape:[1],stop_gradient:[true],value:{axis}}} : () -> tensor<1xi32>"))
+                    + &op("(%4) = \"pd_op.cumsum\" (%1, %3) {exclusive:false,flatten:false,op_role:0,reverse:false,stop_gradient:[false]} : (tensor<-1x4xf32>, tensor<1xi32>) -> tensor<-1x4xf32>")
+                    + &mean_loss("%4")),
+            )
+        };
+        assert_eq!(names(&cumsum("0")), vec!["pd_op.cumsum at p.ir:7:5"]);
+        assert!(names(&cumsum("1")).is_empty());
     }
 }

@@ -66,6 +66,9 @@ pub struct Observed {
     /// The first op of the pass whose result holds a NaN or an infinity, when the pass was asked
     /// to look ([`Interp::track_non_finite`]).
     pub first_non_finite: Option<NonFinite>,
+    /// The float values the backward stage hands the optimize stage, as backward computed them,
+    /// when the pass was asked to look ([`Interp::observe_backward_grads`]).
+    pub backward_grads: IndexMap<ValueId, Tensor>,
 }
 
 /// Where a pass first produced a value that is not finite.
@@ -246,6 +249,14 @@ pub struct Interp<'p> {
     grad_override: IndexMap<String, Tensor>,
     /// Record the first op whose result is not finite ([`Observed::first_non_finite`]).
     track_non_finite: bool,
+    /// The values backward hands the optimize stage: results of top-block ops with op_role 1
+    /// that top-block ops with op_role 2 read ([`Interp::observe_backward_grads`]).
+    handed_over: std::collections::HashSet<ValueId>,
+    /// Record [`Observed::backward_grads`].
+    observe_backward: bool,
+    /// Per rank, values to hand the optimize stage instead of what backward computed
+    /// ([`Interp::override_backward_grads`]).
+    backward_override: Vec<IndexMap<ValueId, Tensor>>,
     /// A pass stops with an error at the first op boundary past this instant (`--timeout`).
     deadline: Option<std::time::Instant>,
 }
@@ -324,6 +335,16 @@ impl<'p> Interp<'p> {
             ctx.str(prog.op_name(op)) == "pd_op.full_like" && op_role(ctx, prog, op) == Some(1)
         });
         let loss_value = seed_op.and_then(|op| prog.operand(op, 0));
+        let handed_over = ops
+            .iter()
+            .filter(|&&op| op_role(ctx, prog, op) == Some(2))
+            .flat_map(|&op| prog.operands(op).flatten())
+            .filter(|&v| {
+                prog.defining_op(v).is_some_and(|d| {
+                    prog.op_block(d) == Some(top) && op_role(ctx, prog, d) == Some(1)
+                })
+            })
+            .collect();
         Ok(Interp {
             ctx,
             prog,
@@ -336,6 +357,9 @@ impl<'p> Interp<'p> {
             rng: Rng::new(seed),
             grad_override: IndexMap::new(),
             track_non_finite: false,
+            handed_over,
+            observe_backward: false,
+            backward_override: Vec::new(),
             deadline: None,
         })
     }
@@ -359,6 +383,24 @@ impl<'p> Interp<'p> {
     pub fn scale_loss_seed(&mut self, factor: f64) -> bool {
         self.seed_scale = Some(factor);
         self.seed_op.is_some()
+    }
+
+    /// Makes every pass record the float values its backward stage hands the optimize stage
+    /// ([`Observed::backward_grads`]): the gradients before the optimize stage transforms them
+    /// (a global-norm clip, weight decay), which is what a gradient merge accumulates. `irw
+    /// check` reads how the loss reduces the batch from them: the gradients an optimizer
+    /// consumes after a clip are not a mean or a sum of anything.
+    pub fn observe_backward_grads(&mut self) {
+        self.observe_backward = true;
+    }
+
+    /// Makes the optimize stage of every pass read, on rank r, `values[r]` instead of what
+    /// backward computed (converted to the computed value's dtype; ignored where the shapes
+    /// differ). `irw check` uses it to apply the original's optimize stage to gradients
+    /// combined from its micro-batches: what a correct merge consumes, whatever that stage does
+    /// with them.
+    pub fn override_backward_grads(&mut self, values: Vec<IndexMap<ValueId, Tensor>>) {
+        self.backward_override = values;
     }
 
     /// Stops every pass with an error at the first op boundary after `deadline` (`--timeout`).
@@ -925,6 +967,12 @@ impl<'p> Interp<'p> {
                 }
             }
         }
+        if (self.observe_backward || !self.backward_override.is_empty())
+            && role == Some(1)
+            && results.iter().any(|v| self.handed_over.contains(v))
+        {
+            self.hand_over(&results, ranks)?;
+        }
         if let Some(lv) = self.loss_value {
             if results.contains(&lv) {
                 for rank in ranks.iter_mut() {
@@ -933,6 +981,34 @@ impl<'p> Interp<'p> {
                         rank.observed.loss =
                             Some((v.iter().sum::<f64>() / v.len().max(1) as f64) as f32);
                     }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Records or replaces the results of a backward op that the optimize stage reads
+    /// ([`Interp::observe_backward_grads`], [`Interp::override_backward_grads`]). A replaced
+    /// value is the op's own result from then on (an in-place result no longer aliases its
+    /// operand): the optimize stage reads the replacement, the buffer keeps what backward wrote.
+    fn hand_over(&self, results: &[ValueId], ranks: &mut [Rank]) -> KResult<()> {
+        for (r, rank) in ranks.iter_mut().enumerate() {
+            for &v in results.iter().filter(|v| self.handed_over.contains(v)) {
+                let Ok(t) = rank.tensor(v) else {
+                    continue; // a vector, or nothing: not a gradient
+                };
+                if !t.dtype().is_float() {
+                    continue;
+                }
+                let replaced = match self.backward_override.get(r).and_then(|o| o.get(&v)) {
+                    Some(new) => converted_like(new, t)?,
+                    None => None,
+                };
+                if self.observe_backward {
+                    rank.observed.backward_grads.insert(v, t.clone());
+                }
+                if let Some(new) = replaced {
+                    rank.slots[v.index()] = Slot::Local(new);
                 }
             }
         }

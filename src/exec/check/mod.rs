@@ -35,6 +35,16 @@
 //! scale borrowed from another tensor: a one-element bias gradient beside a large weight
 //! gradient is judged by its own magnitude, so a bias stepping on a zero buffer fails.
 //!
+//! **Noise allowance.** Where the relation says the reference equals what a correct merge makes
+//! of the original's own micro-batch gradients, the difference between the two, measured on
+//! the original alone, is added to a gradient's tolerance: it is rounding (another order of the
+//! same sums), and a row that passes only with it is marked `noise`. It is trusted as rounding
+//! only up to the float32 tolerance of the program's largest gradient, or, in a program whose
+//! forward or backward computes in 16-bit floats (AMP O1: float32 parameters, bfloat16 matmuls),
+//! up to that dtype's tolerance: its gradients are rounded to 16 bits on the full batch and on
+//! each micro-batch differently. The allowance is what was measured, never the bound, so a
+//! rewrite's error larger than the original's own rounding still fails.
+//!
 //! **What a PASS needs.** Every row within tolerance, and:
 //! - every compared value finite. A NaN or infinity in the rewritten program's tensors, or in
 //!   a reference computed from them, fails the row (the columns say `NaN`/`inf`). When the
@@ -50,7 +60,14 @@
 //!
 //! **Loss reduction.** The original also runs on each micro-batch alone, which shows how its
 //! loss reduces the batch: the full-batch gradient is the mean of the micro-batch gradients for
-//! a mean loss and their sum for a sum loss. Gradient merge with `avg` (a 1/k scale) is the
+//! a mean loss and their sum for a sum loss. These are read off the gradients as backward hands
+//! them to the optimize stage (what a merge accumulates), not as the optimizers consume them: a
+//! global-norm clip scales each batch's gradients by a factor of its own, so the clipped
+//! gradients of a mean loss are neither a mean nor a sum of anything. For the same reason what
+//! a correct merge makes the optimizers consume is measured by running the original's optimize
+//! stage on its own micro-batch gradients combined (averaged, or summed for avg=false): that
+//! is the reference of a merge without averaging whose loss is neither a mean nor a sum, and
+//! it is how far the reference is uncertain by rounding (see the noise allowance). Gradient merge with `avg` (a 1/k scale) is the
 //! full-batch step of a mean loss; without it the merged gradient is the gradient of the loss
 //! summed over the k micro-batches, Σᵢ Lᵢ: the full-batch gradient for a sum loss, and for a
 //! mean loss (told by the loss values, which an optimize stage cannot disguise) the full-batch
@@ -80,14 +97,16 @@
 //! The module is laid out as the check runs: [`plan`] fixes ranks, micro-batches, inputs and the
 //! initial persistables; [`runs`] runs the original (its references) and the rewritten program
 //! (its k micro-steps); [`relation`] reads how the loss reduces the batch and what the merged
-//! gradient must therefore equal; [`compare`] holds the tolerance policy and turns the runs
-//! into rows; [`report`] is what the command prints.
+//! gradient must therefore equal, and [`tokens`] whether grad_merge.rw's normalize=tokens
+//! merges a token-mean loss (a hint recommends it only then); [`compare`] holds the tolerance
+//! policy and turns the runs into rows; [`report`] is what the command prints.
 
 mod compare;
 mod plan;
 mod relation;
 mod report;
 mod runs;
+mod tokens;
 
 use indexmap::IndexMap;
 

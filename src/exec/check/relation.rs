@@ -3,10 +3,8 @@
 //! that gives the relation the grad rows check, and, when a row fails, a hint at what went
 //! wrong (a missing or doubled 1/k scale, a sum loss averaged, a token mean).
 
-use indexmap::IndexMap;
-
+use super::tokens::Tokens;
 use crate::exec::coupling::Combine;
-use crate::exec::tensor::Tensor;
 
 /// How the original's loss reduces the batch, read off its gradients: the full-batch gradient
 /// is the mean of the k micro-batch gradients (a mean loss) or their sum (a sum loss).
@@ -43,15 +41,16 @@ fn proportion(full: &[&[f64]], sum: &[&[f64]]) -> Option<f64> {
     (resid <= 1e-2 * ff.sqrt()).then_some(r)
 }
 
-/// Whether `a` is `sum / k` (within 1e-3 of its norm): the mean of the micro-batch gradients.
-fn is_mean_of(a: &[f64], sum: Option<&[f64]>, k: f64) -> bool {
-    let Some(s) = sum.filter(|s| s.len() == a.len()) else {
+/// Whether `a` is `mean` (within 1e-3 of its norm): what a merge averaging the micro-batch
+/// gradients makes the optimizer consume.
+fn is_mean_of(a: &[f64], mean: Option<&[f64]>) -> bool {
+    let Some(m) = mean.filter(|m| m.len() == a.len()) else {
         return false;
     };
     let (mut d, mut n) = (0.0, 0.0);
-    for (x, y) in a.iter().zip(s) {
-        d += (x - y / k).powi(2);
-        n += (y / k).powi(2);
+    for (x, y) in a.iter().zip(m) {
+        d += (x - y).powi(2);
+        n += y.powi(2);
     }
     n > 0.0 && d.is_finite() && d.sqrt() <= 1e-3 * n.sqrt()
 }
@@ -60,15 +59,18 @@ fn is_mean_of(a: &[f64], sum: Option<&[f64]>, k: f64) -> bool {
 /// With k = 1 nothing is merged: the words are about the rewritten program's gradient and the
 /// original's, and no 1/k scale is suspected. `sum_loss_averaged`: the loss sums over the batch
 /// and the merge averaged it (then a ratio of 1/k has that name, not "applied twice").
-/// `micro_sum`: the sum of the original's micro-batch gradients, when known; a merged gradient
-/// that is their mean, under a loss whose full-batch gradient is not, is named as such.
+/// `mean_merge`: what a merge averaging the original's own micro-batch gradients makes the
+/// optimizer consume, when known; a merged gradient that is it, under a loss whose full-batch
+/// gradient is not their mean, is named as such, with the merge that fixes it when
+/// `tokens` says grad_merge.rw's normalize=tokens takes the loss, and why not otherwise.
 pub(super) fn scale_hint(
     a: &[f64],
     b: &[f64],
     k: usize,
     avg: bool,
     reduction: Reduction,
-    micro_sum: Option<&[f64]>,
+    mean_merge: Option<&[f64]>,
+    tokens: &Tokens,
 ) -> String {
     let bb: f64 = b.iter().map(|v| v * v).sum();
     let aa: f64 = a.iter().map(|v| v * v).sum();
@@ -128,35 +130,34 @@ pub(super) fn scale_hint(
             "the merged gradient is 1/{k} of {reference}: a 1/k scale is applied although avg=false"
         ),
         _ if proportional => format!("the merged gradient is {ratio:.4}× {reference}"),
-        _ if avg && reduction == Reduction::Uneven && is_mean_of(a, micro_sum, kf) => format!(
-            "the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike (a token mean, sum(l·mask) / sum(mask), normalizes each micro-batch by its own token count; grad_merge.rw merges it with --set normalize=tokens)"
-        ),
+        _ if avg && reduction == Reduction::Uneven && is_mean_of(a, mean_merge) => match tokens {
+            Tokens::Merged => format!(
+                "the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike (a token mean, sum(l·mask) / sum(mask), normalizes each micro-batch by its own token count; grad_merge.rw merges it with --set normalize=tokens)"
+            ),
+            Tokens::Refused(why) => format!(
+                "the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike (a token mean, or another normalization by a count taken from the batch, divides each micro-batch by its own count). grad_merge.rw cannot merge this loss exactly: its --set normalize=tokens takes only sum(l·mask) / sum(mask) with `mask` a float32 `pd_op.data` input, and {why}"
+            ),
+        },
         _ => format!("the merged gradient differs from {reference} (not by a constant factor: \
               a scale applied per micro-step, or a missing or misplaced collective?)"),
     }
 }
 
-/// How the loss reduces the batch, from the reference gradients and the sum of the micro-batch
-/// gradients: the reference is 1/k of the sum (a mean), the sum itself (a sum), or neither
-/// (measured only where the forward does not mix rows and some gradient is not zero).
+/// How the loss reduces the batch, from pairs of a reference gradient and the sum of the same
+/// gradient over the micro-batches: the reference is 1/k of the sum (a mean), the sum itself (a
+/// sum), or neither (measured only where the forward does not mix rows and some gradient is
+/// not zero).
 pub(super) fn reduction(
     k: usize,
-    reference: &IndexMap<String, Tensor>,
-    micro_sum: &IndexMap<String, Vec<f64>>,
+    pairs: &[(Vec<f64>, Vec<f64>)],
     rows_independent: bool,
 ) -> Reduction {
     if k == 1 {
         return Reduction::Unknown;
     }
-    let reference: Vec<(&str, Vec<f64>)> = reference
+    let (full, sum): (Vec<&[f64]>, Vec<&[f64]>) = pairs
         .iter()
-        .filter(|(_, t)| t.dtype().is_float())
-        .map(|(name, t)| (name.as_str(), t.to_f64_vec()))
-        .collect();
-    let (full, sum): (Vec<&[f64]>, Vec<&[f64]>) = reference
-        .iter()
-        .filter_map(|(name, f)| Some((f.as_slice(), micro_sum.get(*name)?.as_slice())))
-        .filter(|(f, s)| f.len() == s.len())
+        .map(|(f, s)| (f.as_slice(), s.as_slice()))
         .unzip();
     let kf = k as f64;
     match proportion(&full, &sum) {

@@ -9,10 +9,11 @@ use super::relation::{self, Reduction};
 use super::{CheckOptions, Feeds};
 use crate::diag::Diagnostic;
 use crate::exec::coupling::{self, BatchCoupling, Combine, Coupled, MicroReference};
+use crate::exec::dtype::DType;
 use crate::exec::interp::{non_finite, Interp, NonFinite, Rank, Sources, Stage};
 use crate::exec::scope::Scope;
 use crate::exec::tensor::Tensor;
-use crate::ir::Module;
+use crate::ir::{Module, ValueId};
 
 /// The original program's passes, on ranks the caller holds.
 pub(super) struct Original<'a> {
@@ -59,9 +60,29 @@ impl<'a> Original<'a> {
         )
     }
 
-    /// One whole step on `feeds`.
+    /// One whole step on `feeds`, recording what its backward stage hands the optimize stage
+    /// ([`Observed::backward_grads`](crate::exec::interp::Observed)).
     fn step(&self, ranks: &mut [Rank], feeds: &[Feeds]) -> Result<(), Diagnostic> {
-        self.pass(ranks, IndexMap::new(), feeds, Stage::Full, false)
+        let mut it = self.interp()?;
+        it.observe_backward_grads();
+        it.set_deadline(self.opts.deadline);
+        it.run(ranks, feeds, Stage::Full)
+    }
+
+    /// The gradients its optimizers consume in one whole step on `feeds` from `start` whose
+    /// optimize stage reads, on rank r, `handed[r]` instead of what its backward computed.
+    fn step_on(
+        &self,
+        start: &[Rank],
+        feeds: &[Feeds],
+        handed: Vec<IndexMap<ValueId, Tensor>>,
+    ) -> Result<IndexMap<String, Tensor>, Diagnostic> {
+        let mut it = self.interp()?;
+        it.override_backward_grads(handed);
+        it.set_deadline(self.opts.deadline);
+        let mut ranks = start.to_vec();
+        it.run(&mut ranks, feeds, Stage::Full)?;
+        Ok(std::mem::take(&mut ranks[0].observed.optimizer_grads))
     }
 
     /// The gradients its optimizers consume in one whole step on `feeds` with the loss taken
@@ -133,9 +154,22 @@ pub(super) struct Reference {
     pub micro_max: IndexMap<String, f64>,
     /// The sum of each gradient over the micro-batches, each run alone.
     pub micro_sum: IndexMap<String, Vec<f64>>,
+    /// What a correct merge makes the optimizers consume, from the original's own runs: its
+    /// optimize stage applied to its micro-batch gradients as backward computed them, averaged
+    /// (avg=true) or summed (avg=false). Empty where the original runs micro-batch by
+    /// micro-batch, or its backward hands the optimize stage nothing (a program without op
+    /// roles): then the consumed micro-batch gradients stand in for it, which is right only
+    /// for an optimize stage linear in the gradients.
+    pub combined: IndexMap<String, Vec<f64>>,
     pub reduction: Reduction,
     /// The relation the grad rows check, in words.
     pub relation: String,
+    /// The 16-bit float dtype the original's forward or backward computes in (AMP O1: float32
+    /// parameters, bfloat16 matmuls and convolutions), if any: the loosest.
+    pub computes_in: Option<DType>,
+    /// Whether grad_merge.rw's normalize=tokens merges the original's loss, and why not
+    /// ([`super::tokens`]): a hint names it only where it works.
+    pub tokens: super::tokens::Tokens,
     /// The merged gradient must be `factor` × the reference gradient; `None`: the sum of the
     /// micro-batch gradients.
     pub factor: Option<f64>,
@@ -166,6 +200,8 @@ impl Reference {
         // step's error stands.
         let mut fixed_batch = None;
         let mut full_loss = None;
+        // What backward handed the optimize stage on the full batch, per rank.
+        let mut raw_full: Vec<IndexMap<ValueId, Tensor>> = Vec::new();
         let grads = if let Some(m) = &micro {
             m.grads.clone()
         } else {
@@ -186,6 +222,10 @@ impl Reference {
                         }
                     }
                     full_loss = full[0].observed.loss;
+                    raw_full = full
+                        .iter_mut()
+                        .map(|r| std::mem::take(&mut r.observed.backward_grads))
+                        .collect();
                     full[0].observed.optimizer_grads.clone()
                 }
                 Err(e) => {
@@ -222,6 +262,8 @@ impl Reference {
         let mut micro_max: IndexMap<String, f64> = IndexMap::new();
         let mut micro_sum: IndexMap<String, Vec<f64>> = IndexMap::new();
         let mut micro_losses = Vec::new();
+        // The same before the optimize stage, per rank: what a merge accumulates.
+        let mut raw_sum: Vec<IndexMap<ValueId, Vec<f64>>> = vec![IndexMap::new(); raw_full.len()];
         if k > 1 {
             for i in 0..k {
                 let mut ranks = plan.original_start.clone();
@@ -243,6 +285,16 @@ impl Reference {
                     }
                 }
                 micro_losses.push(ranks[0].observed.loss);
+                for (r, sums) in raw_sum.iter_mut().enumerate() {
+                    let Some(rank) = ranks.get(r) else { break };
+                    for (&v, g) in &rank.observed.backward_grads {
+                        let x = g.to_f64_vec();
+                        let s = sums.entry(v).or_insert_with(|| vec![0.0; x.len()]);
+                        if s.len() == x.len() {
+                            s.iter_mut().zip(&x).for_each(|(a, b)| *a += b);
+                        }
+                    }
+                }
                 for (name, g) in &ranks[0].observed.optimizer_grads {
                     let v = g.to_f64_vec();
                     let m = micro_max.entry(name.clone()).or_insert(0.0);
@@ -256,7 +308,32 @@ impl Reference {
                 }
             }
         }
-        let reduction = relation::reduction(k, &grads, &micro_sum, coupled.is_empty());
+        // How the loss reduces the batch, read before the optimize stage where the program
+        // says where that stage starts: after it, a global-norm clip scales every gradient by
+        // a factor of its own batch, and weight decay adds the parameter, so the consumed
+        // gradients of a mean loss are neither a mean nor a sum of the micro-batches'.
+        let before_optimize =
+            k > 1 && micro.is_none() && raw_full.first().is_some_and(|r| !r.is_empty());
+        let reduction = if before_optimize {
+            relation::reduction(k, &paired(&raw_full[0], &raw_sum[0]), coupled.is_empty())
+        } else {
+            relation::reduction(k, &paired(&grads, &micro_sum), coupled.is_empty())
+        };
+        let combined = if before_optimize {
+            let div = if avg { k as f64 } else { 1.0 };
+            let handed = raw_full
+                .iter()
+                .zip(&raw_sum)
+                .map(|(full, sums)| combine_like(full, sums, div))
+                .collect::<Result<Vec<_>, Diagnostic>>()?;
+            original
+                .step_on(&plan.original_start, &full_batch, handed)?
+                .iter()
+                .map(|(name, t)| (name.clone(), t.to_f64_vec()))
+                .collect()
+        } else {
+            IndexMap::new()
+        };
         // Without averaging, the merged gradient is that of the loss summed over the k
         // micro-batches. For a mean loss (told by the losses: the full batch's is the mean of
         // the micro-batches'; the gradients cannot tell it behind an optimize stage that is
@@ -290,8 +367,11 @@ impl Reference {
             fixed_batch,
             micro_max,
             micro_sum,
+            combined,
             reduction,
             relation,
+            tokens: super::tokens::normalize_tokens(&module.ctx, &module.main),
+            computes_in: computes_in(module),
             factor,
         }))
     }
@@ -400,6 +480,61 @@ impl Merged {
             changed_early,
         })
     }
+}
+
+/// The loosest 16-bit float dtype among the results of the forward and backward ops of
+/// `module`'s top block: what its gradients are rounded to on the way.
+fn computes_in(module: &Module) -> Option<DType> {
+    let (ctx, prog) = (&module.ctx, &module.main);
+    let mut loosest = None;
+    for op in prog.block_ops(prog.top_block()) {
+        if crate::exec::interp::op_role(ctx, prog, op).is_some_and(|r| r == 2) {
+            continue;
+        }
+        for v in prog.results(op) {
+            match ctx.ty(prog.value_type(v)).dtype() {
+                Some(DType::BF16) => return Some(DType::BF16),
+                Some(DType::F16) => loosest = Some(DType::F16),
+                _ => {}
+            }
+        }
+    }
+    loosest
+}
+
+/// Each float reference paired with the sum over the micro-batches of the same value, where both
+/// are known and agree in length: what [`relation::reduction`] reads.
+fn paired<K: std::hash::Hash + Eq>(
+    full: &IndexMap<K, Tensor>,
+    sums: &IndexMap<K, Vec<f64>>,
+) -> Vec<(Vec<f64>, Vec<f64>)> {
+    full.iter()
+        .filter(|(_, t)| t.dtype().is_float())
+        .filter_map(|(key, t)| {
+            let s = sums.get(key)?;
+            let f = t.to_f64_vec();
+            (f.len() == s.len()).then(|| (f, s.clone()))
+        })
+        .collect()
+}
+
+/// The micro-batch sums `sums`, divided by `div`, as tensors shaped like the full step's values.
+fn combine_like(
+    full: &IndexMap<ValueId, Tensor>,
+    sums: &IndexMap<ValueId, Vec<f64>>,
+    div: f64,
+) -> Result<IndexMap<ValueId, Tensor>, Diagnostic> {
+    let mut out = IndexMap::new();
+    for (&v, like) in full {
+        let Some(s) = sums.get(&v).filter(|s| s.len() == like.numel()) else {
+            continue;
+        };
+        let vals: Vec<f32> = s.iter().map(|x| (x / div) as f32).collect();
+        let t = Tensor::from_f32_as(like.shape(), vals, like.dtype())
+            .map_err(|e| e.into_diagnostic("the micro-batch gradients combined: "))?;
+        out.insert(v, t);
+    }
+    Ok(out)
 }
 
 /// The first non-finite value of the original's step, by what holds it.
