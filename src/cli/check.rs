@@ -12,7 +12,7 @@ use super::{
     parse_ranks, parse_tolerance, Failure, InputLimitArgs, Limits, MemoryArgs, RuleArgs,
     TimeoutArgs,
 };
-use crate::exec::check::{check_with_sources, CheckOptions, Outcome};
+use crate::exec::check::{check_with_sources, CheckOptions, Outcome, Tokens};
 use crate::exec::unrunnable::missing_kernels;
 
 /// `irw check (--rules R [--set k=v]... | --rewritten OUT [--rewritten-startup S2]) PROG ...`
@@ -127,6 +127,43 @@ fn micro_steps(
     Ok(k)
 }
 
+/// What the rule files do with `original` under `--set normalize=tokens` (grad_merge.rw's
+/// token-normalized merge), for the hint of a failed merge of a token-mean loss: the files are
+/// loaded again with that setting and applied to the original, so the hint recommends the
+/// setting only where they take the program, and otherwise quotes their refusal. `None` when
+/// they declare no `normalize` parameter or the command line already sets it.
+fn normalize_tokens(
+    args: &RuleArgs,
+    rules: &crate::rules::RuleSet,
+    original: &crate::ir::Module,
+    limits: &Limits,
+) -> Option<Tokens> {
+    let set_already = args.set.iter().any(|s| {
+        s.split_once('=')
+            .is_some_and(|(name, _)| name.trim() == "normalize")
+    });
+    if !rules.params.contains_key("normalize") || set_already {
+        return None;
+    }
+    let mut with_tokens = args.clone();
+    with_tokens.set.push("normalize=tokens".into());
+    let refused = |d: crate::diag::Diagnostic| Some(Tokens::Refused(d.message));
+    let rules = match load_rules(&with_tokens, limits) {
+        Ok(r) => r,
+        Err(d) => return refused(d),
+    };
+    let opts = crate::rewrite::Options {
+        deadline: limits.deadline(),
+        egraph: args.egraph_limits(),
+        max_applications: args.max_applications.unwrap_or(0),
+        ..Default::default()
+    };
+    match crate::rewrite::apply(&mut original.clone(), &rules, &opts) {
+        Ok(_) => Some(Tokens::Merged),
+        Err(d) => refused(d),
+    }
+}
+
 /// Runs `irw check`; prints the table; a failed comparison is an error (exit 1), a
 /// batch-coupled original that passes what holds for it exits 3, a check that cannot judge (an
 /// op of either program without a kernel, the original's own step not finite, a gradient zero
@@ -152,6 +189,7 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
     // whatever the pass did).
     let mut k_from_rules = None;
     let mut avg_from_rules = None;
+    let mut tokens = None;
     let (rewritten, rewritten_src) = match &a.rewritten {
         Some(path) => {
             rewritten_files = load_module_files(path, a.rewritten_startup.as_deref(), limits)?;
@@ -183,6 +221,7 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
                 limits,
             )?;
             rewritten_by_rules = m;
+            tokens = normalize_tokens(&a.rule, &rules, &original.module, limits);
             (&rewritten_by_rules, original.sources())
         }
     };
@@ -222,6 +261,7 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         feed,
         max_memory: a.memory.bytes(),
         deadline,
+        tokens,
     };
     let report = check_with_sources(
         &base.module,

@@ -53,13 +53,15 @@ fn by_dtype(d: DType) -> f64 {
     }
 }
 
-/// The gradients each optimizer consumed, against the relation's reference.
+/// The gradients each optimizer consumed, against the relation's reference (`tokens`: what the
+/// rule files said of normalize=tokens, for the hint of a token-mean loss).
 pub(super) fn gradients(
     plan: &Plan<'_>,
     reference: &Reference,
     merged: &Merged,
     tol: &Tolerance,
     avg: bool,
+    tokens: Option<&super::Tokens>,
 ) -> Vec<Row> {
     let k = plan.k;
     let ref_f64: IndexMap<&str, Vec<f64>> = reference
@@ -156,7 +158,7 @@ pub(super) fn gradients(
                     avg,
                     reference.reduction,
                     mean_merge(name).as_deref(),
-                    &reference.tokens,
+                    tokens,
                 ),
             };
             (Verdict::Fail, note)

@@ -97,8 +97,9 @@
 //! The module is laid out as the check runs: [`plan`] fixes ranks, micro-batches, inputs and the
 //! initial persistables; [`runs`] runs the original (its references) and the rewritten program
 //! (its k micro-steps); [`relation`] reads how the loss reduces the batch and what the merged
-//! gradient must therefore equal, and [`tokens`] whether grad_merge.rw's normalize=tokens
-//! merges a token-mean loss (a hint recommends it only then); [`compare`] holds the tolerance
+//! gradient must therefore equal (a hint names grad_merge.rw's normalize=tokens for a
+//! token-mean loss only when the caller found the rule files take it, [`Tokens`]); [`compare`]
+//! holds the tolerance
 //! policy and turns the runs into rows; [`report`] is what the command prints.
 
 mod compare;
@@ -106,7 +107,6 @@ mod plan;
 mod relation;
 mod report;
 mod runs;
-mod tokens;
 
 use indexmap::IndexMap;
 
@@ -148,6 +148,20 @@ pub struct CheckOptions {
     pub max_memory: u64,
     /// Every pass stops with an error at the first op boundary past this instant (`--timeout`).
     pub deadline: Option<std::time::Instant>,
+    /// What the rule files do with the original under `--set normalize=tokens`, when the caller
+    /// asked them: a failed merge of a token-mean loss names that setting only where it works.
+    pub tokens: Option<Tokens>,
+}
+
+/// What grad_merge.rw's `--set normalize=tokens` does with the original, as the rule files
+/// answered when applied to it. The rule files are asked, never imitated: which losses they
+/// merge is theirs to say.
+#[derive(Clone, Debug)]
+pub enum Tokens {
+    /// They merge it.
+    Merged,
+    /// They refuse it, with this message.
+    Refused(String),
 }
 
 impl Default for CheckOptions {
@@ -159,6 +173,7 @@ impl Default for CheckOptions {
             seed: 0,
             rtol: None,
             atol: None,
+            tokens: None,
             avg: true,
             feed: None,
             max_memory: crate::exec::memory::DEFAULT_MAX_MEMORY,
@@ -210,7 +225,14 @@ pub fn check_with_sources(
     let applied = reference.apply(&plan, &runner, &merged.grads)?;
 
     let tol = compare::Tolerance::new(&plan.init, opts.rtol, opts.atol);
-    let mut rows = compare::gradients(&plan, &reference, &merged, &tol, opts.avg);
+    let mut rows = compare::gradients(
+        &plan,
+        &reference,
+        &merged,
+        &tol,
+        opts.avg,
+        opts.tokens.as_ref(),
+    );
     rows.extend(compare::persistables(
         &plan, &reference, &applied, &merged, &tol,
     ));

@@ -3,7 +3,7 @@
 //! that gives the relation the grad rows check, and, when a row fails, a hint at what went
 //! wrong (a missing or doubled 1/k scale, a sum loss averaged, a token mean).
 
-use super::tokens::Tokens;
+use super::Tokens;
 use crate::exec::coupling::Combine;
 
 /// How the original's loss reduces the batch, read off its gradients: the full-batch gradient
@@ -62,7 +62,8 @@ fn is_mean_of(a: &[f64], mean: Option<&[f64]>) -> bool {
 /// `mean_merge`: what a merge averaging the original's own micro-batch gradients makes the
 /// optimizer consume, when known; a merged gradient that is it, under a loss whose full-batch
 /// gradient is not their mean, is named as such, with the merge that fixes it when
-/// `tokens` says grad_merge.rw's normalize=tokens takes the loss, and why not otherwise.
+/// `tokens` says whether grad_merge.rw's normalize=tokens takes the loss, and why not, when the
+/// rule files were asked.
 pub(super) fn scale_hint(
     a: &[f64],
     b: &[f64],
@@ -70,7 +71,7 @@ pub(super) fn scale_hint(
     avg: bool,
     reduction: Reduction,
     mean_merge: Option<&[f64]>,
-    tokens: &Tokens,
+    tokens: Option<&Tokens>,
 ) -> String {
     let bb: f64 = b.iter().map(|v| v * v).sum();
     let aa: f64 = a.iter().map(|v| v * v).sum();
@@ -130,14 +131,20 @@ pub(super) fn scale_hint(
             "the merged gradient is 1/{k} of {reference}: a 1/k scale is applied although avg=false"
         ),
         _ if proportional => format!("the merged gradient is {ratio:.4}× {reference}"),
-        _ if avg && reduction == Reduction::Uneven && is_mean_of(a, mean_merge) => match tokens {
-            Tokens::Merged => format!(
-                "the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike (a token mean, sum(l·mask) / sum(mask), normalizes each micro-batch by its own token count; grad_merge.rw merges it with --set normalize=tokens)"
-            ),
-            Tokens::Refused(why) => format!(
-                "the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike (a token mean, or another normalization by a count taken from the batch, divides each micro-batch by its own count). grad_merge.rw cannot merge this loss exactly: its --set normalize=tokens takes only sum(l·mask) / sum(mask) with `mask` a float32 `pd_op.data` input, and {why}"
-            ),
-        },
+        _ if avg && reduction == Reduction::Uneven && is_mean_of(a, mean_merge) => {
+            let uneven = format!("the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike");
+            match tokens {
+                Some(Tokens::Merged) => format!(
+                    "{uneven} (a token mean, sum(l·mask) / sum(mask), normalizes each micro-batch by its own token count; the rule files merge it with --set normalize=tokens)"
+                ),
+                Some(Tokens::Refused(why)) => format!(
+                    "{uneven} (a token mean, or another normalization by a count taken from the batch, divides each micro-batch by its own count); the rule files cannot merge it exactly: with --set normalize=tokens they refuse it: {why}"
+                ),
+                None => format!(
+                    "{uneven} (a token mean, or another normalization by a count taken from the batch, divides each micro-batch by its own count)"
+                ),
+            }
+        }
         _ => format!("the merged gradient differs from {reference} (not by a constant factor: \
               a scale applied per micro-step, or a missing or misplaced collective?)"),
     }

@@ -167,9 +167,6 @@ pub(super) struct Reference {
     /// The 16-bit float dtype the original's forward or backward computes in (AMP O1: float32
     /// parameters, bfloat16 matmuls and convolutions), if any: the loosest.
     pub computes_in: Option<DType>,
-    /// Whether grad_merge.rw's normalize=tokens merges the original's loss, and why not
-    /// ([`super::tokens`]): a hint names it only where it works.
-    pub tokens: super::tokens::Tokens,
     /// The merged gradient must be `factor` × the reference gradient; `None`: the sum of the
     /// micro-batch gradients.
     pub factor: Option<f64>,
@@ -370,7 +367,6 @@ impl Reference {
             combined,
             reduction,
             relation,
-            tokens: super::tokens::normalize_tokens(&module.ctx, &module.main),
             computes_in: computes_in(module),
             factor,
         }))
