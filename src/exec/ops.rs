@@ -20,8 +20,9 @@ use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
     activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv, cumsum,
-    dropout, elementwise as ew, flatten, index, join, layer_norm as ln, matmul, optimizer as opt,
-    piecewise as pw, pool, reduce, repeat, rnn, shape, softmax as sm,
+    dropout, elementwise as ew, flatten, group_norm as gn, index, join, layer_norm as ln, loss,
+    matmul, optimizer as opt, piecewise as pw, pool, prelu, reduce, reorder, repeat, rnn, shape,
+    softmax as sm,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -482,6 +483,223 @@ static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.clip_grad", |c| {
         let (min, max) = clip_bounds(c, 2)?;
         one(pw::clip_grad(c.t(0)?, c.t(1)?, min, max)?)
+    }),
+    ("pd_op.prelu", |c| {
+        one(prelu::prelu(c.t(0)?, c.t(1)?, prelu_mode(c)?)?)
+    }),
+    ("pd_op.prelu_grad", |c| {
+        two(prelu::prelu_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            prelu_mode(c)?,
+        )?)
+    }),
+    ("pd_op.group_norm", |c| {
+        let o = gn::group_norm(
+            c.t(0)?,
+            c.opt(1),
+            c.opt(2),
+            c.f64_or("epsilon", 1e-5)? as f32,
+            c.i64_or("groups", -1)?,
+            conv::channels_last(&str_attr(c, "data_format", "NCHW")?)?,
+        )?;
+        Ok(vec![Some(o.y), Some(o.mean), Some(o.variance)])
+    }),
+    ("pd_op.group_norm_grad", |c| {
+        let g = gn::group_norm_grad(
+            c.t(0)?,
+            c.opt(1),
+            c.opt(2),
+            c.t(4)?,
+            c.t(5)?,
+            c.t(6)?,
+            c.f64_or("epsilon", 1e-5)? as f32,
+            c.i64_or("groups", -1)?,
+            conv::channels_last(&str_attr(c, "data_format", "NCHW")?)?,
+        )?;
+        Ok(vec![Some(g.x_grad), g.scale_grad, g.bias_grad])
+    }),
+    ("pd_op.instance_norm", |c| {
+        let o = gn::instance_norm(
+            c.t(0)?,
+            c.opt(1),
+            c.opt(2),
+            c.f64_or("epsilon", 1e-5)? as f32,
+        )?;
+        Ok(vec![Some(o.y), Some(o.mean), Some(o.variance)])
+    }),
+    ("pd_op.instance_norm_grad", |c| {
+        let g = gn::instance_norm_grad(c.t(0)?, c.opt(1), c.opt(2), c.t(3)?, c.t(4)?, c.t(5)?)?;
+        Ok(vec![Some(g.x_grad), g.scale_grad, g.bias_grad])
+    }),
+    ("pd_op.hardtanh", |c| {
+        let (lo, hi) = hardtanh_bounds(c)?;
+        one(pw::hardtanh(c.t(0)?, lo, hi)?)
+    }),
+    ("pd_op.hardtanh_grad", |c| {
+        let (lo, hi) = hardtanh_bounds(c)?;
+        one(pw::hardtanh_grad(c.t(0)?, c.t(1)?, lo, hi)?)
+    }),
+    ("pd_op.softshrink", |c| {
+        one(pw::softshrink(c.t(0)?, c.f64_or("threshold", 0.5)? as f32)?)
+    }),
+    ("pd_op.softshrink_grad", |c| {
+        one(pw::softshrink_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.f64_or("threshold", 0.5)? as f32,
+        )?)
+    }),
+    ("pd_op.hardshrink", |c| {
+        one(pw::hardshrink(c.t(0)?, c.f64_or("threshold", 0.5)? as f32)?)
+    }),
+    ("pd_op.hardshrink_grad", |c| {
+        one(pw::hardshrink_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.f64_or("threshold", 0.5)? as f32,
+        )?)
+    }),
+    ("pd_op.thresholded_relu", |c| {
+        one(pw::thresholded_relu(
+            c.t(0)?,
+            c.f64_or("threshold", 1.0)? as f32,
+            c.f64_or("value", 0.0)? as f32,
+        )?)
+    }),
+    ("pd_op.thresholded_relu_grad", |c| {
+        one(pw::thresholded_relu_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.f64_or("threshold", 1.0)? as f32,
+        )?)
+    }),
+    ("pd_op.softsign", |c| one(act::softsign(c.t(0)?)?)),
+    ("pd_op.softsign_grad", |c| {
+        one(act::softsign_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.logsigmoid", |c| one(act::logsigmoid(c.t(0)?)?)),
+    ("pd_op.logsigmoid_grad", |c| {
+        one(act::logsigmoid_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.tanh_shrink", |c| one(act::tanh_shrink(c.t(0)?)?)),
+    ("pd_op.tanh_shrink_grad", |c| {
+        one(act::tanh_shrink_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.celu", |c| {
+        one(act::celu(c.t(0)?, c.f64_or("alpha", 1.0)? as f32)?)
+    }),
+    ("pd_op.celu_grad", |c| {
+        one(act::celu_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.f64_or("alpha", 1.0)? as f32,
+        )?)
+    }),
+    ("pd_op.stanh", |c| {
+        let (a, b) = stanh_scales(c)?;
+        one(act::stanh(c.t(0)?, a, b)?)
+    }),
+    ("pd_op.stanh_grad", |c| {
+        let (a, b) = stanh_scales(c)?;
+        one(act::stanh_grad(c.t(0)?, c.t(1)?, a, b)?)
+    }),
+    ("pd_op.max", |c| {
+        one(reduce::extremum(
+            c.t(0)?,
+            &axes_operand(c, 1)?,
+            c.bool_or("keepdim", false)?,
+            true,
+        )?)
+    }),
+    ("pd_op.min", |c| {
+        one(reduce::extremum(
+            c.t(0)?,
+            &axes_operand(c, 1)?,
+            c.bool_or("keepdim", false)?,
+            false,
+        )?)
+    }),
+    ("pd_op.max_grad", extremum_grad),
+    ("pd_op.min_grad", extremum_grad),
+    ("pd_op.logsumexp", |c| {
+        one(reduce::logsumexp(
+            c.t(0)?,
+            &c.i64s("axis")?,
+            c.bool_or("keepdim", false)?,
+            c.bool_or("reduce_all", false)?,
+        )?)
+    }),
+    ("pd_op.logsumexp_grad", |c| {
+        one(reduce::logsumexp_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            &c.i64s("axis")?,
+            c.bool_or("reduce_all", false)?,
+        )?)
+    }),
+    ("pd_op.mean_all", |c| one(reduce::mean_all(c.t(0)?)?)),
+    ("pd_op.mean_all_grad", |c| {
+        one(reduce::mean_all_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.flip", |c| {
+        one(reorder::flip(c.t(0)?, &c.i64s("axis")?)?)
+    }),
+    ("pd_op.flip_grad", |c| {
+        one(reorder::flip(c.t(0)?, &c.i64s("axis")?)?)
+    }),
+    ("pd_op.roll", |c| {
+        one(reorder::roll(
+            c.t(0)?,
+            &ints_operand_or_attr(c, 1, "shifts")?,
+            &c.i64s("axis")?,
+        )?)
+    }),
+    ("pd_op.roll_grad", |c| {
+        one(reorder::roll_grad(
+            c.t(1)?,
+            &ints_operand_or_attr(c, 2, "shifts")?,
+            &c.i64s("axis")?,
+        )?)
+    }),
+    ("pd_op.one_hot", |c| {
+        one(index::one_hot(
+            c.t(0)?,
+            int_operand_or_attr(c, 1, "num_classes", -1)?,
+        )?)
+    }),
+    ("pd_op.huber_loss", |c| {
+        two(loss::huber_loss(
+            c.t(0)?,
+            c.t(1)?,
+            c.f64_or("delta", 1.0)? as f32,
+        )?)
+    }),
+    ("pd_op.huber_loss_grad", |c| {
+        two(loss::huber_loss_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.f64_or("delta", 1.0)? as f32,
+        )?)
+    }),
+    ("pd_op.sigmoid_cross_entropy_with_logits", |c| {
+        one(loss::sigmoid_ce(
+            c.t(0)?,
+            c.t(1)?,
+            c.opt(2),
+            sigmoid_ce_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.sigmoid_cross_entropy_with_logits_grad", |c| {
+        one(loss::sigmoid_ce_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.opt(2),
+            c.t(3)?,
+            sigmoid_ce_attrs(c)?,
+        )?)
     }),
     ("pd_op.cumsum", |c| {
         one(cumsum::cumsum(c.t(0)?, &cumsum_attrs(c, 1)?)?)
@@ -1330,6 +1548,45 @@ fn scale(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
         c.f64_or("bias", 0.0)? as f32,
         c.bool_or("bias_after_scale", true)?,
     )?)
+}
+
+fn prelu_mode(c: &OpCall<'_>) -> KResult<prelu::Mode> {
+    prelu::Mode::parse(
+        &str_attr(c, "mode", "all")?,
+        &str_attr(c, "data_format", "NCHW")?,
+    )
+}
+
+fn hardtanh_bounds(c: &OpCall<'_>) -> KResult<(f32, f32)> {
+    Ok((
+        c.f64_or("t_min", 0.0)? as f32,
+        c.f64_or("t_max", 24.0)? as f32,
+    ))
+}
+
+fn stanh_scales(c: &OpCall<'_>) -> KResult<(f32, f32)> {
+    Ok((
+        c.f64_or("scale_a", 0.67)? as f32,
+        c.f64_or("scale_b", 1.7159)? as f32,
+    ))
+}
+
+/// `max_grad`/`min_grad(x, out, out_grad, axis)`.
+fn extremum_grad(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
+    one(reduce::extremum_grad(
+        c.t(0)?,
+        c.t(1)?,
+        c.t(2)?,
+        &axes_operand(c, 3)?,
+        c.bool_or("reduce_all", false)?,
+    )?)
+}
+
+fn sigmoid_ce_attrs(c: &OpCall<'_>) -> KResult<loss::SigmoidCeAttrs> {
+    Ok(loss::SigmoidCeAttrs {
+        normalize: c.bool_or("normalize", false)?,
+        ignore_index: c.i64_or("ignore_index", -100)?,
+    })
 }
 
 fn selu_attrs(c: &OpCall<'_>) -> KResult<(f32, f32)> {

@@ -137,9 +137,9 @@ mod tests {
             "p.ir",
             r#"{
     (%0) = "pd_op.full" () {dtype:float32,place:Place(cpu),shape:[2],stop_gradient:[true],value:1} : () -> tensor<2xf32>
-    (%1) = "pd_op.softsign" (%0) {} : (tensor<2xf32>) -> tensor<2xf32>
+    (%1) = "pd_op.lgamma" (%0) {} : (tensor<2xf32>) -> tensor<2xf32>
     (%2) = "pd_op.relu" (%1) {} : (tensor<2xf32>) -> tensor<2xf32>
-    (%3) = "pd_op.softsign" (%2) {} : (tensor<2xf32>) -> tensor<2xf32>
+    (%3) = "pd_op.lgamma" (%2) {} : (tensor<2xf32>) -> tensor<2xf32>
     (%4) = "my.op" (%3) {} : (tensor<2xf32>) -> tensor<2xf32>
 }
 "#,
@@ -150,10 +150,10 @@ mod tests {
         assert_eq!((at.file.as_str(), at.line, at.col), ("p.ir", 3, 5));
         assert_eq!(
             d.message,
-            "main: op #1 `pd_op.softsign`: the executor has no kernel for this op"
+            "main: op #1 `pd_op.lgamma`: the executor has no kernel for this op"
         );
         assert_eq!(d.notes[0], "1 more op of this name");
-        assert!(d.notes[1].contains("3 ops of 2 names: `pd_op.softsign` (2), `my.op` (1)"));
+        assert!(d.notes[1].contains("3 ops of 2 names: `pd_op.lgamma` (2), `my.op` (1)"));
         assert_eq!(d.more.len(), 1);
         assert!(d.more[0].message.starts_with("main: op #4 `my.op`"));
         // The rewritten program's ops read from the same places are the original's.

@@ -1,6 +1,8 @@
 # Records Paddle 3.3.1's outputs for the kernels the hunters' vision and sequence models needed
 # (comparisons, activations and their grads, cumsum, log_softmax, index_select, label_smooth,
-# and the rmsprop_, adagrad_, adamax_ and lamb_ optimizers), in the layout of
+# and the rmsprop_, adagrad_, adamax_ and lamb_ optimizers; then prelu, group_norm,
+# instance_norm, more activations, max/min/logsumexp/mean_all, flip, roll, one_hot, huber_loss
+# and sigmoid_cross_entropy_with_logits), in the layout of
 # paddle_kernels.json, for src/exec/kernels/tests/kernels_paddle_models.rs. Run once with the
 # interop venv (`python tests/exec_fixtures/paddle_model_kernels.py`); the numbers are
 # committed, Paddle is not a test dependency. Inputs hold the points where a kernel changes
@@ -117,6 +119,95 @@ for wd, name in [(0.01, "lamb"), (0.0, "lamb_no_decay")]:
                      None, None, wd, 0.9, 0.999, 1e-6, False, False)
     case(name, i, {"weight_decay": wd, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6},
          dict(param_out=r[0], moment1_out=r[1], moment2_out=r[2], beta1_pow_out=r[3], beta2_pow_out=r[4]))
+
+# ---- second set: normalizations, more activations, reductions, reorders, losses ----
+# prelu in every mode and layout; the input holds exact zeros (the slope side at 0)
+def prelu_case(name, x, alpha, mode, fmt):
+    g = f(*x.shape); xt, at = T(x), T(alpha)
+    o = _C_ops.prelu(xt, at, fmt, mode)
+    (o * T(g, False)).sum().backward()
+    case(name, {"x": x, "alpha": alpha, "out_grad": g}, {"mode": mode, "data_format": fmt},
+         {"out": o, "x_grad": xt.grad, "alpha_grad": at.grad})
+x = f(2, 3, 2, 2); x[0, 0, 0, :] = 0.0
+prelu_case("prelu_all", x, np.array([0.25], 'float32'), "all", "NCHW")
+prelu_case("prelu_channel", x, f(3), "channel", "NCHW")
+prelu_case("prelu_channel_nhwc", x.transpose(0, 2, 3, 1).copy(), f(3), "channel", "NHWC")
+prelu_case("prelu_element", x, f(1, 3, 2, 2), "element", "NCHW")
+# group_norm (NCHW and NHWC) and instance_norm, with their saved statistics and every gradient
+def norm_case(name, fn, x, c, attrs):
+    g = f(*x.shape); xt, st, bt = T(x), T(1 + 0.1 * f(c)), T(0.1 * f(c))
+    # In dynamic mode the saved statistics are intermediates Paddle does not return; the grads,
+    # which the executor computes from its own saved statistics, check them.
+    y = fn(xt, st, bt)
+    (y * T(g, False)).sum().backward()
+    case(name, {"x": x, "scale": st.numpy(), "bias": bt.numpy(), "y_grad": g}, attrs,
+         {"y": y, "x_grad": xt.grad, "scale_grad": st.grad, "bias_grad": bt.grad})
+x = f(2, 6, 3, 3)
+norm_case("group_norm", lambda x, s, b: _C_ops.group_norm(x, s, b, 1e-5, 3, "NCHW"), x, 6,
+          {"epsilon": 1e-5, "groups": 3, "data_format": "NCHW"})
+norm_case("group_norm_nhwc", lambda x, s, b: _C_ops.group_norm(x, s, b, 1e-5, 2, "NHWC"),
+          x.transpose(0, 2, 3, 1).copy(), 6, {"epsilon": 1e-5, "groups": 2, "data_format": "NHWC"})
+norm_case("instance_norm", lambda x, s, b: _C_ops.instance_norm(x, s, b, 1e-5), x[:, :4].copy(), 4,
+          {"epsilon": 1e-5})
+# element-wise activations, inputs on their kinks (±0.5 shrink thresholds, hardtanh bounds)
+b = np.array([-2., -0.5, -0.25, 0., 0.25, 0.5, 1., 2., -1., 0.75], 'float32')
+x = np.concatenate([b, 2 * f(14)]).reshape(4, 6)
+unary("hardtanh", lambda t: F.hardtanh(t, -0.5, 1.0), x, {"t_min": -0.5, "t_max": 1.0})
+unary("softsign", F.softsign, x)
+unary("logsigmoid", F.log_sigmoid, x)
+unary("tanh_shrink", F.tanhshrink, x)
+unary("softshrink", lambda t: F.softshrink(t, 0.5), x, {"threshold": 0.5})
+unary("hardshrink", lambda t: F.hardshrink(t, 0.5), x, {"threshold": 0.5})
+unary("thresholded_relu", lambda t: F.thresholded_relu(t, 0.5, 0.1), x, {"threshold": 0.5, "value": 0.1})
+unary("celu", lambda t: F.celu(t, 0.8), x, {"alpha": 0.8})
+unary("stanh", lambda t: paddle.stanh(t, 0.67, 1.7159), x, {"scale_a": 0.67, "scale_b": 1.7159})
+# max/min over axes, with ties (each tied extremum gets the gradient)
+x = np.array([[[1., 3., 3.], [2., 2., 0.]], [[5., -1., 5.], [0., 4., 4.]]], 'float32')
+for n, fn in [("max", paddle.max), ("min", paddle.min)]:
+    for sfx, ax, keep in [("", [2], False), ("_keep", [0, 2], True), ("_all", None, False)]:
+        o_shape = fn(T(x, False), axis=ax, keepdim=keep).shape
+        g = f(*o_shape) if o_shape else np.array(f(1)[0], 'float32')
+        xt = T(x); o = fn(xt, axis=ax, keepdim=keep)
+        (o * T(g, False)).sum().backward()
+        case(n + sfx, {"x": x, "out_grad": g}, {"axis": ax or [], "keepdim": keep},
+             {"out": o, "x_grad": xt.grad})
+x = 3 * f(3, 4, 2)
+for sfx, ax, keep in [("", [1], False), ("_keep", [0, 2], True), ("_all", None, False)]:
+    xt = T(x); o = paddle.logsumexp(xt, axis=ax, keepdim=keep)
+    g = f(*o.shape) if o.shape else np.array(f(1)[0], 'float32')
+    (o * T(g, False)).sum().backward()
+    case("logsumexp" + sfx, {"x": x, "out_grad": g}, {"axis": ax or [], "keepdim": keep, "reduce_all": ax is None},
+         {"out": o, "x_grad": xt.grad})
+xt = T(x); o = _C_ops.mean_all(xt); gs = np.array(0.7, 'float32')
+(o * T(gs, False)).sum().backward()
+case("mean_all", {"x": x, "out_grad": gs}, {}, {"out": o, "x_grad": xt.grad})
+# flip and roll (grads: the moves undone)
+x = f(2, 3, 4)
+unary("flip", lambda t: paddle.flip(t, [0, 2]), x, {"axis": [0, 2]})
+unary("roll", lambda t: paddle.roll(t, [1, -2], [1, 2]), x, {"shifts": [1, -2], "axis": [1, 2]})
+unary("roll_flat", lambda t: paddle.roll(t, 5), x, {"shifts": [5], "axis": []})
+# one_hot
+idx = np.array([[0, 3], [2, 1], [3, 3]], 'int64')
+case("one_hot", {"x": idx}, {"num_classes": 4}, {"out": F.one_hot(T(idx, False), 4)})
+# huber_loss: residuals inside, on and beyond delta
+inp = f(3, 4); lab = inp + np.array([0.0, 0.5, -0.5, 2.0] * 3, 'float32').reshape(3, 4); lab[0, 0] = inp[0, 0] + 1.0
+g = f(3, 4); it, lt = T(inp), T(lab)
+out = _C_ops.huber_loss(it, lt, 1.0)  # the residual is an intermediate dynamic mode hides
+(out * T(g, False)).sum().backward()
+case("huber_loss", {"input": inp, "label": lab, "out_grad": g}, {"delta": 1.0},
+     {"out": out, "input_grad": it.grad, "label_grad": lt.grad})
+# sigmoid_cross_entropy_with_logits: soft labels, an ignored label, normalize, pos_weight
+x = 3 * f(3, 4); x[0, 0] = 0.0
+lab = rs.rand(3, 4).astype('float32'); lab[1, 2] = -100.0
+pw = 0.5 + rs.rand(3, 4).astype('float32')
+for n, norm, w in [("sigmoid_ce", False, None), ("sigmoid_ce_norm", True, None), ("sigmoid_ce_pos_weight", False, pw)]:
+    g = f(3, 4); xt = T(x)
+    o = _C_ops.sigmoid_cross_entropy_with_logits(xt, T(lab, False), None if w is None else T(w, False), norm, -100)
+    (o * T(g, False)).sum().backward()
+    ins = {"x": x, "label": lab, "out_grad": g}
+    if w is not None:
+        ins["pos_weight"] = w
+    case(n, ins, {"normalize": norm, "ignore_index": -100}, {"out": o, "x_grad": xt.grad})
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_model_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)

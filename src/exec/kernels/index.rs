@@ -1,5 +1,5 @@
 //! Ops that select elements by an index or a mask: `gather`, `embedding`, `where`, `triu`,
-//! `tril`, and their grads.
+//! `tril`, and their grads; `one_hot` (an index spelled out as a row of zeros with one 1).
 //!
 //! The forward ops only move elements, so they build an offset list for [`pick`] and keep the
 //! dtype exactly. The grads add: `gather_grad` and `embedding_grad` scatter-add `out_grad` rows
@@ -258,6 +258,24 @@ pub fn triangle(x: &Tensor, diagonal: i64, upper: bool) -> KResult<Tensor> {
         })
         .collect();
     Tensor::new(s.to_vec(), pick(x.data(), &idx))
+}
+
+/// `pd_op.one_hot(x, num_classes)`: a float32 tensor of shape `x.shape + [num_classes]`, 1 at
+/// each index and 0 elsewhere. An index outside `0..num_classes` is an error, as in Paddle.
+pub fn one_hot(x: &Tensor, num_classes: i64) -> KResult<Tensor> {
+    let depth = match usize::try_from(num_classes) {
+        Ok(d) if d > 0 => d,
+        _ => kbail!("one_hot: num_classes {} must be positive", num_classes),
+    };
+    let ids = indices(x, depth, "one_hot")?;
+    let mut shape = x.shape().to_vec();
+    shape.push(depth);
+    crate::exec::memory::reserve(&"one_hot's result", &shape, 4)?;
+    let mut out = vec![0.0f32; ids.len() * depth];
+    for (row, &i) in ids.iter().enumerate() {
+        out[row * depth + i] = 1.0;
+    }
+    Tensor::new(shape, Data::F32(out))
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Piecewise-linear activations and their `_grad` ops: leaky_relu, relu6, hardswish,
-//! hardsigmoid, abs, clip.
+//! hardsigmoid, abs, clip, hardtanh, softshrink, hardshrink, thresholded_relu.
 //!
 //! Their derivatives are undefined at the kinks, and each Paddle kernel picks a side there;
 //! a gradient that took the other side would differ from Paddle's by a whole `dout` wherever an
@@ -15,6 +15,10 @@
 //! | hardsigmoid | out = 0, out = 1 | 0 (`0 < out < 1`) |
 //! | abs | x = 0 | 0 (the sign of 0) |
 //! | clip | x = min, x = max | 1 (`min ≤ x ≤ max`) |
+//! | hardtanh | x = t_min, x = t_max | 0 (`t_min < x < t_max`) |
+//! | softshrink | x = ±λ | 0 (`|x| > λ`) |
+//! | hardshrink | x = ±t | 1, and `x` kept (`|x| ≥ t`, unlike softshrink) |
+//! | thresholded_relu | x = threshold | 0 (`x > threshold`) |
 
 use crate::exec::error::KResult;
 use crate::exec::kernels::elementwise::{unary_f32, zip_f32};
@@ -117,4 +121,66 @@ pub fn clip_grad(x: &Tensor, dout: &Tensor, min: f32, max: f32) -> KResult<Tenso
         dout,
         move |v, g| if v >= min && v <= max { g } else { 0.0 },
     )
+}
+
+/// `hardtanh(x) {t_min, t_max}`: `x` held to `[t_min, t_max]`.
+pub fn hardtanh(x: &Tensor, t_min: f32, t_max: f32) -> KResult<Tensor> {
+    unary_f32(x, move |v| v.max(t_min).min(t_max))
+}
+
+/// `hardtanh_grad(x, out_grad) {t_min, t_max}`: `dout` strictly inside the bounds.
+pub fn hardtanh_grad(x: &Tensor, dout: &Tensor, t_min: f32, t_max: f32) -> KResult<Tensor> {
+    zip_f32(
+        x,
+        dout,
+        move |v, g| if v > t_min && v < t_max { g } else { 0.0 },
+    )
+}
+
+/// `softshrink(x) {threshold}`: `x ∓ λ` beyond `±λ`, 0 between.
+pub fn softshrink(x: &Tensor, lambda: f32) -> KResult<Tensor> {
+    unary_f32(x, move |v| {
+        if v > lambda {
+            v - lambda
+        } else if v < -lambda {
+            v + lambda
+        } else {
+            0.0
+        }
+    })
+}
+
+/// `softshrink_grad(x, out_grad) {threshold}`: `dout` where `|x| > λ`.
+pub fn softshrink_grad(x: &Tensor, dout: &Tensor, lambda: f32) -> KResult<Tensor> {
+    zip_f32(
+        x,
+        dout,
+        move |v, g| {
+            if v > lambda || v < -lambda {
+                g
+            } else {
+                0.0
+            }
+        },
+    )
+}
+
+/// `hardshrink(x) {threshold}`: `x` where `|x| ≥ t`, 0 elsewhere.
+pub fn hardshrink(x: &Tensor, t: f32) -> KResult<Tensor> {
+    unary_f32(x, move |v| if v >= t || v <= -t { v } else { 0.0 })
+}
+
+/// `hardshrink_grad(x, out_grad) {threshold}`: `dout` where `|x| ≥ t`.
+pub fn hardshrink_grad(x: &Tensor, dout: &Tensor, t: f32) -> KResult<Tensor> {
+    zip_f32(x, dout, move |v, g| if v >= t || v <= -t { g } else { 0.0 })
+}
+
+/// `thresholded_relu(x) {threshold, value}`: `x` above the threshold, `value` elsewhere.
+pub fn thresholded_relu(x: &Tensor, threshold: f32, value: f32) -> KResult<Tensor> {
+    unary_f32(x, move |v| if v > threshold { v } else { value })
+}
+
+/// `thresholded_relu_grad(x, out_grad) {threshold, value}`: `dout` above the threshold.
+pub fn thresholded_relu_grad(x: &Tensor, dout: &Tensor, threshold: f32) -> KResult<Tensor> {
+    zip_f32(x, dout, move |v, g| if v > threshold { g } else { 0.0 })
 }

@@ -1,7 +1,9 @@
 //! `sum` and `mean` over axes (an `int64` operand, usually from `full_int_array`), with
 //! `keepdim`, and their `_grad` ops; `squared_l2_norm` (Σx², the per-parameter term of global-norm
 //! gradient clipping) and its grad; `clip_by_norm` (`x` scaled down to L2 norm `max_norm` when
-//! it is longer).
+//! it is longer); `max`/`min` (tied extrema share `out_grad` equally, as Paddle 3.3.1's CPU
+//! kernel does: the recorded numbers show it, though older Paddle gave each the whole of it),
+//! `logsumexp` and `mean_all` with their grads.
 //!
 //! An empty axis list (or `reduce_all`) reduces every dimension, as in Paddle. The reduction is the
 //! broadcasting one from [`reduce_to_shape`] with the reduced axes set to 1, accumulated in f32
@@ -199,6 +201,163 @@ pub fn clip_by_norm(x: &Tensor, max_norm: f32) -> KResult<Tensor> {
         max_norm / (norm + eps)
     };
     crate::exec::kernels::elementwise::unary_f32(x, move |v| v * scale)
+}
+
+/// For every element of `x`, the flat index of the output element it reduces into, with the
+/// reduced dims and the kept-dims shape.
+fn reduction_map(
+    x: &Tensor,
+    axes: &[i64],
+    reduce_all: bool,
+) -> KResult<(Vec<bool>, Vec<usize>, Vec<usize>)> {
+    let dims = reduced_dims(x.shape().len(), axes, reduce_all)?;
+    let kept = kept_shape(x.shape(), &dims);
+    let map = expand(
+        &(0..numel(&kept)).collect::<Vec<usize>>(),
+        &kept,
+        x.shape(),
+        -1,
+    )?;
+    Ok((dims, kept, map))
+}
+
+fn float_dtype(d: DType) -> DType {
+    if d.is_float() {
+        d
+    } else {
+        DType::F32
+    }
+}
+
+/// `pd_op.max(x, axis) {keepdim}` (`is_max`) and `pd_op.min`: the extremum over the axes (every
+/// axis when the list is empty). The values are elements of `x`, so the dtype is kept exactly.
+pub fn extremum(x: &Tensor, axes: &[i64], keepdim: bool, is_max: bool) -> KResult<Tensor> {
+    let (dims, kept, map) = reduction_map(x, axes, false)?;
+    if x.numel() == 0 {
+        kbail!(
+            "{}: the input {:?} is empty",
+            if is_max { "max" } else { "min" },
+            x.shape()
+        );
+    }
+    let v = x.to_f64_vec();
+    let mut best: Vec<Option<f64>> = vec![None; numel(&kept)];
+    for (&o, &val) in map.iter().zip(&v) {
+        best[o] = Some(match best[o] {
+            None => val,
+            Some(b) if (is_max && val > b) || (!is_max && val < b) || val.is_nan() => val,
+            Some(b) => b,
+        });
+    }
+    let out_shape = reduced_shape(x.shape(), &dims, keepdim);
+    let vals = best.into_iter().map(|b| b.unwrap_or(0.0)).collect();
+    Tensor::new(out_shape, Data::F64(vals).cast(x.dtype()))
+}
+
+/// `max_grad(x, out, out_grad, axis) {keepdim, reduce_all}` and `min_grad`: `out_grad` divided
+/// among the elements equal to the extremum, 0 elsewhere.
+pub fn extremum_grad(
+    x: &Tensor,
+    out: &Tensor,
+    dout: &Tensor,
+    axes: &[i64],
+    reduce_all: bool,
+) -> KResult<Tensor> {
+    let (_, kept, map) = reduction_map(x, axes, reduce_all)?;
+    let n = numel(&kept);
+    if out.numel() != n || dout.numel() != n {
+        kbail!(
+            "max/min grad: out {:?} and out_grad {:?} must be the reduction of x {:?}",
+            out.shape(),
+            dout.shape(),
+            x.shape()
+        );
+    }
+    let (v, o, g) = (x.to_f64_vec(), out.to_f64_vec(), dout.to_f32());
+    let mut ties = vec![0u32; n];
+    for (&k, &val) in map.iter().zip(&v) {
+        ties[k] += u32::from(val == o[k]);
+    }
+    let dx = map
+        .iter()
+        .zip(&v)
+        .map(|(&k, &val)| {
+            if val == o[k] {
+                g[k] / ties[k] as f32
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    Tensor::from_f32_as(x.shape(), dx, float_dtype(x.dtype()))
+}
+
+/// `logsumexp(x) {axis, keepdim, reduce_all}`: `m + log Σ e^(x − m)` with `m` the maximum over
+/// the reduced elements, so no term overflows. Accumulated in f64, rounded once.
+pub fn logsumexp(x: &Tensor, axes: &[i64], keepdim: bool, reduce_all: bool) -> KResult<Tensor> {
+    let (dims, kept, map) = reduction_map(x, axes, reduce_all)?;
+    let v = x.to_f64_vec();
+    let mut m = vec![f64::NEG_INFINITY; numel(&kept)];
+    for (&o, &val) in map.iter().zip(&v) {
+        m[o] = m[o].max(val);
+    }
+    let mut s = vec![0.0f64; m.len()];
+    for (&o, &val) in map.iter().zip(&v) {
+        s[o] += (val - m[o]).exp();
+    }
+    let out: Vec<f32> = m
+        .iter()
+        .zip(&s)
+        .map(|(&m, &s)| {
+            if m.is_finite() {
+                (m + s.ln()) as f32
+            } else {
+                m as f32
+            }
+        })
+        .collect();
+    Tensor::from_f32_as(
+        &reduced_shape(x.shape(), &dims, keepdim),
+        out,
+        float_dtype(x.dtype()),
+    )
+}
+
+/// `logsumexp_grad(x, out, out_grad) {axis, keepdim, reduce_all}`: `dout · e^(x − out)`.
+pub fn logsumexp_grad(
+    x: &Tensor,
+    out: &Tensor,
+    dout: &Tensor,
+    axes: &[i64],
+    reduce_all: bool,
+) -> KResult<Tensor> {
+    let (_, kept, map) = reduction_map(x, axes, reduce_all)?;
+    let n = numel(&kept);
+    if out.numel() != n || dout.numel() != n {
+        kbail!(
+            "logsumexp_grad: out {:?} and out_grad {:?} must be the reduction of x {:?}",
+            out.shape(),
+            dout.shape(),
+            x.shape()
+        );
+    }
+    let (v, o, g) = (x.to_f64_vec(), out.to_f64_vec(), dout.to_f64_vec());
+    let dx = map
+        .iter()
+        .zip(&v)
+        .map(|(&k, &val)| (g[k] * (val - o[k]).exp()) as f32)
+        .collect();
+    Tensor::from_f32_as(x.shape(), dx, float_dtype(x.dtype()))
+}
+
+/// `mean_all(x)`: the mean of every element, a 0-d tensor.
+pub fn mean_all(x: &Tensor) -> KResult<Tensor> {
+    mean(x, &[], false)
+}
+
+/// `mean_all_grad(x, out_grad)`: `out_grad / numel` everywhere.
+pub fn mean_all_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
+    grad_impl(x, dout, &[], true, true)
 }
 
 fn grad_impl(

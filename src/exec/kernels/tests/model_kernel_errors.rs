@@ -97,3 +97,116 @@ fn every_bad_input_is_named() {
         "lamb_ moment1: [3] and [2, 3] differ in size",
     );
 }
+
+#[test]
+fn every_bad_input_of_the_second_set_is_named() {
+    use crate::exec::kernels::{group_norm as gn, index, loss, prelu, reduce, reorder};
+    let (x23, x3, x2) = (f(&[2, 3]), f(&[3]), f(&[2]));
+    expect_err(
+        "prelu layout",
+        prelu::Mode::parse("channel", "NDHW"),
+        "prelu: data_format `NDHW` is not one the executor runs (NCHW or NHWC)",
+    );
+    expect_err(
+        "prelu mode",
+        prelu::Mode::parse("row", "NCHW"),
+        "prelu: mode `row` is not one of `all`, `channel`, `element`",
+    );
+    let channel = prelu::Mode::Channel {
+        channels_last: false,
+    };
+    expect_err(
+        "prelu rank",
+        prelu::prelu(&x3, &x3, channel),
+        "prelu: channel mode needs an input of rank 2 or more, got [3]",
+    );
+    expect_err(
+        "prelu alpha size",
+        prelu::prelu(&x23, &x2, channel),
+        "prelu: alpha [2] must hold 3 slope(s) for mode Channel { channels_last: false } and input [2, 3]",
+    );
+    expect_err(
+        "prelu_grad shape",
+        prelu::prelu_grad(&x23, &f(&[1]), &x3, prelu::Mode::All),
+        "prelu_grad: out_grad [3] is not the shape of x [2, 3]",
+    );
+    expect_err(
+        "group_norm rank",
+        gn::group_norm(&x3, None, None, 1e-5, 1, false),
+        "group_norm: input must have a batch and a channel axis, is [3]",
+    );
+    expect_err(
+        "group_norm groups",
+        gn::group_norm(&x23, None, None, 1e-5, 2, false),
+        "group_norm: groups 2 must be positive and divide the 3 channels",
+    );
+    expect_err(
+        "instance_norm scale",
+        gn::instance_norm(&x23, Some(&x2), None, 1e-5),
+        "instance_norm: scale [2] must hold one value per channel (3)",
+    );
+    expect_err(
+        "instance_norm_grad saved",
+        gn::instance_norm_grad(&x23, None, None, &x2, &f(&[6]), &x23),
+        "instance_norm_grad: saved_mean [2] must hold 6 values, one per sample and group",
+    );
+    expect_err(
+        "group_norm_grad y_grad",
+        gn::group_norm_grad(&x23, None, None, &x2, &x2, &x3, 1e-5, 1, false),
+        "group_norm_grad: y_grad [3] is not the shape of x [2, 3]",
+    );
+    expect_err(
+        "max empty",
+        reduce::extremum(&f(&[0, 3]), &[], false, true),
+        "max: the input [0, 3] is empty",
+    );
+    expect_err(
+        "max_grad shape",
+        reduce::extremum_grad(&x23, &x3, &x2, &[1], false),
+        "max/min grad: out [3] and out_grad [2] must be the reduction of x [2, 3]",
+    );
+    expect_err(
+        "logsumexp_grad shape",
+        reduce::logsumexp_grad(&x23, &x3, &x3, &[1], false),
+        "logsumexp_grad: out [3] and out_grad [3] must be the reduction of x [2, 3]",
+    );
+    expect_err(
+        "flip axis",
+        reorder::flip(&x23, &[2]),
+        "flip: axis 2 out of range for rank 2",
+    );
+    expect_err(
+        "roll flat shifts",
+        reorder::roll(&x23, &[1, 2], &[]),
+        "roll: without an axis, shifts must hold one value, holds [1, 2]",
+    );
+    expect_err(
+        "roll lengths",
+        reorder::roll(&x23, &[1, 2], &[0]),
+        "roll: shifts [1, 2] and axis [0] must have the same length",
+    );
+    expect_err(
+        "one_hot depth",
+        index::one_hot(&Tensor::i64(&[2], vec![0, 1]), 0),
+        "one_hot: num_classes 0 must be positive",
+    );
+    expect_err(
+        "one_hot index",
+        index::one_hot(&Tensor::i64(&[2], vec![0, 4]), 4),
+        "one_hot: index 4 is out of range 0..4",
+    );
+    expect_err(
+        "huber_loss label",
+        loss::huber_loss(&x23, &x3, 1.0),
+        "huber_loss: label [3] is not the shape of the input [2, 3]",
+    );
+    let at = loss::SigmoidCeAttrs {
+        normalize: false,
+        ignore_index: -100,
+    };
+    expect_err(
+        "sigmoid_ce pos_weight",
+        loss::sigmoid_ce(&x23, &x23, Some(&x3), at),
+        "sigmoid_cross_entropy_with_logits: pos_weight [3] is not the shape of the input [2, 3]",
+    );
+}
