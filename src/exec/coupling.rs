@@ -699,7 +699,7 @@ mod tests {
             reduction_program(
                 axis,
                 &(op(&format!("(%3) = \"pd_op.max\" (%1, %2) {{keepdim:true,op_role:0,stop_gradient:[false]}} : (tensor<-1x4xf32>, tensor<1xi64>) -> tensor<{kept}xf32>"))
-                    + &op(&format!("(%8) = \"pd_op.full_int_array\" () {{dtype:int64,op_role:0,place:Place(cpu),stop_gradient:[true],value:[]}} : () -> tensor<0xi64>"))
+                    + &op("(%8) = \"pd_op.full_int_array\" () {dtype:int64,op_role:0,place:Place(cpu),stop_gradient:[true],value:[]} : () -> tensor<0xi64>")
                     + &op(&format!("(%9) = \"pd_op.sum\" (%3, %8) {{keepdim:false,op_role:0,stop_gradient:[false]}} : (tensor<{kept}xf32>, tensor<0xi64>) -> tensor<f32>"))),
             )
         };

@@ -335,6 +335,80 @@ fn silu_derivative(v: f32) -> f32 {
     s * (1.0 + v * (1.0 - s))
 }
 
+/// `softsign(x)`: `x / (1 + |x|)`.
+pub fn softsign(x: &Tensor) -> KResult<Tensor> {
+    unary_f32(x, |v| v / (1.0 + v.abs()))
+}
+
+/// `softsign_grad(x, out_grad)`: `dout / (1 + |x|)²`.
+pub fn softsign_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
+    zip_f32(x, dout, |v, g| {
+        let d = 1.0 + v.abs();
+        g / (d * d)
+    })
+}
+
+/// `logsigmoid(x)`: `−log(1 + e^(−x))`, with `m = max(−x, 0)` factored out of both exponentials
+/// so a large `|x|` neither overflows nor loses the result (Paddle's `LogSigmoidFunctor`).
+pub fn logsigmoid(x: &Tensor) -> KResult<Tensor> {
+    unary_f32(x, |v| {
+        let m = (-v).max(0.0);
+        -m - ((-m).exp() + (-v - m).exp()).ln()
+    })
+}
+
+/// `logsigmoid_grad(x, out_grad)`: `dout · e^(−x) / (1 + e^(−x))`, scaled by `e^(−m)` as the
+/// forward.
+pub fn logsigmoid_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
+    zip_f32(x, dout, |v, g| {
+        let m = (-v).max(0.0);
+        let e = (-v - m).exp();
+        g * e / ((-m).exp() + e)
+    })
+}
+
+/// `tanh_shrink(x)`: `x − tanh(x)`.
+pub fn tanh_shrink(x: &Tensor) -> KResult<Tensor> {
+    unary_f32(x, |v| v - v.tanh())
+}
+
+/// `tanh_shrink_grad(x, out_grad)`: `dout · tanh(x)²`.
+pub fn tanh_shrink_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
+    zip_f32(x, dout, |v, g| {
+        let t = v.tanh();
+        g * t * t
+    })
+}
+
+/// `celu(x) {alpha}`: `max(0, x) + min(0, α·(e^(x/α) − 1))`.
+pub fn celu(x: &Tensor, alpha: f32) -> KResult<Tensor> {
+    unary_f32(x, move |v| {
+        v.max(0.0) + (alpha * ((v / alpha).exp() - 1.0)).min(0.0)
+    })
+}
+
+/// `celu_grad(x, out_grad) {alpha}`: `dout` for `x > 0`, `dout · e^(x/α)` otherwise.
+pub fn celu_grad(x: &Tensor, dout: &Tensor, alpha: f32) -> KResult<Tensor> {
+    zip_f32(
+        x,
+        dout,
+        move |v, g| if v > 0.0 { g } else { g * (v / alpha).exp() },
+    )
+}
+
+/// `stanh(x) {scale_a, scale_b}`: `b · tanh(a·x)`.
+pub fn stanh(x: &Tensor, a: f32, b: f32) -> KResult<Tensor> {
+    unary_f32(x, move |v| b * (a * v).tanh())
+}
+
+/// `stanh_grad(x, out_grad) {scale_a, scale_b}`: `dout · a·b · (1 − tanh²(a·x))`.
+pub fn stanh_grad(x: &Tensor, dout: &Tensor, a: f32, b: f32) -> KResult<Tensor> {
+    zip_f32(x, dout, move |v, g| {
+        let t = (a * v).tanh();
+        g * a * b * (1.0 - t * t)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -491,78 +565,4 @@ mod tests {
         assert_eq!(r.dtype(), DType::BF16);
         assert_eq!(cast(&r, DType::F32), relu(&cast(&hb, DType::F32)).unwrap());
     }
-}
-
-/// `softsign(x)`: `x / (1 + |x|)`.
-pub fn softsign(x: &Tensor) -> KResult<Tensor> {
-    unary_f32(x, |v| v / (1.0 + v.abs()))
-}
-
-/// `softsign_grad(x, out_grad)`: `dout / (1 + |x|)²`.
-pub fn softsign_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
-    zip_f32(x, dout, |v, g| {
-        let d = 1.0 + v.abs();
-        g / (d * d)
-    })
-}
-
-/// `logsigmoid(x)`: `−log(1 + e^(−x))`, with `m = max(−x, 0)` factored out of both exponentials
-/// so a large `|x|` neither overflows nor loses the result (Paddle's `LogSigmoidFunctor`).
-pub fn logsigmoid(x: &Tensor) -> KResult<Tensor> {
-    unary_f32(x, |v| {
-        let m = (-v).max(0.0);
-        -m - ((-m).exp() + (-v - m).exp()).ln()
-    })
-}
-
-/// `logsigmoid_grad(x, out_grad)`: `dout · e^(−x) / (1 + e^(−x))`, scaled by `e^(−m)` as the
-/// forward.
-pub fn logsigmoid_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
-    zip_f32(x, dout, |v, g| {
-        let m = (-v).max(0.0);
-        let e = (-v - m).exp();
-        g * e / ((-m).exp() + e)
-    })
-}
-
-/// `tanh_shrink(x)`: `x − tanh(x)`.
-pub fn tanh_shrink(x: &Tensor) -> KResult<Tensor> {
-    unary_f32(x, |v| v - v.tanh())
-}
-
-/// `tanh_shrink_grad(x, out_grad)`: `dout · tanh(x)²`.
-pub fn tanh_shrink_grad(x: &Tensor, dout: &Tensor) -> KResult<Tensor> {
-    zip_f32(x, dout, |v, g| {
-        let t = v.tanh();
-        g * t * t
-    })
-}
-
-/// `celu(x) {alpha}`: `max(0, x) + min(0, α·(e^(x/α) − 1))`.
-pub fn celu(x: &Tensor, alpha: f32) -> KResult<Tensor> {
-    unary_f32(x, move |v| {
-        v.max(0.0) + (alpha * ((v / alpha).exp() - 1.0)).min(0.0)
-    })
-}
-
-/// `celu_grad(x, out_grad) {alpha}`: `dout` for `x > 0`, `dout · e^(x/α)` otherwise.
-pub fn celu_grad(x: &Tensor, dout: &Tensor, alpha: f32) -> KResult<Tensor> {
-    zip_f32(
-        x,
-        dout,
-        move |v, g| if v > 0.0 { g } else { g * (v / alpha).exp() },
-    )
-}
-
-/// `stanh(x) {scale_a, scale_b}`: `b · tanh(a·x)`.
-pub fn stanh(x: &Tensor, a: f32, b: f32) -> KResult<Tensor> {
-    unary_f32(x, move |v| b * (a * v).tanh())
-}
-
-/// `stanh_grad(x, out_grad) {scale_a, scale_b}`: `dout · a·b · (1 − tanh²(a·x))`.
-pub fn stanh_grad(x: &Tensor, dout: &Tensor, a: f32, b: f32) -> KResult<Tensor> {
-    zip_f32(x, dout, move |v, g| {
-        let t = (a * v).tanh();
-        g * a * b * (1.0 - t * t)
-    })
 }
