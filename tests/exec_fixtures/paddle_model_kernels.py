@@ -1,4 +1,4 @@
-# Records Paddle 3.3.1's outputs for the kernels the hunters' vision and sequence models needed
+# Records Paddle 3.3.1's outputs for the kernels real vision and sequence models need
 # (comparisons, activations and their grads, cumsum, log_softmax, index_select, label_smooth,
 # and the rmsprop_, adagrad_, adamax_ and lamb_ optimizers; then prelu, group_norm,
 # instance_norm, more activations, max/min/logsumexp/mean_all, flip, roll, one_hot, huber_loss

@@ -1,4 +1,5 @@
-//! The kernels the hunters' vision and sequence models needed, against the numbers Paddle
+//! The kernels real vision and sequence models need (activations, normalizations, reductions,
+//! sequence ops, optimizers), against the numbers Paddle
 //! 3.3.1 computed for the same inputs (`tests/exec_fixtures/paddle_model_kernels.json`,
 //! recorded once by `paddle_model_kernels.py`, whose inputs sit on every kink of the
 //! piecewise activations): forward outputs, gradients for the recorded `out_grad`, and one

@@ -1,4 +1,4 @@
-//! The kernels added for the hunters' models refuse inputs that break their contract with a
+//! The kernels of real vision and sequence models (`kernels_paddle_models`) refuse inputs that break their contract with a
 //! message saying what is wrong (never a panic or a read out of bounds).
 
 use crate::exec::kernels::cumsum::{cumsum, cumsum_grad, CumsumAttrs};
