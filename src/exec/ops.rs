@@ -21,8 +21,8 @@ use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
     activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv, cumsum,
     dropout, elementwise as ew, flatten, group_norm as gn, index, join, layer_norm as ln, loss,
-    matmul, optimizer as opt, piecewise as pw, pool, prelu, reduce, reorder, repeat, rnn, shape,
-    softmax as sm,
+    matmul, optimizer as opt, pad, piecewise as pw, pool, prelu, reduce, reorder, repeat, rnn,
+    shape, softmax as sm,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -1228,6 +1228,12 @@ static KERNELS: &[(&str, KernelFn)] = &[
             &pool_attrs(c, 3)?,
         )?)
     }),
+    ("pd_op.pad3d", |c| {
+        one(pad::pad3d(c.t(0)?, &pad_attrs(c, 1)?)?)
+    }),
+    ("pd_op.pad3d_grad", |c| {
+        one(pad::pad3d_grad(c.t(0)?, c.t(1)?, &pad_attrs(c, 2)?)?)
+    }),
     ("pd_op.flatten", |c| {
         let x = c.t(0)?;
         let shape = flatten::flatten_shape(
@@ -1493,6 +1499,20 @@ fn pool_attrs(c: &OpCall<'_>, ks: usize) -> KResult<pool::PoolAttrs> {
             "padding_algorithm",
             "EXPLICIT",
         )?)?,
+        channels_last,
+    })
+}
+
+/// `pad3d`'s attributes; its paddings are operand `p` (an int array).
+fn pad_attrs(c: &OpCall<'_>, p: usize) -> KResult<pad::PadAttrs> {
+    let (mode, channels_last) = pad::PadAttrs::mode_and_layout(
+        &str_attr(c, "mode", "constant")?,
+        &str_attr(c, "data_format", "NCDHW")?,
+    )?;
+    Ok(pad::PadAttrs {
+        paddings: ints_operand_or_attr(c, p, "paddings")?,
+        mode,
+        pad_value: c.f64_or("pad_value", 0.0)?,
         channels_last,
     })
 }

@@ -2,7 +2,7 @@
 # (comparisons, activations and their grads, cumsum, log_softmax, index_select, label_smooth,
 # and the rmsprop_, adagrad_, adamax_ and lamb_ optimizers; then prelu, group_norm,
 # instance_norm, more activations, max/min/logsumexp/mean_all, flip, roll, one_hot, huber_loss
-# and sigmoid_cross_entropy_with_logits), in the layout of
+# and sigmoid_cross_entropy_with_logits; then pad3d), in the layout of
 # paddle_kernels.json, for src/exec/kernels/tests/kernels_paddle_models.rs. Run once with the
 # interop venv (`python tests/exec_fixtures/paddle_model_kernels.py`); the numbers are
 # committed, Paddle is not a test dependency. Inputs hold the points where a kernel changes
@@ -208,6 +208,19 @@ for n, norm, w in [("sigmoid_ce", False, None), ("sigmoid_ce_norm", True, None),
     if w is not None:
         ins["pos_weight"] = w
     case(n, ins, {"normalize": norm, "ignore_index": -100}, {"out": o, "x_grad": xt.grad})
+# pad3d in every mode and both layouts; paddings are [left, right, top, bottom, front, back],
+# unequal so that an axis mix-up shows
+for n, mode, val, fmt, pads in [("pad3d_constant", "constant", 1.5, "NCDHW", [1, 2, 0, 1, 2, 0]),
+                                ("pad3d_reflect", "reflect", 0.0, "NCDHW", [2, 1, 1, 2, 1, 1]),
+                                ("pad3d_replicate", "replicate", 0.0, "NCDHW", [3, 0, 2, 1, 0, 2]),
+                                ("pad3d_circular", "circular", 0.0, "NCDHW", [1, 3, 2, 0, 1, 2]),
+                                ("pad3d_reflect_ndhwc", "reflect", 0.0, "NDHWC", [1, 2, 2, 1, 0, 1]),
+                                ("pad3d_constant_ndhwc", "constant", -2.0, "NDHWC", [0, 1, 1, 0, 2, 1])]:
+    x = f(2, 3, 2, 3, 4) if fmt == "NCDHW" else f(2, 2, 3, 4, 3)
+    xt = T(x); o = F.pad(xt, pads, mode=mode, value=val, data_format=fmt)
+    g = f(*o.shape); (o * T(g, False)).sum().backward()
+    case(n, {"x": x, "out_grad": g}, {"paddings": pads, "mode": mode, "pad_value": val, "data_format": fmt},
+         {"out": o, "x_grad": xt.grad})
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_model_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)

@@ -22,6 +22,7 @@ pub mod layer_norm;
 pub mod loss;
 pub mod matmul;
 pub mod optimizer;
+pub mod pad;
 pub mod pick;
 pub mod piecewise;
 pub mod pool;

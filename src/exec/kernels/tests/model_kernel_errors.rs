@@ -210,3 +210,63 @@ fn every_bad_input_of_the_second_set_is_named() {
         "sigmoid_cross_entropy_with_logits: pos_weight [3] is not the shape of the input [2, 3]",
     );
 }
+
+#[test]
+fn pad3d_refuses_what_paddle_refuses() {
+    use crate::exec::kernels::pad::{pad3d, pad3d_grad, Mode, PadAttrs};
+    let at = |paddings: Vec<i64>, mode| PadAttrs {
+        paddings,
+        mode,
+        pad_value: 0.0,
+        channels_last: false,
+    };
+    let x = f(&[1, 1, 2, 2, 2]);
+    expect_err(
+        "pad3d mode",
+        PadAttrs::mode_and_layout("edge", "NCDHW"),
+        "pad3d: mode `edge` is not one of `constant`, `reflect`, `replicate`, `circular`",
+    );
+    expect_err(
+        "pad3d layout",
+        PadAttrs::mode_and_layout("constant", "NCHW"),
+        "pad3d: data_format `NCHW` is not one the executor runs (NCDHW or NDHWC)",
+    );
+    expect_err(
+        "pad3d rank",
+        pad3d(&f(&[2, 2]), &at(vec![0; 6], Mode::Constant)),
+        "pad3d: input must have rank 5, has shape [2, 2]",
+    );
+    expect_err(
+        "pad3d paddings length",
+        pad3d(&x, &at(vec![1, 1], Mode::Constant)),
+        "pad3d: paddings must hold 6 values, holds [1, 1]",
+    );
+    expect_err(
+        "pad3d negative",
+        pad3d(&x, &at(vec![0, 0, -1, 0, 0, 0], Mode::Constant)),
+        "pad3d: paddings [0, 0, -1, 0, 0, 0] must not be negative",
+    );
+    expect_err(
+        "pad3d overflow",
+        pad3d(
+            &x,
+            &at(vec![i64::MAX, i64::MAX, 0, 0, 0, 0], Mode::Constant),
+        ),
+        "overflow the output's size",
+    );
+    expect_err(
+        "pad3d empty replicate",
+        pad3d(&f(&[1, 1, 0, 2, 2]), &at(vec![1; 6], Mode::Replicate)),
+        "pad3d: an input with no spatial elements ([1, 1, 0, 2, 2]) cannot be padded in Replicate mode",
+    );
+    expect_err(
+        "pad3d reflect",
+        pad3d(&x, &at(vec![0, 2, 0, 0, 0, 0], Mode::Reflect)),
+        "pad3d: reflect padding (0, 2) must be smaller than the axis it pads (2)",
+    );
+    expect_err(
+        "pad3d_grad shape",
+        pad3d_grad(&x, &x, &at(vec![1, 0, 0, 0, 0, 0], Mode::Constant)),
+        "pad3d_grad: out_grad [1, 1, 2, 2, 2] is not the shape of the output [1, 1, 2, 2, 3]",
+    );
+}
