@@ -17,6 +17,7 @@ pub mod elementwise;
 pub mod flatten;
 pub mod group_norm;
 pub mod index;
+pub mod interp;
 pub mod join;
 pub mod layer_norm;
 pub mod loss;

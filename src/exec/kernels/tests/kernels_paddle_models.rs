@@ -3,7 +3,8 @@
 //! recorded once by `paddle_model_kernels.py`, whose inputs sit on every kink of the
 //! piecewise activations): forward outputs, gradients for the recorded `out_grad`, and one
 //! optimizer step; then the normalizations, activations, reductions, reorders and losses of the
-//! second set of models, and pad3d in its four modes and two layouts, within
+//! second set of models, pad3d in its four modes and two layouts, and nearest and bilinear
+//! interpolation, within
 //! `|a−b| ≤ 1e-5·|b| + 1e-5·max|b|` (comparisons and integers exactly).
 
 use std::collections::BTreeMap;
@@ -12,7 +13,7 @@ use std::path::PathBuf;
 use crate::exec::feed::tensor_from_json;
 use crate::exec::kernels::cumsum::{cumsum, cumsum_grad, CumsumAttrs};
 use crate::exec::kernels::{
-    activation as act, adaptive, elementwise as ew, group_norm as gn, index, loss, pad,
+    activation as act, adaptive, elementwise as ew, group_norm as gn, index, interp, loss, pad,
     piecewise as pw, prelu, reduce, reorder, softmax as sm,
 };
 use crate::exec::Tensor;
@@ -460,6 +461,34 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
                 pad::pad3d_grad(x, g.unwrap(), &at).unwrap(),
             );
         }
+        n if n.contains("_interp") => {
+            let at = interp::InterpAttrs {
+                method: interp::InterpAttrs::method(
+                    a["interp_method"].as_str().expect("interp_method"),
+                    "NCHW",
+                )
+                .unwrap(),
+                out_h: a["out_h"].as_i64().expect("out_h"),
+                out_w: a["out_w"].as_i64().expect("out_w"),
+                scale: a["scale"]
+                    .as_array()
+                    .expect("scale")
+                    .iter()
+                    .map(|v| v.as_f64().expect("a scale") as f32)
+                    .collect(),
+                align_corners: flag("align_corners"),
+                align_mode: a["align_mode"].as_i64().expect("align_mode"),
+                out_size: None,
+                size_tensor: None,
+                scale_tensor: None,
+            };
+            let x = x.unwrap();
+            unary(
+                &mut o,
+                interp::interp(x, &at).unwrap(),
+                interp::interp_grad(x, g.unwrap(), &at).unwrap(),
+            );
+        }
         other => panic!("no runner for recorded case {other}"),
     }
     o
@@ -472,7 +501,7 @@ fn every_recorded_model_kernel_matches_paddle() {
     let j: Value =
         serde_json::from_str(&std::fs::read_to_string(p).expect("readable")).expect("json");
     let cases = j["cases"].as_array().expect("cases");
-    assert!(cases.len() >= 73);
+    assert!(cases.len() >= 81);
     for c in cases {
         let name = c["name"].as_str().expect("name");
         let inputs: BTreeMap<String, Tensor> = c["inputs"]

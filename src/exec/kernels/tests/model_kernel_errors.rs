@@ -270,3 +270,78 @@ fn pad3d_refuses_what_paddle_refuses() {
         "pad3d_grad: out_grad [1, 1, 2, 2, 2] is not the shape of the output [1, 1, 2, 2, 3]",
     );
 }
+
+#[test]
+fn interp_refuses_what_it_cannot_size() {
+    use crate::exec::kernels::interp::{interp, interp_grad, InterpAttrs, Method};
+    let base = InterpAttrs {
+        method: Method::Bilinear,
+        out_h: 4,
+        out_w: 4,
+        scale: vec![],
+        align_corners: false,
+        align_mode: 0,
+        out_size: None,
+        size_tensor: None,
+        scale_tensor: None,
+    };
+    let x = f(&[1, 1, 2, 2]);
+    expect_err(
+        "interp layout",
+        InterpAttrs::method("bilinear", "NHWC"),
+        "interp: data_format `NHWC` is not one the executor runs (NCHW)",
+    );
+    expect_err(
+        "interp method",
+        InterpAttrs::method("bicubic", "NCHW"),
+        "interp: interp_method `bicubic` is not one the executor runs (nearest or bilinear)",
+    );
+    expect_err(
+        "interp rank",
+        interp(&f(&[2, 2]), &base),
+        "interp: input must have rank 4 (NCHW), has shape [2, 2]",
+    );
+    let sized = InterpAttrs {
+        size_tensor: Some(vec![3]),
+        ..base.clone()
+    };
+    expect_err(
+        "interp size_tensor",
+        interp(&x, &sized),
+        "interp: size_tensor must hold 2 values, holds 1",
+    );
+    let scaled = InterpAttrs {
+        scale: vec![2.0, -1.0],
+        ..base.clone()
+    };
+    expect_err(
+        "interp scale",
+        interp(&x, &scaled),
+        "interp: scale (2, -1) must be positive",
+    );
+    let empty = InterpAttrs {
+        out_h: 0,
+        ..base.clone()
+    };
+    expect_err(
+        "interp size",
+        interp(&x, &empty),
+        "interp: output size (0, 4) must be positive",
+    );
+    // A scale's ratio (1/2) with a larger out_size points past the input.
+    let beyond = InterpAttrs {
+        scale: vec![2.0, 2.0],
+        out_size: Some(vec![8, 8]),
+        ..base.clone()
+    };
+    expect_err(
+        "interp beyond",
+        interp(&x, &beyond),
+        "interp: output index 5 reads input index 2, outside 0..2",
+    );
+    expect_err(
+        "interp_grad shape",
+        interp_grad(&x, &x, &base),
+        "interp_grad: output_grad [1, 1, 2, 2] is not the shape of the output [1, 1, 4, 4]",
+    );
+}
