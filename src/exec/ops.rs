@@ -20,9 +20,9 @@ use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
     activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv, cumsum,
-    dropout, elementwise as ew, flatten, group_norm as gn, index, join, layer_norm as ln, loss,
-    matmul, optimizer as opt, piecewise as pw, pool, prelu, reduce, reorder, repeat, rnn, shape,
-    softmax as sm,
+    dropout, elementwise as ew, flatten, group_norm as gn, index, interp, join, layer_norm as ln,
+    loss, matmul, optimizer as opt, pad, piecewise as pw, pool, prelu, reduce, reorder, repeat,
+    rnn, shape, softmax as sm,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -1228,6 +1228,24 @@ static KERNELS: &[(&str, KernelFn)] = &[
             &pool_attrs(c, 3)?,
         )?)
     }),
+    ("pd_op.pad3d", |c| {
+        one(pad::pad3d(c.t(0)?, &pad_attrs(c, 1)?)?)
+    }),
+    ("pd_op.pad3d_grad", |c| {
+        one(pad::pad3d_grad(c.t(0)?, c.t(1)?, &pad_attrs(c, 2)?)?)
+    }),
+    ("pd_op.nearest_interp", |c| {
+        one(interp::interp(c.t(0)?, &interp_attrs(c)?)?)
+    }),
+    ("pd_op.bilinear_interp", |c| {
+        one(interp::interp(c.t(0)?, &interp_attrs(c)?)?)
+    }),
+    ("pd_op.nearest_interp_grad", |c| {
+        one(interp::interp_grad(c.t(0)?, c.t(4)?, &interp_attrs(c)?)?)
+    }),
+    ("pd_op.bilinear_interp_grad", |c| {
+        one(interp::interp_grad(c.t(0)?, c.t(4)?, &interp_attrs(c)?)?)
+    }),
     ("pd_op.flatten", |c| {
         let x = c.t(0)?;
         let shape = flatten::flatten_shape(
@@ -1494,6 +1512,64 @@ fn pool_attrs(c: &OpCall<'_>, ks: usize) -> KResult<pool::PoolAttrs> {
             "EXPLICIT",
         )?)?,
         channels_last,
+    })
+}
+
+/// `pad3d`'s attributes; its paddings are operand `p` (an int array).
+fn pad_attrs(c: &OpCall<'_>, p: usize) -> KResult<pad::PadAttrs> {
+    let (mode, channels_last) = pad::PadAttrs::mode_and_layout(
+        &str_attr(c, "mode", "constant")?,
+        &str_attr(c, "data_format", "NCDHW")?,
+    )?;
+    Ok(pad::PadAttrs {
+        paddings: ints_operand_or_attr(c, p, "paddings")?,
+        mode,
+        pad_value: c.f64_or("pad_value", 0.0)?,
+        channels_last,
+    })
+}
+
+/// An `*_interp` op's attributes and its optional size operands (`out_size`, the
+/// `size_tensor` list of one-element tensors, `scale_tensor`).
+fn interp_attrs(c: &OpCall<'_>) -> KResult<interp::InterpAttrs> {
+    let size_tensor = match c.inputs.get(2) {
+        Some(Input::List(_) | Input::Tensor(_)) => Some(
+            c.list(2)?
+                .iter()
+                .flat_map(|t| t.to_i64_vec())
+                .collect::<Vec<_>>(),
+        ),
+        _ => None,
+    };
+    let scale = match c.attr("scale") {
+        None => c.lacking("scale", vec![])?,
+        Some(a) => match a.as_array() {
+            Some(items) => items
+                .iter()
+                .map(|v| {
+                    v.as_f64()
+                        .map(|f| f as f32)
+                        .ok_or_else(|| KernelError::new("attribute scale holds a non-number"))
+                })
+                .collect::<KResult<Vec<f32>>>()?,
+            None => kbail!("attribute scale is not an array"),
+        },
+    };
+    Ok(interp::InterpAttrs {
+        method: interp::InterpAttrs::method(
+            &str_attr(c, "interp_method", "bilinear")?,
+            &str_attr(c, "data_format", "NCHW")?,
+        )?,
+        out_h: c.i64_or("out_h", 0)?,
+        out_w: c.i64_or("out_w", 0)?,
+        scale,
+        align_corners: c.bool_or("align_corners", true)?,
+        align_mode: c.i64_or("align_mode", 1)?,
+        out_size: c.opt(1).map(|t| t.to_i64_vec()),
+        size_tensor,
+        scale_tensor: c
+            .opt(3)
+            .map(|t| t.to_f64_vec().iter().map(|&v| v as f32).collect()),
     })
 }
 

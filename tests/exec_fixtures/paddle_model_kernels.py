@@ -2,7 +2,7 @@
 # (comparisons, activations and their grads, cumsum, log_softmax, index_select, label_smooth,
 # and the rmsprop_, adagrad_, adamax_ and lamb_ optimizers; then prelu, group_norm,
 # instance_norm, more activations, max/min/logsumexp/mean_all, flip, roll, one_hot, huber_loss
-# and sigmoid_cross_entropy_with_logits), in the layout of
+# and sigmoid_cross_entropy_with_logits; then pad3d, nearest_interp and bilinear_interp), in the layout of
 # paddle_kernels.json, for src/exec/kernels/tests/kernels_paddle_models.rs. Run once with the
 # interop venv (`python tests/exec_fixtures/paddle_model_kernels.py`); the numbers are
 # committed, Paddle is not a test dependency. Inputs hold the points where a kernel changes
@@ -208,6 +208,37 @@ for n, norm, w in [("sigmoid_ce", False, None), ("sigmoid_ce_norm", True, None),
     if w is not None:
         ins["pos_weight"] = w
     case(n, ins, {"normalize": norm, "ignore_index": -100}, {"out": o, "x_grad": xt.grad})
+# pad3d in every mode and both layouts; paddings are [left, right, top, bottom, front, back],
+# unequal so that an axis mix-up shows
+for n, mode, val, fmt, pads in [("pad3d_constant", "constant", 1.5, "NCDHW", [1, 2, 0, 1, 2, 0]),
+                                ("pad3d_reflect", "reflect", 0.0, "NCDHW", [2, 1, 1, 2, 1, 1]),
+                                ("pad3d_replicate", "replicate", 0.0, "NCDHW", [3, 0, 2, 1, 0, 2]),
+                                ("pad3d_circular", "circular", 0.0, "NCDHW", [1, 3, 2, 0, 1, 2]),
+                                ("pad3d_reflect_ndhwc", "reflect", 0.0, "NDHWC", [1, 2, 2, 1, 0, 1]),
+                                ("pad3d_constant_ndhwc", "constant", -2.0, "NDHWC", [0, 1, 1, 0, 2, 1])]:
+    x = f(2, 3, 2, 3, 4) if fmt == "NCDHW" else f(2, 2, 3, 4, 3)
+    xt = T(x); o = F.pad(xt, pads, mode=mode, value=val, data_format=fmt)
+    g = f(*o.shape); (o * T(g, False)).sum().backward()
+    case(n, {"x": x, "out_grad": g}, {"paddings": pads, "mode": mode, "pad_value": val, "data_format": fmt},
+         {"out": o, "x_grad": xt.grad})
+# nearest_interp and bilinear_interp on NCHW, with the attributes Paddle's builders give:
+# Upsample(scale_factor=2) (scale [2, 2], out_h/out_w -1, align_corners false, align_mode 0),
+# F.interpolate(size=...) (out_h/out_w, scale []), align_corners, align_mode 1, a fractional
+# scale and a downsampling size
+for n, method, oh, ow, scale, ac, am in [("nearest_interp_scale2", "nearest", -1, -1, [2.0, 2.0], False, 0),
+                                         ("bilinear_interp_scale2", "bilinear", -1, -1, [2.0, 2.0], False, 0),
+                                         ("nearest_interp_size", "nearest", 7, 9, [], False, 0),
+                                         ("bilinear_interp_size_align_corners", "bilinear", 7, 9, [], True, 0),
+                                         ("bilinear_interp_size_align_mode1", "bilinear", 3, 7, [], False, 1),
+                                         ("bilinear_interp_scale1_5", "bilinear", -1, -1, [1.5, 1.5], False, 0),
+                                         ("nearest_interp_down", "nearest", 3, 2, [], False, 0),
+                                         ("nearest_interp_align_corners", "nearest", 7, 9, [], True, 1)]:
+    x = f(2, 3, 4, 5); xt = T(x)
+    op = _C_ops.nearest_interp if method == "nearest" else _C_ops.bilinear_interp
+    o = op(xt, None, None, None, "NCHW", -1, oh, ow, scale, method, ac, am)
+    g = f(*o.shape); (o * T(g, False)).sum().backward()
+    case(n, {"x": x, "out_grad": g}, {"interp_method": method, "out_h": oh, "out_w": ow, "scale": scale,
+                                      "align_corners": ac, "align_mode": am}, {"out": o, "x_grad": xt.grad})
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_model_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)

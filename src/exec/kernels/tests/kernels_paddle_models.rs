@@ -4,7 +4,9 @@
 //! recorded once by `paddle_model_kernels.py`, whose inputs sit on every kink of the
 //! piecewise activations): forward outputs, gradients for the recorded `out_grad`, and one
 //! optimizer step; then the normalizations, activations, reductions, reorders and losses of the
-//! second set of models, within `|a−b| ≤ 1e-5·|b| + 1e-5·max|b|` (comparisons and integers exactly).
+//! second set of models, pad3d in its four modes and two layouts, and nearest and bilinear
+//! interpolation, within
+//! `|a−b| ≤ 1e-5·|b| + 1e-5·max|b|` (comparisons and integers exactly).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -12,8 +14,8 @@ use std::path::PathBuf;
 use crate::exec::feed::tensor_from_json;
 use crate::exec::kernels::cumsum::{cumsum, cumsum_grad, CumsumAttrs};
 use crate::exec::kernels::{
-    activation as act, adaptive, elementwise as ew, group_norm as gn, index, loss, piecewise as pw,
-    prelu, reduce, reorder, softmax as sm,
+    activation as act, adaptive, elementwise as ew, group_norm as gn, index, interp, loss, pad,
+    piecewise as pw, prelu, reduce, reorder, softmax as sm,
 };
 use crate::exec::Tensor;
 use serde_json::Value;
@@ -443,6 +445,51 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
                 loss::sigmoid_ce_grad(x, l, w, g.unwrap(), at).unwrap(),
             );
         }
+        n if n.starts_with("pad3d") => {
+            let str_of = |k: &str| a[k].as_str().expect("string attr");
+            let (mode, channels_last) =
+                pad::PadAttrs::mode_and_layout(str_of("mode"), str_of("data_format")).unwrap();
+            let at = pad::PadAttrs {
+                paddings: ints(&a["paddings"]),
+                mode,
+                pad_value: a["pad_value"].as_f64().expect("pad_value"),
+                channels_last,
+            };
+            let x = x.unwrap();
+            unary(
+                &mut o,
+                pad::pad3d(x, &at).unwrap(),
+                pad::pad3d_grad(x, g.unwrap(), &at).unwrap(),
+            );
+        }
+        n if n.contains("_interp") => {
+            let at = interp::InterpAttrs {
+                method: interp::InterpAttrs::method(
+                    a["interp_method"].as_str().expect("interp_method"),
+                    "NCHW",
+                )
+                .unwrap(),
+                out_h: a["out_h"].as_i64().expect("out_h"),
+                out_w: a["out_w"].as_i64().expect("out_w"),
+                scale: a["scale"]
+                    .as_array()
+                    .expect("scale")
+                    .iter()
+                    .map(|v| v.as_f64().expect("a scale") as f32)
+                    .collect(),
+                align_corners: flag("align_corners"),
+                align_mode: a["align_mode"].as_i64().expect("align_mode"),
+                out_size: None,
+                size_tensor: None,
+                scale_tensor: None,
+            };
+            let x = x.unwrap();
+            unary(
+                &mut o,
+                interp::interp(x, &at).unwrap(),
+                interp::interp_grad(x, g.unwrap(), &at).unwrap(),
+            );
+        }
         other => panic!("no runner for recorded case {other}"),
     }
     o
@@ -455,7 +502,7 @@ fn every_recorded_model_kernel_matches_paddle() {
     let j: Value =
         serde_json::from_str(&std::fs::read_to_string(p).expect("readable")).expect("json");
     let cases = j["cases"].as_array().expect("cases");
-    assert!(cases.len() >= 67);
+    assert!(cases.len() >= 81);
     for c in cases {
         let name = c["name"].as_str().expect("name");
         let inputs: BTreeMap<String, Tensor> = c["inputs"]

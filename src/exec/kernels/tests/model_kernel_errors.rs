@@ -210,3 +210,138 @@ fn every_bad_input_of_the_second_set_is_named() {
         "sigmoid_cross_entropy_with_logits: pos_weight [3] is not the shape of the input [2, 3]",
     );
 }
+
+#[test]
+fn pad3d_refuses_what_paddle_refuses() {
+    use crate::exec::kernels::pad::{pad3d, pad3d_grad, Mode, PadAttrs};
+    let at = |paddings: Vec<i64>, mode| PadAttrs {
+        paddings,
+        mode,
+        pad_value: 0.0,
+        channels_last: false,
+    };
+    let x = f(&[1, 1, 2, 2, 2]);
+    expect_err(
+        "pad3d mode",
+        PadAttrs::mode_and_layout("edge", "NCDHW"),
+        "pad3d: mode `edge` is not one of `constant`, `reflect`, `replicate`, `circular`",
+    );
+    expect_err(
+        "pad3d layout",
+        PadAttrs::mode_and_layout("constant", "NCHW"),
+        "pad3d: data_format `NCHW` is not one the executor runs (NCDHW or NDHWC)",
+    );
+    expect_err(
+        "pad3d rank",
+        pad3d(&f(&[2, 2]), &at(vec![0; 6], Mode::Constant)),
+        "pad3d: input must have rank 5, has shape [2, 2]",
+    );
+    expect_err(
+        "pad3d paddings length",
+        pad3d(&x, &at(vec![1, 1], Mode::Constant)),
+        "pad3d: paddings must hold 6 values, holds [1, 1]",
+    );
+    expect_err(
+        "pad3d negative",
+        pad3d(&x, &at(vec![0, 0, -1, 0, 0, 0], Mode::Constant)),
+        "pad3d: paddings [0, 0, -1, 0, 0, 0] must not be negative",
+    );
+    expect_err(
+        "pad3d overflow",
+        pad3d(
+            &x,
+            &at(vec![i64::MAX, i64::MAX, 0, 0, 0, 0], Mode::Constant),
+        ),
+        "overflow the output's size",
+    );
+    expect_err(
+        "pad3d empty replicate",
+        pad3d(&f(&[1, 1, 0, 2, 2]), &at(vec![1; 6], Mode::Replicate)),
+        "pad3d: an input with no spatial elements ([1, 1, 0, 2, 2]) cannot be padded in Replicate mode",
+    );
+    expect_err(
+        "pad3d reflect",
+        pad3d(&x, &at(vec![0, 2, 0, 0, 0, 0], Mode::Reflect)),
+        "pad3d: reflect padding (0, 2) must be smaller than the axis it pads (2)",
+    );
+    expect_err(
+        "pad3d_grad shape",
+        pad3d_grad(&x, &x, &at(vec![1, 0, 0, 0, 0, 0], Mode::Constant)),
+        "pad3d_grad: out_grad [1, 1, 2, 2, 2] is not the shape of the output [1, 1, 2, 2, 3]",
+    );
+}
+
+#[test]
+fn interp_refuses_what_it_cannot_size() {
+    use crate::exec::kernels::interp::{interp, interp_grad, InterpAttrs, Method};
+    let base = InterpAttrs {
+        method: Method::Bilinear,
+        out_h: 4,
+        out_w: 4,
+        scale: vec![],
+        align_corners: false,
+        align_mode: 0,
+        out_size: None,
+        size_tensor: None,
+        scale_tensor: None,
+    };
+    let x = f(&[1, 1, 2, 2]);
+    expect_err(
+        "interp layout",
+        InterpAttrs::method("bilinear", "NHWC"),
+        "interp: data_format `NHWC` is not one the executor runs (NCHW)",
+    );
+    expect_err(
+        "interp method",
+        InterpAttrs::method("bicubic", "NCHW"),
+        "interp: interp_method `bicubic` is not one the executor runs (nearest or bilinear)",
+    );
+    expect_err(
+        "interp rank",
+        interp(&f(&[2, 2]), &base),
+        "interp: input must have rank 4 (NCHW), has shape [2, 2]",
+    );
+    let sized = InterpAttrs {
+        size_tensor: Some(vec![3]),
+        ..base.clone()
+    };
+    expect_err(
+        "interp size_tensor",
+        interp(&x, &sized),
+        "interp: size_tensor must hold 2 values, holds 1",
+    );
+    let scaled = InterpAttrs {
+        scale: vec![2.0, -1.0],
+        ..base.clone()
+    };
+    expect_err(
+        "interp scale",
+        interp(&x, &scaled),
+        "interp: scale (2, -1) must be positive",
+    );
+    let empty = InterpAttrs {
+        out_h: 0,
+        ..base.clone()
+    };
+    expect_err(
+        "interp size",
+        interp(&x, &empty),
+        "interp: output size (0, 4) must be positive",
+    );
+    // A scale's ratio (1/2) with a larger out_size points past the input.
+    let beyond = InterpAttrs {
+        scale: vec![2.0, 2.0],
+        out_size: Some(vec![8, 8]),
+        ..base.clone()
+    };
+    expect_err(
+        "interp beyond",
+        interp(&x, &beyond),
+        "interp: output index 5 reads input index 2, outside 0..2",
+    );
+    expect_err(
+        "interp_grad shape",
+        interp_grad(&x, &x, &base),
+        "interp_grad: output_grad [1, 1, 2, 2] is not the shape of the output [1, 1, 4, 4]",
+    );
+}
