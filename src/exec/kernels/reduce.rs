@@ -254,6 +254,30 @@ pub fn extremum(x: &Tensor, axes: &[i64], keepdim: bool, is_max: bool) -> KResul
     Tensor::new(out_shape, Data::F64(vals).cast(x.dtype()))
 }
 
+/// For the grad of reduction `what` of `x` (whose result `out` and its gradient `dout` are):
+/// the index into `out` of each element of `x`, once both are checked to be that reduction's
+/// size.
+fn grad_map(
+    what: &str,
+    x: &Tensor,
+    out: &Tensor,
+    dout: &Tensor,
+    axes: &[i64],
+    reduce_all: bool,
+) -> KResult<Vec<usize>> {
+    let (_, kept, map) = reduction_map(x, axes, reduce_all)?;
+    let n = numel(&kept);
+    if out.numel() != n || dout.numel() != n {
+        kbail!(
+            "{what}: out {:?} and out_grad {:?} must be the reduction of x {:?}",
+            out.shape(),
+            dout.shape(),
+            x.shape()
+        );
+    }
+    Ok(map)
+}
+
 /// `max_grad(x, out, out_grad, axis) {keepdim, reduce_all}` and `min_grad`: `out_grad` divided
 /// among the elements equal to the extremum, 0 elsewhere.
 pub fn extremum_grad(
@@ -263,16 +287,8 @@ pub fn extremum_grad(
     axes: &[i64],
     reduce_all: bool,
 ) -> KResult<Tensor> {
-    let (_, kept, map) = reduction_map(x, axes, reduce_all)?;
-    let n = numel(&kept);
-    if out.numel() != n || dout.numel() != n {
-        kbail!(
-            "max/min grad: out {:?} and out_grad {:?} must be the reduction of x {:?}",
-            out.shape(),
-            dout.shape(),
-            x.shape()
-        );
-    }
+    let map = grad_map("max/min grad", x, out, dout, axes, reduce_all)?;
+    let n = out.numel();
     let (v, o, g) = (x.to_f64_vec(), out.to_f64_vec(), dout.to_f32());
     let mut ties = vec![0u32; n];
     for (&k, &val) in map.iter().zip(&v) {
@@ -331,16 +347,7 @@ pub fn logsumexp_grad(
     axes: &[i64],
     reduce_all: bool,
 ) -> KResult<Tensor> {
-    let (_, kept, map) = reduction_map(x, axes, reduce_all)?;
-    let n = numel(&kept);
-    if out.numel() != n || dout.numel() != n {
-        kbail!(
-            "logsumexp_grad: out {:?} and out_grad {:?} must be the reduction of x {:?}",
-            out.shape(),
-            dout.shape(),
-            x.shape()
-        );
-    }
+    let map = grad_map("logsumexp_grad", x, out, dout, axes, reduce_all)?;
     let (v, o, g) = (x.to_f64_vec(), out.to_f64_vec(), dout.to_f64_vec());
     let dx = map
         .iter()
