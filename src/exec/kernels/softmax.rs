@@ -66,18 +66,30 @@ pub fn softmax(x: &Tensor, axis: i64) -> KResult<Tensor> {
     Tensor::from_f32_as(x.shape(), out, float_dtype(x.dtype()))
 }
 
-/// `pd_op.softmax_grad(out, out_grad, axis)`: `out · (dout − Σ dout·out)` along the axis.
-pub fn softmax_grad(out: &Tensor, dout: &Tensor, axis: i64) -> KResult<Tensor> {
+/// The split of an axis and two tensors as f32 ([`grad_lanes`]).
+type Lanes<'t> = (
+    (usize, usize, usize),
+    std::borrow::Cow<'t, [f32]>,
+    std::borrow::Cow<'t, [f32]>,
+);
+
+/// What the grad of softmax or log_softmax (`what`) reads: the `(outer, n, inner)` split of
+/// `out` at the axis, and `out` and `dout` as f32, once they are checked to be of one shape.
+fn grad_lanes<'t>(what: &str, out: &'t Tensor, dout: &'t Tensor, axis: i64) -> KResult<Lanes<'t>> {
     if out.shape() != dout.shape() {
         kbail!(
-            "softmax_grad: out {:?} and out_grad {:?} differ in shape",
+            "{what}: out {:?} and out_grad {:?} differ in shape",
             out.shape(),
             dout.shape()
         );
     }
     let a = norm_axis(axis, out.shape().len())?;
-    let (outer, n, inner) = split(out.shape(), a);
-    let (y, g) = (out.to_f32(), dout.to_f32());
+    Ok((split(out.shape(), a), out.to_f32(), dout.to_f32()))
+}
+
+/// `pd_op.softmax_grad(out, out_grad, axis)`: `out · (dout − Σ dout·out)` along the axis.
+pub fn softmax_grad(out: &Tensor, dout: &Tensor, axis: i64) -> KResult<Tensor> {
+    let ((outer, n, inner), y, g) = grad_lanes("softmax_grad", out, dout, axis)?;
     let mut dx = vec![0.0f32; y.len()];
     for o in 0..outer {
         for i in 0..inner {
@@ -113,16 +125,7 @@ pub fn log_softmax(x: &Tensor, axis: i64) -> KResult<Tensor> {
 
 /// `pd_op.log_softmax_grad(out, out_grad) {axis}`: `dout − e^out · Σ dout` along the axis.
 pub fn log_softmax_grad(out: &Tensor, dout: &Tensor, axis: i64) -> KResult<Tensor> {
-    if out.shape() != dout.shape() {
-        kbail!(
-            "log_softmax_grad: out {:?} and out_grad {:?} differ in shape",
-            out.shape(),
-            dout.shape()
-        );
-    }
-    let a = norm_axis(axis, out.shape().len())?;
-    let (outer, n, inner) = split(out.shape(), a);
-    let (y, g) = (out.to_f32(), dout.to_f32());
+    let ((outer, n, inner), y, g) = grad_lanes("log_softmax_grad", out, dout, axis)?;
     let mut dx = vec![0.0f32; y.len()];
     for o in 0..outer {
         for i in 0..inner {
