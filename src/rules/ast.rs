@@ -182,12 +182,14 @@ pub struct PhaseDecl {
 }
 
 /// `require scale_loss;` / `require scale_loss == n_params else "message";`: checked when the
-/// phase it is written in has run, against the applications of the named rule (of this phase or
-/// an earlier one) so far. Unmet, it is an error at the `require`. Without a comparison the
-/// rule must have applied at least once.
+/// phase it is written in has run, against the applications of the named rules (of this phase or
+/// an earlier one) so far: `require a + b == 1` counts both, for one requirement met by either
+/// of two rules. Unmet, it is an error at the `require`. Without a comparison the rules must
+/// have applied at least once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Require {
-    pub rule: Ident,
+    /// The rules whose applications are added up (at least one).
+    pub rules: Vec<Ident>,
     /// A comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`) with an int expression of parameters.
     pub count: Option<(BinOp, Expr)>,
     pub message: Option<StrLit>,

@@ -643,25 +643,23 @@ impl Loader {
                 break;
             }
             for q in &ph.requires {
-                if !known.contains(q.rule.as_str()) {
+                for rule in q.rules.iter().filter(|r| !known.contains(r.name.as_str())) {
+                    let name = &rule.name;
                     let src = &self.sources[q.file];
                     let mut d = Diagnostic::at(
                         src,
-                        q.span.0 + "require ".len(),
+                        rule.span.0,
                         format!(
-                            "`require {}`: no rule `{}` runs in this phase or before it",
-                            q.rule, q.rule
+                            "`require {name}`: no rule `{name}` runs in this phase or before it"
                         ),
                     );
-                    if let Some((f, s)) = seen.get(&(ph.root, q.rule.clone())) {
+                    if let Some((f, s)) = seen.get(&(ph.root, name.clone())) {
                         let (line, _) = self.sources[*f].line_col(s.0);
                         d = d.with_note(format!(
-                            "`{}` ({}:{line}) runs in a later phase: require it there or after",
-                            q.rule, self.sources[*f].name
+                            "`{name}` ({}:{line}) runs in a later phase: require it there or after",
+                            self.sources[*f].name
                         ));
-                    } else if let Some(h) =
-                        did_you_mean(&closest(&q.rule, known.iter().copied(), 3))
-                    {
+                    } else if let Some(h) = did_you_mean(&closest(name, known.iter().copied(), 3)) {
                         d = d.with_hint(h);
                     }
                     errors.push(d);

@@ -207,8 +207,8 @@ pub struct Phase {
 pub struct LoadedRequire {
     /// Index into [`RuleSet::sources`].
     pub file: usize,
-    /// The required rule's name.
-    pub rule: String,
+    /// The rules whose applications are added up, as the `require` names them.
+    pub rules: Vec<ast::Ident>,
     /// The `require` clause.
     pub span: Span,
     /// The applications must compare to `count` with `op` (`>= 1` when none was written).

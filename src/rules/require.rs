@@ -53,7 +53,7 @@ pub(super) fn loaded_require(
     };
     Ok(LoadedRequire {
         file,
-        rule: q.rule.name.clone(),
+        rules: q.rules.clone(),
         span: q.span,
         op,
         count,

@@ -1,13 +1,17 @@
-"""Two token-mean language models built by Paddle 3.3.1, for training irw's
+"""Three token-mean language models built by Paddle 3.3.1, for training irw's
 `grad_merge.rw --set normalize=tokens` merge in Paddle (tests/interop/zoo.sh).
 
-Both losses are the mean over the real tokens of a padded batch, sum(l·mask) / sum(mask), with
+The losses are the mean over the real tokens of a padded batch, sum(l·mask) / sum(mask), with
 `mask` a fed float32 input: the form `token_mean_loss` in rules/grad_merge.rw merges exactly.
 - `tied_lm_adam`: Embedding(12, 8) whose weight is also the output projection (its gradient is
   the sum of two uses), Linear, tanh; Adam(0.01).
 - `gru_tokmean_adam`: Embedding, GRU, Linear; Adam(0.01). The GRU's unused final state is seeded
   with zeros by `append_backward` (a `full_like(h, 0)` in the backward stage besides the loss's
   `full_like(loss, 1)`).
+- `gru_ignore_index_sgd`: the same network with Paddle's own token mean,
+  `F.cross_entropy(logits, labels.unsqueeze(-1), ignore_index=0)` with padding labelled 0
+  (sum(ce) / (n + [n == 0]), no mask input: `token_mean_loss_ignore_index`); SGD(0.1,
+  weight_decay=0.01), so the gradients reach the optimizers through the L2Decay chain.
 Full batch 8 rows of 5 tokens with 5, 2, 4, 1, 5, 3, 5, 2 real ones (the micro-batches of 2
 rows hold different token counts, so averaging the micro-batch gradients would be wrong). Op
 roles as the Engine sets them (forward 0, backward 1, optimize 2).
@@ -16,10 +20,11 @@ Writes into paddle_tokens/, per model M: M.json, M_startup.json (serialize_pir_p
 M.feed.json (inputs and every persistable after the startup program) and M.numerics.json
 (Paddle's full-batch step: `state_after_full_batch_step`, and which names to compare).
 
-    python tests/data/paddle_token_mean.py     # in a venv with paddlepaddle==3.3.1
+    python tests/data/paddle_token_mean.py [MODEL...]   # in a venv with paddlepaddle==3.3.1
 """
 import json
 import os
+import sys
 
 os.environ.setdefault("FLAGS_new_executor_sequential_run", "1")
 import numpy as np  # noqa: E402
@@ -40,8 +45,9 @@ def enc(a):
 
 def model(name, rs):
     tok = paddle.static.data("tok", [-1, T], "int64")
-    lab = paddle.static.data("lab", [-1, T, 1], "int64")
-    mask = paddle.static.data("mask", [-1, T, 1], "float32")
+    if name != "gru_ignore_index_sgd":
+        lab = paddle.static.data("lab", [-1, T, 1], "int64")
+        mask = paddle.static.data("mask", [-1, T, 1], "float32")
     emb = paddle.nn.Embedding(V, H)
     if name == "tied_lm_adam":
         lin = paddle.nn.Linear(H, H)
@@ -51,11 +57,18 @@ def model(name, rs):
         head = paddle.nn.Linear(H, V)
         out, _ = gru(emb(tok))
         logits = head(out)
-    per_token = F.cross_entropy(logits, lab, reduction="none")
-    loss = (per_token * mask).sum() / mask.sum()
     t = rs.randint(1, V, size=(B, T)).astype("int64")
     for i, n in enumerate(LENS):
         t[i, n:] = 0
+    if name == "gru_ignore_index_sgd":
+        # The labels of padding are ignore_index: Paddle's own token mean, no mask input.
+        labels = paddle.static.data("labels", [-1, T], "int64")
+        loss = F.cross_entropy(logits, labels.unsqueeze(-1), ignore_index=0)
+        lab = rs.randint(1, V, size=(B, T)).astype("int64")
+        lab[t == 0] = 0
+        return loss, {"tok": t, "labels": lab}, paddle.optimizer.SGD(0.1, weight_decay=0.01)
+    per_token = F.cross_entropy(logits, lab, reduction="none")
+    loss = (per_token * mask).sum() / mask.sum()
     inputs = {"tok": t, "lab": rs.randint(0, V, size=(B, T, 1)).astype("int64"),
               "mask": (t > 0).astype("float32")[..., None]}
     return loss, inputs, paddle.optimizer.Adam(0.01)
@@ -110,5 +123,5 @@ def record(name):
 
 
 os.makedirs(OUT, exist_ok=True)
-for m in ("tied_lm_adam", "gru_tokmean_adam"):
+for m in sys.argv[1:] or ("tied_lm_adam", "gru_tokmean_adam", "gru_ignore_index_sgd"):
     record(m)

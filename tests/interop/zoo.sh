@@ -178,12 +178,13 @@ lint "irw lint (merge, then clip)" "$work/clip.gm.ir" || status=1
     --emit paddle-json -o "$work/clip.am.json" --startup-out "$work/clip.as.json"
 train_all "irw merge, then clip" "$work/clip.am.json" "$work/clip.as.json" "$clip_feed" \
     "$clip/numerics.json" 4 || status=1
-# Token-mean losses (tests/data/paddle_tokens, made by tests/data/paddle_token_mean.py): merged
-# with normalize=tokens from Paddle's JSON, the window must reach Paddle's full-batch step, the
+# Token-mean losses, over a fed mask and Paddle's cross_entropy(ignore_index) mean
+# (tests/data/paddle_tokens, made by tests/data/paddle_token_mean.py): merged with
+# normalize=tokens from Paddle's JSON, the window must reach Paddle's full-batch step, the
 # buffers and the token count back at zero (the 0-d count is refilled by `full_`: Paddle's
 # set_value kernels take ranks 1 to 6).
 tokens="$repo/tests/data/paddle_tokens"
-for m in tied_lm_adam gru_tokmean_adam; do
+for m in tied_lm_adam gru_tokmean_adam gru_ignore_index_sgd; do
     echo "== $m, normalize=tokens"
     "$IRW" --rules "$repo/rules/grad_merge.rw" --set k_steps=4 --set normalize=tokens \
         --startup "$tokens/${m}_startup.json" "$tokens/$m.json" -o "$work/tok.ir"

@@ -88,28 +88,44 @@ impl ApplicationCap {
 /// The first `require` clause of `phase` that the applications counted in `stats` do not meet.
 pub(super) fn requires(rules: &RuleSet, phase: &Phase, stats: &Stats) -> Result<(), Diagnostic> {
     for q in &phase.requires {
-        let n = stats.applications_of(phase.root, &q.rule);
+        let n: u64 = (q.rules.iter())
+            .map(|r| stats.applications_of(phase.root, &r.name))
+            .sum();
         if q.met(n) {
             continue;
         }
+        // `rule `a``, or `rules `a` + `b``: what was counted.
+        let names = q
+            .rules
+            .iter()
+            .map(|r| format!("`{}`", r.name))
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let counted = match q.rules.len() {
+            1 => format!("rule {names}"),
+            _ => format!("rules {names}"),
+        };
         let msg = match &q.message {
             Some(m) => m.clone(),
             None => format!(
-                "required rule `{}` applied {n} time(s), this phase requires {}",
-                q.rule,
+                "required {counted} applied {n} time(s), this phase requires {}",
                 q.wanted()
             ),
         };
         let mut d = Diagnostic::at(&rules.sources[q.file], q.span.0, msg);
         if q.message.is_some() {
             d = d.with_note(format!(
-                "rule `{}` applied {n} time(s); required: {}",
-                q.rule,
+                "{counted} applied {n} time(s); required: {}",
                 q.wanted()
             ));
         }
         let hint = if n == 0 {
-            format!("no op of the program matches `{}`, or its guard refused every match: `--trace` and `--stats` show what each rule matched", q.rule)
+            let its = if q.rules.len() == 1 {
+                "its guard"
+            } else {
+                "their guards"
+            };
+            format!("no op of the program matches {names}, or {its} refused every match: `--trace` and `--stats` show what each rule matched")
         } else {
             "`--stats` shows each rule's matches and applications; an equational rule's count is of e-graph applications".to_string()
         };
