@@ -130,8 +130,10 @@ fn micro_steps(
 /// What the rule files do with `original` under `--set normalize=tokens` (grad_merge.rw's
 /// token-normalized merge), for the hint of a failed merge of a token-mean loss: the files are
 /// loaded again with that setting and applied to the original, so the hint recommends the
-/// setting only where they take the program, and otherwise quotes their refusal. `None` when
-/// they declare no `normalize` parameter or the command line already sets it.
+/// setting only where they take the program, and otherwise quotes their refusal. A token mean
+/// is divided by the count, never summed, so the files are asked with `avg=true` where they
+/// declare `avg` (the hint then says so to a user who set avg=false). `None` when they declare
+/// no `normalize` parameter or the command line already sets it.
 fn normalize_tokens(
     args: &RuleArgs,
     rules: &crate::rules::RuleSet,
@@ -146,6 +148,13 @@ fn normalize_tokens(
         return None;
     }
     let mut with_tokens = args.clone();
+    if rules.params.contains_key("avg") {
+        with_tokens.set.retain(|s| {
+            s.split_once('=')
+                .is_none_or(|(name, _)| name.trim() != "avg")
+        });
+        with_tokens.set.push("avg=true".into());
+    }
     with_tokens.set.push("normalize=tokens".into());
     let refused = |d: crate::diag::Diagnostic| Some(Tokens::Refused(d.message));
     let rules = match load_rules(&with_tokens, limits) {
@@ -245,6 +254,16 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         (rewritten, rewritten_src, "rewritten"),
     ]) {
         super::streams::eprint(&d.to_string());
+        // What needs no run is still said: a batch-coupled original can never be merged exactly.
+        let m = &base.module;
+        for c in crate::exec::coupling::find(&m.ctx, &m.main, base.sources().main) {
+            err_println!(
+                "batch-coupled: {}: {} {}: a row's output depends on the other rows of its batch, so no gradient merge can equal the full-batch step",
+                c.at,
+                c.name,
+                c.why
+            );
+        }
         err_println!(
             "error: irw check cannot judge the rewrite: the executor cannot run every op of the programs"
         );

@@ -25,7 +25,10 @@
 //!   the micro-batches unequally, which the check reads off the gradients and names.
 //!
 //! Not detected: a linear reduction over the batch followed by a nonlinear op that never meets
-//! the rows (`sqrt(mean(e²))`), and any reduction in a program whose batch dimension is fixed.
+//! the rows (`sqrt(mean(e²))`), rows paired by broadcasting or `expand` (`a.unsqueeze(1) *
+//! b.unsqueeze(0)`: shapes alone do not say which dynamic dimension is the batch), and any
+//! reduction in a program whose batch dimension is fixed. Their full-batch gradient is neither
+//! the mean nor the sum of the micro-batch gradients, which the check measures and fails.
 //!
 //! What still holds, and what `irw check` then checks ([`micro_reference`]): the merged program
 //! equals the *original run micro-batch by micro-batch*. The original runs forward and backward
@@ -51,12 +54,16 @@ pub enum When {
     /// It normalizes or accumulates along one axis, and that axis is dimension 0 (the batch)
     /// of its first operand.
     AlongBatchAxis(Axes),
-    /// A matrix product one of whose matrices is a batch of rows (rank 2, dimension 0 the
-    /// dynamic batch) used other than row by row: `x` transposed (`transpose_x`), or `y` (its
-    /// rows are the product's columns, or are summed over), as an in-batch contrastive loss's
-    /// `a @ bᵀ` does. A rank-3 or higher operand's dimension 0 is a batch of matrices, which a
-    /// product keeps apart.
+    /// A matrix product one of whose matrices holds the batch (rank 2, a dynamic dimension)
+    /// used other than row by row: `x` with its batch dimension contracted (`xᵀ @ ..`), or `y`
+    /// whichever way it holds the batch (its rows or columns are the product's columns, or are
+    /// summed over), as an in-batch contrastive loss's `a @ bᵀ` does, with `transpose_y` or a
+    /// `transpose` of `b`. A rank-3 or higher operand's dimension 0 is a batch of matrices,
+    /// which a product keeps apart.
     MatrixOfBatchRows,
+    /// It moves values along one axis (`roll`, `flip`), and that axis is the batch dimension
+    /// (or every axis, flattened): a row's output is another row's input.
+    MovesAlongBatch(Axes),
     /// A reduction not linear in the rows over the batch dimension of a batch of rows computed
     /// from the parameters (see the module docs).
     ReducesBatch(Axes),
@@ -204,6 +211,16 @@ static COUPLING: &[CouplingRule] = &[
         when: When::MatrixOfBatchRows,
         why: "multiplies across the rows of its batch",
     },
+    CouplingRule {
+        op: "pd_op.roll",
+        when: When::MovesAlongBatch(Axes::Attr("axis")),
+        why: "shifts rows along the batch dimension",
+    },
+    CouplingRule {
+        op: "pd_op.flip",
+        when: When::MovesAlongBatch(Axes::Attr("axis")),
+        why: "reverses the rows of the batch",
+    },
 ];
 
 /// One op of a program that couples rows.
@@ -217,16 +234,6 @@ pub struct Coupled {
 
 fn flag(a: Attrs<'_>, key: &str) -> bool {
     a.get(key).and_then(|v| v.as_bool()).unwrap_or(false)
-}
-
-/// Whether `t` is a matrix whose rows are the batch: rank 2, dimension 0 dynamic.
-fn batch_rows(t: Option<&Type>) -> bool {
-    match t {
-        Some(Type::Tensor { shape, .. } | Type::Dist { shape, .. }) => {
-            shape.len() == 2 && shape[0] < 0
-        }
-        _ => false,
-    }
 }
 
 /// An operand's shape, when it is a tensor.
@@ -367,17 +374,41 @@ fn couples(
                 .then(|| format!("{} ({key} {axis} of a rank-{rank} operand)", rule.why))
         }
         When::MatrixOfBatchRows => {
-            let x = batch_rows(first_operand) && flag(a, "transpose_x");
-            let y = batch_rows(operands.get(1).copied().flatten());
+            // x's contracted dimension: its rows when transposed, else its columns.
+            let contracted = usize::from(!flag(a, "transpose_x"));
+            let x = match shape_of(first_operand) {
+                Some(s) if s.len() == 2 => s[contracted] < 0,
+                _ => false,
+            };
+            let y = shape_of(operands.get(1).copied().flatten())
+                .filter(|s| s.len() == 2)
+                .map(|s| (s[0] < 0, s[1] < 0));
             let which = match (x, y) {
-                (true, _) => "x transposed",
-                (false, true) => "y",
-                (false, false) => return None,
+                (true, _) if contracted == 0 => "x transposed is a batch of rows",
+                (true, _) => "x's columns are the batch",
+                (false, Some((true, _))) => "y is a batch of rows",
+                (false, Some((false, true))) => "y is a batch of rows, transposed",
+                (false, _) => return None,
             };
             Some(format!(
-                "{} ({which} is a batch of rows: each result row depends on every row)",
+                "{} ({which}: each result row depends on every row)",
                 rule.why
             ))
+        }
+        When::MovesAlongBatch(axes) => {
+            if !carries_batch(first_operand) {
+                return None;
+            }
+            let rank = shape_of(first_operand)?.len() as i64;
+            let axes = axes_of(ctx, prog, op, axes)?;
+            (axes.is_empty() || axes.iter().any(|&x| x == 0 || x == -rank)).then(|| {
+                let which = if axes.is_empty() {
+                    "every axis, flattened".to_string()
+                } else {
+                    format!("axis {axes:?}")
+                };
+                format!("{} ({which} of a rank-{rank} batch)", rule.why)
+            })
         }
         When::ReducesBatch(axes) | When::ReducesBatchIntoRows(axes) => {
             if !carries_batch(first_operand) || !differentiable(a) {

@@ -104,8 +104,9 @@ pub(super) fn gradients(
             _ => None,
         }
     };
-    // What a merge that averages makes the optimizer consume, for a hint.
-    let mean_merge = |name: &str| avg.then(|| fallback_combo(name, kf)).flatten();
+    // What a merge of the original's micro-batch gradients (their mean, or their sum with
+    // avg=false) makes the optimizer consume, for a hint.
+    let micro_merge = |name: &str| fallback_combo(name, if avg { kf } else { 1.0 });
     let program_scale = ref_f64
         .values()
         .map(|v| max_magnitude(v))
@@ -157,7 +158,7 @@ pub(super) fn gradients(
                     k,
                     avg,
                     reference.reduction,
-                    mean_merge(name).as_deref(),
+                    micro_merge(name).as_deref(),
                     tokens,
                 ),
             };

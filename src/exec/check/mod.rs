@@ -249,7 +249,7 @@ pub fn check_with_sources(
         k_steps: plan.k,
         ranks: plan.ranks,
         micro_batch: plan.micro_batch,
-        coupling: reference.coupling(),
+        coupling: reference.coupling(opts.avg),
         relation: reference.relation,
         fixed_batch: reference.fixed_batch,
         refusal,

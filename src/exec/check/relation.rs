@@ -59,18 +59,18 @@ fn is_mean_of(a: &[f64], mean: Option<&[f64]>) -> bool {
 /// With k = 1 nothing is merged: the words are about the rewritten program's gradient and the
 /// original's, and no 1/k scale is suspected. `sum_loss_averaged`: the loss sums over the batch
 /// and the merge averaged it (then a ratio of 1/k has that name, not "applied twice").
-/// `mean_merge`: what a merge averaging the original's own micro-batch gradients makes the
-/// optimizer consume, when known; a merged gradient that is it, under a loss whose full-batch
-/// gradient is not their mean, is named as such, with the merge that fixes it when
-/// `tokens` says whether grad_merge.rw's normalize=tokens takes the loss, and why not, when the
-/// rule files were asked.
+/// `micro_merge`: what a merge of the original's own micro-batch gradients makes the optimizer
+/// consume (their mean, or their sum with avg=false), when known; a merged gradient that is it,
+/// under a loss whose full-batch gradient is neither their mean nor their sum, is named as
+/// such, with the merge that fixes it when `tokens` says whether grad_merge.rw's
+/// normalize=tokens takes the loss, and why not, when the rule files were asked.
 pub(super) fn scale_hint(
     a: &[f64],
     b: &[f64],
     k: usize,
     avg: bool,
     reduction: Reduction,
-    mean_merge: Option<&[f64]>,
+    micro_merge: Option<&[f64]>,
     tokens: Option<&Tokens>,
 ) -> String {
     let bb: f64 = b.iter().map(|v| v * v).sum();
@@ -131,17 +131,22 @@ pub(super) fn scale_hint(
             "the merged gradient is 1/{k} of {reference}: a 1/k scale is applied although avg=false"
         ),
         _ if proportional => format!("the merged gradient is {ratio:.4}× {reference}"),
-        _ if avg && reduction == Reduction::Uneven && is_mean_of(a, mean_merge) => {
-            let uneven = format!("the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike");
+        _ if reduction == Reduction::Uneven && is_mean_of(a, micro_merge) => {
+            let uneven = if avg {
+                format!("the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike")
+            } else {
+                format!("the merged gradient is the sum of the {k} micro-batch gradients (avg=false), but the full-batch gradient is neither their sum nor their mean: the loss does not weigh the micro-batches alike")
+            };
+            let with = if avg { "" } else { " (and avg=true)" };
             match tokens {
                 Some(Tokens::Merged) => format!(
-                    "{uneven} (a token mean, sum(l·mask) / sum(mask), normalizes each micro-batch by its own token count; the rule files merge it with --set normalize=tokens)"
+                    "{uneven} (a token mean, sum(l·mask) / sum(mask), normalizes each micro-batch by its own token count; the rule files merge it with --set normalize=tokens{with})"
                 ),
                 Some(Tokens::Refused(why)) => format!(
-                    "{uneven} (a token mean, or another normalization by a count taken from the batch, divides each micro-batch by its own count); the rule files cannot merge it exactly: with --set normalize=tokens they refuse it: {why}"
+                    "{uneven} (a normalization by a count taken from the batch, as a token mean, divides each micro-batch by its own count; or the forward lets rows meet in a way irw does not detect, as an in-batch contrastive loss built by broadcasting does); the rule files cannot merge it exactly: with --set normalize=tokens they refuse it: {why}"
                 ),
                 None => format!(
-                    "{uneven} (a token mean, or another normalization by a count taken from the batch, divides each micro-batch by its own count)"
+                    "{uneven} (a normalization by a count taken from the batch, as a token mean, divides each micro-batch by its own count; or the forward lets rows meet in a way irw does not detect, as an in-batch contrastive loss built by broadcasting does)"
                 ),
             }
         }
@@ -231,7 +236,10 @@ pub(super) fn relation(
             "merged gradient = gradient of the loss summed over the {k} micro-batches (avg=false), which for this mean loss is {k} × the full-batch gradient"
         ), Some(k as f64)),
         (_, false, Reduction::Sum) => ("merged gradient = gradient of the loss summed over the micro-batches (avg=false), which for this sum loss is the full-batch gradient".to_string(), Some(1.0)),
-        (_, false, Reduction::Uneven | Reduction::Unknown) => ("merged gradient = gradient of the loss summed over the micro-batches (avg=false): the sum of the original's micro-batch gradients".to_string(), None),
+        // No merge of micro-batch gradients is the full-batch step then: the rows judge it
+        // against that step, as with avg=true, never against the sum the merge computes.
+        (_, false, Reduction::Uneven) => ("merged gradient = full-batch gradient (avg=false: the sum of the micro-batch gradients; but the full-batch gradient is neither their sum nor their mean here: the loss does not weigh the micro-batches alike, as a token mean over a mask does when they hold different token counts)".to_string(), Some(1.0)),
+        (_, false, Reduction::Unknown) => ("merged gradient = gradient of the loss summed over the micro-batches (avg=false): the sum of the original's micro-batch gradients".to_string(), None),
     };
     let relation = match (fixed_batch, avg, combine) {
         (true, true, Combine::Average) => format!(

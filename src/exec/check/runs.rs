@@ -400,11 +400,13 @@ impl Reference {
         }
     }
 
-    /// The batch-coupled verdict's facts, when the original mixes the rows of a batch.
-    pub fn coupling(&self) -> Option<BatchCoupling> {
+    /// The batch-coupled verdict's facts, when the original mixes the rows of a batch: how the
+    /// merge combines the micro-batch gradients is the loss's way with `avg`, and their sum
+    /// without it (`avg`: the merge's).
+    pub fn coupling(&self, avg: bool) -> Option<BatchCoupling> {
         (!self.coupled.is_empty()).then(|| BatchCoupling {
             ops: self.coupled.clone(),
-            combine: self.combine,
+            combine: if avg { self.combine } else { Combine::Sum },
         })
     }
 }
