@@ -721,6 +721,20 @@ impl Feed {
                     format!("the program reads {}", read.join(", "))
                 }));
             };
+            // An id fed as a fraction would be truncated where Paddle refuses the feed.
+            if !d.dtype.is_float() && d.dtype != DType::Bool && t.dtype().is_float() {
+                if let Some(x) = t.to_f64_vec().into_iter().find(|x| x.fract() != 0.0) {
+                    return Err(at_key(
+                        "inputs",
+                        name,
+                        format!(
+                            "`inputs.{name}` holds {x}, but the program reads `{name}` as {}: write whole numbers",
+                            d.dtype.attr_name()
+                        ),
+                    )
+                    .with_note(data_note(d)));
+                }
+            }
             let rows = t.shape().first().copied().unwrap_or(1);
             match first {
                 None => first = Some((name, rows)),
