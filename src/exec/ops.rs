@@ -900,7 +900,6 @@ static KERNELS: &[(&str, KernelFn)] = &[
             use_nesterov: c.bool_or("use_nesterov", false)?,
             l2_coeff: l2,
             multi_precision: c.bool_or("multi_precision", false)?,
-            rescale_grad: c.f64_or("rescale_grad", 1.0)? as f32,
         };
         let o = opt::momentum(c.t(0)?, c.t(1)?, c.t(2)?, c.t(3)?, c.opt(4), at)?;
         Ok(vec![Some(o.param), Some(o.velocity), o.master_param])

@@ -29,6 +29,7 @@ use serde_json::Value;
 tests![
     transformer_adamw_full_batch_step_matches_paddle,
     mlp_clip_adam_full_batch_step_matches_paddle,
+    momentum_rescale_grad_steps_as_paddle_does,
 ];
 
 fn zoo(f: &str) -> PathBuf {
@@ -197,4 +198,44 @@ fn transformer_adamw_full_batch_step_matches_paddle() {
 
 fn mlp_clip_adam_full_batch_step_matches_paddle() {
     full_batch_case("mlp_clip_adam");
+}
+
+/// `Momentum(0.05, 0.9, use_nesterov=True, rescale_grad=0.5)` on an MLP, built and stepped by
+/// Paddle 3.3.1 (`tests/data/paddle_momentum/nesterov_rescale_*`): its CPU kernel does not read
+/// `rescale_grad`, and irw's takes the same step (scaling the gradient by 0.5 misses Paddle's
+/// parameters and velocities by far more than the tolerance).
+fn momentum_rescale_grad_steps_as_paddle_does() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/paddle_momentum");
+    let read = |f: &str| {
+        let p = dir.join(format!("nesterov_rescale_{f}"));
+        SourceFile::new(
+            p.display().to_string(),
+            std::fs::read_to_string(&p).expect("fixture readable"),
+        )
+    };
+    let mut m = parse_module(&read("main.ir")).expect("parses");
+    parse_startup_into(&mut m, &read("startup.ir")).expect("startup parses");
+    let text = |f: &str| {
+        std::fs::read_to_string(dir.join(format!("nesterov_rescale_{f}"))).expect("readable")
+    };
+    let feed = Feed::parse("nesterov_rescale_feed.json", &text("feed.json")).expect("feed parses");
+    let rep = run(
+        &m,
+        &RunOptions {
+            feed: Some(feed),
+            ..Default::default()
+        },
+    )
+    .expect("runs");
+    let j: Value = serde_json::from_str(&text("numerics.json")).expect("valid json");
+    let state = j["state_after_full_batch_step"].as_object().expect("state");
+    let compared: Vec<String> = [names(&j, "compare_params"), names(&j, "compare_state")].concat();
+    assert!(compared.iter().any(|n| n.ends_with("_velocity_0")));
+    for name in compared {
+        let want = tensor_from_json(&state[&name]).expect("tensor");
+        let got = rep.scopes[0]
+            .get(&name)
+            .unwrap_or_else(|| panic!("no {name} after the run"));
+        assert_close(&format!("momentum rescale_grad: {name}"), got, &want);
+    }
 }

@@ -109,7 +109,6 @@ pub struct MomentumAttrs {
     /// L2 regularization coefficient (0 when `regularization_method` is not `l2_decay`).
     pub l2_coeff: f32,
     pub multi_precision: bool,
-    pub rescale_grad: f32,
 }
 
 /// Results of [`momentum`].
@@ -120,7 +119,9 @@ pub struct MomentumOut {
 }
 
 /// `momentum_(param, grad, velocity, learning_rate, master_param)`:
-/// `g' = rescale·g + l2·p; v = μ·v + g'; p −= lr·v` (Nesterov: `p −= lr·(g' + μ·v)`).
+/// `g' = g + l2·p; v = μ·v + g'; p −= lr·v` (Nesterov: `p −= lr·(g' + μ·v)`). Paddle 3.3.1's
+/// CPU kernel does not read `rescale_grad` (`Momentum(rescale_grad=0.5)` steps as with 1), so
+/// neither does this one: the executor takes the step Paddle takes.
 pub fn momentum(
     param: &Tensor,
     grad: &Tensor,
@@ -137,7 +138,7 @@ pub fn momentum(
     let mut p = Vec::with_capacity(pv.len());
     let mut v_out = Vec::with_capacity(pv.len());
     for ((&p0, &g0), &v0) in pv.iter().zip(gv.iter()).zip(vv.iter()) {
-        let g = at.rescale_grad * g0 + at.l2_coeff * p0;
+        let g = g0 + at.l2_coeff * p0;
         let v = v0 * at.mu + g;
         p.push(if at.use_nesterov {
             p0 - (g + v * at.mu) * lr
@@ -319,7 +320,6 @@ mod tests {
                 use_nesterov: nesterov,
                 l2_coeff: 1e-3,
                 multi_precision: false,
-                rescale_grad: 1.0,
             };
             let out = momentum(&t(&p), &t(&g), &t(&v), &lr, None, at).unwrap();
             for k in 0..9 {
