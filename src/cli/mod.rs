@@ -1060,8 +1060,9 @@ fn emit(
         (Emit::PaddleJson, _) => {
             if module.startup.is_some() && args.startup_out.is_none() {
                 return Err(Failure::Usage(
-                    "the program has a startup program: give --startup-out FILE for it \
-                     (Paddle JSON holds one program per file)"
+                    "the output has a startup program (the input's, or one the rules made for \
+                     the state they added): give --startup-out FILE for it (Paddle JSON holds \
+                     one program per file)"
                         .into(),
                 ));
             }

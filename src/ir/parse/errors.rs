@@ -61,7 +61,16 @@ pub(super) fn pest_error(
         format!("expected {}, found {found}", expected.join(" or "))
     };
     let mut d = Diagnostic::at(src, l.offset + pos, msg);
-    if rest.starts_with('<') && !rest.contains('>') {
+    let control_flow_stack = ["%stack_", "%inlet_", "%outlet_"]
+        .iter()
+        .any(|p| rest.starts_with(p));
+    if control_flow_stack {
+        d = d.with_hint(
+            "Paddle names the values of `cf.stack_create` so: a program that trains through \
+             control flow (`static.nn.cond`, `while_loop`) keeps the forward's values for \
+             backward in such stacks, and irw does not read those programs",
+        );
+    } else if rest.starts_with('<') && !rest.contains('>') {
         d = d.with_hint("this `<` is not closed by `>`: a type reads like `tensor<4xf32>`");
     } else if rest.starts_with('"') && !rest[1..].contains('"') {
         d = d.with_hint("this string is not terminated on its line");
