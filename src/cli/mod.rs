@@ -179,8 +179,9 @@ enum Command {
     /// Generate training programs exactly as Paddle prints them.
     #[command(subcommand)]
     Gen(GenCommand),
-    /// Compare two programs structurally: equal up to value renaming and the order of
-    /// independent ops (exit code 0 when equal, 1 when not).
+    /// Compare two programs structurally: equal up to value renaming, the order of independent
+    /// ops, and repeats of an identical pure op, which count once as CSE would merge them (exit
+    /// code 0 when equal, 1 when not).
     Diff(DiffArgs),
     /// Report pairs of ops that access a buffer written in place, at least one writing it, and
     /// that Paddle's multi-threaded executor leaves unordered, and, in auto-parallel programs,

@@ -396,9 +396,19 @@ pub trait OpView {
 /// What in the operands of an op of family `shape` its InferMeta refuses, where the family
 /// says and the shapes are known (a dynamic dimension fits any): a matmul's inner dimensions
 /// that differ; a `fused_gemm_epilogue` whose `y` is not 2-D, whose inner dimensions differ,
-/// or whose bias is not 1-D of the output's width. `None` when they fit or it cannot tell.
+/// or whose bias is not 1-D of the output's width; a `full` whose `shape` has a dimension
+/// below 0 (Paddle fills only a shape it knows: `shape(%x)` of a batch is not one). `None`
+/// when they fit or it cannot tell.
 pub fn operands_misfit(shape: Shape, op: &dyn OpView) -> Option<String> {
     let attrs = op.attrs();
+    if shape == Shape::Full {
+        let dims = ints_attr(&attrs, "shape")?;
+        return dims.iter().find(|&&d| d < 0).map(|d| {
+            format!(
+                "has the dimension {d} in `shape` {dims:?}: Paddle fills only a shape it knows (its InferMeta refuses a `shape` value below 0); a dynamic shape is `full_like`'s"
+            )
+        });
+    }
     let flag = |a: &str, b: &str| {
         bool_attr(&attrs, a)
             .or_else(|| bool_attr(&attrs, b))

@@ -51,9 +51,13 @@ impl OpCounts for Dialect {
         fn gemm(ctx: &Context, prog: &Program, op: OpId) -> Option<String> {
             operands_misfit(Shape::FusedGemmEpilogue, &ProgramOp { ctx, prog, op })
         }
+        fn full(ctx: &Context, prog: &Program, op: OpId) -> Option<String> {
+            operands_misfit(Shape::Full, &ProgramOp { ctx, prog, op })
+        }
         match self.spec(name)?.shape {
             Shape::Matmul => Some(matmul),
             Shape::FusedGemmEpilogue => Some(gemm),
+            Shape::Full => Some(full),
             _ => None,
         }
     }
