@@ -19,10 +19,10 @@ use crate::dialect::{Dialect, Effect};
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
-    activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv, cumsum,
-    dropout, elementwise as ew, flatten, group_norm as gn, index, interp, join, layer_norm as ln,
-    loss, matmul, optimizer as opt, pad, piecewise as pw, pool, prelu, reduce, reorder, repeat,
-    rnn, shape, softmax as sm,
+    activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv,
+    conv_transpose, cumsum, dropout, elementwise as ew, flatten, group_norm as gn, index, interp,
+    join, layer_norm as ln, loss, matmul, optimizer as opt, pad, piecewise as pw, pool, prelu,
+    reduce, reorder, repeat, rnn, shape, softmax as sm,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -1217,6 +1217,13 @@ static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.depthwise_conv2d", conv2d),
     ("pd_op.conv2d_grad", conv2d_grad),
     ("pd_op.depthwise_conv2d_grad", conv2d_grad),
+    ("pd_op.conv2d_transpose", conv2d_transpose),
+    ("pd_op.depthwise_conv2d_transpose", conv2d_transpose),
+    ("pd_op.conv2d_transpose_grad", conv2d_transpose_grad),
+    (
+        "pd_op.depthwise_conv2d_transpose_grad",
+        conv2d_transpose_grad,
+    ),
     ("pd_op.pool2d", |c| {
         one(pool::pool2d(c.t(0)?, &pool_attrs(c, 1)?)?)
     }),
@@ -1486,6 +1493,34 @@ fn conv2d(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
 fn conv2d_grad(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
     let (dx, dw) = conv::conv2d_grad(c.t(0)?, c.t(1)?, c.t(2)?, &conv_attrs(c)?, true)?;
     Ok(vec![dx, Some(dw)])
+}
+
+/// A `conv2d_transpose`'s attributes; its `output_size` is operand `os` (an int array, empty
+/// when the output size is inferred).
+fn conv_transpose_attrs(c: &OpCall<'_>, os: usize) -> KResult<conv_transpose::ConvTransposeAttrs> {
+    Ok(conv_transpose::ConvTransposeAttrs {
+        conv: conv_attrs(c)?,
+        output_padding: c.i64s("output_padding")?,
+        output_size: c.opt(os).map(|t| t.to_i64_vec()).unwrap_or_default(),
+    })
+}
+
+fn conv2d_transpose(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
+    one(conv_transpose::conv2d_transpose(
+        c.t(0)?,
+        c.t(1)?,
+        &conv_transpose_attrs(c, 2)?,
+    )?)
+}
+
+fn conv2d_transpose_grad(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
+    let (dx, dw) = conv_transpose::conv2d_transpose_grad(
+        c.t(0)?,
+        c.t(1)?,
+        c.t(2)?,
+        &conv_transpose_attrs(c, 3)?,
+    )?;
+    Ok(vec![Some(dx), Some(dw)])
 }
 
 /// `pool2d`'s attributes; its kernel size is operand `ks` (an int array) or the attribute.

@@ -239,6 +239,25 @@ for n, method, oh, ow, scale, ac, am in [("nearest_interp_scale2", "nearest", -1
     g = f(*o.shape); (o * T(g, False)).sum().backward()
     case(n, {"x": x, "out_grad": g}, {"interp_method": method, "out_h": oh, "out_w": ow, "scale": scale,
                                       "align_corners": ac, "align_mode": am}, {"out": o, "x_grad": xt.grad})
+# conv2d_transpose through the op itself, so the attributes recorded are the op's: stride 2
+# with 4-element paddings and output_padding, groups with dilation, output_size, SAME (which
+# drops the dilation) in NHWC, VALID, and the depthwise op (groups = C, one filter per channel)
+for n, xs, ws, st, pads, opad, osize, alg, groups, dil, fmt in [
+        ("conv2d_transpose_stride2_outpad", (2, 4, 3, 4), (4, 3, 3, 3), [2, 2], [1, 2, 0, 1], [1, 0], [], "EXPLICIT", 1, [1, 1], "NCHW"),
+        ("conv2d_transpose_groups_dilation", (1, 6, 4, 5), (6, 2, 3, 2), [1, 2], [1, 1], [], [], "EXPLICIT", 3, [2, 1], "NCHW"),
+        ("conv2d_transpose_output_size", (2, 2, 3, 3), (2, 3, 3, 3), [2, 3], [0, 1], [], [8, 9], "EXPLICIT", 1, [1, 1], "NCHW"),
+        ("conv2d_transpose_same_nhwc", (1, 3, 5, 2), (2, 3, 3, 3), [2, 2], [0, 0], [], [], "SAME", 1, [2, 2], "NHWC"),
+        ("conv2d_transpose_valid", (1, 2, 3, 2), (2, 2, 2, 3), [3, 1], [2, 2], [], [], "VALID", 1, [1, 1], "NCHW"),
+        ("depthwise_conv2d_transpose", (2, 4, 3, 3), (4, 1, 3, 3), [2, 2], [1, 1], [1, 1], [], "EXPLICIT", 4, [1, 1], "NCHW")]:
+    x, w = f(*xs), f(*ws)
+    xt, wt = T(x), T(w)
+    op = _C_ops.depthwise_conv2d_transpose if n.startswith("depthwise") else _C_ops.conv2d_transpose
+    o = op(xt, wt, st, pads, opad, osize, alg, groups, dil, fmt)
+    g = f(*o.shape); (o * T(g, False)).sum().backward()
+    case(n, {"x": x, "filter": w, "out_grad": g},
+         {"strides": st, "paddings": pads, "output_padding": opad, "output_size": osize, "padding_algorithm": alg,
+          "groups": groups, "dilations": dil, "data_format": fmt},
+         {"out": o, "x_grad": xt.grad, "filter_grad": wt.grad})
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_model_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)

@@ -3,6 +3,9 @@
 
 use crate::exec::kernels::batch_norm::{batch_norm, BatchNormAttrs};
 use crate::exec::kernels::conv::{channels_last, conv2d, ConvAttrs, PaddingAlgorithm};
+use crate::exec::kernels::conv_transpose::{
+    conv2d_transpose, conv2d_transpose_grad, ConvTransposeAttrs,
+};
 use crate::exec::kernels::dropout::{dropout, dropout_grad, DropoutMode};
 use crate::exec::kernels::flatten::flatten_shape;
 use crate::exec::kernels::pool::{pool2d, pool2d_grad, PoolAttrs, PoolKind};
@@ -72,6 +75,87 @@ fn conv_errors() {
     says(
         conv2d(&xi, &w, &conv_attrs()),
         "conv2d computes float tensors, got int64",
+    );
+}
+
+fn transpose_attrs(output_padding: &[i64], output_size: &[i64]) -> ConvTransposeAttrs {
+    ConvTransposeAttrs {
+        conv: ConvAttrs {
+            strides: vec![2, 2],
+            ..conv_attrs()
+        },
+        output_padding: output_padding.to_vec(),
+        output_size: output_size.to_vec(),
+    }
+}
+
+#[test]
+fn conv_transpose_errors() {
+    let x = Tensor::f32(&[1, 2, 3, 3], vec![0.0; 18]);
+    let w = Tensor::f32(&[2, 3, 3, 3], vec![0.0; 54]);
+    says(
+        conv2d_transpose(&x, &w, &transpose_attrs(&[2, 0], &[])),
+        "conv2d_transpose: output_padding [2, 0] must lie in [0, 2) in dimension 0",
+    );
+    says(
+        conv2d_transpose(&x, &w, &transpose_attrs(&[], &[7, 9])),
+        "conv2d_transpose: output_size [7, 9] must lie in [7, 9) in dimension 1",
+    );
+    says(
+        conv2d_transpose(&x, &w, &transpose_attrs(&[], &[7, 7, 7])),
+        "output_size has 3 elements, expected 2",
+    );
+    // output_padding 2 is below the dilation 3, but the convolution from a 5-wide output
+    // gives 2 positions, not 3 (Paddle's col2im refuses it too).
+    let at = ConvTransposeAttrs {
+        conv: ConvAttrs {
+            dilations: vec![3, 3],
+            ..conv_attrs()
+        },
+        output_padding: vec![2, 2],
+        output_size: vec![],
+    };
+    let small = Tensor::f32(&[1, 2, 1, 1], vec![0.0; 2]);
+    says(
+        conv2d_transpose(&small, &w, &at),
+        "an output of 9 in dimension 0 does not convolve back to the input's 1 positions",
+    );
+    // The filter's first dimension is the input's channels.
+    let w_oihw = Tensor::f32(&[3, 2, 3, 3], vec![0.0; 54]);
+    says(
+        conv2d_transpose(&x, &w_oihw, &transpose_attrs(&[], &[])),
+        "the input has 2 channels and the filter is [3, 2, 3, 3]",
+    );
+    let at = ConvTransposeAttrs {
+        conv: ConvAttrs {
+            groups: 2,
+            ..conv_attrs()
+        },
+        ..transpose_attrs(&[], &[])
+    };
+    let x3 = Tensor::f32(&[1, 3, 3, 3], vec![0.0; 27]);
+    let w3 = Tensor::f32(&[3, 1, 3, 3], vec![0.0; 27]);
+    says(
+        conv2d_transpose(&x3, &w3, &at),
+        "with 3 divisible by groups = 2",
+    );
+    let at = ConvTransposeAttrs {
+        conv: ConvAttrs {
+            paddings: vec![3, 3],
+            ..conv_attrs()
+        },
+        ..transpose_attrs(&[], &[])
+    };
+    says(conv2d_transpose(&small, &w, &at), "has no output positions");
+    let dy = Tensor::f32(&[1, 3, 6, 7], vec![0.0; 126]);
+    says(
+        conv2d_transpose_grad(&x, &w, &dy, &transpose_attrs(&[], &[])),
+        "out_grad has shape [1, 3, 6, 7], the transposed convolution's output is [1, 3, 7, 7]",
+    );
+    let ints = Tensor::i64(&[1, 2, 3, 3], vec![0; 18]);
+    says(
+        conv2d_transpose(&ints, &w, &transpose_attrs(&[], &[])),
+        "computes float tensors",
     );
 }
 

@@ -5,7 +5,8 @@
 //! piecewise activations): forward outputs, gradients for the recorded `out_grad`, and one
 //! optimizer step; then the normalizations, activations, reductions, reorders and losses of the
 //! second set of models, pad3d in its four modes and two layouts, and nearest and bilinear
-//! interpolation, within
+//! interpolation, and transposed convolutions (stride, paddings, output_padding, output_size,
+//! groups, dilation, SAME/VALID, NHWC, depthwise), within
 //! `|a−b| ≤ 1e-5·|b| + 1e-5·max|b|` (comparisons and integers exactly).
 
 use std::collections::BTreeMap;
@@ -14,8 +15,8 @@ use std::path::PathBuf;
 use crate::exec::feed::tensor_from_json;
 use crate::exec::kernels::cumsum::{cumsum, cumsum_grad, CumsumAttrs};
 use crate::exec::kernels::{
-    activation as act, adaptive, elementwise as ew, group_norm as gn, index, interp, loss, pad,
-    piecewise as pw, prelu, reduce, reorder, softmax as sm,
+    activation as act, adaptive, conv, conv_transpose, elementwise as ew, group_norm as gn, index,
+    interp, loss, pad, piecewise as pw, prelu, reduce, reorder, softmax as sm,
 };
 use crate::exec::Tensor;
 use serde_json::Value;
@@ -489,6 +490,27 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
                 interp::interp(x, &at).unwrap(),
                 interp::interp_grad(x, g.unwrap(), &at).unwrap(),
             );
+        }
+        n if n.contains("conv2d_transpose") => {
+            let str_of = |k: &str| a[k].as_str().expect("string attr");
+            let at = conv_transpose::ConvTransposeAttrs {
+                conv: conv::ConvAttrs {
+                    strides: ints(&a["strides"]),
+                    paddings: ints(&a["paddings"]),
+                    dilations: ints(&a["dilations"]),
+                    groups: a["groups"].as_i64().expect("groups"),
+                    padding_algorithm: conv::PaddingAlgorithm::parse(str_of("padding_algorithm"))
+                        .unwrap(),
+                    channels_last: conv::channels_last(str_of("data_format")).unwrap(),
+                },
+                output_padding: ints(&a["output_padding"]),
+                output_size: ints(&a["output_size"]),
+            };
+            let (x, w) = (x.unwrap(), t("filter"));
+            o.insert("out", conv_transpose::conv2d_transpose(x, w, &at).unwrap());
+            let (dx, dw) = conv_transpose::conv2d_transpose_grad(x, w, g.unwrap(), &at).unwrap();
+            o.insert("x_grad", dx);
+            o.insert("filter_grad", dw);
         }
         other => panic!("no runner for recorded case {other}"),
     }
