@@ -21,8 +21,8 @@ use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
     activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv,
     conv_transpose, cumsum, dropout, elementwise as ew, flatten, group_norm as gn, index, interp,
-    join, layer_norm as ln, loss, matmul, optimizer as opt, pad, piecewise as pw, pool, prelu,
-    reduce, reorder, repeat, rnn, shape, softmax as sm,
+    join, layer_norm as ln, loss, matmul, maxout, optimizer as opt, pad, piecewise as pw,
+    pixel_shuffle, pool, prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, unfold,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -1235,6 +1235,59 @@ static KERNELS: &[(&str, KernelFn)] = &[
             &pool_attrs(c, 3)?,
         )?)
     }),
+    ("pd_op.max_pool2d_with_index", |c| {
+        let (out, mask) = pool::max_pool2d_with_index(c.t(0)?, &max_pool_index_attrs(c)?)?;
+        Ok(vec![Some(out), Some(mask)])
+    }),
+    ("pd_op.max_pool2d_with_index_grad", |c| {
+        one(pool::max_pool2d_with_index_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            &max_pool_index_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.pixel_shuffle", |c| {
+        one(pixel_shuffle::pixel_shuffle(
+            c.t(0)?,
+            &shuffle_attrs(c, "upscale_factor")?,
+        )?)
+    }),
+    ("pd_op.pixel_shuffle_grad", |c| {
+        one(pixel_shuffle::pixel_shuffle_grad(
+            c.t(0)?,
+            &shuffle_attrs(c, "upscale_factor")?,
+        )?)
+    }),
+    ("pd_op.pixel_unshuffle", |c| {
+        one(pixel_shuffle::pixel_unshuffle(
+            c.t(0)?,
+            &shuffle_attrs(c, "downscale_factor")?,
+        )?)
+    }),
+    ("pd_op.pixel_unshuffle_grad", |c| {
+        one(pixel_shuffle::pixel_unshuffle_grad(
+            c.t(0)?,
+            &shuffle_attrs(c, "downscale_factor")?,
+        )?)
+    }),
+    ("pd_op.unfold", |c| {
+        one(unfold::unfold(c.t(0)?, &unfold_attrs(c)?)?)
+    }),
+    ("pd_op.unfold_grad", |c| {
+        one(unfold::unfold_grad(c.t(0)?, c.t(1)?, &unfold_attrs(c)?)?)
+    }),
+    ("pd_op.maxout", |c| {
+        one(maxout::maxout(c.t(0)?, &maxout_attrs(c)?)?)
+    }),
+    ("pd_op.maxout_grad", |c| {
+        one(maxout::maxout_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            &maxout_attrs(c)?,
+        )?)
+    }),
     ("pd_op.pad3d", |c| {
         one(pad::pad3d(c.t(0)?, &pad_attrs(c, 1)?)?)
     }),
@@ -1547,6 +1600,38 @@ fn pool_attrs(c: &OpCall<'_>, ks: usize) -> KResult<pool::PoolAttrs> {
             "EXPLICIT",
         )?)?,
         channels_last,
+    })
+}
+
+fn max_pool_index_attrs(c: &OpCall<'_>) -> KResult<pool::MaxPoolWithIndexAttrs> {
+    Ok(pool::MaxPoolWithIndexAttrs {
+        kernel_size: c.i64s("kernel_size")?,
+        strides: c.i64s("strides")?,
+        paddings: c.i64s("paddings")?,
+        global_pooling: c.bool_or("global_pooling", false)?,
+        adaptive: c.bool_or("adaptive", false)?,
+        ceil_mode: c.bool_or("ceil_mode", false)?,
+    })
+}
+
+/// A pixel shuffle's factor (attribute `factor`) and layout.
+fn shuffle_attrs(c: &OpCall<'_>, factor: &str) -> KResult<pixel_shuffle::ShuffleAttrs> {
+    pixel_shuffle::ShuffleAttrs::new(c.i64_or(factor, 1)?, &str_attr(c, "data_format", "NCHW")?)
+}
+
+fn unfold_attrs(c: &OpCall<'_>) -> KResult<unfold::UnfoldAttrs> {
+    Ok(unfold::UnfoldAttrs {
+        kernel_sizes: c.i64s("kernel_sizes")?,
+        strides: c.i64s("strides")?,
+        paddings: c.i64s("paddings")?,
+        dilations: c.i64s("dilations")?,
+    })
+}
+
+fn maxout_attrs(c: &OpCall<'_>) -> KResult<maxout::MaxoutAttrs> {
+    Ok(maxout::MaxoutAttrs {
+        groups: c.i64_or("groups", 1)?,
+        axis: c.i64_or("axis", 1)?,
     })
 }
 

@@ -15,7 +15,9 @@ use serde_json::Value;
 
 tests![
     lenet_full_batch_step_matches_paddle,
-    convt_generator_step_matches_paddle
+    convt_generator_step_matches_paddle,
+    maxpool_mask_step_matches_paddle,
+    shuffle_unfold_maxout_step_matches_paddle
 ];
 
 fn zoo() -> PathBuf {
@@ -112,4 +114,12 @@ fn vision_step_matches_paddle(model: &str) {
 
 fn convt_generator_step_matches_paddle() {
     vision_step_matches_paddle("convt_gen_sgd");
+}
+
+fn maxpool_mask_step_matches_paddle() {
+    vision_step_matches_paddle("maxpool_mask_sgd");
+}
+
+fn shuffle_unfold_maxout_step_matches_paddle() {
+    vision_step_matches_paddle("shuffle_unfold_maxout_sgd");
 }

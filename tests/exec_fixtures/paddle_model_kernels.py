@@ -2,8 +2,9 @@
 # (comparisons, activations and their grads, cumsum, log_softmax, index_select, label_smooth,
 # and the rmsprop_, adagrad_, adamax_ and lamb_ optimizers; then prelu, group_norm,
 # instance_norm, more activations, max/min/logsumexp/mean_all, flip, roll, one_hot, huber_loss
-# and sigmoid_cross_entropy_with_logits; then pad3d, nearest_interp and bilinear_interp), in the layout of
-# paddle_kernels.json, for src/exec/kernels/tests/kernels_paddle_models.rs. Run once with the
+# and sigmoid_cross_entropy_with_logits; then pad3d, nearest_interp and bilinear_interp; then
+# conv2d_transpose, max_pool2d_with_index, pixel_shuffle/unshuffle, unfold and maxout), in the
+# layout of paddle_kernels.json, for src/exec/kernels/tests/kernels_paddle_models.rs. Run once with the
 # interop venv (`python tests/exec_fixtures/paddle_model_kernels.py`); the numbers are
 # committed, Paddle is not a test dependency. Inputs hold the points where a kernel changes
 # branch (0, 6, ±3, clip bounds, ties of maximum/minimum) so their conventions are recorded.
@@ -258,6 +259,47 @@ for n, xs, ws, st, pads, opad, osize, alg, groups, dil, fmt in [
          {"strides": st, "paddings": pads, "output_padding": opad, "output_size": osize, "padding_algorithm": alg,
           "groups": groups, "dilations": dil, "data_format": fmt},
          {"out": o, "x_grad": xt.grad, "filter_grad": wt.grad})
+# max_pool2d_with_index through the op (kernel_size, strides, paddings, global_pooling,
+# adaptive, ceil_mode): stride 2 with padding, ties inside a window (values rounded to halves, so
+# the first maximum in row-major order must get the gradient), ceil_mode, adaptive pooling to a
+# size that does not divide the input and to one larger than it, and global pooling
+for n, xs, ks, st, pads, glob, adap, ceil in [
+        ("max_pool2d_with_index_stride2_pad", (2, 3, 7, 6), [3, 3], [2, 2], [1, 1], False, False, False),
+        ("max_pool2d_with_index_ties", (1, 2, 6, 6), [2, 3], [1, 2], [0, 1], False, False, False),
+        ("max_pool2d_with_index_ceil", (1, 2, 7, 7), [2, 2], [2, 2], [0, 0], False, False, True),
+        ("max_pool2d_with_index_adaptive", (2, 2, 7, 5), [3, 2], [1, 1], [0, 0], False, True, False),
+        ("max_pool2d_with_index_adaptive_up", (1, 2, 3, 4), [5, 6], [1, 1], [0, 0], False, True, False),
+        ("max_pool2d_with_index_global", (2, 3, 4, 5), [1, 1], [1, 1], [0, 0], True, False, False)]:
+    x = f(*xs)
+    if n.endswith("ties"):
+        x = np.round(x * 2) / 2
+    xt = T(x)
+    o, m = _C_ops.max_pool2d_with_index(xt, ks, st, pads, glob, adap, ceil)
+    g = f(*o.shape); (o * T(g, False)).sum().backward()
+    case(n, {"x": x, "out_grad": g},
+         {"kernel_size": ks, "strides": st, "paddings": pads, "global_pooling": glob, "adaptive": adap,
+          "ceil_mode": ceil},
+         {"out": o, "mask": m, "x_grad": xt.grad})
+# pixel_shuffle and pixel_unshuffle in both layouts, unfold with 4 unequal paddings ([top,
+# left, bottom, right]), stride and dilation, and maxout on NCHW and NHWC with tied channels
+# (values rounded to halves, so the first channel of a tied group must get the gradient)
+for n, fn, xs, attrs in [
+        ("pixel_shuffle", lambda t: _C_ops.pixel_shuffle(t, 2, "NCHW"), (2, 8, 2, 3), {"factor": 2, "data_format": "NCHW"}),
+        ("pixel_shuffle_nhwc", lambda t: _C_ops.pixel_shuffle(t, 3, "NHWC"), (1, 2, 2, 18), {"factor": 3, "data_format": "NHWC"}),
+        ("pixel_unshuffle", lambda t: _C_ops.pixel_unshuffle(t, 2, "NCHW"), (2, 3, 4, 6), {"factor": 2, "data_format": "NCHW"}),
+        ("pixel_unshuffle_nhwc", lambda t: _C_ops.pixel_unshuffle(t, 2, "NHWC"), (1, 4, 2, 3), {"factor": 2, "data_format": "NHWC"}),
+        ("unfold", lambda t: _C_ops.unfold(t, [3, 2], [2, 1], [1, 0, 2, 1], [1, 2]), (2, 3, 6, 5),
+         {"kernel_sizes": [3, 2], "strides": [2, 1], "paddings": [1, 0, 2, 1], "dilations": [1, 2]}),
+        ("unfold_plain", lambda t: _C_ops.unfold(t, [2, 2], [2, 2], [0, 0, 0, 0], [1, 1]), (1, 2, 4, 5),
+         {"kernel_sizes": [2, 2], "strides": [2, 2], "paddings": [0, 0, 0, 0], "dilations": [1, 1]}),
+        ("maxout", lambda t: _C_ops.maxout(t, 3, 1), (2, 6, 3, 4), {"groups": 3, "axis": 1}),
+        ("maxout_nhwc", lambda t: _C_ops.maxout(t, 2, -1), (2, 3, 2, 4), {"groups": 2, "axis": -1})]:
+    x = f(*xs)
+    if n.startswith("maxout"):
+        x = np.round(x) / 2
+    xt = T(x); o = fn(xt)
+    g = f(*o.shape); (o * T(g, False)).sum().backward()
+    case(n, {"x": x, "out_grad": g}, attrs, {"out": o, "x_grad": xt.grad})
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_model_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)

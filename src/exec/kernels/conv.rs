@@ -268,7 +268,7 @@ impl ConvScalar for f64 {}
 
 /// Columns of one sample's group: `col[(c·KH + i)·KW + j][oy·OW + ox] = x[c][oy·s − p + i·d]
 /// [ox·s − p + j·d]`, zero outside the input. `x` is the group's `[C/g, H, W]` block.
-fn im2col<T: ConvScalar>(g: &Geometry, x: &[T], col: &mut [T]) {
+pub(super) fn im2col<T: ConvScalar>(g: &Geometry, x: &[T], col: &mut [T]) {
     let (h, w, oh, ow) = (g.h, g.w, g.oh, g.ow);
     let (ox_lo_hi, mut row) = (
         (0..g.kw)
@@ -309,7 +309,7 @@ fn im2col<T: ConvScalar>(g: &Geometry, x: &[T], col: &mut [T]) {
 
 /// The transpose of [`im2col`]: adds each column entry to the input position it was copied
 /// from (`dx` is the group's `[C/g, H, W]` block, added to).
-fn col2im<T: ConvScalar>(g: &Geometry, col: &[T], dx: &mut [T]) {
+pub(super) fn col2im<T: ConvScalar>(g: &Geometry, col: &[T], dx: &mut [T]) {
     let (h, w, oh, ow) = (g.h, g.w, g.oh, g.ow);
     let mut row = 0;
     for c in 0..g.cg() {

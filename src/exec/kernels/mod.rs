@@ -23,10 +23,12 @@ pub mod join;
 pub mod layer_norm;
 pub mod loss;
 pub mod matmul;
+pub mod maxout;
 pub mod optimizer;
 pub mod pad;
 pub mod pick;
 pub mod piecewise;
+pub mod pixel_shuffle;
 pub mod pool;
 pub mod prelu;
 pub mod reduce;
@@ -35,6 +37,7 @@ pub mod repeat;
 pub mod rnn;
 pub mod shape;
 pub mod softmax;
+pub mod unfold;
 
 #[cfg(test)]
 pub(crate) mod testdata;
