@@ -22,7 +22,7 @@ use crate::exec::kernels::{
     activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv,
     conv_transpose, cumsum, dropout, elementwise as ew, flatten, group_norm as gn, index, interp,
     join, layer_norm as ln, loss, matmul, maxout, optimizer as opt, pad, piecewise as pw,
-    pixel_shuffle, pool, prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, unfold,
+    pixel_shuffle, pool, pool3d, prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, unfold,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -1235,6 +1235,17 @@ static KERNELS: &[(&str, KernelFn)] = &[
             &pool_attrs(c, 3)?,
         )?)
     }),
+    ("pd_op.pool3d", |c| {
+        one(pool3d::pool3d(c.t(0)?, &pool3d_attrs(c)?)?)
+    }),
+    ("pd_op.pool3d_grad", |c| {
+        one(pool3d::pool3d_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            &pool3d_attrs(c)?,
+        )?)
+    }),
     ("pd_op.max_pool2d_with_index", |c| {
         let (out, mask) = pool::max_pool2d_with_index(c.t(0)?, &max_pool_index_attrs(c)?)?;
         Ok(vec![Some(out), Some(mask)])
@@ -1600,6 +1611,26 @@ fn pool_attrs(c: &OpCall<'_>, ks: usize) -> KResult<pool::PoolAttrs> {
             "EXPLICIT",
         )?)?,
         channels_last,
+    })
+}
+
+fn pool3d_attrs(c: &OpCall<'_>) -> KResult<pool3d::Pool3dAttrs> {
+    let (kind, _) = pool::PoolAttrs::kind_and_layout(&str_attr(c, "pooling_type", "max")?, "NCHW")?;
+    Ok(pool3d::Pool3dAttrs {
+        kind,
+        kernel_size: c.i64s("kernel_size")?,
+        strides: c.i64s("strides")?,
+        paddings: c.i64s("paddings")?,
+        ceil_mode: c.bool_or("ceil_mode", false)?,
+        exclusive: c.bool_or("exclusive", true)?,
+        adaptive: c.bool_or("adaptive", false)?,
+        global_pooling: c.bool_or("global_pooling", false)?,
+        padding_algorithm: conv::PaddingAlgorithm::parse(&str_attr(
+            c,
+            "padding_algorithm",
+            "EXPLICIT",
+        )?)?,
+        channels_last: pool3d::channels_last_3d(&str_attr(c, "data_format", "NCDHW")?)?,
     })
 }
 

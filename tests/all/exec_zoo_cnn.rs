@@ -17,7 +17,8 @@ tests![
     lenet_full_batch_step_matches_paddle,
     convt_generator_step_matches_paddle,
     maxpool_mask_step_matches_paddle,
-    shuffle_unfold_maxout_step_matches_paddle
+    shuffle_unfold_maxout_step_matches_paddle,
+    pool3d_step_matches_paddle
 ];
 
 fn zoo() -> PathBuf {
@@ -76,7 +77,8 @@ fn lenet_full_batch_step_matches_paddle() {
 }
 
 /// The small vision models of `tests/data/paddle_vision/` (made by `tests/data/paddle_vision.py`
-/// around conv2d_transpose, max_pool2d_with_index, pixel_shuffle/unshuffle, maxout and unfold):
+/// around conv2d_transpose, max_pool2d_with_index, pixel_shuffle/unshuffle, maxout, unfold and
+/// pool3d):
 /// one SGD step on the full batch gives every persistable Paddle had after its step.
 fn vision_step_matches_paddle(model: &str) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/paddle_vision");
@@ -122,4 +124,8 @@ fn maxpool_mask_step_matches_paddle() {
 
 fn shuffle_unfold_maxout_step_matches_paddle() {
     vision_step_matches_paddle("shuffle_unfold_maxout_sgd");
+}
+
+fn pool3d_step_matches_paddle() {
+    vision_step_matches_paddle("pool3d_sgd");
 }

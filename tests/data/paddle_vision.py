@@ -9,6 +9,8 @@ the gradient merge of rules/grad_merge.rw must reproduce it.
   an adaptive max pool with mask to 2x2 (both `max_pool2d_with_index`), Linear, MSE; SGD(0.05).
 - `shuffle_unfold_maxout_sgd`: Conv2D(2, 8, 3, padding 1), PixelShuffle(2), PixelUnshuffle(2),
   Maxout(groups 2), Unfold(3, stride 2, padding 1), Linear, MSE; SGD(0.05).
+- `pool3d_sgd`: a per-channel scale parameter, relu, MaxPool3D(2, stride 2, 6 paddings),
+  AvgPool3D((2, 3, 2), padding 1, exclusive=False) (both `pool3d`), Linear, MSE; SGD(0.05).
 Full batch 8 rows. Op roles as the Engine sets them (forward 0, backward 1, optimize 2).
 
 Writes into paddle_vision/, per model M: M.json, M_startup.json (serialize_pir_program),
@@ -73,8 +75,21 @@ def shuffle_unfold_maxout_sgd(rs):
     return loss, inputs
 
 
+def pool3d_sgd(rs):
+    x = paddle.static.data("x", [-1, 2, 4, 6, 6], "float32")
+    y = paddle.static.data("y", [-1, 3], "float32")
+    scale = paddle.create_parameter([1, 2, 1, 1, 1], "float32",
+                                    default_initializer=nn.initializer.Constant(1.5))
+    h = nn.MaxPool3D(2, stride=2, padding=[1, 0, 1, 0, 0, 1])(F.relu(x * scale))   # [B, 2, 2, 3, 3]
+    h = nn.AvgPool3D((2, 3, 2), stride=1, padding=1, exclusive=False)(h)        # [B, 2, 3, 3, 4]
+    loss = F.mse_loss(nn.Linear(72, 3)(paddle.flatten(h, 1)), y)
+    inputs = {"x": rs.randn(B, 2, 4, 6, 6).astype("float32"),
+              "y": rs.randn(B, 3).astype("float32")}
+    return loss, inputs
+
+
 MODELS = {"convt_gen_sgd": convt_gen_sgd, "maxpool_mask_sgd": maxpool_mask_sgd,
-          "shuffle_unfold_maxout_sgd": shuffle_unfold_maxout_sgd}
+          "shuffle_unfold_maxout_sgd": shuffle_unfold_maxout_sgd, "pool3d_sgd": pool3d_sgd}
 
 
 def build(name):

@@ -3,7 +3,7 @@
 # and the rmsprop_, adagrad_, adamax_ and lamb_ optimizers; then prelu, group_norm,
 # instance_norm, more activations, max/min/logsumexp/mean_all, flip, roll, one_hot, huber_loss
 # and sigmoid_cross_entropy_with_logits; then pad3d, nearest_interp and bilinear_interp; then
-# conv2d_transpose, max_pool2d_with_index, pixel_shuffle/unshuffle, unfold and maxout), in the
+# conv2d_transpose, max_pool2d_with_index, pixel_shuffle/unshuffle, unfold, maxout and pool3d), in the
 # layout of paddle_kernels.json, for src/exec/kernels/tests/kernels_paddle_models.rs. Run once with the
 # interop venv (`python tests/exec_fixtures/paddle_model_kernels.py`); the numbers are
 # committed, Paddle is not a test dependency. Inputs hold the points where a kernel changes
@@ -300,6 +300,26 @@ for n, fn, xs, attrs in [
     xt = T(x); o = fn(xt)
     g = f(*o.shape); (o * T(g, False)).sum().backward()
     case(n, {"x": x, "out_grad": g}, attrs, {"out": o, "x_grad": xt.grad})
+# pool3d through the op: max with 6 unequal paddings and stride 2 (ties from values rounded to
+# halves), average counting the padding (exclusive false) with ceil_mode, exclusive average in
+# NDHWC, SAME, adaptive average to a size that does not divide the input, and global max
+for n, xs, kind, ks, st, pads, ceil, excl, fmt, glob, adap, alg in [
+        ("pool3d_max_pad", (2, 2, 5, 6, 5), "max", [2, 3, 2], [2, 2, 1], [1, 0, 1, 2, 0, 1], False, True, "NCDHW", False, False, "EXPLICIT"),
+        ("pool3d_avg_ceil_inclusive", (1, 2, 5, 5, 6), "avg", [2, 2, 3], [2, 2, 2], [1, 1, 0], True, False, "NCDHW", False, False, "EXPLICIT"),
+        ("pool3d_avg_ndhwc", (2, 4, 5, 3, 2), "avg", [3, 2, 2], [1, 2, 2], [1, 1, 1], False, True, "NDHWC", False, False, "EXPLICIT"),
+        ("pool3d_max_same", (1, 2, 5, 4, 7), "max", [3, 3, 2], [2, 2, 3], [0, 0, 0], False, True, "NCDHW", False, False, "SAME"),
+        ("pool3d_avg_adaptive", (1, 3, 5, 7, 4), "avg", [2, 3, 3], [1, 1, 1], [0, 0, 0], False, True, "NCDHW", False, True, "EXPLICIT"),
+        ("pool3d_max_global", (2, 2, 3, 4, 2), "max", [1, 1, 1], [1, 1, 1], [0, 0, 0], False, True, "NCDHW", True, False, "EXPLICIT")]:
+    x = f(*xs)
+    if kind == "max":
+        x = np.round(x * 2) / 2
+    xt = T(x)
+    o = _C_ops.pool3d(xt, ks, st, pads, ceil, excl, fmt, kind, glob, adap, alg)
+    g = f(*o.shape); (o * T(g, False)).sum().backward()
+    case(n, {"x": x, "out_grad": g},
+         {"pooling_type": kind, "kernel_size": ks, "strides": st, "paddings": pads, "ceil_mode": ceil,
+          "exclusive": excl, "data_format": fmt, "global_pooling": glob, "adaptive": adap, "padding_algorithm": alg},
+         {"out": o, "x_grad": xt.grad})
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_model_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)

@@ -30,6 +30,7 @@ pub mod pick;
 pub mod piecewise;
 pub mod pixel_shuffle;
 pub mod pool;
+pub mod pool3d;
 pub mod prelu;
 pub mod reduce;
 pub mod reorder;

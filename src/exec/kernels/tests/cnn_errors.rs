@@ -14,6 +14,7 @@ use crate::exec::kernels::pool::{
     max_pool2d_with_index, max_pool2d_with_index_grad, pool2d, pool2d_grad, MaxPoolWithIndexAttrs,
     PoolAttrs, PoolKind,
 };
+use crate::exec::kernels::pool3d::{channels_last_3d, pool3d, pool3d_grad, Pool3dAttrs};
 use crate::exec::kernels::unfold::{unfold, unfold_grad, UnfoldAttrs};
 use crate::exec::{Data, Tensor};
 use crate::test_support::says;
@@ -429,5 +430,68 @@ fn shuffle_unfold_maxout_errors() {
     says(
         maxout(&Tensor::i64(&[1, 2, 1, 1], vec![0, 1]), &at),
         "maxout computes float tensors, got int64",
+    );
+}
+
+#[test]
+fn pool3d_errors() {
+    let at = Pool3dAttrs {
+        kind: PoolKind::Max,
+        kernel_size: vec![2, 2, 2],
+        strides: vec![1, 1, 1],
+        paddings: vec![0, 0, 0],
+        ceil_mode: false,
+        exclusive: true,
+        adaptive: false,
+        global_pooling: false,
+        padding_algorithm: PaddingAlgorithm::Explicit,
+        channels_last: false,
+    };
+    let x = Tensor::f32(&[1, 1, 3, 3, 3], vec![0.0; 27]);
+    says(
+        channels_last_3d("NCHW"),
+        "pool3d: data_format `NCHW` is not NCDHW or NDHWC",
+    );
+    says(
+        pool3d(&Tensor::f32(&[1, 1, 3, 3], vec![0.0; 9]), &at),
+        "pool3d needs a 5-D input, got [1, 1, 3, 3]",
+    );
+    let bad = Pool3dAttrs {
+        paddings: vec![0, 0, 0, 0],
+        ..at.clone()
+    };
+    says(
+        pool3d(&x, &bad),
+        "pool3d: paddings has 4 elements, expected 3 or 6",
+    );
+    let bad = Pool3dAttrs {
+        kernel_size: vec![2, 2],
+        ..at.clone()
+    };
+    says(
+        pool3d(&x, &bad),
+        "pool3d: kernel_size has 2 elements, expected 3",
+    );
+    let bad = Pool3dAttrs {
+        strides: vec![1, 0, 1],
+        ..at.clone()
+    };
+    says(
+        pool3d(&x, &bad),
+        "pool3d: kernel_size and strides must be positive",
+    );
+    let bad = Pool3dAttrs {
+        kernel_size: vec![4, 2, 2],
+        ..at.clone()
+    };
+    says(pool3d(&x, &bad), "does not fit the padded input");
+    let out = pool3d(&x, &at).unwrap();
+    says(
+        pool3d_grad(&x, &out, &x, &at),
+        "out and out_grad have shapes [1, 1, 2, 2, 2] and [1, 1, 3, 3, 3], the pooling's output is [1, 1, 2, 2, 2]",
+    );
+    says(
+        pool3d(&Tensor::i64(&[1, 1, 3, 3, 3], vec![0; 27]), &at),
+        "pool3d computes float tensors, got int64",
     );
 }

@@ -7,7 +7,7 @@
 //! second set of models, pad3d in its four modes and two layouts, and nearest and bilinear
 //! interpolation, and transposed convolutions (stride, paddings, output_padding, output_size,
 //! groups, dilation, SAME/VALID, NHWC, depthwise) and max pooling with its mask (ties, ceil_mode,
-//! adaptive, global), pixel_shuffle/unshuffle, unfold and maxout, within
+//! adaptive, global), pixel_shuffle/unshuffle, unfold, maxout and pool3d, within
 //! `|a−b| ≤ 1e-5·|b| + 1e-5·max|b|` (comparisons and integers exactly).
 
 use std::collections::BTreeMap;
@@ -17,8 +17,8 @@ use crate::exec::feed::tensor_from_json;
 use crate::exec::kernels::cumsum::{cumsum, cumsum_grad, CumsumAttrs};
 use crate::exec::kernels::{
     activation as act, adaptive, conv, conv_transpose, elementwise as ew, group_norm as gn, index,
-    interp, loss, maxout, pad, piecewise as pw, pixel_shuffle, pool, prelu, reduce, reorder,
-    softmax as sm, unfold,
+    interp, loss, maxout, pad, piecewise as pw, pixel_shuffle, pool, pool3d, prelu, reduce,
+    reorder, softmax as sm, unfold,
 };
 use crate::exec::Tensor;
 use serde_json::Value;
@@ -573,6 +573,28 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
             let x = x.unwrap();
             let out = maxout::maxout(x, &at).unwrap();
             let dx = maxout::maxout_grad(x, &out, g.unwrap(), &at).unwrap();
+            unary(&mut o, out, dx);
+        }
+        n if n.starts_with("pool3d") => {
+            let str_of = |k: &str| a[k].as_str().expect("string attr");
+            let (kind, _) =
+                pool::PoolAttrs::kind_and_layout(str_of("pooling_type"), "NCHW").unwrap();
+            let at = pool3d::Pool3dAttrs {
+                kind,
+                kernel_size: ints(&a["kernel_size"]),
+                strides: ints(&a["strides"]),
+                paddings: ints(&a["paddings"]),
+                ceil_mode: flag("ceil_mode"),
+                exclusive: flag("exclusive"),
+                adaptive: flag("adaptive"),
+                global_pooling: flag("global_pooling"),
+                padding_algorithm: conv::PaddingAlgorithm::parse(str_of("padding_algorithm"))
+                    .unwrap(),
+                channels_last: pool3d::channels_last_3d(str_of("data_format")).unwrap(),
+            };
+            let x = x.unwrap();
+            let out = pool3d::pool3d(x, &at).unwrap();
+            let dx = pool3d::pool3d_grad(x, &out, g.unwrap(), &at).unwrap();
             unary(&mut o, out, dx);
         }
         other => panic!("no runner for recorded case {other}"),
