@@ -12,13 +12,14 @@
 //! Semantics (Paddle's `Conv2dTransposeInferMeta` and its CPU kernel): `x` is `[N, C, H, W]`
 //! (or NHWC), the filter `[C, O/groups, KH, KW]` in either data format, the output has `O`
 //! channels. `paddings` has 2 or 4 elements and `padding_algorithm` `SAME`/`VALID` replaces
-//! them as for a convolution, computed on `x`'s spatial size (`SAME` also sets the dilations to
-//! 1). An output dimension is `(in − 1)·s − before − after + d·(k − 1) + 1`, then:
-//! the `output_size` operand, when it has values, gives it instead and must lie in
+//! them as for a convolution, computed on `x`'s spatial size (`SAME` also sets the dilations
+//! to one). An output dimension is `(in − 1)·s − before − after + d·(k − 1) + 1`, then: the
+//! `output_size` operand, when it has values, gives it instead and must lie in
 //! `[that, that + s)`; else `output_padding`, when given, is added and must lie in
 //! `[0, max(s, d))`. Either way the convolution from the output must give back `in` positions
-//! (Paddle's col2im refuses otherwise), which rules out the paddings past a stride that
-//! a large dilation would admit. `depthwise_conv2d_transpose` is the same with `groups = C`.
+//! (Paddle's col2im refuses otherwise), which rules out the output paddings of a stride or more
+//! that a larger dilation would admit. `depthwise_conv2d_transpose` is the same with
+//! `groups = C`.
 
 use crate::exec::error::KResult;
 use crate::exec::kernels::conv::{

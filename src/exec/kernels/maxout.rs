@@ -34,7 +34,7 @@ fn view(x: &[usize], at: &MaxoutAttrs) -> KResult<(usize, usize, usize, usize)> 
         ),
     };
     let c = x[axis];
-    if at.groups < 1 || c % at.groups as usize != 0 {
+    if at.groups < 1 || !c.is_multiple_of(at.groups as usize) {
         kbail!(
             "maxout: groups = {} must be positive and divide the {} channels",
             at.groups,

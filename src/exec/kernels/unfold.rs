@@ -2,10 +2,10 @@
 //!
 //! Semantics (Paddle's `UnfoldInferMeta` and CPU kernel): `x` is `[N, C, H, W]`; `kernel_sizes`,
 //! `strides` and `dilations` have one value per spatial dimension, `paddings` four, in the
-//! order `[top, left, bottom, right]`. An output dimension is `(in + before + after − (d·(k −
-//! 1) + 1)) / s + 1` and must be positive; the result is `[N, C·KH·KW, OH·OW]`, row `(c·KH +
-//! i)·KW + j` holding input `(c, oy·s − top + i·d, ox·s − left + j·d)` (zero in the padding)
-//! at column `oy·OW + ox`.
+//! order `[top, left, bottom, right]`. An output dimension is
+//! `(in + before + after − (d·(k − 1) + 1)) / s + 1` and must be positive; the result is
+//! `[N, C·KH·KW, OH·OW]`, row `(c·KH + i)·KW + j` holding input
+//! `(c, oy·s − top + i·d, ox·s − left + j·d)` (zero in the padding) at column `oy·OW + ox`.
 //!
 //! That is exactly one sample's im2col of a convolution with one group, so the kernel is
 //! [`conv`](super::conv)'s im2col per sample, and the grad its col2im (each column entry added
@@ -173,7 +173,7 @@ mod tests {
                 for j in 0..3 {
                     for (oy, ox) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
                         let (y, xx) = (oy as isize - 1 + 2 * i as isize, 2 * ox + j);
-                        let want = if y < 0 || y >= 3 || xx >= 4 {
+                        let want = if !(0..3).contains(&y) || xx >= 4 {
                             0.0
                         } else {
                             xs[(c * 3 + y as usize) * 4 + xx]
