@@ -131,7 +131,7 @@ fn conv_transpose_errors() {
     let w_oihw = Tensor::f32(&[3, 2, 3, 3], vec![0.0; 54]);
     says(
         conv2d_transpose(&x, &w_oihw, &transpose_attrs(&[], &[])),
-        "the input has 2 channels and the filter is [3, 2, 3, 3]",
+        "conv2d_transpose: the input has 2 channels and the filter is [3, 2, 3, 3]",
     );
     let at = ConvTransposeAttrs {
         conv: ConvAttrs {
@@ -390,6 +390,27 @@ fn shuffle_unfold_maxout_errors() {
         unfold(&x, &ua),
         "unfold: paddings has 2 elements, expected 4 ([top, left, bottom, right])",
     );
+    says(
+        unfold(&Tensor::f32(&[6, 3, 3], vec![0.0; 54]), &ua),
+        "unfold needs a 4-D (NCHW) input, got [6, 3, 3]",
+    );
+    let short = UnfoldAttrs {
+        dilations: vec![1],
+        paddings: vec![0, 0, 0, 0],
+        ..ua.clone()
+    };
+    says(
+        unfold(&x, &short),
+        "unfold: dilations has 1 elements, expected 2",
+    );
+    let negative = UnfoldAttrs {
+        paddings: vec![0, -1, 0, 0],
+        ..ua.clone()
+    };
+    says(
+        unfold(&x, &negative),
+        "unfold: paddings must not be negative, got [0, -1, 0, 0]",
+    );
     let ua = UnfoldAttrs {
         kernel_sizes: vec![4, 2],
         paddings: vec![0, 0, 0, 0],
@@ -417,6 +438,13 @@ fn shuffle_unfold_maxout_errors() {
     says(
         maxout(&x, &MaxoutAttrs { groups: 4, axis: 1 }),
         "maxout: groups = 4 must be positive and divide the 6 channels",
+    );
+    says(
+        maxout(
+            &Tensor::f32(&[6, 3], vec![0.0; 18]),
+            &MaxoutAttrs { groups: 2, axis: 1 },
+        ),
+        "maxout needs a 4-D input, got [6, 3]",
     );
     says(
         maxout(&x, &MaxoutAttrs { groups: 2, axis: 2 }),
