@@ -19,10 +19,10 @@ use crate::dialect::{Dialect, Effect};
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
-    activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv, cumsum,
-    dropout, elementwise as ew, flatten, group_norm as gn, index, interp, join, layer_norm as ln,
-    loss, matmul, optimizer as opt, pad, piecewise as pw, pool, prelu, reduce, reorder, repeat,
-    rnn, shape, softmax as sm,
+    activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv,
+    conv_transpose, cumsum, dropout, elementwise as ew, flatten, group_norm as gn, index, interp,
+    join, layer_norm as ln, loss, matmul, maxout, optimizer as opt, pad, piecewise as pw,
+    pixel_shuffle, pool, pool3d, prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, unfold,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -1216,6 +1216,13 @@ static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.depthwise_conv2d", conv2d),
     ("pd_op.conv2d_grad", conv2d_grad),
     ("pd_op.depthwise_conv2d_grad", conv2d_grad),
+    ("pd_op.conv2d_transpose", conv2d_transpose),
+    ("pd_op.depthwise_conv2d_transpose", conv2d_transpose),
+    ("pd_op.conv2d_transpose_grad", conv2d_transpose_grad),
+    (
+        "pd_op.depthwise_conv2d_transpose_grad",
+        conv2d_transpose_grad,
+    ),
     ("pd_op.pool2d", |c| {
         one(pool::pool2d(c.t(0)?, &pool_attrs(c, 1)?)?)
     }),
@@ -1225,6 +1232,70 @@ static KERNELS: &[(&str, KernelFn)] = &[
             c.t(1)?,
             c.t(2)?,
             &pool_attrs(c, 3)?,
+        )?)
+    }),
+    ("pd_op.pool3d", |c| {
+        one(pool3d::pool3d(c.t(0)?, &pool3d_attrs(c)?)?)
+    }),
+    ("pd_op.pool3d_grad", |c| {
+        one(pool3d::pool3d_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            &pool3d_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.max_pool2d_with_index", |c| {
+        let (out, mask) = pool::max_pool2d_with_index(c.t(0)?, &max_pool_index_attrs(c)?)?;
+        Ok(vec![Some(out), Some(mask)])
+    }),
+    ("pd_op.max_pool2d_with_index_grad", |c| {
+        one(pool::max_pool2d_with_index_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            &max_pool_index_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.pixel_shuffle", |c| {
+        one(pixel_shuffle::pixel_shuffle(
+            c.t(0)?,
+            &shuffle_attrs(c, "upscale_factor")?,
+        )?)
+    }),
+    ("pd_op.pixel_shuffle_grad", |c| {
+        one(pixel_shuffle::pixel_shuffle_grad(
+            c.t(0)?,
+            &shuffle_attrs(c, "upscale_factor")?,
+        )?)
+    }),
+    ("pd_op.pixel_unshuffle", |c| {
+        one(pixel_shuffle::pixel_unshuffle(
+            c.t(0)?,
+            &shuffle_attrs(c, "downscale_factor")?,
+        )?)
+    }),
+    ("pd_op.pixel_unshuffle_grad", |c| {
+        one(pixel_shuffle::pixel_unshuffle_grad(
+            c.t(0)?,
+            &shuffle_attrs(c, "downscale_factor")?,
+        )?)
+    }),
+    ("pd_op.unfold", |c| {
+        one(unfold::unfold(c.t(0)?, &unfold_attrs(c)?)?)
+    }),
+    ("pd_op.unfold_grad", |c| {
+        one(unfold::unfold_grad(c.t(0)?, c.t(1)?, &unfold_attrs(c)?)?)
+    }),
+    ("pd_op.maxout", |c| {
+        one(maxout::maxout(c.t(0)?, &maxout_attrs(c)?)?)
+    }),
+    ("pd_op.maxout_grad", |c| {
+        one(maxout::maxout_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            &maxout_attrs(c)?,
         )?)
     }),
     ("pd_op.pad3d", |c| {
@@ -1487,6 +1558,34 @@ fn conv2d_grad(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
     Ok(vec![dx, Some(dw)])
 }
 
+/// A `conv2d_transpose`'s attributes; its `output_size` is operand `os` (an int array, empty
+/// when the output size is inferred).
+fn conv_transpose_attrs(c: &OpCall<'_>, os: usize) -> KResult<conv_transpose::ConvTransposeAttrs> {
+    Ok(conv_transpose::ConvTransposeAttrs {
+        conv: conv_attrs(c)?,
+        output_padding: c.i64s("output_padding")?,
+        output_size: c.opt(os).map(|t| t.to_i64_vec()).unwrap_or_default(),
+    })
+}
+
+fn conv2d_transpose(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
+    one(conv_transpose::conv2d_transpose(
+        c.t(0)?,
+        c.t(1)?,
+        &conv_transpose_attrs(c, 2)?,
+    )?)
+}
+
+fn conv2d_transpose_grad(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
+    let (dx, dw) = conv_transpose::conv2d_transpose_grad(
+        c.t(0)?,
+        c.t(1)?,
+        c.t(2)?,
+        &conv_transpose_attrs(c, 3)?,
+    )?;
+    Ok(vec![Some(dx), Some(dw)])
+}
+
 /// `pool2d`'s attributes; its kernel size is operand `ks` (an int array) or the attribute.
 fn pool_attrs(c: &OpCall<'_>, ks: usize) -> KResult<pool::PoolAttrs> {
     let (kind, channels_last) = pool::PoolAttrs::kind_and_layout(
@@ -1511,6 +1610,58 @@ fn pool_attrs(c: &OpCall<'_>, ks: usize) -> KResult<pool::PoolAttrs> {
             "EXPLICIT",
         )?)?,
         channels_last,
+    })
+}
+
+fn pool3d_attrs(c: &OpCall<'_>) -> KResult<pool3d::Pool3dAttrs> {
+    let (kind, _) = pool::PoolAttrs::kind_and_layout(&str_attr(c, "pooling_type", "max")?, "NCHW")?;
+    Ok(pool3d::Pool3dAttrs {
+        kind,
+        kernel_size: c.i64s("kernel_size")?,
+        strides: c.i64s("strides")?,
+        paddings: c.i64s("paddings")?,
+        ceil_mode: c.bool_or("ceil_mode", false)?,
+        exclusive: c.bool_or("exclusive", true)?,
+        adaptive: c.bool_or("adaptive", false)?,
+        global_pooling: c.bool_or("global_pooling", false)?,
+        padding_algorithm: conv::PaddingAlgorithm::parse(&str_attr(
+            c,
+            "padding_algorithm",
+            "EXPLICIT",
+        )?)?,
+        channels_last: pool3d::channels_last_3d(&str_attr(c, "data_format", "NCDHW")?)?,
+    })
+}
+
+fn max_pool_index_attrs(c: &OpCall<'_>) -> KResult<pool::MaxPoolWithIndexAttrs> {
+    Ok(pool::MaxPoolWithIndexAttrs {
+        kernel_size: c.i64s("kernel_size")?,
+        strides: c.i64s("strides")?,
+        paddings: c.i64s("paddings")?,
+        global_pooling: c.bool_or("global_pooling", false)?,
+        adaptive: c.bool_or("adaptive", false)?,
+        ceil_mode: c.bool_or("ceil_mode", false)?,
+    })
+}
+
+/// A pixel shuffle's factor (attribute `factor`) and layout.
+fn shuffle_attrs(c: &OpCall<'_>, factor: &str) -> KResult<pixel_shuffle::ShuffleAttrs> {
+    pixel_shuffle::ShuffleAttrs::new(c.i64_or(factor, 1)?, &str_attr(c, "data_format", "NCHW")?)
+}
+
+fn unfold_attrs(c: &OpCall<'_>) -> KResult<unfold::UnfoldAttrs> {
+    Ok(unfold::UnfoldAttrs {
+        kernel_sizes: c.i64s("kernel_sizes")?,
+        strides: c.i64s("strides")?,
+        paddings: c.i64s("paddings")?,
+        dilations: c.i64s("dilations")?,
+    })
+}
+
+fn maxout_attrs(c: &OpCall<'_>) -> KResult<maxout::MaxoutAttrs> {
+    Ok(maxout::MaxoutAttrs {
+        groups: c.i64_or("groups", 1)?,
+        axis: c.i64_or("axis", 1)?,
     })
 }
 

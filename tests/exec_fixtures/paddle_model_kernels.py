@@ -2,8 +2,9 @@
 # (comparisons, activations and their grads, cumsum, log_softmax, index_select, label_smooth,
 # and the rmsprop_, adagrad_, adamax_ and lamb_ optimizers; then prelu, group_norm,
 # instance_norm, more activations, max/min/logsumexp/mean_all, flip, roll, one_hot, huber_loss
-# and sigmoid_cross_entropy_with_logits; then pad3d, nearest_interp and bilinear_interp), in the layout of
-# paddle_kernels.json, for src/exec/kernels/tests/kernels_paddle_models.rs. Run once with the
+# and sigmoid_cross_entropy_with_logits; then pad3d, nearest_interp and bilinear_interp; then
+# conv2d_transpose, max_pool2d_with_index, pixel_shuffle/unshuffle, unfold, maxout and pool3d), in the
+# layout of paddle_kernels.json, for src/exec/kernels/tests/kernels_paddle_models.rs. Run once with the
 # interop venv (`python tests/exec_fixtures/paddle_model_kernels.py`); the numbers are
 # committed, Paddle is not a test dependency. Inputs hold the points where a kernel changes
 # branch (0, 6, ±3, clip bounds, ties of maximum/minimum) so their conventions are recorded.
@@ -239,6 +240,86 @@ for n, method, oh, ow, scale, ac, am in [("nearest_interp_scale2", "nearest", -1
     g = f(*o.shape); (o * T(g, False)).sum().backward()
     case(n, {"x": x, "out_grad": g}, {"interp_method": method, "out_h": oh, "out_w": ow, "scale": scale,
                                       "align_corners": ac, "align_mode": am}, {"out": o, "x_grad": xt.grad})
+# conv2d_transpose through the op itself, so the attributes recorded are the op's: stride 2
+# with 4-element paddings and output_padding, groups with dilation, output_size, SAME (which
+# drops the dilation) in NHWC, VALID, and the depthwise op (groups = C, one filter per channel)
+for n, xs, ws, st, pads, opad, osize, alg, groups, dil, fmt in [
+        ("conv2d_transpose_stride2_outpad", (2, 4, 3, 4), (4, 3, 3, 3), [2, 2], [1, 2, 0, 1], [1, 0], [], "EXPLICIT", 1, [1, 1], "NCHW"),
+        ("conv2d_transpose_groups_dilation", (1, 6, 4, 5), (6, 2, 3, 2), [1, 2], [1, 1], [], [], "EXPLICIT", 3, [2, 1], "NCHW"),
+        ("conv2d_transpose_output_size", (2, 2, 3, 3), (2, 3, 3, 3), [2, 3], [0, 1], [], [8, 9], "EXPLICIT", 1, [1, 1], "NCHW"),
+        ("conv2d_transpose_same_nhwc", (1, 3, 5, 2), (2, 3, 3, 3), [2, 2], [0, 0], [], [], "SAME", 1, [2, 2], "NHWC"),
+        ("conv2d_transpose_valid", (1, 2, 3, 2), (2, 2, 2, 3), [3, 1], [2, 2], [], [], "VALID", 1, [1, 1], "NCHW"),
+        ("depthwise_conv2d_transpose", (2, 4, 3, 3), (4, 1, 3, 3), [2, 2], [1, 1], [1, 1], [], "EXPLICIT", 4, [1, 1], "NCHW")]:
+    x, w = f(*xs), f(*ws)
+    xt, wt = T(x), T(w)
+    op = _C_ops.depthwise_conv2d_transpose if n.startswith("depthwise") else _C_ops.conv2d_transpose
+    o = op(xt, wt, st, pads, opad, osize, alg, groups, dil, fmt)
+    g = f(*o.shape); (o * T(g, False)).sum().backward()
+    case(n, {"x": x, "filter": w, "out_grad": g},
+         {"strides": st, "paddings": pads, "output_padding": opad, "output_size": osize, "padding_algorithm": alg,
+          "groups": groups, "dilations": dil, "data_format": fmt},
+         {"out": o, "x_grad": xt.grad, "filter_grad": wt.grad})
+# max_pool2d_with_index through the op (kernel_size, strides, paddings, global_pooling,
+# adaptive, ceil_mode): stride 2 with padding, ties inside a window (values rounded to halves, so
+# the first maximum in row-major order must get the gradient), ceil_mode, adaptive pooling to a
+# size that does not divide the input and to one larger than it, and global pooling
+for n, xs, ks, st, pads, glob, adap, ceil in [
+        ("max_pool2d_with_index_stride2_pad", (2, 3, 7, 6), [3, 3], [2, 2], [1, 1], False, False, False),
+        ("max_pool2d_with_index_ties", (1, 2, 6, 6), [2, 3], [1, 2], [0, 1], False, False, False),
+        ("max_pool2d_with_index_ceil", (1, 2, 7, 7), [2, 2], [2, 2], [0, 0], False, False, True),
+        ("max_pool2d_with_index_adaptive", (2, 2, 7, 5), [3, 2], [1, 1], [0, 0], False, True, False),
+        ("max_pool2d_with_index_adaptive_up", (1, 2, 3, 4), [5, 6], [1, 1], [0, 0], False, True, False),
+        ("max_pool2d_with_index_global", (2, 3, 4, 5), [1, 1], [1, 1], [0, 0], True, False, False)]:
+    x = f(*xs)
+    if n.endswith("ties"):
+        x = np.round(x * 2) / 2
+    xt = T(x)
+    o, m = _C_ops.max_pool2d_with_index(xt, ks, st, pads, glob, adap, ceil)
+    g = f(*o.shape); (o * T(g, False)).sum().backward()
+    case(n, {"x": x, "out_grad": g},
+         {"kernel_size": ks, "strides": st, "paddings": pads, "global_pooling": glob, "adaptive": adap,
+          "ceil_mode": ceil},
+         {"out": o, "mask": m, "x_grad": xt.grad})
+# pixel_shuffle and pixel_unshuffle in both layouts, unfold with 4 unequal paddings ([top,
+# left, bottom, right]), stride and dilation, and maxout on NCHW and NHWC with tied channels
+# (values rounded to halves, so the first channel of a tied group must get the gradient)
+for n, fn, xs, attrs in [
+        ("pixel_shuffle", lambda t: _C_ops.pixel_shuffle(t, 2, "NCHW"), (2, 8, 2, 3), {"factor": 2, "data_format": "NCHW"}),
+        ("pixel_shuffle_nhwc", lambda t: _C_ops.pixel_shuffle(t, 3, "NHWC"), (1, 2, 2, 18), {"factor": 3, "data_format": "NHWC"}),
+        ("pixel_unshuffle", lambda t: _C_ops.pixel_unshuffle(t, 2, "NCHW"), (2, 3, 4, 6), {"factor": 2, "data_format": "NCHW"}),
+        ("pixel_unshuffle_nhwc", lambda t: _C_ops.pixel_unshuffle(t, 2, "NHWC"), (1, 4, 2, 3), {"factor": 2, "data_format": "NHWC"}),
+        ("unfold", lambda t: _C_ops.unfold(t, [3, 2], [2, 1], [1, 0, 2, 1], [1, 2]), (2, 3, 6, 5),
+         {"kernel_sizes": [3, 2], "strides": [2, 1], "paddings": [1, 0, 2, 1], "dilations": [1, 2]}),
+        ("unfold_plain", lambda t: _C_ops.unfold(t, [2, 2], [2, 2], [0, 0, 0, 0], [1, 1]), (1, 2, 4, 5),
+         {"kernel_sizes": [2, 2], "strides": [2, 2], "paddings": [0, 0, 0, 0], "dilations": [1, 1]}),
+        ("maxout", lambda t: _C_ops.maxout(t, 3, 1), (2, 6, 3, 4), {"groups": 3, "axis": 1}),
+        ("maxout_nhwc", lambda t: _C_ops.maxout(t, 2, -1), (2, 3, 2, 4), {"groups": 2, "axis": -1})]:
+    x = f(*xs)
+    if n.startswith("maxout"):
+        x = np.round(x) / 2
+    xt = T(x); o = fn(xt)
+    g = f(*o.shape); (o * T(g, False)).sum().backward()
+    case(n, {"x": x, "out_grad": g}, attrs, {"out": o, "x_grad": xt.grad})
+# pool3d through the op: max with 6 unequal paddings and stride 2 (ties from values rounded to
+# halves), average counting the padding (exclusive false) with ceil_mode, exclusive average in
+# NDHWC, SAME, adaptive average to a size that does not divide the input, and global max
+for n, xs, kind, ks, st, pads, ceil, excl, fmt, glob, adap, alg in [
+        ("pool3d_max_pad", (2, 2, 5, 6, 5), "max", [2, 3, 2], [2, 2, 1], [1, 0, 1, 2, 0, 1], False, True, "NCDHW", False, False, "EXPLICIT"),
+        ("pool3d_avg_ceil_inclusive", (1, 2, 5, 5, 6), "avg", [2, 2, 3], [2, 2, 2], [1, 1, 0], True, False, "NCDHW", False, False, "EXPLICIT"),
+        ("pool3d_avg_ndhwc", (2, 4, 5, 3, 2), "avg", [3, 2, 2], [1, 2, 2], [1, 1, 1], False, True, "NDHWC", False, False, "EXPLICIT"),
+        ("pool3d_max_same", (1, 2, 5, 4, 7), "max", [3, 3, 2], [2, 2, 3], [0, 0, 0], False, True, "NCDHW", False, False, "SAME"),
+        ("pool3d_avg_adaptive", (1, 3, 5, 7, 4), "avg", [2, 3, 3], [1, 1, 1], [0, 0, 0], False, True, "NCDHW", False, True, "EXPLICIT"),
+        ("pool3d_max_global", (2, 2, 3, 4, 2), "max", [1, 1, 1], [1, 1, 1], [0, 0, 0], False, True, "NCDHW", True, False, "EXPLICIT")]:
+    x = f(*xs)
+    if kind == "max":
+        x = np.round(x * 2) / 2
+    xt = T(x)
+    o = _C_ops.pool3d(xt, ks, st, pads, ceil, excl, fmt, kind, glob, adap, alg)
+    g = f(*o.shape); (o * T(g, False)).sum().backward()
+    case(n, {"x": x, "out_grad": g},
+         {"pooling_type": kind, "kernel_size": ks, "strides": st, "paddings": pads, "ceil_mode": ceil,
+          "exclusive": excl, "data_format": fmt, "global_pooling": glob, "adaptive": adap, "padding_algorithm": alg},
+         {"out": o, "x_grad": xt.grad})
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_model_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)

@@ -114,7 +114,7 @@ pub fn padding_pairs(paddings: &[i64], what: &str) -> KResult<[(i64, i64); 2]> {
 
 /// Two positive values of a per-dimension attribute (`strides`, `dilations`); `default` when
 /// absent, one value for both dimensions.
-fn pair(v: &[i64], key: &str, default: usize) -> KResult<[usize; 2]> {
+pub(super) fn pair(v: &[i64], key: &str, default: usize) -> KResult<[usize; 2]> {
     let p = match *v {
         [] => [default as i64; 2],
         [a] => [a, a],
@@ -127,9 +127,10 @@ fn pair(v: &[i64], key: &str, default: usize) -> KResult<[usize; 2]> {
     Ok([p[0] as usize, p[1] as usize])
 }
 
-/// A convolution's sizes, all in NCHW terms.
+/// A convolution's sizes, all in NCHW terms (`conv_transpose.rs` runs a transposed
+/// convolution as the adjoint of the convolution from its output to its input).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Geometry {
+pub(super) struct Geometry {
     pub n: usize,
     pub c: usize,
     pub h: usize,
@@ -232,9 +233,14 @@ impl Geometry {
         self.oh * self.ow
     }
 
-    /// Whether the input is already the column matrix (1×1, unit stride, no padding).
+    /// Whether the input is already the column matrix (1×1, unit stride, no padding, as many
+    /// outputs as inputs).
     fn pointwise(&self) -> bool {
-        self.kh == 1 && self.kw == 1 && self.stride == [1, 1] && self.pad == [0, 0]
+        self.kh == 1
+            && self.kw == 1
+            && self.stride == [1, 1]
+            && self.pad == [0, 0]
+            && (self.oh, self.ow) == (self.h, self.w)
     }
 
     /// Output positions `ox` whose input column `ox·s − pad + j·d` lies in `[0, w)`.
@@ -256,13 +262,13 @@ impl Geometry {
 }
 
 /// Numbers im2col copies and col2im adds.
-trait ConvScalar: GemmScalar + std::ops::AddAssign {}
+pub(super) trait ConvScalar: GemmScalar + std::ops::AddAssign {}
 impl ConvScalar for f32 {}
 impl ConvScalar for f64 {}
 
 /// Columns of one sample's group: `col[(c·KH + i)·KW + j][oy·OW + ox] = x[c][oy·s − p + i·d]
 /// [ox·s − p + j·d]`, zero outside the input. `x` is the group's `[C/g, H, W]` block.
-fn im2col<T: ConvScalar>(g: &Geometry, x: &[T], col: &mut [T]) {
+pub(super) fn im2col<T: ConvScalar>(g: &Geometry, x: &[T], col: &mut [T]) {
     let (h, w, oh, ow) = (g.h, g.w, g.oh, g.ow);
     let (ox_lo_hi, mut row) = (
         (0..g.kw)
@@ -303,7 +309,7 @@ fn im2col<T: ConvScalar>(g: &Geometry, x: &[T], col: &mut [T]) {
 
 /// The transpose of [`im2col`]: adds each column entry to the input position it was copied
 /// from (`dx` is the group's `[C/g, H, W]` block, added to).
-fn col2im<T: ConvScalar>(g: &Geometry, col: &[T], dx: &mut [T]) {
+pub(super) fn col2im<T: ConvScalar>(g: &Geometry, col: &[T], dx: &mut [T]) {
     let (h, w, oh, ow) = (g.h, g.w, g.oh, g.ow);
     let mut row = 0;
     for c in 0..g.cg() {
@@ -354,7 +360,7 @@ fn mat_t<T>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
 }
 
 /// NCHW forward on plain buffers: `out` is `[N, O, OH, OW]`.
-fn conv2d_nchw<T: ConvScalar>(g: &Geometry, x: &[T], filter: &[T], out: &mut [T]) {
+pub(super) fn conv2d_nchw<T: ConvScalar>(g: &Geometry, x: &[T], filter: &[T], out: &mut [T]) {
     let (cg, og, kk, ohw) = (g.cg(), g.og(), g.col_rows(), g.ohw());
     let mut col = if g.pointwise() {
         Vec::new()
@@ -377,26 +383,42 @@ fn conv2d_nchw<T: ConvScalar>(g: &Geometry, x: &[T], filter: &[T], out: &mut [T]
     }
 }
 
-/// NCHW backward on plain buffers: the input gradient (`[N, C, H, W]`, when asked for) and the
-/// filter gradient (`[O, C/g, KH, KW]`).
-fn conv2d_grad_nchw<T: ConvScalar>(
-    g: &Geometry,
-    x: &[T],
-    filter: &[T],
-    dy: &[T],
-    want_dx: bool,
-) -> (Option<Vec<T>>, Vec<T>) {
+/// NCHW input gradient on plain buffers: `Wᵀ·dY` per sample and group, scattered back by
+/// col2im into `[N, C, H, W]`.
+pub(super) fn conv2d_data_grad_nchw<T: ConvScalar>(g: &Geometry, filter: &[T], dy: &[T]) -> Vec<T> {
     let (cg, og, kk, ohw) = (g.cg(), g.og(), g.col_rows(), g.ohw());
-    let mut dx = want_dx.then(|| vec![T::default(); g.n * g.c * g.h * g.w]);
-    let mut dw = vec![T::default(); g.o * kk];
-    let mut col = vec![T::default(); if g.pointwise() { 0 } else { kk * ohw }];
-    let mut dcol = vec![T::default(); if want_dx { kk * ohw } else { 0 }];
+    let mut dx = vec![T::default(); g.n * g.c * g.h * g.w];
+    let mut dcol = vec![T::default(); if g.pointwise() { 0 } else { kk * ohw }];
     for n in 0..g.n {
         for grp in 0..g.groups {
-            let xoff = (n * g.c + grp * cg) * g.h * g.w;
-            let xs = &x[xoff..][..cg * g.h * g.w];
             let dys = &dy[(n * g.o + grp * og) * ohw..][..og * ohw];
             let wg = &filter[grp * og * kk..(grp + 1) * og * kk];
+            let dxs = &mut dx[(n * g.c + grp * cg) * g.h * g.w..][..cg * g.h * g.w];
+            if g.pointwise() {
+                gemm_acc_into(dxs, mat_t(wg, kk, og), mat(dys, og, ohw), Parallelism::None);
+            } else {
+                gemm_into(
+                    &mut dcol,
+                    mat_t(wg, kk, og),
+                    mat(dys, og, ohw),
+                    Parallelism::None,
+                );
+                col2im(g, &dcol, dxs);
+            }
+        }
+    }
+    dx
+}
+
+/// NCHW filter gradient on plain buffers: `dY·colᵀ` summed over the samples, `[O, C/g, KH, KW]`.
+pub(super) fn conv2d_filter_grad_nchw<T: ConvScalar>(g: &Geometry, x: &[T], dy: &[T]) -> Vec<T> {
+    let (cg, og, kk, ohw) = (g.cg(), g.og(), g.col_rows(), g.ohw());
+    let mut dw = vec![T::default(); g.o * kk];
+    let mut col = vec![T::default(); if g.pointwise() { 0 } else { kk * ohw }];
+    for n in 0..g.n {
+        for grp in 0..g.groups {
+            let xs = &x[(n * g.c + grp * cg) * g.h * g.w..][..cg * g.h * g.w];
+            let dys = &dy[(n * g.o + grp * og) * ohw..][..og * ohw];
             let cols: &[T] = if g.pointwise() {
                 xs
             } else {
@@ -409,27 +431,26 @@ fn conv2d_grad_nchw<T: ConvScalar>(
                 mat_t(cols, ohw, kk),
                 Parallelism::None,
             );
-            if let Some(dx) = dx.as_mut() {
-                let dxs = &mut dx[xoff..][..cg * g.h * g.w];
-                if g.pointwise() {
-                    gemm_acc_into(dxs, mat_t(wg, kk, og), mat(dys, og, ohw), Parallelism::None);
-                } else {
-                    gemm_into(
-                        &mut dcol,
-                        mat_t(wg, kk, og),
-                        mat(dys, og, ohw),
-                        Parallelism::None,
-                    );
-                    col2im(g, &dcol, dxs);
-                }
-            }
         }
     }
-    (dx, dw)
+    dw
+}
+
+/// NCHW backward on plain buffers: the input gradient (`[N, C, H, W]`, when asked for) and the
+/// filter gradient (`[O, C/g, KH, KW]`).
+fn conv2d_grad_nchw<T: ConvScalar>(
+    g: &Geometry,
+    x: &[T],
+    filter: &[T],
+    dy: &[T],
+    want_dx: bool,
+) -> (Option<Vec<T>>, Vec<T>) {
+    let dx = want_dx.then(|| conv2d_data_grad_nchw(g, filter, dy));
+    (dx, conv2d_filter_grad_nchw(g, x, dy))
 }
 
 /// The computation's element type: f64 for f64 tensors, f32 for the other floats.
-fn compute_in_f64(x: &Tensor, filter: &Tensor) -> KResult<bool> {
+pub(super) fn compute_in_f64(x: &Tensor, filter: &Tensor) -> KResult<bool> {
     for t in [x, filter] {
         if !t.dtype().is_float() {
             kbail!(
@@ -441,7 +462,7 @@ fn compute_in_f64(x: &Tensor, filter: &Tensor) -> KResult<bool> {
     Ok(x.dtype() == DType::F64 && filter.dtype() == DType::F64)
 }
 
-fn to_nchw(t: &Tensor, channels_last: bool) -> KResult<std::borrow::Cow<'_, Tensor>> {
+pub(super) fn to_nchw(t: &Tensor, channels_last: bool) -> KResult<std::borrow::Cow<'_, Tensor>> {
     Ok(if channels_last {
         std::borrow::Cow::Owned(transpose(t, &[0, 3, 1, 2])?)
     } else {
@@ -449,7 +470,7 @@ fn to_nchw(t: &Tensor, channels_last: bool) -> KResult<std::borrow::Cow<'_, Tens
     })
 }
 
-fn from_nchw(t: Tensor, channels_last: bool) -> KResult<Tensor> {
+pub(super) fn from_nchw(t: Tensor, channels_last: bool) -> KResult<Tensor> {
     if channels_last {
         transpose(&t, &[0, 2, 3, 1])
     } else {
@@ -457,7 +478,7 @@ fn from_nchw(t: Tensor, channels_last: bool) -> KResult<Tensor> {
     }
 }
 
-fn buffer(shape: Vec<usize>, data: Data, like: DType) -> KResult<Tensor> {
+pub(super) fn buffer(shape: Vec<usize>, data: Data, like: DType) -> KResult<Tensor> {
     let t = Tensor::new(shape, data)?;
     Ok(if t.dtype() == like {
         t

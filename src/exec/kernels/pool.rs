@@ -17,11 +17,12 @@
 //! does no multiply-adds, so there is nothing for a GEMM to do. 16-bit tensors are computed in
 //! f32 and rounded once.
 
+use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
 use crate::exec::kernels::conv::{channels_last, padding_pairs, resolve_padding, PaddingAlgorithm};
 use crate::exec::kernels::shape::transpose;
 use crate::exec::memory;
-use crate::exec::tensor::Tensor;
+use crate::exec::tensor::{Data, Tensor};
 use crate::kbail;
 
 /// Max or average.
@@ -60,7 +61,7 @@ impl PoolAttrs {
 
 /// One output dimension's windows: `(start, end, divisor)` per output position, clipped to the
 /// input.
-fn windows(
+pub(super) fn windows(
     input: usize,
     k: usize,
     s: usize,
@@ -151,9 +152,9 @@ impl Plan {
             };
             dims[i] = (before, kk, out);
         }
-        if at.adaptive && (dims[0].2 > h || dims[1].2 > w || h == 0 || w == 0) && n * c > 0 {
+        if at.adaptive && (h == 0 || w == 0) && n * c > 0 {
             kbail!(
-                "adaptive pooling to {:?} needs an input at least that large, got {:?}",
+                "adaptive pooling to {:?} needs a non-empty input, got {:?}",
                 k,
                 x
             );
@@ -189,6 +190,19 @@ impl Plan {
 
     fn out_shape(&self) -> Vec<usize> {
         vec![self.n, self.c, self.rows.len(), self.cols.len()]
+    }
+
+    /// `pool2d`'s adaptive pooling takes no output larger than its input (irw's contract for
+    /// that op; `max_pool2d_with_index` repeats input positions instead).
+    fn refuse_adaptive_growth(&self, x: &[usize], at: &PoolAttrs) -> KResult<()> {
+        if at.adaptive && (self.rows.len() > self.h || self.cols.len() > self.w) {
+            kbail!(
+                "adaptive pooling to {:?} needs an input at least that large, got {:?}",
+                [self.rows.len(), self.cols.len()],
+                x
+            );
+        }
+        Ok(())
     }
 }
 
@@ -292,6 +306,7 @@ fn finish(shape: Vec<usize>, v: Vec<f32>, like: &Tensor, last: bool) -> KResult<
 pub fn pool2d(x: &Tensor, at: &PoolAttrs) -> KResult<Tensor> {
     let xc = nchw(x, at.channels_last)?;
     let p = Plan::of(xc.shape(), at)?;
+    p.refuse_adaptive_growth(xc.shape(), at)?;
     let shape = p.out_shape();
     memory::reserve(&"the pooling's output", &shape, 4)?;
     let out = forward(&p, at.kind, &xc.to_f32());
@@ -304,6 +319,7 @@ pub fn pool2d_grad(x: &Tensor, out: &Tensor, out_grad: &Tensor, at: &PoolAttrs) 
     let oc = nchw(out, at.channels_last)?;
     let dc = nchw(out_grad, at.channels_last)?;
     let p = Plan::of(xc.shape(), at)?;
+    p.refuse_adaptive_growth(xc.shape(), at)?;
     if oc.shape() != p.out_shape() || dc.shape() != p.out_shape() {
         kbail!(
             "out and out_grad have shapes {:?} and {:?}, the pooling's output is {:?}",
@@ -314,6 +330,152 @@ pub fn pool2d_grad(x: &Tensor, out: &Tensor, out_grad: &Tensor, at: &PoolAttrs) 
     }
     let dx = backward(&p, at.kind, &xc.to_f32(), &oc.to_f32(), &dc.to_f32());
     finish(xc.shape().to_vec(), dx, x, at.channels_last)
+}
+
+/// The attributes of a `max_pool2d_with_index` (and its grad): NCHW, `paddings` one per
+/// spatial dimension (both sides), no padding algorithm.
+#[derive(Clone, Debug)]
+pub struct MaxPoolWithIndexAttrs {
+    pub kernel_size: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub paddings: Vec<i64>,
+    pub global_pooling: bool,
+    pub adaptive: bool,
+    pub ceil_mode: bool,
+}
+
+impl MaxPoolWithIndexAttrs {
+    /// The windows, as `pool2d`'s max pooling has them.
+    fn plan(&self, x: &[usize]) -> KResult<Plan> {
+        if x.len() != 4 {
+            kbail!(
+                "max_pool2d_with_index needs a 4-D (NCHW) input, got {:?}",
+                x
+            );
+        }
+        if self.kernel_size.len() != 2 || self.paddings.len() != 2 || self.strides.len() != 2 {
+            kbail!(
+                "max_pool2d_with_index takes 2 kernel sizes, strides and paddings (one per spatial dimension), got {:?}, {:?} and {:?}",
+                self.kernel_size,
+                self.strides,
+                self.paddings
+            );
+        }
+        Plan::of(
+            x,
+            &PoolAttrs {
+                kind: PoolKind::Max,
+                kernel_size: self.kernel_size.clone(),
+                strides: self.strides.clone(),
+                paddings: self.paddings.clone(),
+                ceil_mode: self.ceil_mode,
+                exclusive: true,
+                adaptive: self.adaptive,
+                global_pooling: self.global_pooling,
+                padding_algorithm: PaddingAlgorithm::Explicit,
+                channels_last: false,
+            },
+        )
+    }
+}
+
+/// `max_pool2d_with_index(x)`: the max pooling and, per output, the position `y·W + x` within
+/// its input plane of the first (row-major) element that is strictly larger than all before
+/// it, as an int32 `mask`. A window with nothing above `−f32::MAX` in it (a `ceil_mode`
+/// window past the input and its padding, or one of `−inf`s) gives `−f32::MAX` and position
+/// `−1`, as Paddle's CPU kernel does.
+pub fn max_pool2d_with_index(x: &Tensor, at: &MaxPoolWithIndexAttrs) -> KResult<(Tensor, Tensor)> {
+    let xc = nchw(x, false)?;
+    let p = at.plan(xc.shape())?;
+    if p.h * p.w > i32::MAX as usize {
+        kbail!(
+            "max_pool2d_with_index: a {}x{} plane has positions past the int32 mask",
+            p.h,
+            p.w
+        );
+    }
+    let shape = p.out_shape();
+    memory::reserve(&"the pooling's output and mask", &shape, 8)?;
+    let (oh, ow) = (p.rows.len(), p.cols.len());
+    let xs = xc.to_f32();
+    let mut out = vec![0.0f32; p.n * p.c * oh * ow];
+    let mut mask = vec![0i32; out.len()];
+    for ((plane, dst), idx) in xs
+        .chunks_exact(p.h * p.w)
+        .zip(out.chunks_exact_mut(oh * ow))
+        .zip(mask.chunks_exact_mut(oh * ow))
+    {
+        for (oy, &(r0, r1, _)) in p.rows.iter().enumerate() {
+            for (ox, &(c0, c1, _)) in p.cols.iter().enumerate() {
+                let (mut m, mut at) = (-f32::MAX, -1i64);
+                for y in r0..r1 {
+                    for xx in c0..c1 {
+                        let v = plane[y * p.w + xx];
+                        if m < v {
+                            (m, at) = (v, (y * p.w + xx) as i64);
+                        }
+                    }
+                }
+                dst[oy * ow + ox] = m;
+                idx[oy * ow + ox] = at as i32;
+            }
+        }
+    }
+    Ok((
+        finish(shape.clone(), out, x, false)?,
+        Tensor::new(shape, Data::I32(mask))?,
+    ))
+}
+
+/// `max_pool2d_with_index_grad(x, mask, out_grad)`: each `out_grad` element added to the input
+/// position its `mask` entry names. A position of `−1` (a window that read nothing) passes no
+/// gradient: the output was a constant. (Paddle's CPU kernel adds it one element before the
+/// plane instead; no real window produces it.)
+pub fn max_pool2d_with_index_grad(
+    x: &Tensor,
+    mask: &Tensor,
+    out_grad: &Tensor,
+    at: &MaxPoolWithIndexAttrs,
+) -> KResult<Tensor> {
+    let xc = nchw(x, false)?;
+    let p = at.plan(xc.shape())?;
+    if mask.shape() != p.out_shape() || out_grad.shape() != p.out_shape() {
+        kbail!(
+            "mask and out_grad have shapes {:?} and {:?}, the pooling's output is {:?}",
+            mask.shape(),
+            out_grad.shape(),
+            p.out_shape()
+        );
+    }
+    if !matches!(mask.dtype(), DType::I32 | DType::I64) {
+        kbail!(
+            "max_pool2d_with_index_grad: the mask must be integer positions, got {}",
+            mask.dtype().attr_name()
+        );
+    }
+    let plane = p.h * p.w;
+    let (oh, ow) = (p.rows.len(), p.cols.len());
+    let mut dx = vec![0.0f32; xc.numel()];
+    let (idx, dy) = (mask.to_i64_vec(), out_grad.to_f32());
+    for ((dplane, idx), dy) in dx
+        .chunks_exact_mut(plane)
+        .zip(idx.chunks_exact(oh * ow))
+        .zip(dy.chunks_exact(oh * ow))
+    {
+        for (&i, &g) in idx.iter().zip(dy) {
+            match usize::try_from(i) {
+                Ok(i) if i < plane => dplane[i] += g,
+                _ if i == -1 => {}
+                _ => kbail!(
+                    "max_pool2d_with_index_grad: mask position {} is outside the {}x{} input plane",
+                    i,
+                    p.h,
+                    p.w
+                ),
+            }
+        }
+    }
+    finish(xc.shape().to_vec(), dx, x, false)
 }
 
 #[cfg(test)]

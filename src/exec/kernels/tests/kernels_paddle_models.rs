@@ -5,7 +5,9 @@
 //! piecewise activations): forward outputs, gradients for the recorded `out_grad`, and one
 //! optimizer step; then the normalizations, activations, reductions, reorders and losses of the
 //! second set of models, pad3d in its four modes and two layouts, and nearest and bilinear
-//! interpolation, within
+//! interpolation, and transposed convolutions (stride, paddings, output_padding, output_size,
+//! groups, dilation, SAME/VALID, NHWC, depthwise) and max pooling with its mask (ties, ceil_mode,
+//! adaptive, global), pixel_shuffle/unshuffle, unfold, maxout and pool3d, within
 //! `|a−b| ≤ 1e-5·|b| + 1e-5·max|b|` (comparisons and integers exactly).
 
 use std::collections::BTreeMap;
@@ -14,8 +16,9 @@ use std::path::PathBuf;
 use crate::exec::feed::tensor_from_json;
 use crate::exec::kernels::cumsum::{cumsum, cumsum_grad, CumsumAttrs};
 use crate::exec::kernels::{
-    activation as act, adaptive, elementwise as ew, group_norm as gn, index, interp, loss, pad,
-    piecewise as pw, prelu, reduce, reorder, softmax as sm,
+    activation as act, adaptive, conv, conv_transpose, elementwise as ew, group_norm as gn, index,
+    interp, loss, maxout, pad, piecewise as pw, pixel_shuffle, pool, pool3d, prelu, reduce,
+    reorder, softmax as sm, unfold,
 };
 use crate::exec::Tensor;
 use serde_json::Value;
@@ -489,6 +492,110 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
                 interp::interp(x, &at).unwrap(),
                 interp::interp_grad(x, g.unwrap(), &at).unwrap(),
             );
+        }
+        n if n.contains("conv2d_transpose") => {
+            let str_of = |k: &str| a[k].as_str().expect("string attr");
+            let at = conv_transpose::ConvTransposeAttrs {
+                conv: conv::ConvAttrs {
+                    strides: ints(&a["strides"]),
+                    paddings: ints(&a["paddings"]),
+                    dilations: ints(&a["dilations"]),
+                    groups: a["groups"].as_i64().expect("groups"),
+                    padding_algorithm: conv::PaddingAlgorithm::parse(str_of("padding_algorithm"))
+                        .unwrap(),
+                    channels_last: conv::channels_last(str_of("data_format")).unwrap(),
+                },
+                output_padding: ints(&a["output_padding"]),
+                output_size: ints(&a["output_size"]),
+            };
+            let (x, w) = (x.unwrap(), t("filter"));
+            o.insert("out", conv_transpose::conv2d_transpose(x, w, &at).unwrap());
+            let (dx, dw) = conv_transpose::conv2d_transpose_grad(x, w, g.unwrap(), &at).unwrap();
+            o.insert("x_grad", dx);
+            o.insert("filter_grad", dw);
+        }
+        n if n.starts_with("max_pool2d_with_index") => {
+            let at = pool::MaxPoolWithIndexAttrs {
+                kernel_size: ints(&a["kernel_size"]),
+                strides: ints(&a["strides"]),
+                paddings: ints(&a["paddings"]),
+                global_pooling: flag("global_pooling"),
+                adaptive: flag("adaptive"),
+                ceil_mode: flag("ceil_mode"),
+            };
+            let x = x.unwrap();
+            let (out, mask) = pool::max_pool2d_with_index(x, &at).unwrap();
+            let dx = pool::max_pool2d_with_index_grad(x, &mask, g.unwrap(), &at).unwrap();
+            o.insert("out", out);
+            o.insert("mask", mask);
+            o.insert("x_grad", dx);
+        }
+        n if n.starts_with("pixel_") => {
+            let at = pixel_shuffle::ShuffleAttrs::new(
+                a["factor"].as_i64().expect("factor"),
+                a["data_format"].as_str().expect("data_format"),
+            )
+            .unwrap();
+            let (x, g) = (x.unwrap(), g.unwrap());
+            if n.starts_with("pixel_shuffle") {
+                unary(
+                    &mut o,
+                    pixel_shuffle::pixel_shuffle(x, &at).unwrap(),
+                    pixel_shuffle::pixel_shuffle_grad(g, &at).unwrap(),
+                );
+            } else {
+                unary(
+                    &mut o,
+                    pixel_shuffle::pixel_unshuffle(x, &at).unwrap(),
+                    pixel_shuffle::pixel_unshuffle_grad(g, &at).unwrap(),
+                );
+            }
+        }
+        n if n.starts_with("unfold") => {
+            let at = unfold::UnfoldAttrs {
+                kernel_sizes: ints(&a["kernel_sizes"]),
+                strides: ints(&a["strides"]),
+                paddings: ints(&a["paddings"]),
+                dilations: ints(&a["dilations"]),
+            };
+            let x = x.unwrap();
+            unary(
+                &mut o,
+                unfold::unfold(x, &at).unwrap(),
+                unfold::unfold_grad(x, g.unwrap(), &at).unwrap(),
+            );
+        }
+        n if n.starts_with("maxout") => {
+            let at = maxout::MaxoutAttrs {
+                groups: a["groups"].as_i64().expect("groups"),
+                axis: a["axis"].as_i64().expect("axis"),
+            };
+            let x = x.unwrap();
+            let out = maxout::maxout(x, &at).unwrap();
+            let dx = maxout::maxout_grad(x, &out, g.unwrap(), &at).unwrap();
+            unary(&mut o, out, dx);
+        }
+        n if n.starts_with("pool3d") => {
+            let str_of = |k: &str| a[k].as_str().expect("string attr");
+            let (kind, _) =
+                pool::PoolAttrs::kind_and_layout(str_of("pooling_type"), "NCHW").unwrap();
+            let at = pool3d::Pool3dAttrs {
+                kind,
+                kernel_size: ints(&a["kernel_size"]),
+                strides: ints(&a["strides"]),
+                paddings: ints(&a["paddings"]),
+                ceil_mode: flag("ceil_mode"),
+                exclusive: flag("exclusive"),
+                adaptive: flag("adaptive"),
+                global_pooling: flag("global_pooling"),
+                padding_algorithm: conv::PaddingAlgorithm::parse(str_of("padding_algorithm"))
+                    .unwrap(),
+                channels_last: pool3d::channels_last_3d(str_of("data_format")).unwrap(),
+            };
+            let x = x.unwrap();
+            let out = pool3d::pool3d(x, &at).unwrap();
+            let dx = pool3d::pool3d_grad(x, &out, g.unwrap(), &at).unwrap();
+            unary(&mut o, out, dx);
         }
         other => panic!("no runner for recorded case {other}"),
     }
