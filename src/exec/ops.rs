@@ -20,9 +20,9 @@ use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
     activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv, cumsum,
-    dropout, elementwise as ew, flatten, group_norm as gn, index, interp, join, layer_norm as ln,
-    loss, matmul, optimizer as opt, pad, piecewise as pw, pool, prelu, reduce, reorder, repeat,
-    rnn, shape, softmax as sm,
+    dropout, elementwise as ew, flatten, gather_scatter as gs, group_norm as gn, index, interp,
+    join, layer_norm as ln, loss, matmul, norm, optimizer as opt, pad, piecewise as pw, pool,
+    prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, topk,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -1302,7 +1302,163 @@ static KERNELS: &[(&str, KernelFn)] = &[
             dropout::DropoutMode::parse(&str_attr(c, "mode", "downgrade_in_infer")?)?,
         )?)
     }),
+    // ---- norms, losses, indexing and ranking the tested models lacked ----
+    ("pd_op.p_norm", |c| {
+        one(norm::p_norm(c.t(0)?, &p_norm_attrs(c)?)?)
+    }),
+    ("pd_op.p_norm_grad", |c| {
+        one(norm::p_norm_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            &p_norm_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.sign", |c| one(pw::sign(c.t(0)?)?)),
+    ("pd_op.sign_grad", |c| one(pw::sign_grad(c.t(0)?)?)),
+    ("pd_op.bce_loss", |c| one(loss::bce_loss(c.t(0)?, c.t(1)?)?)),
+    ("pd_op.bce_loss_grad", |c| {
+        one(loss::bce_loss_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.bce_loss_grad_", |c| {
+        one(loss::bce_loss_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.nll_loss", |c| {
+        two(loss::nll_loss(c.t(0)?, c.t(1)?, c.opt(2), nll_attrs(c)?)?)
+    }),
+    ("pd_op.nll_loss_grad", |c| {
+        one(loss::nll_loss_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.opt(2),
+            c.t(3)?,
+            c.t(4)?,
+            nll_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.kldiv_loss", |c| {
+        one(loss::kldiv_loss(c.t(0)?, c.t(1)?, kldiv_attrs(c)?)?)
+    }),
+    ("pd_op.kldiv_loss_grad", |c| {
+        one(loss::kldiv_loss_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            kldiv_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.gather_nd", |c| one(gs::gather_nd(c.t(0)?, c.t(1)?)?)),
+    ("pd_op.gather_nd_grad", |c| {
+        one(gs::gather_nd_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.take_along_axis", |c| {
+        one(gs::take_along_axis(c.t(0)?, c.t(1)?, c.i64_or("axis", 0)?)?)
+    }),
+    ("pd_op.take_along_axis_grad", |c| {
+        one(gs::take_along_axis_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.i64_or("axis", 0)?,
+        )?)
+    }),
+    ("pd_op.put_along_axis", |c| {
+        one(gs::put_along_axis(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            put_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.put_along_axis_grad", |c| {
+        two(gs::put_along_axis_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(4)?,
+            put_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.scatter", |c| {
+        one(gs::scatter(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.bool_or("overwrite", true)?,
+        )?)
+    }),
+    ("pd_op.scatter_grad", |c| {
+        two(gs::scatter_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.argmax", |c| {
+        one(topk::arg_extremum(c.t(0)?, arg_attrs(c)?, true)?)
+    }),
+    ("pd_op.argmin", |c| {
+        one(topk::arg_extremum(c.t(0)?, arg_attrs(c)?, false)?)
+    }),
+    ("pd_op.topk", |c| {
+        two(topk::topk(c.t(0)?, topk_attrs(c, 1)?)?)
+    }),
+    ("pd_op.topk_grad", |c| {
+        one(topk::topk_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            topk_attrs(c, 3)?,
+        )?)
+    }),
 ];
+
+fn p_norm_attrs(c: &OpCall<'_>) -> KResult<norm::PNormAttrs> {
+    Ok(norm::PNormAttrs {
+        porder: c.f64_or("porder", 2.0)? as f32,
+        axis: c.i64_or("axis", -1)?,
+        epsilon: c.f64_or("epsilon", 1e-12)? as f32,
+        keepdim: c.bool_or("keepdim", false)?,
+        asvector: c.bool_or("asvector", false)?,
+    })
+}
+
+fn nll_attrs(c: &OpCall<'_>) -> KResult<loss::NllAttrs> {
+    Ok(loss::NllAttrs {
+        ignore_index: c.i64_or("ignore_index", -100)?,
+        reduction: loss::Reduction::parse(&str_attr(c, "reduction", "mean")?, "nll_loss")?,
+    })
+}
+
+fn kldiv_attrs(c: &OpCall<'_>) -> KResult<loss::KldivAttrs> {
+    Ok(loss::KldivAttrs {
+        reduction: loss::Reduction::parse(&str_attr(c, "reduction", "mean")?, "kldiv_loss")?,
+        log_target: c.bool_or("log_target", false)?,
+    })
+}
+
+fn put_attrs(c: &OpCall<'_>) -> KResult<gs::PutAttrs> {
+    Ok(gs::PutAttrs {
+        axis: c.i64_or("axis", 0)?,
+        reduce: gs::PutReduce::parse(&str_attr(c, "reduce", "assign")?)?,
+        include_self: c.bool_or("include_self", true)?,
+    })
+}
+
+/// `argmax`/`argmin`: the axis is operand 1 (a one-element tensor).
+fn arg_attrs(c: &OpCall<'_>) -> KResult<topk::ArgAttrs> {
+    Ok(topk::ArgAttrs {
+        axis: int_operand_or_attr(c, 1, "axis", 0)?,
+        keepdims: c.bool_or("keepdims", false)?,
+        flatten: c.bool_or("flatten", false)?,
+        dtype: c.dtype("dtype")?.unwrap_or(DType::I64),
+    })
+}
+
+/// `topk` and `topk_grad`: `k` is operand `k_at` (a one-element tensor).
+fn topk_attrs(c: &OpCall<'_>, k_at: usize) -> KResult<topk::TopkAttrs> {
+    Ok(topk::TopkAttrs {
+        k: int_operand_or_attr(c, k_at, "k", 1)?,
+        axis: c.i64_or("axis", -1)?,
+        largest: c.bool_or("largest", true)?,
+    })
+}
 
 /// The kernels of ops with vector results: op name → kernel entry.
 static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[

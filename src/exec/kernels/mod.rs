@@ -15,6 +15,7 @@ pub mod cumsum;
 pub mod dropout;
 pub mod elementwise;
 pub mod flatten;
+pub mod gather_scatter;
 pub mod group_norm;
 pub mod index;
 pub mod interp;
@@ -22,6 +23,7 @@ pub mod join;
 pub mod layer_norm;
 pub mod loss;
 pub mod matmul;
+pub mod norm;
 pub mod optimizer;
 pub mod pad;
 pub mod pick;
@@ -34,6 +36,7 @@ pub mod repeat;
 pub mod rnn;
 pub mod shape;
 pub mod softmax;
+pub mod topk;
 
 #[cfg(test)]
 pub(crate) mod testdata;
