@@ -1302,7 +1302,7 @@ static KERNELS: &[(&str, KernelFn)] = &[
             dropout::DropoutMode::parse(&str_attr(c, "mode", "downgrade_in_infer")?)?,
         )?)
     }),
-    // ---- norms, losses, indexing and ranking the tested models lacked ----
+    // ---- norms, losses, indexing, ranking and optimizers the tested models lacked ----
     ("pd_op.p_norm", |c| {
         one(norm::p_norm(c.t(0)?, &p_norm_attrs(c)?)?)
     }),
@@ -1406,6 +1406,106 @@ static KERNELS: &[(&str, KernelFn)] = &[
             c.t(2)?,
             topk_attrs(c, 3)?,
         )?)
+    }),
+    ("pd_op.adadelta_", |c| {
+        let o = adaptive::adadelta(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            c.t(4)?,
+            c.opt(5),
+            c.f64_or("rho", 0.95)? as f32,
+            c.f64_or("epsilon", 1e-6)? as f32,
+            c.bool_or("multi_precision", false)?,
+        )?;
+        Ok(vec![
+            Some(o.param),
+            Some(o.avg_squared_grad),
+            Some(o.avg_squared_update),
+            o.master_param,
+        ])
+    }),
+    ("pd_op.nadam_", |c| {
+        let input = adaptive::NadamIn {
+            param: c.t(0)?,
+            grad: c.t(1)?,
+            learning_rate: c.t(2)?,
+            momentum_decay_pow: c.t(3)?,
+            beta2_pow: c.t(4)?,
+            mu_product: c.t(5)?,
+            moment1: c.t(6)?,
+            moment2: c.t(7)?,
+        };
+        let at = adaptive::NadamAttrs {
+            beta1: c.f64_or("beta1", 0.9)? as f32,
+            beta2: c.f64_or("beta2", 0.999)? as f32,
+            epsilon: c.f64_or("epsilon", 1e-8)? as f32,
+            momentum_decay: c.f64_or("momentum_decay", 0.004)? as f32,
+            multi_precision: c.bool_or("multi_precision", false)?,
+        };
+        let o = adaptive::nadam(&input, at)?;
+        Ok(vec![
+            Some(o.param),
+            Some(o.momentum_decay_pow),
+            Some(o.beta2_pow),
+            Some(o.mu_product),
+            Some(o.moment1),
+            Some(o.moment2),
+            None,
+        ])
+    }),
+    ("pd_op.radam_", |c| {
+        let input = adaptive::RadamIn {
+            param: c.t(0)?,
+            grad: c.t(1)?,
+            learning_rate: c.t(2)?,
+            beta1_pow: c.t(3)?,
+            beta2_pow: c.t(4)?,
+            rho: c.t(5)?,
+            moment1: c.t(6)?,
+            moment2: c.t(7)?,
+        };
+        let at = adaptive::RadamAttrs {
+            beta1: c.f64_or("beta1", 0.9)? as f32,
+            beta2: c.f64_or("beta2", 0.999)? as f32,
+            epsilon: c.f64_or("epsilon", 1e-8)? as f32,
+            multi_precision: c.bool_or("multi_precision", false)?,
+        };
+        let o = adaptive::radam(&input, at)?;
+        Ok(vec![
+            Some(o.param),
+            Some(o.beta1_pow),
+            Some(o.beta2_pow),
+            Some(o.rho),
+            Some(o.moment1),
+            Some(o.moment2),
+            None,
+        ])
+    }),
+    ("pd_op.rprop_", |c| {
+        let (p, prev, lr) = adaptive::rprop(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            c.t(5)?,
+            c.t(6)?,
+            c.bool_or("multi_precision", false)?,
+        )?;
+        Ok(vec![Some(p), Some(prev), Some(lr), None])
+    }),
+    ("pd_op.asgd_", |c| {
+        let (p, d, y) = opt::asgd(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            c.t(4)?,
+            c.t(5)?,
+            c.bool_or("multi_precision", false)?,
+        )?;
+        Ok(vec![Some(p), Some(d), Some(y), None])
     }),
 ];
 

@@ -139,6 +139,66 @@ xt, ut = T(x), T(up); o = _C_ops.scatter(xt, T(idx, False), ut, True); g = f(*o.
 case("scatter_negative", {"x": x, "index": idx, "updates": up, "out_grad": g}, {"overwrite": True},
      {"out": o, "x_grad": xt.grad, "updates_grad": ut.grad})
 
+# ---- optimizers: one step through Paddle's in-place ops, inputs copied first ----
+n = 7
+def step(name, inputs, attrs, run, out_names):
+    t = {k: T(v.copy(), False) for k, v in inputs.items()}
+    r = run(t)
+    case(name, inputs, attrs, dict(zip(out_names, r)))
+lr = np.array([0.01], 'float32')
+step("adadelta", dict(param=f(n), grad=f(n), avg_squared_grad=np.abs(f(n)), avg_squared_update=0.1 * np.abs(f(n)),
+                      learning_rate=np.array([1.0], 'float32')),
+     {"rho": 0.95, "epsilon": 1e-6},
+     lambda t: _C_ops.adadelta_(t["param"], t["grad"], t["avg_squared_grad"], t["avg_squared_update"],
+                                t["learning_rate"], None, 0.95, 1e-6, False)[:3],
+     ["param_out", "avg_squared_grad_out", "avg_squared_update_out"])
+# nadam and radam: Paddle 3.3.1's CPU kernels combine their one-element state (nadam's mu_t and
+# mu_product, radam's beta powers) with the parameter-sized terms without broadcasting, so past
+# element 0 they read memory beyond that state (NaN or garbage: element 0 alone agrees with the
+# formula). Each element is therefore stepped as a one-element parameter, where the kernels are
+# right, and the results are put together.
+def by_element(op, vector_names, attrs):
+    def run(t):
+        outs = []
+        for k in range(n):
+            e = {name: (v[k:k + 1] if name in vector_names else v).clone() for name, v in t.items()}
+            outs.append(op(e, attrs)[:6])
+        vec = lambda i: paddle.concat([o[i] for o in outs])
+        return [vec(0), outs[0][1], outs[0][2], outs[0][3], vec(4), vec(5)]
+    return run
+nadam_op = lambda e, a: _C_ops.nadam_(e["param"], e["grad"], e["learning_rate"], e["momentum_decay_pow"], e["beta2_pow"],
+                                      e["mu_product"], e["moment1"], e["moment2"], None, *a, False)
+radam_op = lambda e, a: _C_ops.radam_(e["param"], e["grad"], e["learning_rate"], e["beta1_pow"], e["beta2_pow"], e["rho"],
+                                      e["moment1"], e["moment2"], None, *a, False)
+vectors = ("param", "grad", "moment1", "moment2")
+nadam_by_element = by_element(nadam_op, vectors, (0.9, 0.999, 1e-8, 0.004))
+for name, steps in [("nadam", 3), ("nadam_first_step", 0)]:
+    step(name, dict(param=f(n), grad=f(n), learning_rate=lr, momentum_decay_pow=np.array([0.96 ** steps], 'float32'),
+                    beta2_pow=np.array([0.999 ** steps], 'float32'), mu_product=np.array([0.8 if steps else 1.0], 'float32'),
+                    moment1=0.1 * f(n) if steps else np.zeros(n, 'float32'), moment2=0.1 * np.abs(f(n)) if steps else np.zeros(n, 'float32')),
+         {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "momentum_decay": 0.004}, nadam_by_element,
+         ["param_out", "momentum_decay_pow_out", "beta2_pow_out", "mu_product_out", "moment1_out", "moment2_out"])
+# radam: the first step (beta powers 1: rho_t <= 5, the unrectified update) and a late one
+# (rectified)
+for name, steps, rho in [("radam_first_step", 0, 0.0), ("radam_late", 20, 9.0)]:
+    step(name, dict(param=f(n), grad=f(n), learning_rate=lr, beta1_pow=np.array([0.9 ** steps], 'float32'),
+                    beta2_pow=np.array([0.999 ** steps], 'float32'), rho=np.array([rho], 'float32'),
+                    moment1=0.1 * f(n), moment2=0.1 * np.abs(f(n))),
+         {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
+         by_element(radam_op, vectors, (0.9, 0.999, 1e-8)),
+         ["param_out", "beta1_pow_out", "beta2_pow_out", "rho_out", "moment1_out", "moment2_out"])
+# rprop: gradients agreeing, disagreeing and zero against prev; steps hitting both bounds
+g = f(8); prev = f(8); prev[0] = 0.0; g[1] = 0.0
+lrs = np.array([0.01, 0.02, 0.001, 0.04, 0.0015, 0.01, 0.03, 0.002], 'float32')
+step("rprop", dict(param=f(8), grad=g, prev=prev, learning_rate=lrs, learning_rate_range=np.array([0.001, 0.035], 'float32'),
+                   etas=np.array([0.5, 1.2], 'float32')), {},
+     lambda t: _C_ops.rprop_(t["param"], t["grad"], t["prev"], t["learning_rate"], None, t["learning_rate_range"],
+                             t["etas"], False)[:3],
+     ["param_out", "prev_out", "learning_rate_out"])
+step("asgd", dict(param=f(n), grad=f(n), learning_rate=lr, d=f(n), y=f(n), n=np.array([3.0], 'float32')), {},
+     lambda t: _C_ops.asgd_(t["param"], t["grad"], t["learning_rate"], t["d"], t["y"], t["n"], None, False)[:3],
+     ["param_out", "d_out", "y_out"])
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_loss_index_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)
 print(len(cases), "cases", paddle.__version__)

@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 
 use super::kernels_paddle_models::{check_recorded, Outputs};
 use crate::exec::dtype::DType;
-use crate::exec::kernels::{gather_scatter as gs, loss, norm, piecewise as pw, topk};
+use crate::exec::kernels::{
+    adaptive, gather_scatter as gs, loss, norm, optimizer, piecewise as pw, topk,
+};
 use crate::exec::Tensor;
 use serde_json::Value;
 
@@ -78,6 +80,7 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
     let flag = |k: &str| a[k].as_bool().expect("bool attr");
     let int = |k: &str| a[k].as_i64().expect("int attr");
     let word = |k: &str| a[k].as_str().expect("string attr");
+    let num = |k: &str| a[k].as_f64().expect("number attr") as f32;
     let mut o = Outputs::new();
     let (x, g) = (i.get("x"), i.get("out_grad"));
     match name {
@@ -196,6 +199,104 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
             o.insert("indices", ind);
             o.insert("x_grad", dx);
         }
+        "adadelta" => {
+            let r = adaptive::adadelta(
+                t("param"),
+                t("grad"),
+                t("avg_squared_grad"),
+                t("avg_squared_update"),
+                t("learning_rate"),
+                None,
+                num("rho"),
+                num("epsilon"),
+                false,
+            )
+            .unwrap();
+            o.insert("param_out", r.param);
+            o.insert("avg_squared_grad_out", r.avg_squared_grad);
+            o.insert("avg_squared_update_out", r.avg_squared_update);
+        }
+        "nadam" | "nadam_first_step" => {
+            let input = adaptive::NadamIn {
+                param: t("param"),
+                grad: t("grad"),
+                learning_rate: t("learning_rate"),
+                momentum_decay_pow: t("momentum_decay_pow"),
+                beta2_pow: t("beta2_pow"),
+                mu_product: t("mu_product"),
+                moment1: t("moment1"),
+                moment2: t("moment2"),
+            };
+            let at = adaptive::NadamAttrs {
+                beta1: num("beta1"),
+                beta2: num("beta2"),
+                epsilon: num("epsilon"),
+                momentum_decay: num("momentum_decay"),
+                multi_precision: false,
+            };
+            let r = adaptive::nadam(&input, at).unwrap();
+            o.insert("param_out", r.param);
+            o.insert("momentum_decay_pow_out", r.momentum_decay_pow);
+            o.insert("beta2_pow_out", r.beta2_pow);
+            o.insert("mu_product_out", r.mu_product);
+            o.insert("moment1_out", r.moment1);
+            o.insert("moment2_out", r.moment2);
+        }
+        "radam_first_step" | "radam_late" => {
+            let input = adaptive::RadamIn {
+                param: t("param"),
+                grad: t("grad"),
+                learning_rate: t("learning_rate"),
+                beta1_pow: t("beta1_pow"),
+                beta2_pow: t("beta2_pow"),
+                rho: t("rho"),
+                moment1: t("moment1"),
+                moment2: t("moment2"),
+            };
+            let at = adaptive::RadamAttrs {
+                beta1: num("beta1"),
+                beta2: num("beta2"),
+                epsilon: num("epsilon"),
+                multi_precision: false,
+            };
+            let r = adaptive::radam(&input, at).unwrap();
+            o.insert("param_out", r.param);
+            o.insert("beta1_pow_out", r.beta1_pow);
+            o.insert("beta2_pow_out", r.beta2_pow);
+            o.insert("rho_out", r.rho);
+            o.insert("moment1_out", r.moment1);
+            o.insert("moment2_out", r.moment2);
+        }
+        "rprop" => {
+            let (p, prev, lr) = adaptive::rprop(
+                t("param"),
+                t("grad"),
+                t("prev"),
+                t("learning_rate"),
+                t("learning_rate_range"),
+                t("etas"),
+                false,
+            )
+            .unwrap();
+            o.insert("param_out", p);
+            o.insert("prev_out", prev);
+            o.insert("learning_rate_out", lr);
+        }
+        "asgd" => {
+            let (p, d, y) = optimizer::asgd(
+                t("param"),
+                t("grad"),
+                t("learning_rate"),
+                t("d"),
+                t("y"),
+                t("n"),
+                false,
+            )
+            .unwrap();
+            o.insert("param_out", p);
+            o.insert("d_out", d);
+            o.insert("y_out", y);
+        }
         other => panic!("no runner for recorded case {other}"),
     }
     o
@@ -203,7 +304,7 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_loss_and_index_kernel_matches_paddle() {
-    check_recorded("paddle_loss_index_kernels.json", 50, run_case);
+    check_recorded("paddle_loss_index_kernels.json", 57, run_case);
 }
 
 #[test]
