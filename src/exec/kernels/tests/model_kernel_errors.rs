@@ -345,3 +345,145 @@ fn interp_refuses_what_it_cannot_size() {
         "interp_grad: output_grad [1, 1, 2, 2] is not the shape of the output [1, 1, 4, 4]",
     );
 }
+
+#[test]
+fn norm_loss_index_and_optimizer_refusals_are_named() {
+    use crate::exec::kernels::{gather_scatter as gs, loss, norm, optimizer, topk};
+    let (x23, x3) = (f(&[2, 3]), f(&[3]));
+    let ids = |shape: &[usize], v: Vec<i64>| Tensor::i64(shape, v);
+    let pn = norm::PNormAttrs {
+        porder: 2.0,
+        axis: 2,
+        epsilon: 1e-12,
+        keepdim: false,
+        asvector: false,
+    };
+    expect_err(
+        "p_norm axis",
+        norm::p_norm(&x23, &pn),
+        "p_norm: axis 2 is out of range for rank 2",
+    );
+    let pn = norm::PNormAttrs { axis: 1, ..pn };
+    expect_err(
+        "p_norm_grad out",
+        norm::p_norm_grad(&x23, &x3, &f(&[2]), &pn),
+        "p_norm_grad: out has shape [3], the norm of [2, 3] has shape [2]",
+    );
+    expect_err(
+        "bce_loss range",
+        loss::bce_loss(&Tensor::f32(&[2], vec![0.5, 1.5]), &f(&[2])),
+        "bce_loss: input 1.5 is not a probability in [0, 1]",
+    );
+    let nll = loss::NllAttrs {
+        ignore_index: -100,
+        reduction: loss::Reduction::Mean,
+    };
+    expect_err(
+        "nll_loss label range",
+        loss::nll_loss(&x23, &ids(&[2], vec![0, 3]), None, nll),
+        "nll_loss: label 3 is out of range 0..3",
+    );
+    expect_err(
+        "nll_loss rank",
+        loss::nll_loss(&x3, &ids(&[3], vec![0, 0, 0]), None, nll),
+        "nll_loss: input must be [N, C] or [N, C, H, W], is [3]",
+    );
+    expect_err(
+        "nll_loss weight",
+        loss::nll_loss(&x23, &ids(&[2], vec![0, 1]), Some(&f(&[2])), nll),
+        "nll_loss: weight has shape [2], expected [3]",
+    );
+    expect_err(
+        "kldiv reduction",
+        loss::Reduction::parse("batchmean", "nll_loss"),
+        "nll_loss: reduction \"batchmean\" is not one of Paddle's",
+    );
+    expect_err(
+        "gather_nd range",
+        gs::gather_nd(&x23, &ids(&[1, 2], vec![1, 3])),
+        "gather_nd: index 3 is out of range [-3, 3)",
+    );
+    expect_err(
+        "gather_nd depth",
+        gs::gather_nd(&x23, &ids(&[1, 3], vec![0, 0, 0])),
+        "gather_nd: index rows of length 3 address more dimensions than x [2, 3] has",
+    );
+    expect_err(
+        "take_along_axis float index",
+        gs::take_along_axis(&x23, &f(&[2, 1]), 1),
+        "take_along_axis: index must be an integer tensor, is float32",
+    );
+    expect_err(
+        "take_along_axis shapes",
+        gs::take_along_axis(&f(&[2, 3, 4]), &ids(&[2, 1, 2], vec![0; 4]), 1),
+        "take_along_axis: indices [2, 1, 2] and arr [2, 3, 4] differ off the axis 1",
+    );
+    expect_err(
+        "put_along_axis mode",
+        gs::PutReduce::parse("amax"),
+        "put_along_axis: reduce \"amax\" is not supported by the executor",
+    );
+    let put = gs::PutAttrs {
+        axis: 1,
+        reduce: gs::PutReduce::Add,
+        include_self: true,
+    };
+    expect_err(
+        "put_along_axis values",
+        gs::put_along_axis(&x23, &ids(&[2, 1], vec![0, 1]), &f(&[2, 2]), put),
+        "put_along_axis: values [2, 2] must have the shape of indices [2, 1]",
+    );
+    expect_err(
+        "scatter updates",
+        gs::scatter(&x23, &ids(&[2], vec![0, 1]), &f(&[2, 2]), true),
+        "scatter: updates [2, 2] must be [2] + the row shape [3] of x",
+    );
+    expect_err(
+        "scatter range",
+        gs::scatter(&x23, &ids(&[1], vec![-3]), &f(&[1, 3]), false),
+        "scatter: index -3 is out of range [-2, 2)",
+    );
+    let arg = topk::ArgAttrs {
+        axis: 0,
+        keepdims: false,
+        flatten: false,
+        dtype: crate::exec::dtype::DType::F32,
+    };
+    expect_err(
+        "argmax dtype",
+        topk::arg_extremum(&x23, arg, true),
+        "argmax: dtype must be int32 or int64, is float32",
+    );
+    let tk = topk::TopkAttrs {
+        k: 4,
+        axis: -1,
+        largest: true,
+    };
+    expect_err(
+        "topk k",
+        topk::topk(&x23, tk),
+        "topk: k 4 must be in 1..=3 (the length of axis 1)",
+    );
+    let tk = topk::TopkAttrs { k: 1, ..tk };
+    expect_err(
+        "topk_grad index",
+        topk::topk_grad(&x23, &ids(&[2, 1], vec![0, 5]), &f(&[2, 1]), tk),
+        "topk_grad: index 5 is out of range 0..3",
+    );
+    let one = f(&[1]);
+    expect_err(
+        "rprop etas",
+        adaptive::rprop(&x3, &x3, &x3, &x3, &f(&[2]), &x3, false),
+        "rprop_: etas must hold two values, has shape [3]",
+    );
+    expect_err(
+        "asgd multi_precision",
+        optimizer::asgd(&x3, &x3, &one, &x3, &x3, &one, true),
+        "asgd_: multi_precision is not supported by the executor",
+    );
+    expect_err(
+        "adadelta grad",
+        adaptive::adadelta(&x3, &f(&[2]), &x3, &x3, &one, None, 0.95, 1e-6, false),
+        "adadelta_ grad: [3] and [2] differ in size",
+    );
+}
