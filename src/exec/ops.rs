@@ -1407,6 +1407,15 @@ static KERNELS: &[(&str, KernelFn)] = &[
             topk_attrs(c, 3)?,
         )?)
     }),
+    // fmax/fmin ignore a NaN operand, as irw's maximum/minimum kernels do.
+    ("pd_op.fmax", |c| binary(c, ew::BinaryOp::Maximum)),
+    ("pd_op.fmin", |c| binary(c, ew::BinaryOp::Minimum)),
+    ("pd_op.fmax_grad", |c| {
+        two(ew::fextremum_grad(c.t(0)?, c.t(1)?, c.t(2)?, true)?)
+    }),
+    ("pd_op.fmin_grad", |c| {
+        two(ew::fextremum_grad(c.t(0)?, c.t(1)?, c.t(2)?, false)?)
+    }),
     ("pd_op.adadelta_", |c| {
         let o = adaptive::adadelta(
             c.t(0)?,

@@ -1,6 +1,7 @@
 # Records Paddle 3.3.1's outputs for the norm, loss, indexing and optimizer kernels the tested
 # models lacked (p_norm, sign, bce_loss, nll_loss, kldiv_loss; gather_nd, take_along_axis,
-# put_along_axis, scatter, argmax/argmin, topk; adadelta_, nadam_, radam_, rprop_, asgd_), in
+# put_along_axis, scatter, argmax/argmin, topk; fmax/fmin; adadelta_, nadam_, radam_, rprop_,
+# asgd_), in
 # the layout of paddle_model_kernels.json, for
 # src/exec/kernels/tests/kernels_paddle_loss_index.rs. Run once with the interop venv
 # (`python tests/exec_fixtures/paddle_loss_index_kernels.py`); the numbers are committed, Paddle
@@ -138,6 +139,12 @@ x = f(4, 2); idx = np.array([-1, 0, -4], 'int64'); up = f(3, 2)
 xt, ut = T(x), T(up); o = _C_ops.scatter(xt, T(idx, False), ut, True); g = f(*o.shape); backward(o, g)
 case("scatter_negative", {"x": x, "index": idx, "updates": up, "out_grad": g}, {"overwrite": True},
      {"out": o, "x_grad": xt.grad, "updates_grad": ut.grad})
+
+# fmax/fmin: ties (which operand takes the gradient) and a broadcast y
+x = np.array([[1., 2., 3.], [0.5, -1., 4.]], 'float32'); y = np.array([1., 0., 3.5], 'float32')
+for n, fn in [("fmax", paddle.fmax), ("fmin", paddle.fmin)]:
+    g = f(2, 3); xt, yt = T(x), T(y); o = fn(xt, yt); backward(o, g)
+    case(n, {"x": x, "y": y, "out_grad": g}, {}, {"out": o, "x_grad": xt.grad, "y_grad": yt.grad})
 
 # ---- optimizers: one step through Paddle's in-place ops, inputs copied first ----
 n = 7

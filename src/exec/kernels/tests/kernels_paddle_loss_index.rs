@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use super::kernels_paddle_models::{check_recorded, Outputs};
 use crate::exec::dtype::DType;
 use crate::exec::kernels::{
-    adaptive, gather_scatter as gs, loss, norm, optimizer, piecewise as pw, topk,
+    adaptive, elementwise as ew, gather_scatter as gs, loss, norm, optimizer, piecewise as pw, topk,
 };
 use crate::exec::Tensor;
 use serde_json::Value;
@@ -199,6 +199,18 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
             o.insert("indices", ind);
             o.insert("x_grad", dx);
         }
+        "fmax" | "fmin" => {
+            let op = if name == "fmax" {
+                ew::BinaryOp::Maximum
+            } else {
+                ew::BinaryOp::Minimum
+            };
+            let (x, y) = (x.unwrap(), t("y"));
+            o.insert("out", ew::binary(op, x, y, -1).unwrap());
+            let (dx, dy) = ew::fextremum_grad(x, y, g.unwrap(), name == "fmax").unwrap();
+            o.insert("x_grad", dx);
+            o.insert("y_grad", dy);
+        }
         "adadelta" => {
             let r = adaptive::adadelta(
                 t("param"),
@@ -304,7 +316,7 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_loss_and_index_kernel_matches_paddle() {
-    check_recorded("paddle_loss_index_kernels.json", 57, run_case);
+    check_recorded("paddle_loss_index_kernels.json", 59, run_case);
 }
 
 #[test]
