@@ -19,10 +19,10 @@ use crate::dialect::{Dialect, Effect};
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
-    activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv, cumsum,
-    dropout, elementwise as ew, flatten, gather_scatter as gs, group_norm as gn, index, interp,
-    join, layer_norm as ln, loss, matmul, norm, optimizer as opt, pad, piecewise as pw, pool,
-    prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, topk,
+    activation as act, adaptive, amp, batch_norm as bn, bilinear_form, broadcast, cast, coalesce,
+    conv, cumsum, dropout, elementwise as ew, flatten, gather_scatter as gs, group_norm as gn,
+    index, interp, join, layer_norm as ln, loss, matmul, norm, optimizer as opt, pad,
+    piecewise as pw, pool, prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, topk,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -1415,6 +1415,18 @@ static KERNELS: &[(&str, KernelFn)] = &[
     }),
     ("pd_op.fmin_grad", |c| {
         two(ew::fextremum_grad(c.t(0)?, c.t(1)?, c.t(2)?, false)?)
+    }),
+    ("pd_op.bilinear", |c| {
+        one(bilinear_form::bilinear(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.opt(3),
+        )?)
+    }),
+    ("pd_op.bilinear_grad", |c| {
+        let (dx, dy, dw, db) = bilinear_form::bilinear_grad(c.t(0)?, c.t(1)?, c.t(2)?, c.t(3)?)?;
+        Ok(vec![Some(dx), Some(dy), Some(dw), Some(db)])
     }),
     ("pd_op.adadelta_", |c| {
         let o = adaptive::adadelta(

@@ -1,6 +1,6 @@
 # Records Paddle 3.3.1's outputs for the norm, loss, indexing and optimizer kernels the tested
 # models lacked (p_norm, sign, bce_loss, nll_loss, kldiv_loss; gather_nd, take_along_axis,
-# put_along_axis, scatter, argmax/argmin, topk; fmax/fmin; adadelta_, nadam_, radam_, rprop_,
+# put_along_axis, scatter, argmax/argmin, topk; fmax/fmin; bilinear; adadelta_, nadam_, radam_, rprop_,
 # asgd_), in
 # the layout of paddle_model_kernels.json, for
 # src/exec/kernels/tests/kernels_paddle_loss_index.rs. Run once with the interop venv
@@ -10,6 +10,7 @@
 # put_along_axis add, gather_nd's grad), an ignore_index label, probabilities 0 and 1.
 import json, os, numpy as np, paddle
 from paddle import _C_ops
+import paddle.nn.functional as F
 paddle.set_device('cpu')
 rs = np.random.RandomState(23)
 def T(a, grad=True):
@@ -145,6 +146,17 @@ x = np.array([[1., 2., 3.], [0.5, -1., 4.]], 'float32'); y = np.array([1., 0., 3
 for n, fn in [("fmax", paddle.fmax), ("fmin", paddle.fmin)]:
     g = f(2, 3); xt, yt = T(x), T(y); o = fn(xt, yt); backward(o, g)
     case(n, {"x": x, "y": y, "out_grad": g}, {}, {"out": o, "x_grad": xt.grad, "y_grad": yt.grad})
+
+# bilinear: with and without a bias
+x, y, w, b = f(4, 3), f(4, 5), f(2, 3, 5), f(1, 2)
+for n, bias in [("bilinear", b), ("bilinear_no_bias", None)]:
+    xt, yt, wt = T(x), T(y), T(w); bt = T(bias) if bias is not None else None
+    o = F.bilinear(xt, yt, wt, bt); g = f(*o.shape); backward(o, g)
+    ins = {"x": x, "y": y, "weight": w, "out_grad": g}
+    outs = {"out": o, "x_grad": xt.grad, "y_grad": yt.grad, "weight_grad": wt.grad}
+    if bias is not None:
+        ins["bias"] = bias; outs["bias_grad"] = bt.grad
+    case(n, ins, {}, outs)
 
 # ---- optimizers: one step through Paddle's in-place ops, inputs copied first ----
 n = 7

@@ -6,6 +6,7 @@ pub mod activation;
 pub mod adaptive;
 pub mod amp;
 pub mod batch_norm;
+pub mod bilinear_form;
 pub mod broadcast;
 pub mod cast;
 pub mod coalesce;

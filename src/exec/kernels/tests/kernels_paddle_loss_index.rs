@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 use super::kernels_paddle_models::{check_recorded, Outputs};
 use crate::exec::dtype::DType;
 use crate::exec::kernels::{
-    adaptive, elementwise as ew, gather_scatter as gs, loss, norm, optimizer, piecewise as pw, topk,
+    adaptive, bilinear_form as bf, elementwise as ew, gather_scatter as gs, loss, norm, optimizer,
+    piecewise as pw, topk,
 };
 use crate::exec::Tensor;
 use serde_json::Value;
@@ -211,6 +212,18 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
             o.insert("x_grad", dx);
             o.insert("y_grad", dy);
         }
+        "bilinear" | "bilinear_no_bias" => {
+            let (x, y, w) = (x.unwrap(), t("y"), t("weight"));
+            let bias = i.get("bias");
+            o.insert("out", bf::bilinear(x, y, w, bias).unwrap());
+            let (dx, dy, dw, db) = bf::bilinear_grad(x, y, w, g.unwrap()).unwrap();
+            o.insert("x_grad", dx);
+            o.insert("y_grad", dy);
+            o.insert("weight_grad", dw);
+            if bias.is_some() {
+                o.insert("bias_grad", db);
+            }
+        }
         "adadelta" => {
             let r = adaptive::adadelta(
                 t("param"),
@@ -316,7 +329,7 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_loss_and_index_kernel_matches_paddle() {
-    check_recorded("paddle_loss_index_kernels.json", 59, run_case);
+    check_recorded("paddle_loss_index_kernels.json", 61, run_case);
 }
 
 #[test]

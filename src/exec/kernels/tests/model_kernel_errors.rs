@@ -482,6 +482,11 @@ fn norm_loss_index_and_optimizer_refusals_are_named() {
         "asgd_: multi_precision is not supported by the executor",
     );
     expect_err(
+        "bilinear shapes",
+        crate::exec::kernels::bilinear_form::bilinear(&x23, &f(&[2, 4]), &f(&[1, 3, 5]), None),
+        "bilinear: x [2, 3], y [2, 4] and weight [1, 3, 5] do not fit [B, M], [B, N], [O, M, N]",
+    );
+    expect_err(
         "adadelta grad",
         adaptive::adadelta(&x3, &f(&[2]), &x3, &x3, &one, None, 0.95, 1e-6, false),
         "adadelta_ grad: [3] and [2] differ in size",
