@@ -20,9 +20,9 @@ use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
     activation as act, adaptive, amp, batch_norm as bn, bilinear_form, broadcast, cast, coalesce,
-    conv, cumsum, dropout, elementwise as ew, flatten, gather_scatter as gs, group_norm as gn,
-    index, interp, join, layer_norm as ln, loss, matmul, norm, optimizer as opt, pad,
-    piecewise as pw, pool, prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, topk,
+    conv, cumsum, dropout, einsum, elementwise as ew, flatten, gather_scatter as gs,
+    group_norm as gn, index, interp, join, layer_norm as ln, loss, matmul, norm, optimizer as opt,
+    pad, piecewise as pw, pool, prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, topk,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -1695,6 +1695,30 @@ static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
             c.t(0)?,
             c.i64_or("num", 1)?,
             int_operand_or_attr(c, 1, "axis", 0)?,
+        )?)
+    }),
+    // ---- einsum (one or two operands, no ellipsis) ----
+    ("pd_op.einsum", |c| {
+        let x = c.list(0)?;
+        let out = einsum::einsum(&x, &str_attr(c, "equation", "")?)?;
+        // As Paddle declares them: `xshape` holds the operands (einsum_grad reads them there),
+        // `inner_cache` one empty tensor per operand.
+        let operands: Vec<Tensor> = x.iter().map(|&t| t.clone()).collect();
+        let cache = x
+            .iter()
+            .map(|t| Tensor::new(vec![0], Data::F32(Vec::new())).map(|e| cast::cast(&e, t.dtype())))
+            .collect::<KResult<Vec<Tensor>>>()?;
+        Ok(vec![
+            Some(Out::Tensor(out)),
+            Some(Out::List(cache)),
+            Some(Out::List(operands)),
+        ])
+    }),
+    ("pd_op.einsum_grad", |c| {
+        vector(einsum::einsum_grad(
+            &c.list(0)?,
+            c.t(2)?,
+            &str_attr(c, "equation", "")?,
         )?)
     }),
 ];

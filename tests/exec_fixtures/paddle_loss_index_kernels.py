@@ -1,6 +1,6 @@
 # Records Paddle 3.3.1's outputs for the norm, loss, indexing and optimizer kernels the tested
 # models lacked (p_norm, sign, bce_loss, nll_loss, kldiv_loss; gather_nd, take_along_axis,
-# put_along_axis, scatter, argmax/argmin, topk; fmax/fmin; bilinear; adadelta_, nadam_, radam_, rprop_,
+# put_along_axis, scatter, argmax/argmin, topk; fmax/fmin; bilinear, einsum; adadelta_, nadam_, radam_, rprop_,
 # asgd_), in
 # the layout of paddle_model_kernels.json, for
 # src/exec/kernels/tests/kernels_paddle_loss_index.rs. Run once with the interop venv
@@ -157,6 +157,20 @@ for n, bias in [("bilinear", b), ("bilinear_no_bias", None)]:
     if bias is not None:
         ins["bias"] = bias; outs["bias_grad"] = bt.grad
     case(n, ins, {}, outs)
+
+# einsum: a matmul, a batched contraction with a summed label, an outer product, the implicit
+# form, a diagonal (a repeated label) and one operand
+for n, eq, shapes in [("einsum_matmul", "ij,jk->ik", [(2, 3), (3, 4)]),
+                      ("einsum_batched_sum", "bij,bjk->bk", [(2, 3, 4), (2, 4, 5)]),
+                      ("einsum_outer", "i,j->ij", [(3,), (4,)]),
+                      ("einsum_implicit", "ij,jk", [(2, 3), (3, 4)]),
+                      ("einsum_diagonal", "ii,ij->j", [(3, 3), (3, 2)]),
+                      ("einsum_transpose_sum", "ijk->kj", [(2, 3, 4)])]:
+    ops = [f(*s_) for s_ in shapes]; ts = [T(a) for a in ops]
+    o = paddle.einsum(eq, *ts); g = f(*o.shape); backward(o, g)
+    ins = {f"x{k}": a for k, a in enumerate(ops)}; ins["out_grad"] = g
+    outs = {"out": o}; outs.update({f"x{k}_grad": t.grad for k, t in enumerate(ts)})
+    case(n, ins, {"equation": eq}, outs)
 
 # ---- optimizers: one step through Paddle's in-place ops, inputs copied first ----
 n = 7

@@ -1,6 +1,6 @@
 """Records the programs of tests/exec_fixtures/loss_index/ with Paddle 3.3.1 (CPU): one small
 static-graph training program that reaches the norm, loss, indexing and ranking kernels through
-Paddle's own Python API (F.normalize, F.nll_loss with class weights and an ignored label,
+Paddle's own Python API (einsum, F.normalize, F.nll_loss with class weights and an ignored label,
 F.binary_cross_entropy, F.kl_div, paddle.topk, paddle.argmax, take_along_axis, put_along_axis,
 gather_nd, paddle.linalg.norm), trained one step by two optimizers, with Paddle's own full-batch
 loss, gradients and step. Run once; the files are committed and Paddle is not a dependency of
@@ -44,6 +44,8 @@ def build(model):
         t = paddle.static.data("t", [-1, 4], "float32")
         idx = paddle.static.data("idx", [-1, 2], "int64")
         h = paddle.nn.Linear(6, 4)(x)
+        mix = paddle.create_parameter([4, 4], "float32")
+        h = paddle.einsum("bi,ij->bj", h, mix) + 0.1 * paddle.einsum("bi,bi->b", h, h).unsqueeze(1)
         logp = F.log_softmax(3 * F.normalize(h, axis=1))
         weight = paddle.to_tensor(np.array([1.0, 0.5, 2.0, 1.5], "float32"))
         loss = F.nll_loss(logp, lab, weight=weight)

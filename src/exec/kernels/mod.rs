@@ -14,6 +14,7 @@ pub mod collective;
 pub mod conv;
 pub mod cumsum;
 pub mod dropout;
+pub mod einsum;
 pub mod elementwise;
 pub mod flatten;
 pub mod gather_scatter;

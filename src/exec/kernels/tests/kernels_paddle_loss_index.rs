@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use super::kernels_paddle_models::{check_recorded, Outputs};
 use crate::exec::dtype::DType;
 use crate::exec::kernels::{
-    adaptive, bilinear_form as bf, elementwise as ew, gather_scatter as gs, loss, norm, optimizer,
-    piecewise as pw, topk,
+    adaptive, bilinear_form as bf, einsum, elementwise as ew, gather_scatter as gs, loss, norm,
+    optimizer, piecewise as pw, topk,
 };
 use crate::exec::Tensor;
 use serde_json::Value;
@@ -224,6 +224,15 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
                 o.insert("bias_grad", db);
             }
         }
+        n if n.starts_with("einsum") => {
+            let eq = word("equation");
+            let ops: Vec<&Tensor> = (0..2).filter_map(|k| i.get(&format!("x{k}"))).collect();
+            o.insert("out", einsum::einsum(&ops, eq).unwrap());
+            let grads = einsum::einsum_grad(&ops, g.unwrap(), eq).unwrap();
+            for (k, d) in grads.into_iter().enumerate() {
+                o.insert(["x0_grad", "x1_grad"][k], d);
+            }
+        }
         "adadelta" => {
             let r = adaptive::adadelta(
                 t("param"),
@@ -329,7 +338,7 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_loss_and_index_kernel_matches_paddle() {
-    check_recorded("paddle_loss_index_kernels.json", 61, run_case);
+    check_recorded("paddle_loss_index_kernels.json", 67, run_case);
 }
 
 #[test]

@@ -486,6 +486,32 @@ fn norm_loss_index_and_optimizer_refusals_are_named() {
         crate::exec::kernels::bilinear_form::bilinear(&x23, &f(&[2, 4]), &f(&[1, 3, 5]), None),
         "bilinear: x [2, 3], y [2, 4] and weight [1, 3, 5] do not fit [B, M], [B, N], [O, M, N]",
     );
+    use crate::exec::kernels::einsum::{einsum, einsum_grad};
+    expect_err(
+        "einsum ellipsis",
+        einsum(&[&x23, &x3], "...j,j->..."),
+        "einsum: equation \"...j,j->...\" has an ellipsis",
+    );
+    expect_err(
+        "einsum sizes",
+        einsum(&[&x23, &f(&[2])], "ij,j->i"),
+        "einsum: label 'j' has size 3 and 2",
+    );
+    expect_err(
+        "einsum operands",
+        einsum(&[&x23], "ij,jk->ik"),
+        "einsum: equation \"ij,jk->ik\" names 2 operands, 1 are given",
+    );
+    expect_err(
+        "einsum output label",
+        einsum(&[&x23, &x3], "ij,j->k"),
+        "einsum: output label 'k' is in no operand",
+    );
+    expect_err(
+        "einsum_grad shape",
+        einsum_grad(&[&x23, &x3], &x3, "ij,j->i"),
+        "einsum_grad: out_grad has shape [3], the output has [2]",
+    );
     expect_err(
         "adadelta grad",
         adaptive::adadelta(&x3, &f(&[2]), &x3, &x3, &one, None, 0.95, 1e-6, false),
