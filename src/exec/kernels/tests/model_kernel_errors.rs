@@ -518,3 +518,98 @@ fn norm_loss_index_and_optimizer_refusals_are_named() {
         "adadelta_ grad: [3] and [2] differ in size",
     );
 }
+
+#[test]
+fn shape_and_rank_refusals_of_the_new_kernels_are_named() {
+    use crate::exec::kernels::{
+        adaptive, bilinear_form, einsum, gather_scatter as gs, loss, norm, topk,
+    };
+    let (x23, x3) = (f(&[2, 3]), f(&[3]));
+    expect_err(
+        "rprop multi_precision",
+        adaptive::rprop(&x3, &x3, &x3, &x3, &f(&[2]), &f(&[2]), true),
+        "rprop_: multi_precision is not supported by the executor (Paddle's CPU kernel has no \
+         master-weight path)",
+    );
+    expect_err(
+        "bilinear rank",
+        bilinear_form::bilinear(&x3, &x23, &f(&[1, 3, 3]), None),
+        "bilinear: x [3] and y [2, 3] must be 2-D and weight [1, 3, 3] 3-D",
+    );
+    expect_err(
+        "bilinear_grad out_grad",
+        bilinear_form::bilinear_grad(&x23, &x23, &f(&[4, 3, 3]), &x23),
+        "bilinear_grad: out_grad has shape [2, 3], the output has [2, 4]",
+    );
+    expect_err(
+        "einsum term rank",
+        einsum::einsum(&[&x23], "ijk->i"),
+        "einsum: term \"ijk\" has 3 labels, its operand [2, 3] has rank 2",
+    );
+    expect_err(
+        "einsum label",
+        einsum::einsum(&[&x23], "i1->i"),
+        "einsum: '1' is not a label in \"i1->i\"",
+    );
+    expect_err(
+        "gather_nd 0-d index",
+        gs::gather_nd(&x23, &Tensor::i64(&[], vec![0])),
+        "gather_nd: index must have rank 1 or more, is 0-d",
+    );
+    expect_err(
+        "take_along_axis rank",
+        gs::take_along_axis(&x23, &Tensor::i64(&[2], vec![0, 1]), 1),
+        "take_along_axis: indices [2] must have the rank of arr [2, 3]",
+    );
+    expect_err(
+        "scatter index shape",
+        gs::scatter(&x23, &Tensor::i64(&[1, 2], vec![0, 1]), &x23, true),
+        "scatter: index must be [N] or [N, 1], is [1, 2]",
+    );
+    expect_err(
+        "scatter 0-d x",
+        gs::scatter(
+            &Tensor::f32(&[], vec![1.0]),
+            &Tensor::i64(&[1], vec![0]),
+            &x3,
+            true,
+        ),
+        "scatter: x must have rank 1 or more, is 0-d",
+    );
+    let nll = loss::NllAttrs {
+        ignore_index: -100,
+        reduction: loss::Reduction::Sum,
+    };
+    expect_err(
+        "nll_loss label shape",
+        loss::nll_loss(&x23, &Tensor::i64(&[3], vec![0, 1, 2]), None, nll),
+        "nll_loss: label has shape [3], input [2, 3] needs [2]",
+    );
+    expect_err(
+        "nll_loss label dtype",
+        loss::nll_loss(&x23, &f(&[2]), None, nll),
+        "nll_loss: label must be an integer tensor, is float32",
+    );
+    let pn = norm::PNormAttrs {
+        porder: 2.0,
+        axis: 1,
+        epsilon: 1e-12,
+        keepdim: false,
+        asvector: false,
+    };
+    expect_err(
+        "p_norm empty axis",
+        norm::p_norm(&f(&[2, 0]), &pn),
+        "p_norm: the reduced axis of [2, 0] is empty",
+    );
+    let tk = topk::TopkAttrs {
+        k: 1,
+        axis: -1,
+        largest: true,
+    };
+    expect_err(
+        "topk_grad shapes",
+        topk::topk_grad(&x23, &Tensor::i64(&[2, 2], vec![0; 4]), &f(&[2, 1]), tk),
+        "topk_grad: indices has shape [2, 2], topk's results have [2, 1]",
+    );
+}
