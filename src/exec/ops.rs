@@ -19,10 +19,11 @@ use crate::dialect::{Dialect, Effect};
 use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
-    activation as act, adaptive, amp, batch_norm as bn, broadcast, cast, coalesce, conv,
-    conv_transpose, cumsum, dropout, elementwise as ew, flatten, group_norm as gn, index, interp,
-    join, layer_norm as ln, loss, matmul, maxout, optimizer as opt, pad, piecewise as pw,
-    pixel_shuffle, pool, pool3d, prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, unfold,
+    activation as act, adaptive, amp, batch_norm as bn, bilinear_form, broadcast, cast, coalesce,
+    conv, conv_transpose, cumsum, dropout, einsum, elementwise as ew, flatten,
+    gather_scatter as gs, group_norm as gn, index, interp, join, layer_norm as ln, loss, matmul,
+    maxout, norm, optimizer as opt, pad, piecewise as pw, pixel_shuffle, pool, pool3d, prelu,
+    reduce, reorder, repeat, rnn, shape, softmax as sm, topk, unfold,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -1372,7 +1373,284 @@ static KERNELS: &[(&str, KernelFn)] = &[
             dropout::DropoutMode::parse(&str_attr(c, "mode", "downgrade_in_infer")?)?,
         )?)
     }),
+    // ---- norms, losses, indexing, ranking and optimizers the tested models lacked ----
+    ("pd_op.p_norm", |c| {
+        one(norm::p_norm(c.t(0)?, &p_norm_attrs(c)?)?)
+    }),
+    ("pd_op.p_norm_grad", |c| {
+        one(norm::p_norm_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            &p_norm_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.sign", |c| one(pw::sign(c.t(0)?)?)),
+    ("pd_op.sign_grad", |c| one(pw::sign_grad(c.t(0)?)?)),
+    ("pd_op.bce_loss", |c| one(loss::bce_loss(c.t(0)?, c.t(1)?)?)),
+    ("pd_op.bce_loss_grad", |c| {
+        one(loss::bce_loss_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.bce_loss_grad_", |c| {
+        one(loss::bce_loss_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.nll_loss", |c| {
+        two(loss::nll_loss(c.t(0)?, c.t(1)?, c.opt(2), nll_attrs(c)?)?)
+    }),
+    ("pd_op.nll_loss_grad", |c| {
+        one(loss::nll_loss_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.opt(2),
+            c.t(3)?,
+            c.t(4)?,
+            nll_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.kldiv_loss", |c| {
+        one(loss::kldiv_loss(c.t(0)?, c.t(1)?, kldiv_attrs(c)?)?)
+    }),
+    ("pd_op.kldiv_loss_grad", |c| {
+        one(loss::kldiv_loss_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            kldiv_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.gather_nd", |c| one(gs::gather_nd(c.t(0)?, c.t(1)?)?)),
+    ("pd_op.gather_nd_grad", |c| {
+        one(gs::gather_nd_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.take_along_axis", |c| {
+        one(gs::take_along_axis(c.t(0)?, c.t(1)?, c.i64_or("axis", 0)?)?)
+    }),
+    ("pd_op.take_along_axis_grad", |c| {
+        one(gs::take_along_axis_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.i64_or("axis", 0)?,
+        )?)
+    }),
+    ("pd_op.put_along_axis", |c| {
+        one(gs::put_along_axis(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            put_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.put_along_axis_grad", |c| {
+        two(gs::put_along_axis_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(4)?,
+            put_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.scatter", |c| {
+        one(gs::scatter(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.bool_or("overwrite", true)?,
+        )?)
+    }),
+    ("pd_op.scatter_grad", |c| {
+        two(gs::scatter_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.argmax", |c| {
+        one(topk::arg_extremum(c.t(0)?, arg_attrs(c)?, true)?)
+    }),
+    ("pd_op.argmin", |c| {
+        one(topk::arg_extremum(c.t(0)?, arg_attrs(c)?, false)?)
+    }),
+    ("pd_op.topk", |c| {
+        two(topk::topk(c.t(0)?, topk_attrs(c, 1)?)?)
+    }),
+    ("pd_op.topk_grad", |c| {
+        one(topk::topk_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            topk_attrs(c, 3)?,
+        )?)
+    }),
+    // fmax/fmin ignore a NaN operand, as irw's maximum/minimum kernels do.
+    ("pd_op.fmax", |c| binary(c, ew::BinaryOp::Maximum)),
+    ("pd_op.fmin", |c| binary(c, ew::BinaryOp::Minimum)),
+    ("pd_op.fmax_grad", |c| {
+        two(ew::fextremum_grad(c.t(0)?, c.t(1)?, c.t(2)?, true)?)
+    }),
+    ("pd_op.fmin_grad", |c| {
+        two(ew::fextremum_grad(c.t(0)?, c.t(1)?, c.t(2)?, false)?)
+    }),
+    ("pd_op.bilinear", |c| {
+        one(bilinear_form::bilinear(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.opt(3),
+        )?)
+    }),
+    ("pd_op.bilinear_grad", |c| {
+        let (dx, dy, dw, db) = bilinear_form::bilinear_grad(c.t(0)?, c.t(1)?, c.t(2)?, c.t(3)?)?;
+        Ok(vec![Some(dx), Some(dy), Some(dw), Some(db)])
+    }),
+    ("pd_op.adadelta_", |c| {
+        let o = adaptive::adadelta(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            c.t(4)?,
+            c.opt(5),
+            c.f64_or("rho", 0.95)? as f32,
+            c.f64_or("epsilon", 1e-6)? as f32,
+            c.bool_or("multi_precision", false)?,
+        )?;
+        Ok(vec![
+            Some(o.param),
+            Some(o.avg_squared_grad),
+            Some(o.avg_squared_update),
+            o.master_param,
+        ])
+    }),
+    ("pd_op.nadam_", |c| {
+        let input = adaptive::NadamIn {
+            param: c.t(0)?,
+            grad: c.t(1)?,
+            learning_rate: c.t(2)?,
+            momentum_decay_pow: c.t(3)?,
+            beta2_pow: c.t(4)?,
+            mu_product: c.t(5)?,
+            moment1: c.t(6)?,
+            moment2: c.t(7)?,
+        };
+        let at = adaptive::NadamAttrs {
+            beta1: c.f64_or("beta1", 0.9)? as f32,
+            beta2: c.f64_or("beta2", 0.999)? as f32,
+            epsilon: c.f64_or("epsilon", 1e-8)? as f32,
+            momentum_decay: c.f64_or("momentum_decay", 0.004)? as f32,
+            multi_precision: c.bool_or("multi_precision", false)?,
+        };
+        let o = adaptive::nadam(&input, at)?;
+        Ok(vec![
+            Some(o.param),
+            Some(o.momentum_decay_pow),
+            Some(o.beta2_pow),
+            Some(o.mu_product),
+            Some(o.moment1),
+            Some(o.moment2),
+            None,
+        ])
+    }),
+    ("pd_op.radam_", |c| {
+        let input = adaptive::RadamIn {
+            param: c.t(0)?,
+            grad: c.t(1)?,
+            learning_rate: c.t(2)?,
+            beta1_pow: c.t(3)?,
+            beta2_pow: c.t(4)?,
+            rho: c.t(5)?,
+            moment1: c.t(6)?,
+            moment2: c.t(7)?,
+        };
+        let at = adaptive::RadamAttrs {
+            beta1: c.f64_or("beta1", 0.9)? as f32,
+            beta2: c.f64_or("beta2", 0.999)? as f32,
+            epsilon: c.f64_or("epsilon", 1e-8)? as f32,
+            multi_precision: c.bool_or("multi_precision", false)?,
+        };
+        let o = adaptive::radam(&input, at)?;
+        Ok(vec![
+            Some(o.param),
+            Some(o.beta1_pow),
+            Some(o.beta2_pow),
+            Some(o.rho),
+            Some(o.moment1),
+            Some(o.moment2),
+            None,
+        ])
+    }),
+    ("pd_op.rprop_", |c| {
+        let (p, prev, lr) = adaptive::rprop(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            c.t(5)?,
+            c.t(6)?,
+            c.bool_or("multi_precision", false)?,
+        )?;
+        Ok(vec![Some(p), Some(prev), Some(lr), None])
+    }),
+    ("pd_op.asgd_", |c| {
+        let (p, d, y) = opt::asgd(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            c.t(4)?,
+            c.t(5)?,
+            c.bool_or("multi_precision", false)?,
+        )?;
+        Ok(vec![Some(p), Some(d), Some(y), None])
+    }),
 ];
+
+fn p_norm_attrs(c: &OpCall<'_>) -> KResult<norm::PNormAttrs> {
+    Ok(norm::PNormAttrs {
+        porder: c.f64_or("porder", 2.0)? as f32,
+        axis: c.i64_or("axis", -1)?,
+        epsilon: c.f64_or("epsilon", 1e-12)? as f32,
+        keepdim: c.bool_or("keepdim", false)?,
+        asvector: c.bool_or("asvector", false)?,
+    })
+}
+
+fn nll_attrs(c: &OpCall<'_>) -> KResult<loss::NllAttrs> {
+    Ok(loss::NllAttrs {
+        ignore_index: c.i64_or("ignore_index", -100)?,
+        reduction: loss::Reduction::parse(&str_attr(c, "reduction", "mean")?, "nll_loss")?,
+    })
+}
+
+fn kldiv_attrs(c: &OpCall<'_>) -> KResult<loss::KldivAttrs> {
+    Ok(loss::KldivAttrs {
+        reduction: loss::Reduction::parse(&str_attr(c, "reduction", "mean")?, "kldiv_loss")?,
+        log_target: c.bool_or("log_target", false)?,
+    })
+}
+
+fn put_attrs(c: &OpCall<'_>) -> KResult<gs::PutAttrs> {
+    Ok(gs::PutAttrs {
+        axis: c.i64_or("axis", 0)?,
+        reduce: gs::PutReduce::parse(&str_attr(c, "reduce", "assign")?)?,
+        include_self: c.bool_or("include_self", true)?,
+    })
+}
+
+/// `argmax`/`argmin`: the axis is operand 1 (a one-element tensor).
+fn arg_attrs(c: &OpCall<'_>) -> KResult<topk::ArgAttrs> {
+    Ok(topk::ArgAttrs {
+        axis: int_operand_or_attr(c, 1, "axis", 0)?,
+        keepdims: c.bool_or("keepdims", false)?,
+        flatten: c.bool_or("flatten", false)?,
+        dtype: c.dtype("dtype")?.unwrap_or(DType::I64),
+    })
+}
+
+/// `topk` and `topk_grad`: `k` is operand `k_at` (a one-element tensor).
+fn topk_attrs(c: &OpCall<'_>, k_at: usize) -> KResult<topk::TopkAttrs> {
+    Ok(topk::TopkAttrs {
+        k: int_operand_or_attr(c, k_at, "k", 1)?,
+        axis: c.i64_or("axis", -1)?,
+        largest: c.bool_or("largest", true)?,
+    })
+}
 
 /// The kernels of ops with vector results: op name → kernel entry.
 static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
@@ -1488,6 +1766,30 @@ static VECTOR_KERNELS: &[(&str, VectorKernelFn)] = &[
             c.t(0)?,
             c.i64_or("num", 1)?,
             int_operand_or_attr(c, 1, "axis", 0)?,
+        )?)
+    }),
+    // ---- einsum (one or two operands, no ellipsis) ----
+    ("pd_op.einsum", |c| {
+        let x = c.list(0)?;
+        let out = einsum::einsum(&x, &str_attr(c, "equation", "")?)?;
+        // As Paddle declares them: `xshape` holds the operands (einsum_grad reads them there),
+        // `inner_cache` one empty tensor per operand.
+        let operands: Vec<Tensor> = x.iter().map(|&t| t.clone()).collect();
+        let cache = x
+            .iter()
+            .map(|t| Tensor::new(vec![0], Data::F32(Vec::new())).map(|e| cast::cast(&e, t.dtype())))
+            .collect::<KResult<Vec<Tensor>>>()?;
+        Ok(vec![
+            Some(Out::Tensor(out)),
+            Some(Out::List(cache)),
+            Some(Out::List(operands)),
+        ])
+    }),
+    ("pd_op.einsum_grad", |c| {
+        vector(einsum::einsum_grad(
+            &c.list(0)?,
+            c.t(2)?,
+            &str_attr(c, "equation", "")?,
         )?)
     }),
 ];

@@ -19,28 +19,34 @@ tests![
     gru_full_batch_step_matches_paddle
 ];
 
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/exec_fixtures/rnn")
+fn read(dir: &str, name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/exec_fixtures")
+        .join(dir)
+        .join(name);
+    std::fs::read_to_string(path).expect("fixture readable")
 }
 
-fn read(name: &str) -> String {
-    std::fs::read_to_string(dir().join(name)).expect("fixture readable")
-}
-
-fn load(model: &str) -> Module {
-    let src = |f: String| SourceFile::new(f.clone(), read(&f));
+fn load(dir: &str, model: &str) -> Module {
+    let src = |f: String| SourceFile::new(f.clone(), read(dir, &f));
     let mut m = parse_module(&src(format!("{model}.ir"))).expect("parses");
     parse_startup_into(&mut m, &src(format!("{model}_startup.ir"))).expect("startup");
     m
 }
 
 fn full_batch_case(model: &str, n_grads: usize) {
+    full_batch_case_in("rnn", model, n_grads);
+}
+
+/// Runs `tests/exec_fixtures/<dir>/<model>.ir` on its recorded feed and compares the loss, the
+/// gradients and the persistables after the step with Paddle's (`<model>.numerics.json`).
+pub(crate) fn full_batch_case_in(dir: &str, model: &str, n_grads: usize) {
     let numerics: Value =
-        serde_json::from_str(&read(&format!("{model}.numerics.json"))).expect("json");
+        serde_json::from_str(&read(dir, &format!("{model}.numerics.json"))).expect("json");
     let feed_name = format!("{model}.feed.json");
-    let feed = Feed::parse(&feed_name, &read(&feed_name)).expect("feed parses");
+    let feed = Feed::parse(&feed_name, &read(dir, &feed_name)).expect("feed parses");
     let rep = run(
-        &load(model),
+        &load(dir, model),
         &RunOptions {
             feed: Some(feed),
             ..Default::default()

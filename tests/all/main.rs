@@ -31,6 +31,7 @@ mod exec_check;
 mod exec_clip;
 mod exec_collectives;
 mod exec_declared;
+mod exec_loss_index;
 mod exec_numerics;
 mod exec_rnn;
 mod exec_zoo;
@@ -75,6 +76,7 @@ fn main() {
     tests.extend(exec_clip::tests());
     tests.extend(exec_collectives::tests());
     tests.extend(exec_declared::tests());
+    tests.extend(exec_loss_index::tests());
     tests.extend(exec_numerics::tests());
     tests.extend(exec_rnn::tests());
     tests.extend(exec_zoo::tests());

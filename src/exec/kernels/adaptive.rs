@@ -1,6 +1,7 @@
-//! The adaptive optimizers besides Adam: `rmsprop_`, `adagrad_`, `adamax_`, `lamb_`, with the
-//! formulas of Paddle 3.3.1's CPU kernels, where the placement of ε and the handling of the
-//! beta powers differ from one optimizer (and from the textbooks) to the next:
+//! The adaptive optimizers besides Adam: `rmsprop_`, `adagrad_`, `adamax_`, `lamb_`,
+//! `adadelta_`, `nadam_`, `radam_` and `rprop_`, with the formulas of Paddle 3.3.1's CPU kernels,
+//! where the placement of ε and the handling of the beta powers differ from one optimizer (and
+//! from the textbooks) to the next:
 //!
 //! ```text
 //! rmsprop   ms = ρ·ms + (1 − ρ)·g²                 (centered: mg = ρ·mg + (1 − ρ)·g)
@@ -14,7 +15,23 @@
 //!           r = (m1 / (1 − β1^t)) / (sqrt(m2 / (1 − β2^t)) + ε) + λ·p
 //!           trust = ‖p‖ / ‖r‖ when both are positive (and λ > 0 or always_adapt), else 1
 //!           p = p − lr·trust·r;  β1^t ← β1^t·β1, β2^t ← β2^t·β2
+//! adadelta  E[g²] = ρ·E[g²] + (1 − ρ)·g²;  u = −sqrt(E[u²] + ε) / sqrt(E[g²] + ε) · g
+//!           p = p + lr·u;  E[u²] = ρ·E[u²] + (1 − ρ)·u²
+//! nadam     d = 0.96^t (advanced first: d ← 0.96·d), β2^t ← β2^t·β2
+//!           μ = β1·(1 − ½·d^ψ);  μ' = β1·(1 − ½·d^ψ·0.96^ψ);  Πμ ← Πμ·μ
+//!           m1, m2 as Adam's;  m̂ = μ'·m1 / (1 − Πμ·μ') + (1 − μ)·g / (1 − Πμ)
+//!           p = p − lr·m̂ / (sqrt(m2 / (1 − β2^t)) + ε)
+//! radam     β1^t, β2^t advanced first;  ρ∞ = 2 / (1 − β2) − 1
+//!           ρ ← (ρ·(β2 − β2^t) + β2^t) / (1 − β2^t);  ρt = ρ∞ − 2ρ  (Paddle's running state)
+//!           m1, m2 as Adam's;  m̂ = m1 / (1 − β1^t)
+//!           ρt > 5: p = p − lr·m̂·r·sqrt(1 − β2^t) / (sqrt(m2) + ε),
+//!                   r = sqrt((ρt − 4)(ρt − 2)ρ∞ / ((ρ∞ − 4)(ρ∞ − 2)ρt));  else p = p − lr·m̂
+//! rprop     per element: g·prev > 0 → η+, = 0 → 1, < 0 → η− and g ← 0
+//!           lr = clamp(lr·η, lr_min, lr_max);  p = p − sign(g)·lr;  prev = g
 //! ```
+//!
+//! `nadam_`, `radam_` and `rprop_` have no multi-precision path in Paddle's CPU kernels (the
+//! master weight is not read), so irw refuses `multi_precision` for them rather than guess.
 //!
 //! All arithmetic is f32 (Paddle's kernels compute in the parameter's type, and the models are
 //! f32); the working weight follows `optimizer.rs`: with `multi_precision` and a master weight,
@@ -305,4 +322,293 @@ pub fn lamb(i: &LambIn<'_>, at: LambAttrs) -> KResult<LambOut> {
         beta2_pow: like(i.beta2_pow, vec![b2p * at.beta2])?,
         master_param,
     })
+}
+
+fn refuse_multi_precision(op: &str, multi_precision: bool) -> KResult<()> {
+    if multi_precision {
+        crate::kbail!(
+            "{}: multi_precision is not supported by the executor (Paddle's CPU kernel has no \
+             master-weight path)",
+            op
+        );
+    }
+    Ok(())
+}
+
+/// Results of [`adadelta`], in `adadelta_`'s result order.
+pub struct AdadeltaOut {
+    pub param: Tensor,
+    pub avg_squared_grad: Tensor,
+    pub avg_squared_update: Tensor,
+    pub master_param: Option<Tensor>,
+}
+
+/// `adadelta_(param, grad, avg_squared_grad, avg_squared_update, learning_rate, master_param)
+/// {rho, epsilon, multi_precision}`.
+#[allow(clippy::too_many_arguments)]
+pub fn adadelta(
+    param: &Tensor,
+    grad: &Tensor,
+    avg_squared_grad: &Tensor,
+    avg_squared_update: &Tensor,
+    lr: &Tensor,
+    master: Option<&Tensor>,
+    rho: f32,
+    epsilon: f32,
+    multi_precision: bool,
+) -> KResult<AdadeltaOut> {
+    same_numel("adadelta_ grad", param, grad)?;
+    same_numel("adadelta_ avg_squared_grad", param, avg_squared_grad)?;
+    same_numel("adadelta_ avg_squared_update", param, avg_squared_update)?;
+    let lr = lr.scalar_f32()?;
+    let (w, uses_master) = working_param(param, master, multi_precision)?;
+    let (pv, gv, sg, su) = (
+        w.to_f32(),
+        grad.to_f32(),
+        avg_squared_grad.to_f32(),
+        avg_squared_update.to_f32(),
+    );
+    let n = pv.len();
+    let (mut p, mut sg_out, mut su_out) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for k in 0..n {
+        let g = gv[k];
+        let sg_k = rho * sg[k] + (1.0 - rho) * g * g;
+        let update = -((su[k] + epsilon).sqrt() / (sg_k + epsilon).sqrt() * g);
+        p.push(pv[k] + lr * update);
+        sg_out.push(sg_k);
+        su_out.push(rho * su[k] + (1.0 - rho) * update * update);
+    }
+    let (param, master_param) = finish_param(param, master, uses_master, p)?;
+    Ok(AdadeltaOut {
+        param,
+        avg_squared_grad: like(avg_squared_grad, sg_out)?,
+        avg_squared_update: like(avg_squared_update, su_out)?,
+        master_param,
+    })
+}
+
+/// Adam's two moments after one step: `(m1, m2)`.
+fn adam_moments(m1: &[f32], m2: &[f32], g: &[f32], beta1: f32, beta2: f32) -> (Vec<f32>, Vec<f32>) {
+    let m1 = m1
+        .iter()
+        .zip(g)
+        .map(|(&m, &g)| beta1 * m + (1.0 - beta1) * g)
+        .collect();
+    let m2 = m2
+        .iter()
+        .zip(g)
+        .map(|(&m, &g)| beta2 * m + (1.0 - beta2) * g * g)
+        .collect();
+    (m1, m2)
+}
+
+/// Operands of `nadam_` (no master weight: see the module doc).
+pub struct NadamIn<'a> {
+    pub param: &'a Tensor,
+    pub grad: &'a Tensor,
+    pub learning_rate: &'a Tensor,
+    pub momentum_decay_pow: &'a Tensor,
+    pub beta2_pow: &'a Tensor,
+    pub mu_product: &'a Tensor,
+    pub moment1: &'a Tensor,
+    pub moment2: &'a Tensor,
+}
+
+/// Attributes of `nadam_`.
+#[derive(Clone, Copy, Debug)]
+pub struct NadamAttrs {
+    pub beta1: f32,
+    pub beta2: f32,
+    pub epsilon: f32,
+    pub momentum_decay: f32,
+    pub multi_precision: bool,
+}
+
+/// Results of [`nadam`], in `nadam_`'s result order (without the master weight).
+pub struct NadamOut {
+    pub param: Tensor,
+    pub momentum_decay_pow: Tensor,
+    pub beta2_pow: Tensor,
+    pub mu_product: Tensor,
+    pub moment1: Tensor,
+    pub moment2: Tensor,
+}
+
+/// `nadam_(param, grad, learning_rate, momentum_decay_pow, beta2_pow, mu_product, moment1,
+/// moment2, master_param) {beta1, beta2, epsilon, momentum_decay, multi_precision}`.
+pub fn nadam(i: &NadamIn<'_>, at: NadamAttrs) -> KResult<NadamOut> {
+    refuse_multi_precision("nadam_", at.multi_precision)?;
+    same_numel("nadam_ grad", i.param, i.grad)?;
+    same_numel("nadam_ moment1", i.param, i.moment1)?;
+    same_numel("nadam_ moment2", i.param, i.moment2)?;
+    let lr = i.learning_rate.scalar_f32()?;
+    let (b1, b2, psi) = (at.beta1, at.beta2, at.momentum_decay);
+    let decay_pow = i.momentum_decay_pow.scalar_f32()? * 0.96;
+    let b2p = i.beta2_pow.scalar_f32()? * b2;
+    let mu = b1 * (1.0 - 0.5 * decay_pow.powf(psi));
+    let mu_next = b1 * (1.0 - 0.5 * decay_pow.powf(psi) * 0.96f32.powf(psi));
+    let mu_product = i.mu_product.scalar_f32()? * mu;
+    let mu_product_next = mu_product * mu_next;
+    let (pv, gv) = (i.param.to_f32(), i.grad.to_f32());
+    let (m1, m2) = adam_moments(&i.moment1.to_f32(), &i.moment2.to_f32(), &gv, b1, b2);
+    let p = (0..pv.len())
+        .map(|k| {
+            let m1_hat =
+                mu_next * m1[k] / (1.0 - mu_product_next) + (1.0 - mu) * gv[k] / (1.0 - mu_product);
+            let m2_hat = m2[k] / (1.0 - b2p);
+            pv[k] - lr * m1_hat / (m2_hat.sqrt() + at.epsilon)
+        })
+        .collect();
+    Ok(NadamOut {
+        param: like(i.param, p)?,
+        momentum_decay_pow: like(i.momentum_decay_pow, vec![decay_pow])?,
+        beta2_pow: like(i.beta2_pow, vec![b2p])?,
+        mu_product: like(i.mu_product, vec![mu_product])?,
+        moment1: like(i.moment1, m1)?,
+        moment2: like(i.moment2, m2)?,
+    })
+}
+
+/// Operands of `radam_` (no master weight: see the module doc).
+pub struct RadamIn<'a> {
+    pub param: &'a Tensor,
+    pub grad: &'a Tensor,
+    pub learning_rate: &'a Tensor,
+    pub beta1_pow: &'a Tensor,
+    pub beta2_pow: &'a Tensor,
+    pub rho: &'a Tensor,
+    pub moment1: &'a Tensor,
+    pub moment2: &'a Tensor,
+}
+
+/// Attributes of `radam_`.
+#[derive(Clone, Copy, Debug)]
+pub struct RadamAttrs {
+    pub beta1: f32,
+    pub beta2: f32,
+    pub epsilon: f32,
+    pub multi_precision: bool,
+}
+
+/// Results of [`radam`], in `radam_`'s result order (without the master weight).
+pub struct RadamOut {
+    pub param: Tensor,
+    pub beta1_pow: Tensor,
+    pub beta2_pow: Tensor,
+    pub rho: Tensor,
+    pub moment1: Tensor,
+    pub moment2: Tensor,
+}
+
+/// `radam_(param, grad, learning_rate, beta1_pow, beta2_pow, rho, moment1, moment2,
+/// master_param) {beta1, beta2, epsilon, multi_precision}`.
+pub fn radam(i: &RadamIn<'_>, at: RadamAttrs) -> KResult<RadamOut> {
+    refuse_multi_precision("radam_", at.multi_precision)?;
+    same_numel("radam_ grad", i.param, i.grad)?;
+    same_numel("radam_ moment1", i.param, i.moment1)?;
+    same_numel("radam_ moment2", i.param, i.moment2)?;
+    let lr = i.learning_rate.scalar_f32()?;
+    let (b1, b2) = (at.beta1, at.beta2);
+    let rho_inf = 2.0 / (1.0 - b2) - 1.0;
+    let b1p = i.beta1_pow.scalar_f32()? * b1;
+    let b2p = i.beta2_pow.scalar_f32()? * b2;
+    let rho = (i.rho.scalar_f32()? * (b2 - b2p) + b2p) / (1.0 - b2p);
+    let rho_t = rho_inf - 2.0 * rho;
+    let (pv, gv) = (i.param.to_f32(), i.grad.to_f32());
+    let (m1, m2) = adam_moments(&i.moment1.to_f32(), &i.moment2.to_f32(), &gv, b1, b2);
+    let rectify = (rho_t > 5.0).then(|| {
+        ((rho_t - 4.0) * (rho_t - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t))
+            .sqrt()
+    });
+    let p = (0..pv.len())
+        .map(|k| {
+            let m1_hat = m1[k] / (1.0 - b1p);
+            match rectify {
+                Some(r) => {
+                    let l = (1.0 - b2p).sqrt() / (m2[k].sqrt() + at.epsilon);
+                    pv[k] - lr * m1_hat * r * l
+                }
+                None => pv[k] - lr * m1_hat,
+            }
+        })
+        .collect();
+    Ok(RadamOut {
+        param: like(i.param, p)?,
+        beta1_pow: like(i.beta1_pow, vec![b1p])?,
+        beta2_pow: like(i.beta2_pow, vec![b2p])?,
+        rho: like(i.rho, vec![rho])?,
+        moment1: like(i.moment1, m1)?,
+        moment2: like(i.moment2, m2)?,
+    })
+}
+
+/// Results of [`rprop`]: `(param, prev, learning_rate)`.
+pub type RpropOut = (Tensor, Tensor, Tensor);
+
+/// `rprop_(param, grad, prev, learning_rate, master_param, learning_rate_range, etas)
+/// {multi_precision}`: `learning_rate` is per element; `learning_rate_range` is `[min, max]`,
+/// `etas` `[η−, η+]`.
+pub fn rprop(
+    param: &Tensor,
+    grad: &Tensor,
+    prev: &Tensor,
+    lr: &Tensor,
+    lr_range: &Tensor,
+    etas: &Tensor,
+    multi_precision: bool,
+) -> KResult<RpropOut> {
+    refuse_multi_precision("rprop_", multi_precision)?;
+    same_numel("rprop_ grad", param, grad)?;
+    same_numel("rprop_ prev", param, prev)?;
+    same_numel("rprop_ learning_rate", param, lr)?;
+    let pair = |t: &Tensor, what: &str| -> KResult<(f32, f32)> {
+        match t.to_f32().as_ref() {
+            &[a, b] => Ok((a, b)),
+            _ => crate::kbail!(
+                "rprop_: {} must hold two values, has shape {:?}",
+                what,
+                t.shape()
+            ),
+        }
+    };
+    let (lr_min, lr_max) = pair(lr_range, "learning_rate_range")?;
+    let (eta_neg, eta_pos) = pair(etas, "etas")?;
+    let (pv, gv, prv, lrv) = (param.to_f32(), grad.to_f32(), prev.to_f32(), lr.to_f32());
+    let n = pv.len();
+    let (mut p, mut g_out, mut lr_out) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for k in 0..n {
+        let product = gv[k] * prv[k];
+        let (g, eta) = if product > 0.0 {
+            (gv[k], eta_pos)
+        } else if product < 0.0 {
+            (0.0, eta_neg)
+        } else {
+            (gv[k], 1.0)
+        };
+        let mut step = lrv[k] * eta;
+        if step > lr_max {
+            step = lr_max;
+        } else if step < lr_min {
+            step = lr_min;
+        }
+        let sign = if g > 0.0 {
+            1.0
+        } else if g < 0.0 {
+            -1.0
+        } else {
+            0.0
+        };
+        p.push(pv[k] - sign * step);
+        g_out.push(g);
+        lr_out.push(step);
+    }
+    Ok((like(param, p)?, like(prev, g_out)?, like(lr, lr_out)?))
 }

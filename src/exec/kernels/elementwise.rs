@@ -226,6 +226,31 @@ pub fn extremum_grad(
     Ok((dx, dy))
 }
 
+/// `fmax_grad` (`maximum`) / `fmin_grad`: (dx, dy). Unlike `maximum_grad`, a tie is not split:
+/// `x` takes the whole gradient where `x ≥ y` (`x ≤ y` for fmin) or `y` is NaN, `y` the rest
+/// (Paddle 3.3.1's convention, recorded in `paddle_loss_index_kernels.json`).
+pub fn fextremum_grad(
+    x: &Tensor,
+    y: &Tensor,
+    dout: &Tensor,
+    maximum: bool,
+) -> KResult<(Tensor, Tensor)> {
+    let (xf, yf, g) = (x.to_f32(), y.to_f32(), dout.to_f32());
+    let (s, share) = binary_map(&xf, x.shape(), &yf, y.shape(), -1, move |a, b| {
+        let x_wins = if maximum { a >= b } else { a <= b };
+        if x_wins || b.is_nan() {
+            1.0
+        } else {
+            0.0f32
+        }
+    })?;
+    let (s, gx) = binary_map(&g, dout.shape(), &share, &s, -1, |g, w| g * w)?;
+    let dx = reduce_like(&gx, &s, x, -1)?;
+    let (s, gy) = binary_map(&g, dout.shape(), &share, &s, -1, |g, w| g * (1.0 - w))?;
+    let dy = reduce_like(&gy, &s, y, -1)?;
+    Ok((dx, dy))
+}
+
 /// `add_grad` / `subtract_grad`: (dx, dy), each summed over the dims its operand broadcast along.
 pub fn add_sub_grad(
     x: &Tensor,

@@ -1,4 +1,5 @@
-//! Optimizer update kernels: `sgd_`, `momentum_`, `adam_`, `adamw_`, with Paddle's formulas.
+//! Optimizer update kernels: `sgd_`, `asgd_`, `momentum_`, `adam_`, `adamw_`, with Paddle's
+//! formulas.
 //!
 //! All arithmetic is in f32. With `multi_precision` and a master weight, the master (f32) is
 //! updated and the parameter is the master rounded to the parameter's dtype (how Paddle keeps
@@ -99,6 +100,43 @@ pub fn sgd(
         param,
         master_param,
     })
+}
+
+/// Results of [`asgd`]: `(param, d, y)`.
+pub type AsgdOut = (Tensor, Tensor, Tensor);
+
+/// `asgd_(param, grad, learning_rate, d, y, n, master_param) {multi_precision}`: stochastic
+/// average gradient, as Paddle 3.3.1's CPU kernel computes it: `d = d − y + g`, `y = g`,
+/// `p = p − (lr / n)·d`, where `y` is this parameter's gradient from its last step and `n` the
+/// number of gradients `d` sums. The kernel reads no master weight, so `multi_precision` is
+/// refused rather than guessed.
+#[allow(clippy::too_many_arguments)]
+pub fn asgd(
+    param: &Tensor,
+    grad: &Tensor,
+    lr: &Tensor,
+    d: &Tensor,
+    y: &Tensor,
+    n: &Tensor,
+    multi_precision: bool,
+) -> KResult<AsgdOut> {
+    if multi_precision {
+        kbail!(
+            "asgd_: multi_precision is not supported by the executor (Paddle's CPU kernel has no \
+             master-weight path)"
+        );
+    }
+    same_numel("asgd_ grad", param, grad)?;
+    same_numel("asgd_ d", param, d)?;
+    same_numel("asgd_ y", param, y)?;
+    let (lr, count) = (lr.scalar_f32()?, n.scalar_f32()?);
+    let (pv, gv, dv, yv) = (param.to_f32(), grad.to_f32(), d.to_f32(), y.to_f32());
+    let d_out: Vec<f32> = (0..pv.len()).map(|k| dv[k] - yv[k] + gv[k]).collect();
+    let p: Vec<f32> = (0..pv.len())
+        .map(|k| pv[k] - (lr / count) * d_out[k])
+        .collect();
+    let like = |t: &Tensor, v: Vec<f32>| Tensor::from_f32_as(t.shape(), v, t.dtype());
+    Ok((like(param, p)?, like(d, d_out)?, like(y, gv.into_owned())?))
 }
 
 /// Attributes of `momentum_`.

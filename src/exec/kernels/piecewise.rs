@@ -1,5 +1,6 @@
 //! Piecewise-linear activations and their `_grad` ops: leaky_relu, relu6, hardswish,
-//! hardsigmoid, abs, clip, hardtanh, softshrink, hardshrink, thresholded_relu.
+//! hardsigmoid, abs, clip, hardtanh, softshrink, hardshrink, thresholded_relu; and `sign`, the
+//! piecewise-constant slope of `abs` (what an `L1Decay` regularizer adds to the gradient).
 //!
 //! Their derivatives are undefined at the kinks, and each Paddle kernel picks a side there;
 //! a gradient that took the other side would differ from Paddle's by a whole `dout` wherever an
@@ -19,10 +20,11 @@
 //! | softshrink | x = ±λ | 0 (`|x| > λ`) |
 //! | hardshrink | x = ±t | 1, and `x` kept (`|x| ≥ t`, unlike softshrink) |
 //! | thresholded_relu | x = threshold | 0 (`x > threshold`) |
+//! | sign | x = 0 | 0 everywhere (`sign_grad` is zeros); `sign(0) = 0`, `sign(−0) = 0` |
 
 use crate::exec::error::KResult;
 use crate::exec::kernels::elementwise::{unary_f32, zip_f32};
-use crate::exec::tensor::Tensor;
+use crate::exec::tensor::{Data, Tensor};
 
 /// `leaky_relu(x) {negative_slope}`: `x` where `x ≥ 0`, else `slope · x`.
 pub fn leaky_relu(x: &Tensor, slope: f32) -> KResult<Tensor> {
@@ -86,6 +88,29 @@ pub fn hardsigmoid_grad(out: &Tensor, dout: &Tensor, slope: f32) -> KResult<Tens
 /// `abs(x)`.
 pub fn abs(x: &Tensor) -> KResult<Tensor> {
     unary_f32(x, f32::abs)
+}
+
+/// `sign(x)`: −1, 0 or 1, in `x`'s dtype (integers stay integers, as Paddle's kernel keeps them).
+pub fn sign(x: &Tensor) -> KResult<Tensor> {
+    let s = |v: f64| {
+        if v > 0.0 {
+            1.0
+        } else if v < 0.0 {
+            -1.0
+        } else {
+            0.0
+        }
+    };
+    if x.dtype().is_float() {
+        return unary_f32(x, move |v| s(v as f64) as f32);
+    }
+    let v: Vec<f64> = x.to_f64_vec().into_iter().map(s).collect();
+    Tensor::new(x.shape().to_vec(), Data::F64(v).cast(x.dtype()))
+}
+
+/// `sign_grad(out_grad)`: zeros (the slope is 0 wherever it is defined).
+pub fn sign_grad(dout: &Tensor) -> KResult<Tensor> {
+    Tensor::try_full(dout.shape(), dout.dtype(), 0.0)
 }
 
 /// `abs_grad(x, out_grad)`: `dout · sign(x)`, 0 at 0.

@@ -23,7 +23,7 @@ use crate::exec::kernels::{
 use crate::exec::Tensor;
 use serde_json::Value;
 
-type Outputs = BTreeMap<&'static str, Tensor>;
+pub(super) type Outputs = BTreeMap<&'static str, Tensor>;
 
 /// A unary op's forward and its grad: `out` and `x_grad`.
 fn unary(o: &mut Outputs, out: Tensor, x_grad: Tensor) {
@@ -31,7 +31,7 @@ fn unary(o: &mut Outputs, out: Tensor, x_grad: Tensor) {
     o.insert("x_grad", x_grad);
 }
 
-fn ints(v: &Value) -> Vec<i64> {
+pub(super) fn ints(v: &Value) -> Vec<i64> {
     v.as_array()
         .expect("an integer list")
         .iter()
@@ -604,12 +604,24 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_model_kernel_matches_paddle() {
+    check_recorded("paddle_model_kernels.json", 81, run_case);
+}
+
+/// Runs `run` on every case of `tests/exec_fixtures/<file>` (at least `min_cases` of them) and
+/// compares its outputs with Paddle's: the same names, shapes and dtypes, and values within
+/// `1e-5·|b| + 1e-5·max|b|`.
+pub(super) fn check_recorded(
+    file: &str,
+    min_cases: usize,
+    run: fn(&str, &BTreeMap<String, Tensor>, &Value) -> Outputs,
+) {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/exec_fixtures/paddle_model_kernels.json");
+        .join("tests/exec_fixtures")
+        .join(file);
     let j: Value =
         serde_json::from_str(&std::fs::read_to_string(p).expect("readable")).expect("json");
     let cases = j["cases"].as_array().expect("cases");
-    assert!(cases.len() >= 81);
+    assert!(cases.len() >= min_cases);
     for c in cases {
         let name = c["name"].as_str().expect("name");
         let inputs: BTreeMap<String, Tensor> = c["inputs"]
@@ -618,7 +630,7 @@ fn every_recorded_model_kernel_matches_paddle() {
             .iter()
             .map(|(k, v)| (k.clone(), tensor_from_json(v).expect("tensor")))
             .collect();
-        let got = run_case(name, &inputs, &c["attrs"]);
+        let got = run(name, &inputs, &c["attrs"]);
         let want = c["outputs"].as_object().expect("outputs");
         assert_eq!(
             got.keys().copied().collect::<Vec<_>>(),

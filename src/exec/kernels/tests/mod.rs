@@ -4,6 +4,7 @@
 mod cnn_errors;
 mod kernel_errors;
 mod kernels_paddle;
+mod kernels_paddle_loss_index;
 mod kernels_paddle_models;
 mod model_kernel_errors;
 mod rnn_errors;

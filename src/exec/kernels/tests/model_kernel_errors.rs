@@ -345,3 +345,271 @@ fn interp_refuses_what_it_cannot_size() {
         "interp_grad: output_grad [1, 1, 2, 2] is not the shape of the output [1, 1, 4, 4]",
     );
 }
+
+#[test]
+fn norm_loss_index_and_optimizer_refusals_are_named() {
+    use crate::exec::kernels::{gather_scatter as gs, loss, norm, optimizer, topk};
+    let (x23, x3) = (f(&[2, 3]), f(&[3]));
+    let ids = |shape: &[usize], v: Vec<i64>| Tensor::i64(shape, v);
+    let pn = norm::PNormAttrs {
+        porder: 2.0,
+        axis: 2,
+        epsilon: 1e-12,
+        keepdim: false,
+        asvector: false,
+    };
+    expect_err(
+        "p_norm axis",
+        norm::p_norm(&x23, &pn),
+        "p_norm: axis 2 is out of range for rank 2",
+    );
+    let pn = norm::PNormAttrs { axis: 1, ..pn };
+    expect_err(
+        "p_norm_grad out",
+        norm::p_norm_grad(&x23, &x3, &f(&[2]), &pn),
+        "p_norm_grad: out has shape [3], the norm of [2, 3] has shape [2]",
+    );
+    expect_err(
+        "bce_loss range",
+        loss::bce_loss(&Tensor::f32(&[2], vec![0.5, 1.5]), &f(&[2])),
+        "bce_loss: input 1.5 is not a probability in [0, 1]",
+    );
+    let nll = loss::NllAttrs {
+        ignore_index: -100,
+        reduction: loss::Reduction::Mean,
+    };
+    expect_err(
+        "nll_loss label range",
+        loss::nll_loss(&x23, &ids(&[2], vec![0, 3]), None, nll),
+        "nll_loss: label 3 is out of range 0..3",
+    );
+    expect_err(
+        "nll_loss rank",
+        loss::nll_loss(&x3, &ids(&[3], vec![0, 0, 0]), None, nll),
+        "nll_loss: input must be [N, C] or [N, C, H, W], is [3]",
+    );
+    expect_err(
+        "nll_loss weight",
+        loss::nll_loss(&x23, &ids(&[2], vec![0, 1]), Some(&f(&[2])), nll),
+        "nll_loss: weight has shape [2], expected [3]",
+    );
+    expect_err(
+        "kldiv reduction",
+        loss::Reduction::parse("batchmean", "nll_loss"),
+        "nll_loss: reduction \"batchmean\" is not one of Paddle's",
+    );
+    expect_err(
+        "gather_nd range",
+        gs::gather_nd(&x23, &ids(&[1, 2], vec![1, 3])),
+        "gather_nd: index 3 is out of range [-3, 3)",
+    );
+    expect_err(
+        "gather_nd depth",
+        gs::gather_nd(&x23, &ids(&[1, 3], vec![0, 0, 0])),
+        "gather_nd: index rows of length 3 address more dimensions than x [2, 3] has",
+    );
+    expect_err(
+        "take_along_axis float index",
+        gs::take_along_axis(&x23, &f(&[2, 1]), 1),
+        "take_along_axis: index must be an integer tensor, is float32",
+    );
+    expect_err(
+        "take_along_axis shapes",
+        gs::take_along_axis(&f(&[2, 3, 4]), &ids(&[2, 1, 2], vec![0; 4]), 1),
+        "take_along_axis: indices [2, 1, 2] and arr [2, 3, 4] differ off the axis 1",
+    );
+    expect_err(
+        "put_along_axis mode",
+        gs::PutReduce::parse("amax"),
+        "put_along_axis: reduce \"amax\" is not supported by the executor",
+    );
+    let put = gs::PutAttrs {
+        axis: 1,
+        reduce: gs::PutReduce::Add,
+        include_self: true,
+    };
+    expect_err(
+        "put_along_axis values",
+        gs::put_along_axis(&x23, &ids(&[2, 1], vec![0, 1]), &f(&[2, 2]), put),
+        "put_along_axis: values [2, 2] must have the shape of indices [2, 1]",
+    );
+    expect_err(
+        "scatter updates",
+        gs::scatter(&x23, &ids(&[2], vec![0, 1]), &f(&[2, 2]), true),
+        "scatter: updates [2, 2] must be [2] + the row shape [3] of x",
+    );
+    expect_err(
+        "scatter range",
+        gs::scatter(&x23, &ids(&[1], vec![-3]), &f(&[1, 3]), false),
+        "scatter: index -3 is out of range [-2, 2)",
+    );
+    let arg = topk::ArgAttrs {
+        axis: 0,
+        keepdims: false,
+        flatten: false,
+        dtype: crate::exec::dtype::DType::F32,
+    };
+    expect_err(
+        "argmax dtype",
+        topk::arg_extremum(&x23, arg, true),
+        "argmax: dtype must be int32 or int64, is float32",
+    );
+    let tk = topk::TopkAttrs {
+        k: 4,
+        axis: -1,
+        largest: true,
+    };
+    expect_err(
+        "topk k",
+        topk::topk(&x23, tk),
+        "topk: k 4 must be in 1..=3 (the length of axis 1)",
+    );
+    let tk = topk::TopkAttrs { k: 1, ..tk };
+    expect_err(
+        "topk_grad index",
+        topk::topk_grad(&x23, &ids(&[2, 1], vec![0, 5]), &f(&[2, 1]), tk),
+        "topk_grad: index 5 is out of range 0..3",
+    );
+    let one = f(&[1]);
+    expect_err(
+        "rprop etas",
+        adaptive::rprop(&x3, &x3, &x3, &x3, &f(&[2]), &x3, false),
+        "rprop_: etas must hold two values, has shape [3]",
+    );
+    expect_err(
+        "asgd multi_precision",
+        optimizer::asgd(&x3, &x3, &one, &x3, &x3, &one, true),
+        "asgd_: multi_precision is not supported by the executor",
+    );
+    expect_err(
+        "bilinear shapes",
+        crate::exec::kernels::bilinear_form::bilinear(&x23, &f(&[2, 4]), &f(&[1, 3, 5]), None),
+        "bilinear: x [2, 3], y [2, 4] and weight [1, 3, 5] do not fit [B, M], [B, N], [O, M, N]",
+    );
+    use crate::exec::kernels::einsum::{einsum, einsum_grad};
+    expect_err(
+        "einsum ellipsis",
+        einsum(&[&x23, &x3], "...j,j->..."),
+        "einsum: equation \"...j,j->...\" has an ellipsis",
+    );
+    expect_err(
+        "einsum sizes",
+        einsum(&[&x23, &f(&[2])], "ij,j->i"),
+        "einsum: label 'j' has size 3 and 2",
+    );
+    expect_err(
+        "einsum operands",
+        einsum(&[&x23], "ij,jk->ik"),
+        "einsum: equation \"ij,jk->ik\" names 2 operands, 1 are given",
+    );
+    expect_err(
+        "einsum output label",
+        einsum(&[&x23, &x3], "ij,j->k"),
+        "einsum: output label 'k' is in no operand",
+    );
+    expect_err(
+        "einsum_grad shape",
+        einsum_grad(&[&x23, &x3], &x3, "ij,j->i"),
+        "einsum_grad: out_grad has shape [3], the output has [2]",
+    );
+    expect_err(
+        "adadelta grad",
+        adaptive::adadelta(&x3, &f(&[2]), &x3, &x3, &one, None, 0.95, 1e-6, false),
+        "adadelta_ grad: [3] and [2] differ in size",
+    );
+}
+
+#[test]
+fn shape_and_rank_refusals_of_the_new_kernels_are_named() {
+    use crate::exec::kernels::{
+        adaptive, bilinear_form, einsum, gather_scatter as gs, loss, norm, topk,
+    };
+    let (x23, x3) = (f(&[2, 3]), f(&[3]));
+    expect_err(
+        "rprop multi_precision",
+        adaptive::rprop(&x3, &x3, &x3, &x3, &f(&[2]), &f(&[2]), true),
+        "rprop_: multi_precision is not supported by the executor (Paddle's CPU kernel has no \
+         master-weight path)",
+    );
+    expect_err(
+        "bilinear rank",
+        bilinear_form::bilinear(&x3, &x23, &f(&[1, 3, 3]), None),
+        "bilinear: x [3] and y [2, 3] must be 2-D and weight [1, 3, 3] 3-D",
+    );
+    expect_err(
+        "bilinear_grad out_grad",
+        bilinear_form::bilinear_grad(&x23, &x23, &f(&[4, 3, 3]), &x23),
+        "bilinear_grad: out_grad has shape [2, 3], the output has [2, 4]",
+    );
+    expect_err(
+        "einsum term rank",
+        einsum::einsum(&[&x23], "ijk->i"),
+        "einsum: term \"ijk\" has 3 labels, its operand [2, 3] has rank 2",
+    );
+    expect_err(
+        "einsum label",
+        einsum::einsum(&[&x23], "i1->i"),
+        "einsum: '1' is not a label in \"i1->i\"",
+    );
+    expect_err(
+        "gather_nd 0-d index",
+        gs::gather_nd(&x23, &Tensor::i64(&[], vec![0])),
+        "gather_nd: index must have rank 1 or more, is 0-d",
+    );
+    expect_err(
+        "take_along_axis rank",
+        gs::take_along_axis(&x23, &Tensor::i64(&[2], vec![0, 1]), 1),
+        "take_along_axis: indices [2] must have the rank of arr [2, 3]",
+    );
+    expect_err(
+        "scatter index shape",
+        gs::scatter(&x23, &Tensor::i64(&[1, 2], vec![0, 1]), &x23, true),
+        "scatter: index must be [N] or [N, 1], is [1, 2]",
+    );
+    expect_err(
+        "scatter 0-d x",
+        gs::scatter(
+            &Tensor::f32(&[], vec![1.0]),
+            &Tensor::i64(&[1], vec![0]),
+            &x3,
+            true,
+        ),
+        "scatter: x must have rank 1 or more, is 0-d",
+    );
+    let nll = loss::NllAttrs {
+        ignore_index: -100,
+        reduction: loss::Reduction::Sum,
+    };
+    expect_err(
+        "nll_loss label shape",
+        loss::nll_loss(&x23, &Tensor::i64(&[3], vec![0, 1, 2]), None, nll),
+        "nll_loss: label has shape [3], input [2, 3] needs [2]",
+    );
+    expect_err(
+        "nll_loss label dtype",
+        loss::nll_loss(&x23, &f(&[2]), None, nll),
+        "nll_loss: label must be an integer tensor, is float32",
+    );
+    let pn = norm::PNormAttrs {
+        porder: 2.0,
+        axis: 1,
+        epsilon: 1e-12,
+        keepdim: false,
+        asvector: false,
+    };
+    expect_err(
+        "p_norm empty axis",
+        norm::p_norm(&f(&[2, 0]), &pn),
+        "p_norm: the reduced axis of [2, 0] is empty",
+    );
+    let tk = topk::TopkAttrs {
+        k: 1,
+        axis: -1,
+        largest: true,
+    };
+    expect_err(
+        "topk_grad shapes",
+        topk::topk_grad(&x23, &Tensor::i64(&[2, 2], vec![0; 4]), &f(&[2, 1]), tk),
+        "topk_grad: indices has shape [2, 2], topk's results have [2, 1]",
+    );
+}

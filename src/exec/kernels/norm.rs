@@ -1,0 +1,154 @@
+//! `p_norm` and its grad: the vector p-norm of `x` along one axis (or of all of `x`, `asvector`),
+//! what `F.normalize`, `F.pairwise_distance` and `paddle.linalg.norm` lower to.
+//!
+//! ```text
+//! porder 0      out = #{x ≠ 0}                    dx = 0
+//! porder ±inf   out = max |x| (min |x| for −inf)  dx = dout · sign(x) where |x| = out
+//! otherwise     out = (Σ |x|^p)^(1/p)              dx = dout · sign(x) · |x|^(p−1) / (out^(p−1) + ε)
+//! ```
+//!
+//! The conventions are Paddle 3.3.1's CPU kernel's, recorded in
+//! `tests/exec_fixtures/paddle_loss_index_kernels.json`: ε appears only in the grad (so the grad
+//! of a zero vector is 0, not NaN, and the forward is the exact norm); every element tied for
+//! the ±inf extremum gets the whole gradient, not a share of it; `sign(0) = 0`, so a zero
+//! element gets no gradient, even under porder 1.
+
+use crate::exec::dtype::DType;
+use crate::exec::error::KResult;
+use crate::exec::tensor::Tensor;
+use crate::kbail;
+
+/// `p_norm`'s attributes.
+#[derive(Clone, Copy, Debug)]
+pub struct PNormAttrs {
+    pub porder: f32,
+    pub axis: i64,
+    pub epsilon: f32,
+    pub keepdim: bool,
+    pub asvector: bool,
+}
+
+/// The reduction as `[pre, n, post]` (the norm runs over `n`, `post` apart) and the out shape.
+fn layout(shape: &[usize], at: &PNormAttrs, op: &str) -> KResult<([usize; 3], Vec<usize>)> {
+    if at.asvector {
+        let n = shape.iter().product();
+        let out = if at.keepdim {
+            vec![1; shape.len()]
+        } else {
+            vec![]
+        };
+        return Ok(([1, n, 1], out));
+    }
+    let r = shape.len() as i64;
+    if r == 0 || at.axis < -r || at.axis >= r {
+        kbail!("{}: axis {} is out of range for rank {}", op, at.axis, r);
+    }
+    let a = at.axis.rem_euclid(r) as usize;
+    let dims = [
+        shape[..a].iter().product(),
+        shape[a],
+        shape[a + 1..].iter().product(),
+    ];
+    let mut out = shape.to_vec();
+    if at.keepdim {
+        out[a] = 1;
+    } else {
+        out.remove(a);
+    }
+    Ok((dims, out))
+}
+
+fn float_dtype(d: DType) -> DType {
+    if d.is_float() {
+        d
+    } else {
+        DType::F32
+    }
+}
+
+fn sign(v: f32) -> f32 {
+    if v > 0.0 {
+        1.0
+    } else if v < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
+/// The norm of one strided run of `n` values.
+fn norm_of(x: &[f32], start: usize, n: usize, stride: usize, p: f32) -> f32 {
+    let vals = (0..n).map(|j| x[start + j * stride].abs());
+    if p == 0.0 {
+        vals.filter(|&a| a != 0.0).count() as f32
+    } else if p == f32::INFINITY {
+        vals.fold(0.0f32, f32::max)
+    } else if p == f32::NEG_INFINITY {
+        vals.fold(f32::INFINITY, f32::min)
+    } else {
+        let s: f64 = vals.map(|a| (a as f64).powf(p as f64)).sum();
+        s.powf(1.0 / p as f64) as f32
+    }
+}
+
+/// `p_norm(x) {porder, axis, epsilon, keepdim, asvector}`.
+pub fn p_norm(x: &Tensor, at: &PNormAttrs) -> KResult<Tensor> {
+    let ([pre, n, post], out_shape) = layout(x.shape(), at, "p_norm")?;
+    if n == 0 {
+        kbail!("p_norm: the reduced axis of {:?} is empty", x.shape());
+    }
+    let xs = x.to_f32();
+    let mut out = Vec::with_capacity(pre * post);
+    for i in 0..pre {
+        for k in 0..post {
+            out.push(norm_of(&xs, i * n * post + k, n, post, at.porder));
+        }
+    }
+    Tensor::from_f32_as(&out_shape, out, float_dtype(x.dtype()))
+}
+
+/// `p_norm_grad(x, out, out_grad) {porder, axis, epsilon, keepdim, asvector}`.
+pub fn p_norm_grad(x: &Tensor, out: &Tensor, dout: &Tensor, at: &PNormAttrs) -> KResult<Tensor> {
+    let ([pre, n, post], out_shape) = layout(x.shape(), at, "p_norm_grad")?;
+    let reduced = pre * post;
+    for (what, t) in [("out", out), ("out_grad", dout)] {
+        if t.numel() != reduced {
+            kbail!(
+                "p_norm_grad: {} has shape {:?}, the norm of {:?} has shape {:?}",
+                what,
+                t.shape(),
+                x.shape(),
+                out_shape
+            );
+        }
+    }
+    let (xs, norms, g) = (x.to_f32(), out.to_f32(), dout.to_f32());
+    let p = at.porder;
+    let mut dx = vec![0.0f32; xs.len()];
+    if p != 0.0 {
+        for i in 0..pre {
+            for k in 0..post {
+                let (norm, gv) = (norms[i * post + k], g[i * post + k]);
+                let scale = if p.is_infinite() {
+                    0.0
+                } else {
+                    gv / (norm.powf(p - 1.0) + at.epsilon)
+                };
+                for j in 0..n {
+                    let e = (i * n + j) * post + k;
+                    let v = xs[e];
+                    dx[e] = if p.is_infinite() {
+                        if v.abs() == norm {
+                            sign(v) * gv
+                        } else {
+                            0.0
+                        }
+                    } else {
+                        v.abs().powf(p - 1.0) * scale * sign(v)
+                    };
+                }
+            }
+        }
+    }
+    Tensor::from_f32_as(x.shape(), dx, float_dtype(x.dtype()))
+}
