@@ -289,6 +289,12 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         rewritten_src,
         &opts,
     )?;
+    if let Some(r) = &a.reference {
+        // The report's words are the general case's: say whom they are about here.
+        super::streams::print(&format!(
+            "irw check: the rewritten program is compared with --reference {r}: \"the original\" below is that program\n"
+        ))?;
+    }
     super::streams::print(&report.to_string())?;
     match report.outcome() {
         // Its own verdict: what a gradient merge can reproduce holds, but the full-batch step

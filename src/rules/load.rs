@@ -999,6 +999,16 @@ impl Loader {
                             d = d.with_hint(h);
                         }
                         errors.push(d);
+                        // The file's required parameters this import leaves unset are what the
+                        // misspelled key meant to set: this error says so, not a missing `--set`.
+                        for it in &self.files[target].items {
+                            if let Item::Param(p) = it {
+                                let given = im.sets.iter().any(|(k, _)| k.name == p.name.name);
+                                if p.default.is_none() && !given {
+                                    failed.insert(p.name.name.clone());
+                                }
+                            }
+                        }
                         continue;
                     }
                     // A parameter whose declaration is faulty, or a value that names one.

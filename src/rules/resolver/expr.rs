@@ -184,7 +184,13 @@ impl Resolver<'_> {
                     )
                 };
                 let t = match op {
-                    BinOp::Add if a.is(Ty::Str) && b.is(Ty::Str) => Ty::Str,
+                    // A string when one side is known to be one (two values of unknown kind,
+                    // such as captures, may be numbers: the sum's kind is unknown too).
+                    BinOp::Add
+                        if (a == Ty::Str || b == Ty::Str) && a.is(Ty::Str) && b.is(Ty::Str) =>
+                    {
+                        Ty::Str
+                    }
                     BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => {
                         if !a.numeric() || !b.numeric() {
                             return Err(bad(self));

@@ -237,17 +237,18 @@ impl Resolver<'_> {
         rp: &mut compiled::Pattern,
     ) -> Result<(), Diagnostic> {
         // The ops the pattern may match, to check each test against the attribute's kind.
-        let specs = match p
-            .attrs
-            .iter()
-            .any(|a| matches!(a.val, AttrPatVal::Equals(_)))
-        {
-            true => self
+        let specs = match p.attrs.is_empty() {
+            false => self
                 .op_sel(&p.op)
                 .map(|(specs, _)| specs)
                 .unwrap_or_default(),
-            false => Vec::new(),
+            true => Vec::new(),
         };
+        if !matches!(p.op, OpSel::Class(_)) {
+            for a in &p.attrs {
+                self.attr_key_misspelled(&specs, &a.key)?;
+            }
+        }
         for (a, ra) in p.attrs.iter().zip(&mut rp.attrs) {
             if let AttrPatVal::Equals(e) = &a.val {
                 let (t, x) = self.expr_no_build(e)?;
@@ -261,5 +262,32 @@ impl Resolver<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A test of a key none of `specs` (the ops a named pattern can be) defines, one or two
+    /// edits from a key one of them does: a misspelled attribute (`{is_tset: true}` on
+    /// `pd_op.dropout`), whose test could never hold. A key of one's own (a pass's marker, such
+    /// as `grad_merge_add`) is still free, as long as it does not look like the op's own.
+    fn attr_key_misspelled(&self, specs: &[&OpSpec], k: &Ident) -> Result<(), Diagnostic> {
+        let own = |s: &&OpSpec| s.attr(&k.name).is_some();
+        if specs.is_empty() || specs.iter().any(own) || k.name.chars().count() < 4 {
+            return Ok(());
+        }
+        let names = specs.iter().flat_map(|s| s.attrs.iter().map(|a| a.name));
+        let close = crate::suggest::closest(&k.name, names, 2);
+        let Some(hint) = crate::suggest::did_you_mean(&close) else {
+            return Ok(());
+        };
+        Err(self
+            .at(
+                k.span.0,
+                format!(
+                    "`{}` has no attribute `{}`, and one it has is spelled alike: this test never holds",
+                    specs[0].name, k.name
+                ),
+            )
+            .with_hint(format!(
+                "{hint} (a marker key of a pass's own must not look like one of the op's attributes)"
+            )))
     }
 }
