@@ -96,8 +96,14 @@ fn to_diagnostic<T: std::fmt::Display>(src: &SourceFile, e: PErr<T>) -> Diagnost
                     describe_expected(&expected)
                 ),
             );
+            let line_start = src.text[..l].rfind('\n').map_or(0, |i| i + 1);
+            let in_import = src.text[line_start..l].trim_start().starts_with("import ");
             if expected.iter().any(|t| t == "\"{\"") && expected.len() == 1 {
                 d = d.with_hint("an op a rule builds lists its attributes, even when empty: `pd_op.relu(%x) {}`");
+            } else if shown == "`with`" && in_import {
+                d = d.with_hint("an import writes `with {...}` before its `if`: `import \"x.rw\" with {k: v} if c;`");
+            } else if ends_inside_interpolation(before) {
+                d = d.with_hint("a string literal cannot appear inside a `{...}` interpolation (the string ends at its `\"`): name the value first, `let $v = attr(%p, \"value\");`, then write `{$v}`");
             } else if expected.iter().any(|t| t == "\";\"") {
                 d = d.with_hint("every declaration and clause ends with `;`");
             } else if expected.iter().any(|t| t == "\"rule\"") && tok.contains("match") {
@@ -138,6 +144,19 @@ fn misspelt_keyword(shown: &str, expected: &[String]) -> Option<String> {
 }
 
 /// LALRPOP prints a token as `Token(id, "text")`; show the text.
+/// Whether `before` (the text up to an unexpected token) ends with a string whose last `{` is
+/// not closed: a string literal written inside an interpolation, which ended the string early.
+fn ends_inside_interpolation(before: &str) -> bool {
+    let Some(body) = before.strip_suffix('"') else {
+        return false;
+    };
+    let Some(open) = body.rfind('"') else {
+        return false;
+    };
+    let s = &body[open + 1..];
+    s.rfind('{').is_some_and(|i| !s[i..].contains('}'))
+}
+
 fn token_text(tok: &str) -> String {
     match (tok.find('"'), tok.rfind('"')) {
         (Some(a), Some(b)) if b > a => {
@@ -373,7 +392,13 @@ pub fn string_lit<T>(tok: &str, l: usize) -> Result<StrLit, PErr<T>> {
                             format!("unexpected {} in interpolation", token_text(&t.to_string())),
                         ),
                     };
-                    user::<T>(off, msg)
+                    let e = user::<T>(off, msg);
+                    if inner.contains('\\') {
+                        // An escaped quote: a string literal the interpolation cannot hold.
+                        e.map_user_hint("a string literal cannot appear inside a `{...}` interpolation: name the value first, `let $v = attr(%p, \"value\");`, then write `{$v}`")
+                    } else {
+                        e
+                    }
                 })?;
                 shift_expr(&mut e, start);
                 if !lit.is_empty() {

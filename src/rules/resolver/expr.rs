@@ -312,7 +312,8 @@ impl Resolver<'_> {
                     return Ok((info.result, call));
                 }
                 if f == Builtin::Query(Query::Const) && !self.equational {
-                    return Err(self.at(func.span.0, "`const(%x)` (the scalar a value is known to equal) is only available in equational rules"));
+                    return Err(self.at(func.span.0, "`const(...)` (the scalar a value is known to equal) is only available in equational rules")
+                        .with_hint("in a structural rule, match the op that makes the constant: `%p = pd_op.full() {value: 0.0}` as a pattern, or `exists(%p = pd_op.full() {value: 0.0})` in the guard"));
                 }
                 let arity = info.arity;
                 if tys.len() != arity {
