@@ -613,10 +613,23 @@ impl Resolver<'_> {
 
     /// The e-graph variable of `%x`, a value the left-hand side binds.
     fn eq_var(&self, v: &Ident, q: &EqWalk) -> Result<GVar, Diagnostic> {
-        self.values
-            .get(&v.name)
-            .and_then(|(_, slot)| q.n.vars.get(slot).copied())
-            .ok_or_else(|| names::not_bound_by_lhs(v).at(self.src))
+        let slot = self.values.get(&v.name).map(|(_, slot)| slot);
+        if let Some(var) = slot.and_then(|s| q.n.vars.get(s)) {
+            return Ok(*var);
+        }
+        if slot.is_some_and(|s| q.n.labels.contains_key(s)) {
+            // An op's name where a value is read: the e-graph has the op's class, not a value.
+            return Err(self
+                .at(
+                    v.span.0,
+                    format!(
+                        "`{}` names an op of the left-hand side; this reads a value",
+                        v.name
+                    ),
+                )
+                .with_hint("capture the attribute on that op (`{dtype: $dt}`, then `$dt == float32`), or, where the operand need not be matched as an op, bind it as a value (`pd_op.scale(%v, ..)`, then `dtype(%v)`)"));
+        }
+        Err(names::not_bound_by_lhs(v).at(self.src))
     }
 
     /// `-> type(%x)`, `-> like(%s)` or constant types (`tensor<4xf32>`, `[t1, t2]`): how the
