@@ -831,6 +831,9 @@ pub(crate) fn declare_json_types(rules: &crate::rules::RuleSet, hints: &mut json
     for (op, attr, ty) in rules.ops.paddle_types() {
         hints.declare(op, attr, ty);
     }
+    for (op, attr, kind) in rules.ops.untyped_kinds() {
+        hints.declare_untyped(op, attr, kind);
+    }
 }
 
 /// Warnings (standard error only: output and exit code stay as they are) for what a rule author

@@ -28,6 +28,9 @@ use std::sync::OnceLock;
 #[derive(Clone, Debug, Default)]
 pub struct TagHints {
     seen: FxHashMap<(String, String), AttrTag>,
+    /// Attributes of ops a rule file declares with a kind that names no Paddle type (`float`),
+    /// with that kind: what the error for such an attribute says.
+    untyped: FxHashMap<(String, String), &'static str>,
     pub meshes: MeshNames,
 }
 
@@ -54,6 +57,13 @@ impl TagHints {
         if let Some(tag) = tag_of_type(ty) {
             self.learn(op, attr, tag);
         }
+    }
+
+    /// Records that a rule file declares `attr` of `op` with `kind` (`int`, `float`, `list`),
+    /// which says no Paddle type.
+    pub fn declare_untyped(&mut self, op: &str, attr: &str, kind: &'static str) {
+        self.untyped
+            .insert((op.to_string(), attr.to_string()), kind);
     }
 
     pub fn get(&self, op: &str, attr: &str) -> Option<AttrTag> {
@@ -103,12 +113,19 @@ pub fn write_tag(op: &str, attr: &str, a: &Attr, hints: &TagHints) -> Result<Att
                 a.to_text()
             )
         }),
-        None => Err(format!(
-            "`{op}` attribute `{attr}`: Paddle's type for it is unknown (the op is not in the \
+        None => match hints.untyped.get(&(op.to_string(), attr.to_string())) {
+            Some(kind) => Err(format!(
+                "`{op}` attribute `{attr}` is declared `{kind}` in the rule file, which names no \
+                 Paddle type (Paddle has i32 and i64, f32 and f64, and arrays of them): declare it \
+                 with Paddle's own type (`{attr}: f32`, `i64`, `i64[]`, ...)"
+            )),
+            None => Err(format!(
+                "`{op}` attribute `{attr}`: Paddle's type for it is unknown (the op is not in the \
              dialect table); declare the op in the rule file with Paddle's attribute types \
              (`{attr}: f32`, `i64`, `i64[]`, ...), or read the program from Paddle's JSON, \
              which carries them"
-        )),
+            )),
+        },
     }
 }
 

@@ -191,6 +191,16 @@ impl OpTable {
         })
     }
 
+    /// The declared attributes whose declaration gives no Paddle type (`int`, `float`,
+    /// `list`), with the kind written: what the JSON writer says when it cannot tag them.
+    pub fn untyped_kinds(&self) -> impl Iterator<Item = (&str, &str, &'static str)> + '_ {
+        self.declared.iter().flat_map(|(op, d)| {
+            (d.attrs.iter())
+                .filter(|a| a.paddle.is_none())
+                .map(move |a| (op.as_str(), a.key.as_str(), a.kind.name()))
+        })
+    }
+
     /// The attributes a build of `name` gets when the rule leaves them out: a declared op's
     /// defaults, else the dialect's per-op defaults.
     pub fn defaults(&self, name: &str) -> Vec<(String, Val)> {

@@ -264,17 +264,19 @@ impl Resolver<'_> {
         Ok(())
     }
 
-    /// A test of a key none of `specs` (the ops a named pattern can be) defines, one or two
-    /// edits from a key one of them does: a misspelled attribute (`{is_tset: true}` on
-    /// `pd_op.dropout`), whose test could never hold. A key of one's own (a pass's marker, such
-    /// as `grad_merge_add`) is still free, as long as it does not look like the op's own.
+    /// A test of a key none of `specs` (the ops a named pattern can be) defines, one edit from
+    /// a key one of them does (two for a key of 7 characters or more): a misspelled attribute
+    /// (`{is_tset: true}` on `pd_op.dropout`), whose test could never hold. A key of one's own
+    /// (a pass's marker, such as `grad_merge_add` or `done`) is still free, as long as it does
+    /// not look like the op's own.
     fn attr_key_misspelled(&self, specs: &[&OpSpec], k: &Ident) -> Result<(), Diagnostic> {
         let own = |s: &&OpSpec| s.attr(&k.name).is_some();
-        if specs.is_empty() || specs.iter().any(own) || k.name.chars().count() < 4 {
+        let len = k.name.chars().count();
+        if specs.is_empty() || specs.iter().any(own) || len < 4 {
             return Ok(());
         }
         let names = specs.iter().flat_map(|s| s.attrs.iter().map(|a| a.name));
-        let close = crate::suggest::closest(&k.name, names, 2);
+        let close = crate::suggest::closest(&k.name, names, if len >= 7 { 2 } else { 1 });
         let Some(hint) = crate::suggest::did_you_mean(&close) else {
             return Ok(());
         };
