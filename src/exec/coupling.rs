@@ -25,10 +25,11 @@
 //!   the micro-batches unequally, which the check reads off the gradients and names.
 //!
 //! Not detected: a linear reduction over the batch followed by a nonlinear op that never meets
-//! the rows (`sqrt(mean(e²))`), rows paired by broadcasting or `expand` (`a.unsqueeze(1) *
-//! b.unsqueeze(0)`: shapes alone do not say which dynamic dimension is the batch), and any
-//! reduction in a program whose batch dimension is fixed. Their full-batch gradient is neither
-//! the mean nor the sum of the micro-batch gradients, which the check measures and fails.
+//! the rows (`sqrt(mean(e²))`), rows paired by broadcasting, `expand` or `einsum`
+//! (`a.unsqueeze(1) * b.unsqueeze(0)`: shapes alone do not say which dynamic dimension is the
+//! batch), and any reduction in a program whose batch dimension is fixed. Their full-batch
+//! gradient is neither the mean nor the sum of the micro-batch gradients, which the check
+//! measures and fails.
 //!
 //! What still holds, and what `irw check` then checks ([`micro_reference`]): the merged program
 //! equals the *original run micro-batch by micro-batch*. The original runs forward and backward
