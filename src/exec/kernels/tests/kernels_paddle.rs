@@ -4,17 +4,15 @@
 //! 1e-5·max|b|`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use crate::exec::dtype::DType;
-use crate::exec::feed::tensor_from_json;
 use crate::exec::kernels::{
     activation as act, index, join, layer_norm as ln, reduce, repeat, shape,
 };
 use crate::exec::Tensor;
 use serde_json::Value;
 
-type Outputs = BTreeMap<&'static str, Tensor>;
+use super::kernels_paddle_models::{check_recorded, Outputs};
 
 fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
     let t = |k: &str| &i[k];
@@ -154,39 +152,5 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_case_matches_paddle() {
-    let p =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/exec_fixtures/paddle_kernels.json");
-    let j: Value =
-        serde_json::from_str(&std::fs::read_to_string(p).expect("readable")).expect("json");
-    let cases = j["cases"].as_array().expect("cases");
-    assert!(cases.len() >= 18);
-    for c in cases {
-        let name = c["name"].as_str().expect("name");
-        let inputs: BTreeMap<String, Tensor> = c["inputs"]
-            .as_object()
-            .expect("inputs")
-            .iter()
-            .map(|(k, v)| (k.clone(), tensor_from_json(v).expect("tensor")))
-            .collect();
-        let got = run_case(name, &inputs, &c["attrs"]);
-        let want = c["outputs"].as_object().expect("outputs");
-        assert_eq!(
-            got.keys().copied().collect::<Vec<_>>(),
-            want.keys().map(String::as_str).collect::<Vec<_>>(),
-            "{name}: outputs"
-        );
-        for (k, w) in want {
-            let w = tensor_from_json(w).expect("tensor");
-            let g = &got[k.as_str()];
-            assert_eq!(g.shape(), w.shape(), "{name} {k}: shape");
-            let (gv, wv) = (g.to_f64_vec(), w.to_f64_vec());
-            let max = wv.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            for (e, (a, b)) in gv.iter().zip(&wv).enumerate() {
-                assert!(
-                    (a - b).abs() <= 1e-5 * b.abs() + 1e-5 * max,
-                    "{name} {k}[{e}]: irw {a}, Paddle {b}"
-                );
-            }
-        }
-    }
+    check_recorded("paddle_kernels.json", 18, run_case);
 }
