@@ -1915,9 +1915,9 @@ fn pool_attrs(c: &OpCall<'_>, ks: usize) -> KResult<pool::PoolAttrs> {
     })
 }
 
-fn pool3d_attrs(c: &OpCall<'_>) -> KResult<pool3d::Pool3dAttrs> {
+fn pool3d_attrs(c: &OpCall<'_>) -> KResult<pool::PoolAttrs> {
     let (kind, _) = pool::PoolAttrs::kind_and_layout(&str_attr(c, "pooling_type", "max")?, "NCHW")?;
-    Ok(pool3d::Pool3dAttrs {
+    Ok(pool::PoolAttrs {
         kind,
         kernel_size: c.i64s("kernel_size")?,
         strides: c.i64s("strides")?,

@@ -10,27 +10,12 @@
 //! and rounded once.
 
 use crate::exec::error::KResult;
-use crate::exec::kernels::conv::{resolve_padding, PaddingAlgorithm};
-use crate::exec::kernels::pool::{windows, PoolKind};
+use crate::exec::kernels::conv::resolve_padding;
+use crate::exec::kernels::pool::{windows, PoolAttrs, PoolKind};
 use crate::exec::kernels::shape::transpose;
 use crate::exec::memory;
 use crate::exec::tensor::Tensor;
 use crate::kbail;
-
-/// The attributes of a `pool3d` (and its grad).
-#[derive(Clone, Debug)]
-pub struct Pool3dAttrs {
-    pub kind: PoolKind,
-    pub kernel_size: Vec<i64>,
-    pub strides: Vec<i64>,
-    pub paddings: Vec<i64>,
-    pub ceil_mode: bool,
-    pub exclusive: bool,
-    pub adaptive: bool,
-    pub global_pooling: bool,
-    pub padding_algorithm: PaddingAlgorithm,
-    pub channels_last: bool,
-}
 
 /// `data_format` `NCDHW` or `NDHWC`: whether the channels are last.
 pub fn channels_last_3d(data_format: &str) -> KResult<bool> {
@@ -60,7 +45,7 @@ fn triple(v: &[i64], key: &str) -> KResult<[i64; 3]> {
 }
 
 impl Plan3 {
-    fn of(x: &[usize], at: &Pool3dAttrs) -> KResult<Plan3> {
+    fn of(x: &[usize], at: &PoolAttrs) -> KResult<Plan3> {
         let &[n, c, d, h, w] = x else {
             kbail!("pool3d needs a 5-D input, got {:?}", x);
         };
@@ -238,7 +223,7 @@ fn finish(shape: &[usize], v: Vec<f32>, like: &Tensor, last: bool) -> KResult<Te
 }
 
 /// `pool3d(x)`.
-pub fn pool3d(x: &Tensor, at: &Pool3dAttrs) -> KResult<Tensor> {
+pub fn pool3d(x: &Tensor, at: &PoolAttrs) -> KResult<Tensor> {
     let xc = ncdhw(x, at.channels_last)?;
     let p = Plan3::of(xc.shape(), at)?;
     let shape = p.out_shape(xc.shape());
@@ -248,12 +233,7 @@ pub fn pool3d(x: &Tensor, at: &Pool3dAttrs) -> KResult<Tensor> {
 }
 
 /// `pool3d_grad(x, out, out_grad)`: the gradient with respect to `x`.
-pub fn pool3d_grad(
-    x: &Tensor,
-    out: &Tensor,
-    out_grad: &Tensor,
-    at: &Pool3dAttrs,
-) -> KResult<Tensor> {
+pub fn pool3d_grad(x: &Tensor, out: &Tensor, out_grad: &Tensor, at: &PoolAttrs) -> KResult<Tensor> {
     let xc = ncdhw(x, at.channels_last)?;
     let oc = ncdhw(out, at.channels_last)?;
     let dc = ncdhw(out_grad, at.channels_last)?;
@@ -274,7 +254,8 @@ pub fn pool3d_grad(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::kernels::pool::{pool2d, pool2d_grad, PoolAttrs};
+    use crate::exec::kernels::conv::PaddingAlgorithm;
+    use crate::exec::kernels::pool::{pool2d, pool2d_grad};
     use crate::exec::kernels::testdata::{seq_d, seq_x, Close};
 
     /// A depth of one with a 1-deep window is `pool2d`.
@@ -285,7 +266,7 @@ mod tests {
             (PoolKind::Avg, false, false),
             (PoolKind::Avg, true, false),
         ] {
-            let at3 = Pool3dAttrs {
+            let at3 = PoolAttrs {
                 kind,
                 kernel_size: vec![1, 3, 2],
                 strides: vec![1, 2, 2],

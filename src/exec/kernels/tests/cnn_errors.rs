@@ -14,7 +14,7 @@ use crate::exec::kernels::pool::{
     max_pool2d_with_index, max_pool2d_with_index_grad, pool2d, pool2d_grad, MaxPoolWithIndexAttrs,
     PoolAttrs, PoolKind,
 };
-use crate::exec::kernels::pool3d::{channels_last_3d, pool3d, pool3d_grad, Pool3dAttrs};
+use crate::exec::kernels::pool3d::{channels_last_3d, pool3d, pool3d_grad};
 use crate::exec::kernels::unfold::{unfold, unfold_grad, UnfoldAttrs};
 use crate::exec::{Data, Tensor};
 use crate::test_support::says;
@@ -463,7 +463,7 @@ fn shuffle_unfold_maxout_errors() {
 
 #[test]
 fn pool3d_errors() {
-    let at = Pool3dAttrs {
+    let at = PoolAttrs {
         kind: PoolKind::Max,
         kernel_size: vec![2, 2, 2],
         strides: vec![1, 1, 1],
@@ -484,7 +484,7 @@ fn pool3d_errors() {
         pool3d(&Tensor::f32(&[1, 1, 3, 3], vec![0.0; 9]), &at),
         "pool3d needs a 5-D input, got [1, 1, 3, 3]",
     );
-    let bad = Pool3dAttrs {
+    let bad = PoolAttrs {
         paddings: vec![0, 0, 0, 0],
         ..at.clone()
     };
@@ -492,7 +492,7 @@ fn pool3d_errors() {
         pool3d(&x, &bad),
         "pool3d: paddings has 4 elements, expected 3 or 6",
     );
-    let bad = Pool3dAttrs {
+    let bad = PoolAttrs {
         kernel_size: vec![2, 2],
         ..at.clone()
     };
@@ -500,7 +500,7 @@ fn pool3d_errors() {
         pool3d(&x, &bad),
         "pool3d: kernel_size has 2 elements, expected 3",
     );
-    let bad = Pool3dAttrs {
+    let bad = PoolAttrs {
         strides: vec![1, 0, 1],
         ..at.clone()
     };
@@ -508,7 +508,7 @@ fn pool3d_errors() {
         pool3d(&x, &bad),
         "pool3d: kernel_size and strides must be positive",
     );
-    let bad = Pool3dAttrs {
+    let bad = PoolAttrs {
         kernel_size: vec![4, 2, 2],
         ..at.clone()
     };

@@ -579,7 +579,7 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
             let str_of = |k: &str| a[k].as_str().expect("string attr");
             let (kind, _) =
                 pool::PoolAttrs::kind_and_layout(str_of("pooling_type"), "NCHW").unwrap();
-            let at = pool3d::Pool3dAttrs {
+            let at = pool::PoolAttrs {
                 kind,
                 kernel_size: ints(&a["kernel_size"]),
                 strides: ints(&a["strides"]),
