@@ -258,10 +258,8 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         let m = &base.module;
         for c in crate::exec::coupling::find(&m.ctx, &m.main, base.sources().main) {
             err_println!(
-                "batch-coupled: {}: {} {}: a row's output depends on the other rows of its batch, so no gradient merge can equal the full-batch step",
-                c.at,
-                c.name,
-                c.why
+                "{}",
+                c.line("no gradient merge can equal the full-batch step")
             );
         }
         err_println!(

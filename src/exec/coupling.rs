@@ -233,6 +233,17 @@ pub struct Coupled {
     pub why: String,
 }
 
+impl Coupled {
+    /// `batch-coupled: AT: OP WHY: a row's output depends on the other rows of its batch, so
+    /// CONSEQUENCE`: the line that names this op, for any verdict.
+    pub fn line(&self, consequence: &str) -> String {
+        format!(
+            "batch-coupled: {}: {} {}: a row's output depends on the other rows of its batch, so {consequence}",
+            self.at, self.name, self.why
+        )
+    }
+}
+
 fn flag(a: Attrs<'_>, key: &str) -> bool {
     a.get(key).and_then(|v| v.as_bool()).unwrap_or(false)
 }
@@ -489,14 +500,11 @@ impl BatchCoupling {
     /// Why the merged step is not the full-batch step, one line per op.
     pub fn explain(&self, f: &mut std::fmt::Formatter<'_>, k: usize, b: usize) -> std::fmt::Result {
         for c in &self.ops {
-            writeln!(
-                f,
-                "batch-coupled: {}: {} {}: a row's output depends on the other rows of its batch, so {k} micro-batches of {b} rows are not one step on {} rows",
-                c.at,
-                c.name,
-                c.why,
+            let consequence = format!(
+                "{k} micro-batches of {b} rows are not one step on {} rows",
                 k * b
-            )?;
+            );
+            writeln!(f, "{}", c.line(&consequence))?;
         }
         Ok(())
     }
