@@ -157,10 +157,12 @@ rows with Paddle's schedule (op_role 2 only on the last), from the same initial 
   frozen        nothing may change before the last micro-step
   replica       all ranks end with the same values
 Tolerance per tensor: |a - b| <= rtol*|b| + atol*max|b| (1e-5 for f32), max|b| over that
-tensor's own reference values. Verdicts: ok, FAIL, unchecked (the original's gradient is zero
-everywhere: nothing to compare), noise (the reference is rounding noise of the original itself,
-or the original computes in bf16/f16 and differs from itself by that rounding: judged to the
-level measured on the original; does not block a PASS).
+tensor's own reference values (for a gradient, also its value on each micro-batch alone).
+Verdicts: ok, FAIL, unchecked (the original's gradient is zero everywhere: nothing to compare),
+noise (the original's full-batch gradient and its micro-batch gradients combined differ by that
+tensor's own rounding, as the same step on reversed rows shows it, or by the bf16/f16 rounding
+of a program that computes in them: judged to the level measured on the original; does not
+block a PASS).
 Exit codes: 0 PASS, 1 FAIL, 2 bad usage, 3 BATCH-COUPLED (the original mixes the rows of its
 batch; what holds instead passed), 4 NOT JUDGED (an op of either program has no kernel,
 listed all at once before anything runs; the original's step is not finite; a gradient is zero

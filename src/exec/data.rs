@@ -90,6 +90,24 @@ impl Data {
         }
     }
 
+    /// The buffer with its consecutive blocks of `block` elements in reverse order (a
+    /// tensor's rows reversed, `block` the elements of a row; `block > 0`).
+    pub fn reverse_blocks(&self, block: usize) -> Data {
+        fn rev<T: Copy>(v: &[T], block: usize) -> Vec<T> {
+            v.chunks(block).rev().flatten().copied().collect()
+        }
+        match self {
+            Data::F32(v) => Data::F32(rev(v, block)),
+            Data::BF16(v) => Data::BF16(rev(v, block)),
+            Data::F16(v) => Data::F16(rev(v, block)),
+            Data::F64(v) => Data::F64(rev(v, block)),
+            Data::I64(v) => Data::I64(rev(v, block)),
+            Data::I32(v) => Data::I32(rev(v, block)),
+            Data::Bool(v) => Data::Bool(rev(v, block)),
+            Data::U8(v) => Data::U8(rev(v, block)),
+        }
+    }
+
     /// True when there are no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

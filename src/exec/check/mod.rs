@@ -39,11 +39,17 @@
 //! of the original's own micro-batch gradients, the difference between the two, measured on
 //! the original alone, is added to a gradient's tolerance: it is rounding (another order of the
 //! same sums), and a row that passes only with it is marked `noise`. It is trusted as rounding
-//! only up to the float32 tolerance of the program's largest gradient, or, in a program whose
-//! forward or backward computes in 16-bit floats (AMP O1: float32 parameters, bfloat16 matmuls),
-//! up to that dtype's tolerance: its gradients are rounded to 16 bits on the full batch and on
-//! each micro-batch differently. The allowance is what was measured, never the bound, so a
-//! rewrite's error larger than the original's own rounding still fails.
+//! only where it is of the order of that tensor's own rounding: within 100 times what the same
+//! full step on the rows in reverse order changes in it (the same sums in another order), or
+//! one unit in the last place of the program's largest gradient (a gradient zero in exact
+//! arithmetic whose parts add exactly in any order); in a program whose forward or backward
+//! computes in 16-bit floats (AMP O1: float32 parameters, bfloat16 matmuls), within that
+//! dtype's tolerance of the tensor's own magnitude, since its gradients are rounded to 16 bits
+//! on the full batch and on each micro-batch differently. And never beyond the float32 (or
+//! 16-bit) tolerance of the program's largest gradient. A tensor whose rows meet differs by
+//! its own magnitude, however large other tensors' gradients are, and fails. The allowance is
+//! what was measured, never the bound, so a rewrite's error larger than the original's own
+//! rounding still fails.
 //!
 //! **What a PASS needs.** Every row within tolerance, and:
 //! - every compared value finite. A NaN or infinity in the rewritten program's tensors, or in

@@ -127,6 +127,24 @@ impl<'f> Plan<'f> {
         micro_feeds(&self.batch, self.ranks, 1, self.k * self.micro_batch, 0)
     }
 
+    /// [`Plan::full`] with each rank's rows in reverse order: the same step on the same rows,
+    /// its sums over the batch taken in another order.
+    pub fn full_reversed(&self) -> Result<Vec<Feeds>, Diagnostic> {
+        let mut feeds = self.full()?;
+        for rank in &mut feeds {
+            for t in rank.values_mut() {
+                let rows = t.shape().first().copied().unwrap_or(1);
+                if rows > 1 {
+                    let row = t.numel() / rows;
+                    let data = t.data().reverse_blocks(row.max(1));
+                    *t = Tensor::new(t.shape().to_vec(), data)
+                        .map_err(|e| Diagnostic::error(e.message))?;
+                }
+            }
+        }
+        Ok(feeds)
+    }
+
     /// The report of a check that judged nothing, and why.
     pub fn refused(self, why: String) -> CheckReport {
         CheckReport {

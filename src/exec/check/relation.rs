@@ -131,7 +131,7 @@ pub(super) fn scale_hint(
             "the merged gradient is 1/{k} of {reference}: a 1/k scale is applied although avg=false"
         ),
         _ if proportional => format!("the merged gradient is {ratio:.4}× {reference}"),
-        _ if reduction == Reduction::Uneven && is_mean_of(a, micro_merge) => {
+        _ if is_mean_of(a, micro_merge) => {
             let uneven = if avg {
                 format!("the merged gradient is the mean of the {k} micro-batch gradients, but the full-batch gradient is not: the loss does not weigh the micro-batches alike")
             } else {

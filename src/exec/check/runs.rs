@@ -15,6 +15,9 @@ use crate::exec::scope::Scope;
 use crate::exec::tensor::Tensor;
 use crate::ir::{Module, ValueId};
 
+/// The gradients the optimizers of a step consumed, by parameter, and the step's loss.
+type Consumed = (IndexMap<String, Tensor>, Option<f32>);
+
 /// The original program's passes, on ranks the caller holds.
 pub(super) struct Original<'a> {
     module: &'a Module,
@@ -85,23 +88,29 @@ impl<'a> Original<'a> {
         Ok(std::mem::take(&mut ranks[0].observed.optimizer_grads))
     }
 
-    /// The gradients its optimizers consume in one whole step on `feeds` with the loss taken
-    /// `factor` times (its backward seed scaled), from `start`; `None` when the program has
-    /// no backward seed to scale.
-    fn step_with_loss_times(
+    /// The gradients its optimizers consume, and its loss, in one whole step on `feeds` from
+    /// `start`, with the loss taken `times` times (its backward seed scaled; `None`: as the
+    /// program computes it); `None` when the program has no backward seed to scale.
+    fn consumed(
         &self,
         start: &[Rank],
         feeds: &[Feeds],
-        factor: f64,
-    ) -> Result<Option<IndexMap<String, Tensor>>, Diagnostic> {
+        times: Option<f64>,
+    ) -> Result<Option<Consumed>, Diagnostic> {
         let mut it = self.interp()?;
-        if !it.scale_loss_seed(factor) {
-            return Ok(None);
+        if let Some(factor) = times {
+            if !it.scale_loss_seed(factor) {
+                return Ok(None);
+            }
         }
         it.set_deadline(self.opts.deadline);
         let mut ranks = start.to_vec();
         it.run(&mut ranks, feeds, Stage::Full)?;
-        Ok(Some(ranks[0].observed.optimizer_grads.clone()))
+        let rank = &mut ranks[0];
+        Ok(Some((
+            std::mem::take(&mut rank.observed.optimizer_grads),
+            rank.observed.loss,
+        )))
     }
 
     /// The original run micro-batch by micro-batch from `start`.
@@ -161,6 +170,11 @@ pub(super) struct Reference {
     /// roles): then the consumed micro-batch gradients stand in for it, which is right only
     /// for an optimize stage linear in the gradients.
     pub combined: IndexMap<String, Vec<f64>>,
+    /// The gradients the optimizers consume in the same full step on the same rows in reverse
+    /// order (the loss taken k times where `grads` is): how far `grads` is uncertain by
+    /// rounding, tensor by tensor. Empty where not measured: no full step, k = 1, or a loss
+    /// that changes with the order of the rows.
+    pub reordered: IndexMap<String, Vec<f64>>,
     pub reduction: Reduction,
     /// The relation the grad rows check, in words.
     pub relation: String,
@@ -340,13 +354,31 @@ impl Reference {
         let mut summed_loss = false;
         let mean_loss = relation::is_mean_loss(full_loss, &micro_losses);
         if !avg && k > 1 && micro.is_none() && mean_loss {
-            if let Some(g) =
-                original.step_with_loss_times(&plan.original_start, &full_batch, k as f64)?
+            if let Some((g, _)) =
+                original.consumed(&plan.original_start, &full_batch, Some(k as f64))?
             {
                 grads = g;
                 summed_loss = true;
             }
         }
+        // The same step on the same rows in reverse order: the same sums taken in another
+        // order, so what differs between the two is the original's own rounding, measured
+        // tensor by tensor (a gradient zero in exact arithmetic is all rounding, and its level
+        // depends on the values its own computation meets, not on other tensors). A loss that
+        // changes with the order of the rows beyond its own rounding mixes them: then the
+        // difference is not rounding, and nothing is measured.
+        let reordered = if k > 1 && micro.is_none() {
+            let times = summed_loss.then_some(k as f64);
+            match original.consumed(&plan.original_start, &plan.full_reversed()?, times)? {
+                Some((g, loss)) if loss_unchanged(full_loss, loss, computes_in(module)) => g
+                    .iter()
+                    .map(|(name, t)| (name.clone(), t.to_f64_vec()))
+                    .collect(),
+                _ => IndexMap::new(),
+            }
+        } else {
+            IndexMap::new()
+        };
         let (relation, factor) = relation::relation(
             k,
             avg,
@@ -365,6 +397,7 @@ impl Reference {
             micro_max,
             micro_sum,
             combined,
+            reordered,
             reduction,
             relation,
             computes_in: computes_in(module),
@@ -482,6 +515,22 @@ impl Merged {
 
 /// The loosest 16-bit float dtype among the results of the forward and backward ops of
 /// `module`'s top block: what its gradients are rounded to on the way.
+/// Whether the loss of the step on reversed rows, `reversed`, is the loss of the step on the
+/// rows in order, `full`, but for the rounding of a sum taken in another order: 64 units in
+/// the last place of the dtype the forward computes in (float32, or the 16-bit dtype of AMP).
+fn loss_unchanged(full: Option<f32>, reversed: Option<f32>, computes_in: Option<DType>) -> bool {
+    let (Some(a), Some(b)) = (full, reversed) else {
+        return false;
+    };
+    let eps = match computes_in {
+        Some(DType::BF16) => 2f64.powi(-8),
+        Some(DType::F16) => 2f64.powi(-11),
+        _ => f64::from(f32::EPSILON),
+    };
+    let (a, b) = (f64::from(a), f64::from(b));
+    a.is_finite() && b.is_finite() && (a - b).abs() <= 64.0 * eps * a.abs().max(b.abs())
+}
+
 fn computes_in(module: &Module) -> Option<DType> {
     let (ctx, prog) = (&module.ctx, &module.main);
     let mut loosest = None;
