@@ -153,6 +153,7 @@ rows with Paddle's schedule (op_role 2 only on the last), from the same initial 
   grad          the gradient each optimizer consumed, against the full-batch gradient
   param, state  against the original's optimizers applied to the rewritten program's
                 gradients: a wrong gradient fails at its grad row, a wrong update here
+  init          a persistable of the original that the rewritten startup initializes otherwise
   buffer        state the rewrite added: back at its initial value, and not 16-bit
   frozen        nothing may change before the last micro-step
   replica       all ranks end with the same values

@@ -299,6 +299,33 @@ pub(super) fn persistables(
     rows
 }
 
+/// Persistables both programs have must start alike: the rewritten startup program may add
+/// state, never initialize the original's otherwise (every run starts from the original's
+/// values, so a changed learning rate or initial moment would otherwise go unjudged).
+pub(super) fn initial_values(plan: &Plan<'_>) -> Vec<Row> {
+    plan.startup_differs
+        .iter()
+        .map(|(name, got, want)| {
+            let c = compare(got, want, 0.0, 0.0, 0.0);
+            let why = match &c.why {
+                Some(why) => format!("the rewritten startup program's value {why}"),
+                None => format!(
+                    "the rewritten startup program initializes it otherwise than the original's (max |difference| = {}): the rewritten program would train from another start",
+                    sci(Some(c.max_abs))
+                ),
+            };
+            Row {
+                tensor: name.clone(),
+                kind: "init",
+                max_abs: Some(c.max_abs),
+                max_rel: Some(c.max_rel),
+                verdict: Verdict::Fail,
+                note: why,
+            }
+        })
+        .collect()
+}
+
 /// State the rewrite introduced must be back at its initial value, and not be a 16-bit float.
 pub(super) fn buffers(plan: &Plan<'_>, merged: &Merged) -> Vec<Row> {
     let mut rows = Vec::new();

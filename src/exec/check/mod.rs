@@ -17,6 +17,10 @@
 //!   last-bit difference in a near-zero gradient would move a parameter by lr). Names the step
 //!   itself publishes (the loss through `builtin.shadow_output` in an Engine program) are
 //!   outputs of the micro-batch they ran on, not state, and are not compared;
+//! - **init**: every run starts from the original's persistables, so a persistable of the
+//!   original that the rewritten startup program initializes otherwise (another learning rate,
+//!   another initial moment; a value a random initializer draws is compared by dtype and shape
+//!   only) is a failure of its own: the rewritten program would train from another start;
 //! - **buffer**: state the rewrite introduced must be back at its initial value after the step
 //!   (gradient-merge buffers zeroed for the next step), and must not be a 16-bit float
 //!   (accumulation belongs in f32);
@@ -242,6 +246,7 @@ pub fn check_with_sources(
     rows.extend(compare::persistables(
         &plan, &reference, &applied, &merged, &tol,
     ));
+    rows.extend(compare::initial_values(&plan));
     rows.extend(compare::buffers(&plan, &merged));
     rows.extend(compare::frozen(&plan, &merged));
     rows.extend(compare::replicas(&plan, &applied, &merged));

@@ -33,6 +33,12 @@ pub(super) struct Plan<'f> {
     pub init: Scope,
     /// The rewritten program's persistables at the start (rank 0).
     pub rewritten_init: Scope,
+    /// The persistables both programs have that the rewritten startup program initializes
+    /// otherwise than the original's (another dtype, shape or value; a value a random
+    /// initializer draws is compared by dtype and shape only), with the rewritten startup's
+    /// value and the original's: every run starts from the original's, so what the rewritten
+    /// startup does to them is judged here.
+    pub startup_differs: Vec<(String, Tensor, Tensor)>,
     /// What the check did to the inputs it was given (printed under the header).
     pub notes: Vec<String>,
 }
@@ -87,9 +93,22 @@ impl<'f> Plan<'f> {
         // Same initial persistables for both programs.
         let mut original_start =
             init_ranks_with_sources(original, original_src, "original", opts.seed, state, n)?;
-        let notes = randomize_zero_weights(original, &mut original_start, state, opts.seed);
         let mut rewritten_start =
             init_ranks_with_sources(rewritten, rewritten_src, "rewritten", opts.seed, state, n)?;
+        let startup_differs =
+            startup_differences(&original_start[0].scope, &rewritten_start[0].scope, || {
+                Ok(init_ranks_with_sources(
+                    original,
+                    original_src,
+                    "original",
+                    opts.seed ^ 1,
+                    state,
+                    1,
+                )?
+                .remove(0)
+                .scope)
+            })?;
+        let notes = randomize_zero_weights(original, &mut original_start, state, opts.seed);
         let init: Scope = original_start[0].scope.clone();
         for r in rewritten_start.iter_mut() {
             for (name, t) in init.iter() {
@@ -113,6 +132,7 @@ impl<'f> Plan<'f> {
             rewritten_start,
             init,
             rewritten_init,
+            startup_differs,
             notes,
         })
     }
@@ -159,6 +179,43 @@ impl<'f> Plan<'f> {
             refusal: Some(why),
         }
     }
+}
+
+/// The persistables of `original` (the original startup's, with seed `s`) that `rewritten` also
+/// has but holds otherwise ([`Plan::startup_differs`]). `reseeded` runs the original startup
+/// with another seed, once, and only when some value differs: a value it changes is drawn by a
+/// random initializer, which another order of the startup's ops draws otherwise too.
+fn startup_differences(
+    original: &Scope,
+    rewritten: &Scope,
+    reseeded: impl FnOnce() -> Result<Scope, Diagnostic>,
+) -> Result<Vec<(String, Tensor, Tensor)>, Diagnostic> {
+    let mut differs = Vec::new();
+    let mut reseeded = Some(reseeded);
+    let mut random: Option<Scope> = None;
+    for (name, want) in original.iter() {
+        let Some(got) = rewritten.get(name) else {
+            continue;
+        };
+        if got == want {
+            continue;
+        }
+        let alike = got.dtype() == want.dtype() && got.shape() == want.shape();
+        if alike {
+            if let Some(again) = reseeded.take() {
+                random = Some(again()?);
+            }
+            if random
+                .as_ref()
+                .and_then(|r| r.get(name))
+                .is_some_and(|other| other != want)
+            {
+                continue;
+            }
+        }
+        differs.push((name.to_string(), got.clone(), want.clone()));
+    }
+    Ok(differs)
 }
 
 /// Gives every weight (a float parameter of two or more dimensions) that the startup program
