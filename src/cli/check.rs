@@ -61,8 +61,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE.json")]
     pub feed: Option<String>,
     /// Whether the merge averages the micro-batch gradients (default: the rule files' `avg`
-    /// parameter, else true). With false the merged gradient is compared with the gradient of
-    /// the loss summed over the k micro-batches.
+    /// parameter, else true; with --rules it must agree with theirs). With false the merged
+    /// gradient is compared with the gradient of the loss summed over the k micro-batches.
     #[arg(long, value_name = "BOOL")]
     pub avg: Option<bool>,
     /// Compare the rewritten program with this program (one step on the full batch) instead of
@@ -235,6 +235,15 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         }
     };
     let k = micro_steps(a.k_steps, &a.rule.set, k_from_rules)?;
+    if let (Some(flag), Some(rules_avg)) = (a.avg, avg_from_rules) {
+        if flag != rules_avg {
+            return Err(Failure::Usage(format!(
+                "--avg {flag} disagrees with the rule files' avg ({rules_avg}): the check would \
+                 judge a merge with avg={rules_avg} as one with avg={flag}; give one (--set \
+                 avg=B sets both)"
+            )));
+        }
+    }
     // What the rewritten program is compared with: the original, or `--reference`.
     let reference = a
         .reference
