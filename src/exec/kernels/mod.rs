@@ -12,6 +12,7 @@ pub mod cast;
 pub mod coalesce;
 pub mod collective;
 pub mod conv;
+pub mod conv3d;
 pub mod conv_transpose;
 pub mod cumsum;
 pub mod dropout;

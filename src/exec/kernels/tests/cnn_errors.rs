@@ -3,6 +3,7 @@
 
 use crate::exec::kernels::batch_norm::{batch_norm, BatchNormAttrs};
 use crate::exec::kernels::conv::{channels_last, conv2d, ConvAttrs, PaddingAlgorithm};
+use crate::exec::kernels::conv3d::{channels_last_3d as conv3d_layout, conv3d, conv3d_grad};
 use crate::exec::kernels::conv_transpose::{
     conv2d_transpose, conv2d_transpose_grad, ConvTransposeAttrs,
 };
@@ -521,5 +522,55 @@ fn pool3d_errors() {
     says(
         pool3d(&Tensor::i64(&[1, 1, 3, 3, 3], vec![0; 27]), &at),
         "pool3d computes float tensors, got int64",
+    );
+}
+
+#[test]
+fn conv3d_errors() {
+    let at = ConvAttrs {
+        strides: vec![1, 1, 1],
+        paddings: vec![0, 0, 0],
+        dilations: vec![1, 1, 1],
+        ..conv_attrs()
+    };
+    let x = Tensor::f32(&[1, 2, 3, 3, 3], vec![0.0; 54]);
+    let w = Tensor::f32(&[2, 2, 2, 2, 2], vec![0.0; 32]);
+    says(
+        conv3d_layout("NCHW"),
+        "conv3d: data_format `NCHW` is not NCDHW or NDHWC",
+    );
+    says(
+        conv3d(&Tensor::f32(&[1, 2, 3, 3], vec![0.0; 18]), &w, &at),
+        "conv3d needs a 5-D input and a 5-D filter",
+    );
+    let bad = ConvAttrs {
+        paddings: vec![0, 0, 0, 0],
+        ..at.clone()
+    };
+    says(
+        conv3d(&x, &w, &bad),
+        "conv3d: paddings has 4 elements, expected 3 or 6",
+    );
+    let bad = ConvAttrs {
+        strides: vec![1, 0, 1],
+        ..at.clone()
+    };
+    says(conv3d(&x, &w, &bad), "conv3d: strides must be positive");
+    let bad = ConvAttrs {
+        groups: 3,
+        ..at.clone()
+    };
+    says(conv3d(&x, &w, &bad), "with groups = 3");
+    says(
+        conv3d(&x, &Tensor::f32(&[2, 2, 4, 2, 2], vec![0.0; 64]), &at),
+        "does not fit the padded input",
+    );
+    says(
+        conv3d_grad(&x, &w, &x, &at),
+        "conv3d: out_grad has shape [1, 2, 3, 3, 3], the convolution's output is [1, 2, 2, 2, 2]",
+    );
+    says(
+        conv3d(&Tensor::i64(&[1, 2, 3, 3, 3], vec![0; 54]), &w, &at),
+        "computes float tensors, got int64",
     );
 }

@@ -1,0 +1,45 @@
+# Records Paddle 3.3.1's outputs for the kernels of volume, upsampling and indexing models irw
+# lacked (conv3d, bicubic_interp, put_along_axis's mean/amin/amax, index_put, pool2d adaptive to
+# a larger output), in the layout of paddle_model_kernels.json, for
+# src/exec/kernels/tests/kernels_paddle_volume_interp_index.rs. Run once with the interop venv
+# (`python tests/exec_fixtures/paddle_volume_interp_index_kernels.py`); the numbers are
+# committed, Paddle is not a test dependency. Each case records the forward outputs and the
+# input gradients for a random `out_grad`, in float32 and (where the kernel has an f64 path)
+# float64.
+import json, os, numpy as np, paddle
+from paddle import _C_ops
+paddle.set_device('cpu')
+rs = np.random.RandomState(31)
+def T(a, grad=True):
+    t = paddle.to_tensor(a); t.stop_gradient = not grad; return t
+def enc(t):
+    a = t.numpy() if hasattr(t, 'numpy') else np.asarray(t)
+    return {"shape": list(a.shape), "dtype": str(a.dtype), "values": a.astype(np.float64).ravel().tolist() if a.dtype != np.bool_ else a.ravel().astype(int).tolist()}
+cases = []
+def case(name, inputs, attrs, outputs):
+    cases.append({"name": name, "inputs": {k: enc(v) for k, v in inputs.items()}, "attrs": attrs, "outputs": {k: enc(v) for k, v in outputs.items()}})
+f = lambda *s: rs.randn(*s).astype('float32')
+def backward(o, g):
+    (o * T(g, False)).sum().backward()
+
+# conv3d: explicit symmetric and asymmetric paddings, strides and dilations per dimension,
+# groups, SAME (with a stride that leaves an odd padding) and VALID, NDHWC, a 1x1x1 filter, f64.
+for n, xs, ws, st, pd, alg, dil, grp, fmt, dt in [
+        ("conv3d_basic", (2, 3, 5, 6, 4), (4, 3, 3, 3, 3), [1, 1, 1], [1, 1, 1], "EXPLICIT", [1, 1, 1], 1, "NCDHW", "float32"),
+        ("conv3d_asym_stride_dil", (1, 2, 7, 6, 8), (3, 2, 2, 3, 2), [2, 1, 3], [0, 1, 2, 0, 1, 1], "EXPLICIT", [1, 2, 2], 1, "NCDHW", "float32"),
+        ("conv3d_groups", (1, 4, 4, 5, 5), (6, 2, 3, 1, 3), [1, 2, 1], [1, 0, 1], "EXPLICIT", [1, 1, 1], 2, "NCDHW", "float32"),
+        ("conv3d_same", (1, 2, 5, 7, 6), (2, 2, 3, 2, 4), [2, 2, 3], [3, 3, 3], "SAME", [2, 2, 2], 1, "NCDHW", "float32"),
+        ("conv3d_valid_ndhwc", (2, 5, 6, 4, 3), (3, 3, 2, 2, 2), [1, 2, 1], [5, 5, 5], "VALID", [2, 1, 1], 1, "NDHWC", "float32"),
+        ("conv3d_pointwise_f64", (2, 3, 2, 3, 4), (5, 3, 1, 1, 1), [1, 1, 1], [0, 0, 0], "EXPLICIT", [1, 1, 1], 1, "NCDHW", "float64"),
+        ("conv3d_depthwise_f64", (1, 3, 4, 4, 4), (3, 1, 3, 3, 3), [1, 1, 1], [1, 2, 1], "EXPLICIT", [1, 1, 2], 3, "NCDHW", "float64")]:
+    x = f(*xs).astype(dt); w = f(*ws).astype(dt)
+    xt, wt = T(x), T(w)
+    o = _C_ops.conv3d(xt, wt, st, pd, alg, grp, dil, fmt)
+    g = f(*o.shape).astype(dt); backward(o, g)
+    case(n, {"input": x, "filter": w, "out_grad": g},
+         {"strides": st, "paddings": pd, "padding_algorithm": alg, "groups": grp, "dilations": dil, "data_format": fmt},
+         {"out": o, "input_grad": xt.grad, "filter_grad": wt.grad})
+
+out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_volume_interp_index_kernels.json')
+json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)
+print(len(cases), "cases", paddle.__version__)
