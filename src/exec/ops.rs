@@ -1318,6 +1318,12 @@ static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.bilinear_interp", |c| {
         one(interp::interp(c.t(0)?, &interp_attrs(c)?)?)
     }),
+    ("pd_op.bicubic_interp", |c| {
+        one(interp::interp(c.t(0)?, &interp_attrs(c)?)?)
+    }),
+    ("pd_op.bicubic_interp_grad", |c| {
+        one(interp::interp_grad(c.t(0)?, c.t(4)?, &interp_attrs(c)?)?)
+    }),
     ("pd_op.nearest_interp_grad", |c| {
         one(interp::interp_grad(c.t(0)?, c.t(4)?, &interp_attrs(c)?)?)
     }),

@@ -40,6 +40,24 @@ for n, xs, ws, st, pd, alg, dil, grp, fmt, dt in [
          {"strides": st, "paddings": pd, "padding_algorithm": alg, "groups": grp, "dilations": dil, "data_format": fmt},
          {"out": o, "input_grad": xt.grad, "filter_grad": wt.grad})
 
+# bicubic_interp: up and down, align_corners true and false, by size and by scale (whose ratio
+# is 1/scale, not in/out), a one-pixel axis, taps clamped at the borders; f32 and f64.
+for n, xs, size, scale, ac, dt in [
+        ("bicubic_up_align", (2, 2, 4, 5), [7, 9], None, True, "float32"),
+        ("bicubic_up_half_pixel", (1, 3, 4, 5), [7, 9], None, False, "float32"),
+        ("bicubic_down_half_pixel", (1, 2, 9, 7), [4, 3], None, False, "float32"),
+        ("bicubic_down_align", (1, 2, 9, 7), [4, 3], None, True, "float32"),
+        ("bicubic_scale", (1, 1, 3, 4), None, [1.7, 2.5], False, "float32"),
+        ("bicubic_one_pixel", (1, 2, 1, 3), [3, 1], None, False, "float32"),
+        ("bicubic_up_align_f64", (1, 2, 3, 4), [6, 5], None, True, "float64"),
+        ("bicubic_half_pixel_f64", (1, 1, 5, 4), [3, 7], None, False, "float64")]:
+    x = f(*xs).astype(dt); xt = T(x)
+    out_h, out_w = size if size else (0, 0)
+    o = _C_ops.bicubic_interp(xt, None, None, None, "NCHW", 0, out_h, out_w, scale or [], "bicubic", ac, 0)
+    g = f(*o.shape).astype(dt); backward(o, g)
+    case(n, {"x": x, "out_grad": g}, {"out_h": out_h, "out_w": out_w, "scale": scale or [], "align_corners": ac, "align_mode": 0},
+         {"output": o, "x_grad": xt.grad})
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_volume_interp_index_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)
 print(len(cases), "cases", paddle.__version__)

@@ -1,4 +1,4 @@
-//! The volume, upsampling and indexing kernels the tested models lacked (conv3d), against the
+//! The volume, upsampling and indexing kernels the tested models lacked (conv3d, bicubic_interp), against the
 //! numbers Paddle 3.3.1 computed for the same inputs
 //! (`tests/exec_fixtures/paddle_volume_interp_index_kernels.json`, recorded once by
 //! `paddle_volume_interp_index_kernels.py`): forward outputs and the gradients for the recorded
@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::kernels_paddle_models::{check_recorded, Outputs};
-use crate::exec::kernels::{conv, conv3d};
+use crate::exec::kernels::{conv, conv3d, interp};
 use crate::exec::Tensor;
 use serde_json::Value;
 
@@ -40,6 +40,30 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
             o.insert("input_grad", dx);
             o.insert("filter_grad", dw);
         }
+        n if n.starts_with("bicubic") => {
+            let at = interp::InterpAttrs {
+                method: interp::InterpAttrs::method("bicubic", "NCHW").unwrap(),
+                out_h: a["out_h"].as_i64().expect("out_h"),
+                out_w: a["out_w"].as_i64().expect("out_w"),
+                scale: a["scale"]
+                    .as_array()
+                    .expect("scale")
+                    .iter()
+                    .map(|v| v.as_f64().expect("a number") as f32)
+                    .collect(),
+                align_corners: a["align_corners"].as_bool().expect("align_corners"),
+                align_mode: a["align_mode"].as_i64().expect("align_mode"),
+                out_size: None,
+                size_tensor: None,
+                scale_tensor: None,
+            };
+            let x = t("x");
+            o.insert("output", interp::interp(x, &at).unwrap());
+            o.insert(
+                "x_grad",
+                interp::interp_grad(x, t("out_grad"), &at).unwrap(),
+            );
+        }
         other => panic!("no runner for recorded case {other}"),
     }
     o
@@ -47,5 +71,5 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_volume_interp_index_kernel_matches_paddle() {
-    check_recorded("paddle_volume_interp_index_kernels.json", 7, run_case);
+    check_recorded("paddle_volume_interp_index_kernels.json", 15, run_case);
 }

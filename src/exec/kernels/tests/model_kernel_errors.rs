@@ -293,8 +293,8 @@ fn interp_refuses_what_it_cannot_size() {
     );
     expect_err(
         "interp method",
-        InterpAttrs::method("bicubic", "NCHW"),
-        "interp: interp_method `bicubic` is not one the executor runs (nearest or bilinear)",
+        InterpAttrs::method("area", "NCHW"),
+        "interp: interp_method `area` is not one the executor runs (nearest, bilinear or bicubic)",
     );
     expect_err(
         "interp rank",
@@ -611,5 +611,38 @@ fn shape_and_rank_refusals_of_the_new_kernels_are_named() {
         "topk_grad shapes",
         topk::topk_grad(&x23, &Tensor::i64(&[2, 2], vec![0; 4]), &f(&[2, 1]), tk),
         "topk_grad: indices has shape [2, 2], topk's results have [2, 1]",
+    );
+}
+
+#[test]
+fn bicubic_interp_errors() {
+    use crate::exec::kernels::interp::{interp, interp_grad, InterpAttrs, Method};
+    let at = InterpAttrs {
+        method: Method::Bicubic,
+        out_h: 3,
+        out_w: 3,
+        scale: vec![],
+        align_corners: false,
+        align_mode: 0,
+        out_size: None,
+        size_tensor: None,
+        scale_tensor: None,
+    };
+    let x = Tensor::f32(&[1, 1, 2, 2], vec![0.0; 4]);
+    expect_err(
+        "bicubic rank",
+        interp(&Tensor::f32(&[2, 2], vec![0.0; 4]), &at),
+        "interp: input must have rank 4 (NCHW), has shape [2, 2]",
+    );
+    expect_err(
+        "bicubic grad shape",
+        interp_grad(&x, &x, &at),
+        "interp_grad: output_grad [1, 1, 2, 2] is not the shape of the output [1, 1, 3, 3]",
+    );
+    let zero = InterpAttrs { out_h: 0, ..at };
+    expect_err(
+        "bicubic size",
+        interp(&x, &zero),
+        "interp: output size (0, 3) must be positive",
     );
 }
