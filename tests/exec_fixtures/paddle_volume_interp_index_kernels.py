@@ -58,6 +58,25 @@ for n, xs, size, scale, ac, dt in [
     case(n, {"x": x, "out_grad": g}, {"out_h": out_h, "out_w": out_w, "scale": scale or [], "align_corners": ac, "align_mode": 0},
          {"output": o, "x_grad": xt.grad})
 
+# put_along_axis with reduce mean, amin, amax, include_self true and false: repeated indices
+# (several values meet at a position), values tied with arr's element and with each other
+# (how the extremum's gradient is shared), an untouched position, along axis 0 and 1; f64 too.
+arr = np.round(f(3, 5), 1); vals = np.round(f(3, 3), 1)
+idx = np.array([[0, 4, 0], [2, 2, 1], [3, 1, 3]], 'int64')
+vals[0, 0] = arr[0, 0]; vals[1, 0] = vals[1, 1] = 2.5; vals[2, 0] = vals[2, 2] = -2.5
+arr[2, 3] = -2.5; vals[0, 1] = arr[0, 4] = 3.0
+idx0 = np.array([[1, 0, 2, 2, 0], [1, 0, 0, 2, 0]], 'int64'); vals0 = np.round(f(2, 5), 1); vals0[1, 0] = vals0[0, 0]
+for red in ["mean", "amin", "amax"]:
+    for incl in [True, False]:
+        for n, a, i, v, axis, dt in [("", arr, idx, vals, 1, "float32"), ("_axis0", arr, idx0, vals0, 0, "float32"),
+                                     ("_f64", arr, idx, vals, 1, "float64")]:
+            a, v = a.astype(dt), v.astype(dt)
+            at, vt = T(a), T(v); o = _C_ops.put_along_axis(at, T(i, False), vt, axis, red, incl)
+            g = f(*o.shape).astype(dt); backward(o, g)
+            case("put_along_axis_%s%s%s" % (red, "" if incl else "_exclude_self", n),
+                 {"arr": a, "indices": i, "values": v, "out_grad": g}, {"axis": axis, "reduce": red, "include_self": incl},
+                 {"out": o, "arr_grad": at.grad, "values_grad": vt.grad})
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_volume_interp_index_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)
 print(len(cases), "cases", paddle.__version__)

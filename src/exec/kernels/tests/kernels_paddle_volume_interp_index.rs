@@ -1,4 +1,4 @@
-//! The volume, upsampling and indexing kernels the tested models lacked (conv3d, bicubic_interp), against the
+//! The volume, upsampling and indexing kernels the tested models lacked (conv3d, bicubic_interp, put_along_axis's mean/amin/amax), against the
 //! numbers Paddle 3.3.1 computed for the same inputs
 //! (`tests/exec_fixtures/paddle_volume_interp_index_kernels.json`, recorded once by
 //! `paddle_volume_interp_index_kernels.py`): forward outputs and the gradients for the recorded
@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::kernels_paddle_models::{check_recorded, Outputs};
-use crate::exec::kernels::{conv, conv3d, interp};
+use crate::exec::kernels::{conv, conv3d, gather_scatter as gs, interp};
 use crate::exec::Tensor;
 use serde_json::Value;
 
@@ -64,6 +64,18 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
                 interp::interp_grad(x, t("out_grad"), &at).unwrap(),
             );
         }
+        n if n.starts_with("put_along_axis") => {
+            let at = gs::PutAttrs {
+                axis: a["axis"].as_i64().expect("axis"),
+                reduce: gs::PutReduce::parse(word("reduce")).unwrap(),
+                include_self: a["include_self"].as_bool().expect("include_self"),
+            };
+            let (arr, idx, v) = (t("arr"), t("indices"), t("values"));
+            o.insert("out", gs::put_along_axis(arr, idx, v, at).unwrap());
+            let (da, dv) = gs::put_along_axis_grad(arr, idx, v, t("out_grad"), at).unwrap();
+            o.insert("arr_grad", da);
+            o.insert("values_grad", dv);
+        }
         other => panic!("no runner for recorded case {other}"),
     }
     o
@@ -71,5 +83,5 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_volume_interp_index_kernel_matches_paddle() {
-    check_recorded("paddle_volume_interp_index_kernels.json", 15, run_case);
+    check_recorded("paddle_volume_interp_index_kernels.json", 33, run_case);
 }

@@ -420,8 +420,8 @@ fn norm_loss_index_and_optimizer_refusals_are_named() {
     );
     expect_err(
         "put_along_axis mode",
-        gs::PutReduce::parse("amax"),
-        "put_along_axis: reduce \"amax\" is not supported by the executor",
+        gs::PutReduce::parse("median"),
+        "put_along_axis: reduce \"median\" is not supported by the executor",
     );
     let put = gs::PutAttrs {
         axis: 1,
