@@ -21,9 +21,9 @@ use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
     activation as act, adaptive, amp, batch_norm as bn, bilinear_form, broadcast, cast, coalesce,
     conv, conv3d, conv_transpose, cumsum, dropout, einsum, elementwise as ew, flatten,
-    gather_scatter as gs, group_norm as gn, index, interp, join, layer_norm as ln, loss, matmul,
-    maxout, norm, optimizer as opt, pad, piecewise as pw, pixel_shuffle, pool, pool3d, prelu,
-    reduce, reorder, repeat, rnn, shape, softmax as sm, topk, unfold,
+    gather_scatter as gs, group_norm as gn, index, index_put, interp, join, layer_norm as ln, loss,
+    matmul, maxout, norm, optimizer as opt, pad, piecewise as pw, pixel_shuffle, pool, pool3d,
+    prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, topk, unfold,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -1446,6 +1446,17 @@ static KERNELS: &[(&str, KernelFn)] = &[
             c.i64_or("axis", 0)?,
         )?)
     }),
+    ("pd_op.index_put", index_put),
+    ("pd_op.index_put_", index_put),
+    ("pd_op.index_put_grad", |c| {
+        two(index_put::index_put_grad(
+            c.t(0)?,
+            &c.list(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            c.bool_or("accumulate", false)?,
+        )?)
+    }),
     ("pd_op.put_along_axis", |c| {
         one(gs::put_along_axis(
             c.t(0)?,
@@ -1862,6 +1873,15 @@ fn conv_attrs(c: &OpCall<'_>) -> KResult<conv::ConvAttrs> {
         )?)?,
         channels_last: conv::channels_last(&str_attr(c, "data_format", "NCHW")?)?,
     })
+}
+
+fn index_put(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
+    one(index_put::index_put(
+        c.t(0)?,
+        &c.list(1)?,
+        c.t(2)?,
+        c.bool_or("accumulate", false)?,
+    )?)
 }
 
 /// `conv3d`'s attributes: `conv2d`'s, with a 3-D `data_format`.

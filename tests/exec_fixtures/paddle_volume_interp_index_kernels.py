@@ -77,6 +77,30 @@ for red in ["mean", "amin", "amax"]:
                  {"arr": a, "indices": i, "values": v, "out_grad": g}, {"axis": axis, "reduce": red, "include_self": incl},
                  {"out": o, "arr_grad": at.grad, "values_grad": vt.grad})
 
+# index_put, accumulate false and true: two index tensors broadcasting against each other with a
+# repeated position (the last value stays; the grad reads every one) and a negative index; one
+# index naming whole rows with a value broadcast along them; index tensors of rank 2; a bool
+# mask; a scalar-like value; int32 indices; f64.
+x34 = f(3, 4); x245 = f(2, 4, 5)
+for n, x, idx, v in [
+        ("index_put_pairs", x34, [np.array([0, 2, 0], 'int64'), np.array([1, -1, 1], 'int64')], f(3)),
+        ("index_put_broadcast_indices", x34, [np.array([[0], [2]], 'int64'), np.array([3, 0, 1], 'int64')], f(2, 3)),
+        ("index_put_rows", x34, [np.array([2, 0], 'int64')], f(4)),
+        ("index_put_rows_3d_int32", x245, [np.array([1, -2, 1], 'int32'), np.array([3, 0, 3], 'int32')], f(3, 5)),
+        ("index_put_one_value", x245, [np.array([[0, 1], [1, 1]], 'int64')], f(1)),
+        ("index_put_mask", x34, [x34 > 0.3], f(1)),
+        ("index_put_mask_rows", x245, [np.array([[True, False, False, True], [False, True, False, False]])], f(5)),
+        ("index_put_pairs_f64", x34.astype('float64'), [np.array([0, 2, 0], 'int64'), np.array([1, -1, 1], 'int64')], f(3).astype('float64'))]:
+    for acc in [False, True]:
+        xt, vt = T(x), T(v)
+        o = _C_ops.index_put(xt, [T(i, False) for i in idx], vt, acc)
+        g = f(*o.shape).astype(x.dtype); backward(o, g)
+        ins = {"x": x, "value": v, "out_grad": g}
+        for k, i in enumerate(idx):
+            ins["index%d" % k] = i
+        case(n + ("_accumulate" if acc else ""), ins, {"accumulate": acc},
+             {"out": o, "x_grad": xt.grad, "value_grad": vt.grad})
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_volume_interp_index_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)
 print(len(cases), "cases", paddle.__version__)

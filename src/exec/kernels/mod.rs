@@ -22,6 +22,7 @@ pub mod flatten;
 pub mod gather_scatter;
 pub mod group_norm;
 pub mod index;
+pub mod index_put;
 pub mod interp;
 pub mod join;
 pub mod layer_norm;

@@ -1,4 +1,4 @@
-//! The volume, upsampling and indexing kernels the tested models lacked (conv3d, bicubic_interp, put_along_axis's mean/amin/amax), against the
+//! The volume, upsampling and indexing kernels the tested models lacked (conv3d, bicubic_interp, put_along_axis's mean/amin/amax, index_put), against the
 //! numbers Paddle 3.3.1 computed for the same inputs
 //! (`tests/exec_fixtures/paddle_volume_interp_index_kernels.json`, recorded once by
 //! `paddle_volume_interp_index_kernels.py`): forward outputs and the gradients for the recorded
@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::kernels_paddle_models::{check_recorded, Outputs};
-use crate::exec::kernels::{conv, conv3d, gather_scatter as gs, interp};
+use crate::exec::kernels::{conv, conv3d, gather_scatter as gs, index_put, interp};
 use crate::exec::Tensor;
 use serde_json::Value;
 
@@ -76,6 +76,15 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
             o.insert("arr_grad", da);
             o.insert("values_grad", dv);
         }
+        n if n.starts_with("index_put") => {
+            let acc = a["accumulate"].as_bool().expect("accumulate");
+            let idx: Vec<&Tensor> = (0..).map_while(|k| i.get(&format!("index{k}"))).collect();
+            let (x, v) = (t("x"), t("value"));
+            o.insert("out", index_put::index_put(x, &idx, v, acc).unwrap());
+            let (dx, dv) = index_put::index_put_grad(x, &idx, v, t("out_grad"), acc).unwrap();
+            o.insert("x_grad", dx);
+            o.insert("value_grad", dv);
+        }
         other => panic!("no runner for recorded case {other}"),
     }
     o
@@ -83,5 +92,5 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_volume_interp_index_kernel_matches_paddle() {
-    check_recorded("paddle_volume_interp_index_kernels.json", 33, run_case);
+    check_recorded("paddle_volume_interp_index_kernels.json", 49, run_case);
 }

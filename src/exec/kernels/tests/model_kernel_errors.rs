@@ -646,3 +646,57 @@ fn bicubic_interp_errors() {
         "interp: output size (0, 3) must be positive",
     );
 }
+
+#[test]
+fn index_put_errors() {
+    use crate::exec::kernels::index_put::{index_put, index_put_grad};
+    let x = f(&[3, 4]);
+    let i = Tensor::i64(&[2], vec![0, 2]);
+    let v = f(&[4]);
+    expect_err(
+        "index_put no indices",
+        index_put(&x, &[], &v, false),
+        "index_put: indices is empty",
+    );
+    expect_err(
+        "index_put range",
+        index_put(&x, &[&Tensor::i64(&[1], vec![3])], &v, false),
+        "index_put: index 3 is out of range [-3, 3) for dimension 0",
+    );
+    expect_err(
+        "index_put too many",
+        index_put(&x, &[&i, &i, &i], &v, false),
+        "index_put: 3 index tensors for x of rank 2",
+    );
+    expect_err(
+        "index_put float index",
+        index_put(&x, &[&f(&[2])], &v, false),
+        "index_put: indices must be int32, int64 or bool, got float32",
+    );
+    expect_err(
+        "index_put indices broadcast",
+        index_put(&x, &[&i, &Tensor::i64(&[3], vec![0, 1, 2])], &v, false),
+        "index_put: indices:",
+    );
+    expect_err(
+        "index_put value",
+        index_put(&x, &[&i], &f(&[3]), false),
+        "index_put: value [3] does not broadcast to the indexed shape [2, 4]",
+    );
+    let mask = Tensor::new(vec![4], Data::Bool(vec![true; 4])).unwrap();
+    expect_err(
+        "index_put mask shape",
+        index_put(&x, &[&mask], &v, false),
+        "index_put: the bool index [4] is not a prefix of x's shape [3, 4]",
+    );
+    expect_err(
+        "index_put mask and ints",
+        index_put(&x, &[&mask, &i], &v, false),
+        "index_put: a bool index must be the only index, got 2 indices",
+    );
+    expect_err(
+        "index_put_grad shape",
+        index_put_grad(&x, &[&i], &v, &f(&[4, 3]), true),
+        "index_put_grad: out_grad has shape [4, 3], x has [3, 4]",
+    );
+}
