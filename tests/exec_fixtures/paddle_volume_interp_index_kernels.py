@@ -101,6 +101,21 @@ for n, x, idx, v in [
         case(n + ("_accumulate" if acc else ""), ins, {"accumulate": acc},
              {"out": o, "x_grad": xt.grad, "value_grad": vt.grad})
 
+# pool2d adaptive average to an output larger than the input (each input element then feeds
+# several windows), one dimension growing and the other shrinking, NHWC, f64. Not max: Paddle
+# 3.3.1's CPU pool2d leaves -FLT_MAX in most of such an output (paddle.nn.AdaptiveMaxPool2D runs
+# max_pool2d_with_index instead, which pools), and irw refuses it.
+for n, xs, out, kind, fmt, dt in [
+        ("pool2d_adaptive_grow_avg", (2, 2, 3, 4), [5, 7], "avg", "NCHW", "float32"),
+        ("pool2d_adaptive_grow_shrink_avg", (1, 2, 2, 7), [5, 3], "avg", "NCHW", "float32"),
+        ("pool2d_adaptive_grow_avg_nhwc", (1, 3, 4, 2), [6, 5], "avg", "NHWC", "float32"),
+        ("pool2d_adaptive_grow_avg_f64", (1, 2, 2, 3), [5, 4], "avg", "NCHW", "float64")]:
+    x = f(*xs).astype(dt); xt = T(x)
+    o = _C_ops.pool2d(xt, out, [1, 1], [0, 0], False, True, fmt, kind, False, True, "EXPLICIT")
+    g = f(*o.shape).astype(dt); backward(o, g)
+    case(n, {"x": x, "out_grad": g}, {"kernel_size": out, "pooling_type": kind, "data_format": fmt},
+         {"out": o, "x_grad": xt.grad})
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_volume_interp_index_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)
 print(len(cases), "cases", paddle.__version__)

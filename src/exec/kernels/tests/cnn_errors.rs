@@ -228,7 +228,17 @@ fn pool_errors() {
     };
     says(
         pool2d(&x, &at),
-        "adaptive pooling to [6, 6] needs an input at least that large",
+        "pool2d: adaptive max pooling to [6, 6] from the smaller [1, 1, 4, 4] is not run",
+    );
+    // An adaptive average larger than the input is no error: windows overlap, as in Paddle.
+    let avg = PoolAttrs {
+        kind: PoolKind::Avg,
+        ..at
+    };
+    assert_eq!(
+        pool2d(&x, &avg).expect("pools").shape()[2..],
+        [6, 6],
+        "adaptive growth"
     );
     let xi = Tensor::i64(&[1, 1, 4, 4], vec![0; 16]);
     says(

@@ -1,4 +1,4 @@
-//! The volume, upsampling and indexing kernels the tested models lacked (conv3d, bicubic_interp, put_along_axis's mean/amin/amax, index_put), against the
+//! The volume, upsampling and indexing kernels the tested models lacked (conv3d, bicubic_interp, put_along_axis's mean/amin/amax, index_put, pool2d's adaptive average to a larger output), against the
 //! numbers Paddle 3.3.1 computed for the same inputs
 //! (`tests/exec_fixtures/paddle_volume_interp_index_kernels.json`, recorded once by
 //! `paddle_volume_interp_index_kernels.py`): forward outputs and the gradients for the recorded
@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::kernels_paddle_models::{check_recorded, Outputs};
-use crate::exec::kernels::{conv, conv3d, gather_scatter as gs, index_put, interp};
+use crate::exec::kernels::{conv, conv3d, gather_scatter as gs, index_put, interp, pool};
 use crate::exec::Tensor;
 use serde_json::Value;
 
@@ -85,6 +85,28 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
             o.insert("x_grad", dx);
             o.insert("value_grad", dv);
         }
+        n if n.starts_with("pool2d_adaptive") => {
+            let (kind, channels_last) =
+                pool::PoolAttrs::kind_and_layout(word("pooling_type"), word("data_format"))
+                    .unwrap();
+            let at = pool::PoolAttrs {
+                kind,
+                kernel_size: ints(a, "kernel_size"),
+                strides: vec![1, 1],
+                paddings: vec![0, 0],
+                ceil_mode: false,
+                exclusive: true,
+                adaptive: true,
+                global_pooling: false,
+                padding_algorithm: conv::PaddingAlgorithm::Explicit,
+                channels_last,
+            };
+            let x = t("x");
+            let out = pool::pool2d(x, &at).unwrap();
+            let dx = pool::pool2d_grad(x, &out, t("out_grad"), &at).unwrap();
+            o.insert("out", out);
+            o.insert("x_grad", dx);
+        }
         other => panic!("no runner for recorded case {other}"),
     }
     o
@@ -92,5 +114,5 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_volume_interp_index_kernel_matches_paddle() {
-    check_recorded("paddle_volume_interp_index_kernels.json", 49, run_case);
+    check_recorded("paddle_volume_interp_index_kernels.json", 53, run_case);
 }
