@@ -50,11 +50,9 @@ fn coordinates(x: &[usize], indices: &[&Tensor], op: &str) -> KResult<(Vec<Vec<i
                 x
             );
         }
-        let Data::Bool(bits) = mask.data() else {
-            kbail!("{}: the bool index holds no bools", op);
-        };
+        let bits = mask.to_i64_vec();
         let mut coords = vec![Vec::new(); m.len()];
-        for (e, _) in bits.iter().enumerate().filter(|(_, &b)| b) {
+        for (e, _) in bits.iter().enumerate().filter(|(_, &b)| b != 0) {
             let mut rest = e;
             for d in (0..m.len()).rev() {
                 coords[d].push((rest % m[d]) as i64);

@@ -2,7 +2,7 @@
 //! each output pixel reads one input pixel (nearest), blends the four around a source point
 //! (bilinear) or the sixteen around it with Keys' cubic weights (bicubic, [`cubic_taps`]).
 //!
-//! Both ops run the algorithm their `interp_method` attribute names, as Paddle's CPU kernel
+//! Each op runs the algorithm its `interp_method` attribute names, as Paddle's CPU kernel
 //! does. Everything else is in where an output row or column is taken from:
 //!
 //! - the output size: a `size_tensor` list overrides all; otherwise a `scale` (the

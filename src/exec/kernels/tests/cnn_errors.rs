@@ -230,6 +230,10 @@ fn pool_errors() {
         pool2d(&x, &at),
         "pool2d: adaptive max pooling to [6, 6] from the smaller [1, 1, 4, 4] is not run",
     );
+    says(
+        pool2d(&Tensor::f32(&[1, 1, 0, 4], vec![]), &at),
+        "adaptive pooling to [6, 6] needs a non-empty input, got [1, 1, 0, 4]",
+    );
     // An adaptive average larger than the input is no error: windows overlap, as in Paddle.
     let avg = PoolAttrs {
         kind: PoolKind::Avg,
@@ -529,6 +533,14 @@ fn pool3d_errors() {
         pool3d_grad(&x, &out, &x, &at),
         "out and out_grad have shapes [1, 1, 2, 2, 2] and [1, 1, 3, 3, 3], the pooling's output is [1, 1, 2, 2, 2]",
     );
+    let adaptive = PoolAttrs {
+        adaptive: true,
+        ..at.clone()
+    };
+    says(
+        pool3d(&Tensor::f32(&[1, 1, 0, 3, 3], vec![]), &adaptive),
+        "adaptive pooling to [2, 2, 2] needs a non-empty input, got [1, 1, 0, 3, 3]",
+    );
     says(
         pool3d(&Tensor::i64(&[1, 1, 3, 3, 3], vec![0; 27]), &at),
         "pool3d computes float tensors, got int64",
@@ -565,12 +577,26 @@ fn conv3d_errors() {
         strides: vec![1, 0, 1],
         ..at.clone()
     };
-    says(conv3d(&x, &w, &bad), "conv3d: strides must be positive");
+    says(
+        conv3d(&x, &w, &bad),
+        "conv3d: strides must be positive, got [1, 0, 1]",
+    );
+    let bad = ConvAttrs {
+        groups: 0,
+        ..at.clone()
+    };
+    says(
+        conv3d(&x, &w, &bad),
+        "conv3d: groups must be positive, got 0",
+    );
     let bad = ConvAttrs {
         groups: 3,
         ..at.clone()
     };
-    says(conv3d(&x, &w, &bad), "with groups = 3");
+    says(
+        conv3d(&x, &w, &bad),
+        "conv3d: the input has 2 channels and the filter [2, 2, 2, 2, 2]: with groups = 3 it must read 0 channels per group and have a multiple of 3 output channels",
+    );
     says(
         conv3d(&x, &Tensor::f32(&[2, 2, 4, 2, 2], vec![0.0; 64]), &at),
         "does not fit the padded input",

@@ -695,6 +695,16 @@ fn index_put_errors() {
         "index_put: a bool index must be the only index, got 2 indices",
     );
     expect_err(
+        "index_put value dtype",
+        index_put(&x, &[&i], &Tensor::i64(&[4], vec![1; 4]), false),
+        "index_put: value is int64, x is float32",
+    );
+    expect_err(
+        "index_put bool x",
+        index_put(&mask, &[&Tensor::i64(&[1], vec![0])], &mask, false),
+        "index_put: x is bool, the executor puts numbers",
+    );
+    expect_err(
         "index_put_grad shape",
         index_put_grad(&x, &[&i], &v, &f(&[4, 3]), true),
         "index_put_grad: out_grad has shape [4, 3], x has [3, 4]",
