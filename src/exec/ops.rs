@@ -20,10 +20,10 @@ use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
     activation as act, adaptive, amp, batch_norm as bn, bilinear_form, broadcast, cast, coalesce,
-    conv, conv_transpose, cumsum, dropout, einsum, elementwise as ew, flatten,
-    gather_scatter as gs, group_norm as gn, index, interp, join, layer_norm as ln, loss, matmul,
-    maxout, norm, optimizer as opt, pad, piecewise as pw, pixel_shuffle, pool, pool3d, prelu,
-    reduce, reorder, repeat, rnn, shape, softmax as sm, topk, unfold,
+    conv, conv3d, conv_transpose, cumsum, dropout, einsum, elementwise as ew, flatten,
+    gather_scatter as gs, group_norm as gn, index, index_put, interp, join, layer_norm as ln, loss,
+    matmul, maxout, norm, optimizer as opt, pad, piecewise as pw, pixel_shuffle, pool, pool3d,
+    prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, topk, unfold,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -1217,6 +1217,13 @@ static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.depthwise_conv2d", conv2d),
     ("pd_op.conv2d_grad", conv2d_grad),
     ("pd_op.depthwise_conv2d_grad", conv2d_grad),
+    ("pd_op.conv3d", |c| {
+        one(conv3d::conv3d(c.t(0)?, c.t(1)?, &conv3d_attrs(c)?)?)
+    }),
+    ("pd_op.conv3d_grad", |c| {
+        let (dx, dw) = conv3d::conv3d_grad(c.t(0)?, c.t(1)?, c.t(2)?, &conv3d_attrs(c)?)?;
+        Ok(vec![Some(dx), Some(dw)])
+    }),
     ("pd_op.conv2d_transpose", conv2d_transpose),
     ("pd_op.depthwise_conv2d_transpose", conv2d_transpose),
     ("pd_op.conv2d_transpose_grad", conv2d_transpose_grad),
@@ -1310,6 +1317,12 @@ static KERNELS: &[(&str, KernelFn)] = &[
     }),
     ("pd_op.bilinear_interp", |c| {
         one(interp::interp(c.t(0)?, &interp_attrs(c)?)?)
+    }),
+    ("pd_op.bicubic_interp", |c| {
+        one(interp::interp(c.t(0)?, &interp_attrs(c)?)?)
+    }),
+    ("pd_op.bicubic_interp_grad", |c| {
+        one(interp::interp_grad(c.t(0)?, c.t(4)?, &interp_attrs(c)?)?)
     }),
     ("pd_op.nearest_interp_grad", |c| {
         one(interp::interp_grad(c.t(0)?, c.t(4)?, &interp_attrs(c)?)?)
@@ -1431,6 +1444,17 @@ static KERNELS: &[(&str, KernelFn)] = &[
             c.t(1)?,
             c.t(2)?,
             c.i64_or("axis", 0)?,
+        )?)
+    }),
+    ("pd_op.index_put", index_put),
+    ("pd_op.index_put_", index_put),
+    ("pd_op.index_put_grad", |c| {
+        two(index_put::index_put_grad(
+            c.t(0)?,
+            &c.list(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            c.bool_or("accumulate", false)?,
         )?)
     }),
     ("pd_op.put_along_axis", |c| {
@@ -1848,6 +1872,31 @@ fn conv_attrs(c: &OpCall<'_>) -> KResult<conv::ConvAttrs> {
             "EXPLICIT",
         )?)?,
         channels_last: conv::channels_last(&str_attr(c, "data_format", "NCHW")?)?,
+    })
+}
+
+fn index_put(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
+    one(index_put::index_put(
+        c.t(0)?,
+        &c.list(1)?,
+        c.t(2)?,
+        c.bool_or("accumulate", false)?,
+    )?)
+}
+
+/// `conv3d`'s attributes: `conv2d`'s, with a 3-D `data_format`.
+fn conv3d_attrs(c: &OpCall<'_>) -> KResult<conv::ConvAttrs> {
+    Ok(conv::ConvAttrs {
+        strides: c.i64s("strides")?,
+        paddings: c.i64s("paddings")?,
+        dilations: c.i64s("dilations")?,
+        groups: c.i64_or("groups", 1)?,
+        padding_algorithm: conv::PaddingAlgorithm::parse(&str_attr(
+            c,
+            "padding_algorithm",
+            "EXPLICIT",
+        )?)?,
+        channels_last: conv3d::channels_last_3d(&str_attr(c, "data_format", "NCDHW")?)?,
     })
 }
 

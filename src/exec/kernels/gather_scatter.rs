@@ -11,7 +11,8 @@
 //! `tests/exec_fixtures/paddle_loss_index_kernels.json`): the writes happen in index order, so
 //! `scatter` (overwrite) and `put_along_axis` (assign) keep the last. The grads then differ:
 //! `put_along_axis_grad` gives the value that landed the gradient and the overwritten ones 0,
-//! while `scatter_grad` gives every update row the gradient of its target row.
+//! while `scatter_grad` gives every update row the gradient of its target row. Under `mean`,
+//! `amin` and `amax` the order does not matter ([`put_reduced`]).
 
 use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
@@ -218,6 +219,9 @@ pub enum PutReduce {
     Assign,
     Add,
     Mul,
+    Mean,
+    Amin,
+    Amax,
 }
 
 impl PutReduce {
@@ -226,8 +230,12 @@ impl PutReduce {
             "assign" => PutReduce::Assign,
             "add" => PutReduce::Add,
             "mul" | "multiply" => PutReduce::Mul,
+            "mean" => PutReduce::Mean,
+            "amin" => PutReduce::Amin,
+            "amax" => PutReduce::Amax,
             other => kbail!(
-                "put_along_axis: reduce {:?} is not supported by the executor (assign, add, mul)",
+                "put_along_axis: reduce {:?} is not supported by the executor (assign, add, mul, \
+                 mean, amin, amax)",
                 other
             ),
         })
@@ -278,8 +286,12 @@ pub fn put_along_axis(
     at: PutAttrs,
 ) -> KResult<Tensor> {
     let pos = put_positions(arr, indices, values, at, "put_along_axis")?;
-    let mut out = arr.to_f32().into_owned();
     let v = values.to_f32();
+    if let PutReduce::Mean | PutReduce::Amin | PutReduce::Amax = at.reduce {
+        let out = put_reduced(&arr.to_f32(), &pos.offsets, &v, at);
+        return Tensor::from_f32_as(arr.shape(), out, float_dtype(arr.dtype()));
+    }
+    let mut out = arr.to_f32().into_owned();
     if !at.include_self && at.reduce != PutReduce::Assign {
         let start = if at.reduce == PutReduce::Mul {
             1.0
@@ -295,9 +307,93 @@ pub fn put_along_axis(
             PutReduce::Assign => out[o] = val,
             PutReduce::Add => out[o] += val,
             PutReduce::Mul => out[o] *= val,
+            PutReduce::Mean | PutReduce::Amin | PutReduce::Amax => {}
         }
     }
     Tensor::from_f32_as(arr.shape(), out, float_dtype(arr.dtype()))
+}
+
+/// How many values each position of `a` receives.
+fn counts(n: usize, offsets: &[usize]) -> Vec<usize> {
+    let mut c = vec![0usize; n];
+    for &o in offsets {
+        c[o] += 1;
+    }
+    c
+}
+
+/// `put_along_axis` under `mean`, `amin` or `amax`: a written position holds the mean (sum over
+/// the count), minimum or maximum of its values, and of `arr`'s element with `include_self`.
+fn put_reduced(a: &[f32], offsets: &[usize], v: &[f32], at: PutAttrs) -> Vec<f32> {
+    let count = counts(a.len(), offsets);
+    let mut out = a.to_vec();
+    let mut seen = vec![at.include_self; a.len()];
+    for (&o, &val) in offsets.iter().zip(v) {
+        out[o] = match (at.reduce, seen[o]) {
+            (_, false) => val,
+            (PutReduce::Amin, true) => out[o].min(val),
+            (PutReduce::Amax, true) => out[o].max(val),
+            (_, true) => out[o] + val,
+        };
+        seen[o] = true;
+    }
+    if at.reduce == PutReduce::Mean {
+        for (o, &c) in count.iter().enumerate().filter(|(_, &c)| c > 0) {
+            out[o] /= (c + usize::from(at.include_self)) as f32;
+        }
+    }
+    out
+}
+
+/// The gradients of [`put_reduced`]: a mean gives each term `out_grad / count`; an extremum
+/// shares `out_grad` evenly among the terms equal to it. Paddle 3.3.1 counts `arr`'s element
+/// among those ties even without `include_self` (it then gets no share itself), so a value tied
+/// with the element it replaces gets `out_grad / (ties + 1)`; the recorded cases show it.
+fn put_reduced_grad(
+    a: &[f32],
+    offsets: &[usize],
+    v: &[f32],
+    g: &[f32],
+    at: PutAttrs,
+) -> (Vec<f32>, Vec<f32>) {
+    let out = put_reduced(a, offsets, v, at);
+    let count = counts(a.len(), offsets);
+    let incl = usize::from(at.include_self);
+    let mut da = g.to_vec();
+    let mut dv = vec![0.0f32; v.len()];
+    if at.reduce == PutReduce::Mean {
+        for (o, &c) in count.iter().enumerate().filter(|(_, &c)| c > 0) {
+            da[o] = if at.include_self {
+                g[o] / (c + incl) as f32
+            } else {
+                0.0
+            };
+        }
+        for (p, &o) in offsets.iter().enumerate() {
+            dv[p] = g[o] / (count[o] + incl) as f32;
+        }
+        return (da, dv);
+    }
+    let mut ties = vec![0usize; a.len()];
+    for (o, _) in count.iter().enumerate().filter(|(_, &c)| c > 0) {
+        ties[o] = usize::from(a[o] == out[o]);
+    }
+    for (&o, &val) in offsets.iter().zip(v) {
+        ties[o] += usize::from(val == out[o]);
+    }
+    for (o, _) in count.iter().enumerate().filter(|(_, &c)| c > 0) {
+        da[o] = if at.include_self && a[o] == out[o] {
+            g[o] / ties[o] as f32
+        } else {
+            0.0
+        };
+    }
+    for (p, (&o, &val)) in offsets.iter().zip(v).enumerate() {
+        if val == out[o] {
+            dv[p] = g[o] / ties[o] as f32;
+        }
+    }
+    (da, dv)
 }
 
 /// `put_along_axis_grad(arr, indices, values, out, out_grad) {axis, reduce, include_self}`:
@@ -319,6 +415,9 @@ pub fn put_along_axis_grad(
     let mut da = g.to_vec();
     let mut dv = vec![0.0f32; v.len()];
     match at.reduce {
+        PutReduce::Mean | PutReduce::Amin | PutReduce::Amax => {
+            (da, dv) = put_reduced_grad(&a, &pos.offsets, &v, &g, at);
+        }
         PutReduce::Assign | PutReduce::Add => {
             if at.reduce == PutReduce::Assign || !at.include_self {
                 for &o in &pos.offsets {

@@ -1,7 +1,8 @@
-//! `nearest_interp` and `bilinear_interp` (and their grads) on NCHW images: each output pixel
-//! reads one input pixel (nearest) or blends the four around a source point (bilinear).
+//! `nearest_interp`, `bilinear_interp` and `bicubic_interp` (and their grads) on NCHW images:
+//! each output pixel reads one input pixel (nearest), blends the four around a source point
+//! (bilinear) or the sixteen around it with Keys' cubic weights (bicubic, [`cubic_taps`]).
 //!
-//! Both ops run the algorithm their `interp_method` attribute names, as Paddle's CPU kernel
+//! Each op runs the algorithm its `interp_method` attribute names, as Paddle's CPU kernel
 //! does. Everything else is in where an output row or column is taken from:
 //!
 //! - the output size: a `size_tensor` list overrides all; otherwise a `scale` (the
@@ -28,6 +29,7 @@ use crate::kbail;
 pub enum Method {
     Nearest,
     Bilinear,
+    Bicubic,
 }
 
 /// The attributes and size operands of an `*_interp` op.
@@ -59,8 +61,9 @@ impl InterpAttrs {
         Ok(match interp_method {
             "nearest" => Method::Nearest,
             "bilinear" => Method::Bilinear,
+            "bicubic" => Method::Bicubic,
             other => kbail!(
-                "interp: interp_method `{}` is not one the executor runs (nearest or bilinear)",
+                "interp: interp_method `{}` is not one the executor runs (nearest, bilinear or bicubic)",
                 other
             ),
         })
@@ -114,17 +117,22 @@ fn out_size(in_h: usize, in_w: usize, at: &InterpAttrs) -> KResult<(usize, usize
     Ok((oh as usize, ow as usize, sh, sw))
 }
 
-/// The sources of one axis of `out` indices over `inn` input ones.
-fn axis(inn: usize, out: usize, scale: f32, at: &InterpAttrs) -> KResult<Axis> {
-    let ratio = if out <= 1 {
+/// The ratio from output to input coordinates along one axis, in f32 as Paddle computes it.
+fn ratio(inn: usize, out: usize, scale: f32, align_corners: bool) -> f32 {
+    if out <= 1 {
         0f32
-    } else if at.align_corners {
+    } else if align_corners {
         (inn as f32 - 1.0) / (out as f32 - 1.0)
     } else if scale > 0.0 {
         (1.0 / scale as f64) as f32
     } else {
         inn as f32 / out as f32
-    };
+    }
+}
+
+/// The sources of one axis of `out` indices over `inn` input ones.
+fn axis(inn: usize, out: usize, scale: f32, at: &InterpAttrs) -> KResult<Axis> {
+    let ratio = ratio(inn, out, scale, at.align_corners);
     let half_pixel = at.align_mode == 0 && !at.align_corners;
     let mut a = Axis {
         lo: Vec::with_capacity(out),
@@ -136,7 +144,8 @@ fn axis(inn: usize, out: usize, scale: f32, at: &InterpAttrs) -> KResult<Axis> {
         let (lo, frac) = match at.method {
             Method::Nearest if at.align_corners => (((at_k as f64) + 0.5) as i64, 0.0),
             Method::Nearest => (at_k as i64, 0.0),
-            Method::Bilinear => {
+            // Bicubic reads its own sources ([`cubic_taps`]); this axis is unused for it.
+            Method::Bilinear | Method::Bicubic => {
                 let src = ratio as f64 * (k as f64 + 0.5) - 0.5;
                 let lo = if half_pixel { src as i64 } else { at_k as i64 }.max(0);
                 let frac = if half_pixel {
@@ -165,6 +174,148 @@ fn axis(inn: usize, out: usize, scale: f32, at: &InterpAttrs) -> KResult<Axis> {
     Ok(a)
 }
 
+/// The four input indices (clamped into the input) and their weights that output index `k`
+/// of a bicubic axis blends: Keys' cubic convolution with `A = −0.75` around the source
+/// `ratio·k` (`align_corners`) or `ratio·(k+0.5) − 0.5`, computed in the tensor's precision
+/// (`f32` unless `wide`), as Paddle's `BicubicInterpolation` does.
+fn cubic_taps(
+    inn: usize,
+    out: usize,
+    ratio: f32,
+    align_corners: bool,
+    wide: bool,
+) -> Vec<([usize; 4], [f64; 4])> {
+    (0..out)
+        .map(|k| {
+            let src = if align_corners {
+                (ratio * k as f32) as f64
+            } else {
+                ratio as f64 * (k as f64 + 0.5) - 0.5
+            };
+            let src = if wide { src } else { src as f32 as f64 };
+            let base = src.floor();
+            let t = src - base;
+            let t = if wide { t } else { t as f32 as f64 };
+            let base = base as i64;
+            let idx =
+                std::array::from_fn(|i| (base - 1 + i as i64).clamp(0, inn as i64 - 1) as usize);
+            (idx, cubic_weights(t, wide))
+        })
+        .collect()
+}
+
+/// Keys' weights for the taps at distances `1+t`, `t`, `1−t`, `2−t`.
+fn cubic_weights(t: f64, wide: bool) -> [f64; 4] {
+    const A: f64 = -0.75;
+    let near = |x: f64| ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0;
+    let far = |x: f64| ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A;
+    let w = [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)];
+    if wide {
+        w
+    } else {
+        w.map(|v| v as f32 as f64)
+    }
+}
+
+/// `bicubic_interp`: per plane, four taps along each axis; f64 tensors run in f64, the rest in
+/// f32. With `dout`, the transpose: each `dout` element times each tap's weight product is
+/// added to the input pixel the tap reads.
+fn bicubic(x: &Tensor, dout: Option<&Tensor>, at: &InterpAttrs) -> KResult<Tensor> {
+    let &[n, c, h, w] = x.shape() else {
+        kbail!(
+            "interp: input must have rank 4 (NCHW), has shape {:?}",
+            x.shape()
+        );
+    };
+    let (oh, ow, sh, sw) = out_size(h, w, at)?;
+    crate::exec::memory::reserve(&"the interpolated image", &[n, c, oh, ow], 8)?;
+    if let Some(d) = dout {
+        if d.shape() != [n, c, oh, ow] {
+            kbail!(
+                "interp_grad: output_grad {:?} is not the shape of the output {:?}",
+                d.shape(),
+                [n, c, oh, ow]
+            );
+        }
+    }
+    if (oh, ow) == (h, w) {
+        return Ok(dout.unwrap_or(x).clone());
+    }
+    let wide = x.dtype() == crate::exec::dtype::DType::F64;
+    let ys = cubic_taps(
+        h,
+        oh,
+        ratio(h, oh, sh, at.align_corners),
+        at.align_corners,
+        wide,
+    );
+    let xs = cubic_taps(
+        w,
+        ow,
+        ratio(w, ow, sw, at.align_corners),
+        at.align_corners,
+        wide,
+    );
+    let round = |v: f64| if wide { v } else { v as f32 as f64 };
+    match dout {
+        None => {
+            let v = x.to_f64_vec();
+            let mut out = Vec::with_capacity(n * c * oh * ow);
+            for plane in v.chunks_exact(h * w).take(n * c) {
+                for (yi, yw) in &ys {
+                    for (xi, xw) in &xs {
+                        // Four blends along the row, then one down the column, as Paddle.
+                        let mut acc = 0.0;
+                        for (&r, &wy) in yi.iter().zip(yw) {
+                            let mut row = 0.0;
+                            for (&q, &wx) in xi.iter().zip(xw) {
+                                row = round(row + round(plane[r * w + q] * wx));
+                            }
+                            acc = round(acc + round(row * wy));
+                        }
+                        out.push(acc);
+                    }
+                }
+            }
+            crate::exec::kernels::conv::buffer(
+                vec![n, c, oh, ow],
+                if wide {
+                    crate::exec::tensor::Data::F64(out)
+                } else {
+                    crate::exec::tensor::Data::F32(out.iter().map(|&v| v as f32).collect())
+                },
+                x.dtype(),
+            )
+        }
+        Some(d) => {
+            let g = d.to_f64_vec();
+            let mut dx = vec![0f64; n * c * h * w];
+            for (plane, gp) in dx.chunks_exact_mut(h * w).zip(g.chunks_exact(oh * ow)) {
+                for (k, (yi, yw)) in ys.iter().enumerate() {
+                    for (l, (xi, xw)) in xs.iter().enumerate() {
+                        let go = gp[k * ow + l];
+                        for (&r, &wy) in yi.iter().zip(yw) {
+                            for (&q, &wx) in xi.iter().zip(xw) {
+                                let p = &mut plane[r * w + q];
+                                *p = round(*p + round(round(go * wy) * wx));
+                            }
+                        }
+                    }
+                }
+            }
+            crate::exec::kernels::conv::buffer(
+                x.shape().to_vec(),
+                if wide {
+                    crate::exec::tensor::Data::F64(dx)
+                } else {
+                    crate::exec::tensor::Data::F32(dx.iter().map(|&v| v as f32).collect())
+                },
+                d.dtype(),
+            )
+        }
+    }
+}
+
 /// The input's dims, the output's height and width, and the sources of both axes.
 fn plan(x: &[usize], at: &InterpAttrs) -> KResult<([usize; 4], usize, usize, Axis, Axis)> {
     let &[n, c, h, w] = x else {
@@ -183,6 +334,9 @@ fn plan(x: &[usize], at: &InterpAttrs) -> KResult<([usize; 4], usize, usize, Axi
 
 /// `pd_op.nearest_interp` / `pd_op.bilinear_interp(x, out_size, size_tensor, scale_tensor)`.
 pub fn interp(x: &Tensor, at: &InterpAttrs) -> KResult<Tensor> {
+    if at.method == Method::Bicubic {
+        return bicubic(x, None, at);
+    }
     let ([n, c, h, w], oh, ow, ya, xa) = plan(x.shape(), at)?;
     if (oh, ow) == (h, w) {
         return Ok(x.clone());
@@ -195,7 +349,7 @@ pub fn interp(x: &Tensor, at: &InterpAttrs) -> KResult<Tensor> {
             for l in 0..ow {
                 let (xw, xe, dw) = (xa.lo[l], xa.hi[l], xa.frac[l]);
                 out.push(match at.method {
-                    Method::Nearest => plane[yn + xw],
+                    Method::Nearest | Method::Bicubic => plane[yn + xw],
                     Method::Bilinear => {
                         let (ds, de) = (1.0 - dn, 1.0 - dw);
                         plane[yn + xw] * ds * de
@@ -212,6 +366,9 @@ pub fn interp(x: &Tensor, at: &InterpAttrs) -> KResult<Tensor> {
 
 /// `*_interp_grad(x, out_size, size_tensor, scale_tensor, output_grad)`: `x`'s gradient.
 pub fn interp_grad(x: &Tensor, dout: &Tensor, at: &InterpAttrs) -> KResult<Tensor> {
+    if at.method == Method::Bicubic {
+        return bicubic(x, Some(dout), at);
+    }
     let ([n, c, h, w], oh, ow, ya, xa) = plan(x.shape(), at)?;
     if dout.shape() != [n, c, oh, ow] {
         kbail!(
@@ -232,7 +389,7 @@ pub fn interp_grad(x: &Tensor, dout: &Tensor, at: &InterpAttrs) -> KResult<Tenso
                 let (xw, xe, dw) = (xa.lo[l], xa.hi[l], xa.frac[l]);
                 let go = gp[k * ow + l];
                 match at.method {
-                    Method::Nearest => plane[yn + xw] += go,
+                    Method::Nearest | Method::Bicubic => plane[yn + xw] += go,
                     Method::Bilinear => {
                         let (ds, de) = (1.0 - dn, 1.0 - dw);
                         plane[yn + xw] += go * ds * de;

@@ -5,7 +5,9 @@
 //! window the whole plane; `paddings` has 2 or 4 elements as for a convolution, `SAME`/`VALID`
 //! replace them, and `global_pooling` or `adaptive` drop them. An output dimension is the
 //! kernel size when `adaptive` (then `kernel_size` is the output size and window `i` spans
-//! `[⌊i·in/out⌋, ⌈(i+1)·in/out⌉)`), else `(in − k + before + after) / s + 1`, with `s − 1`
+//! `[⌊i·in/out⌋, ⌈(i+1)·in/out⌉)`, never empty, so an average to an output larger than the
+//! input reads some input elements in several windows, as Paddle does; a max there is refused,
+//! see [`Plan::refuse_max_growth`]), else `(in − k + before + after) / s + 1`, with `s − 1`
 //! added before dividing under `ceil_mode`. A window starts at `i·s − before`, ends at
 //! `min(start + k, in + before)`, and is then clipped to the input. An average divides by the
 //! clipped window's size when `exclusive` or `adaptive`, else by the window's size before
@@ -192,12 +194,18 @@ impl Plan {
         vec![self.n, self.c, self.rows.len(), self.cols.len()]
     }
 
-    /// `pool2d`'s adaptive pooling takes no output larger than its input (irw's contract for
-    /// that op; `max_pool2d_with_index` repeats input positions instead).
-    fn refuse_adaptive_growth(&self, x: &[usize], at: &PoolAttrs) -> KResult<()> {
-        if at.adaptive && (self.rows.len() > self.h || self.cols.len() > self.w) {
+    /// Adaptive max pooling to an output larger than the input: Paddle 3.3.1's CPU `pool2d`
+    /// leaves `-FLT_MAX` in most of that output instead of pooling (its own
+    /// `AdaptiveMaxPool2D` runs `max_pool2d_with_index` there), so irw has no numbers to match.
+    fn refuse_max_growth(&self, x: &[usize], at: &PoolAttrs) -> KResult<()> {
+        if at.adaptive
+            && at.kind == PoolKind::Max
+            && (self.rows.len() > self.h || self.cols.len() > self.w)
+        {
             kbail!(
-                "adaptive pooling to {:?} needs an input at least that large, got {:?}",
+                "pool2d: adaptive max pooling to {:?} from the smaller {:?} is not run: Paddle's \
+                 CPU kernel gives -FLT_MAX windows there, not a pooling \
+                 (max_pool2d_with_index pools it)",
                 [self.rows.len(), self.cols.len()],
                 x
             );
@@ -306,7 +314,7 @@ fn finish(shape: Vec<usize>, v: Vec<f32>, like: &Tensor, last: bool) -> KResult<
 pub fn pool2d(x: &Tensor, at: &PoolAttrs) -> KResult<Tensor> {
     let xc = nchw(x, at.channels_last)?;
     let p = Plan::of(xc.shape(), at)?;
-    p.refuse_adaptive_growth(xc.shape(), at)?;
+    p.refuse_max_growth(xc.shape(), at)?;
     let shape = p.out_shape();
     memory::reserve(&"the pooling's output", &shape, 4)?;
     let out = forward(&p, at.kind, &xc.to_f32());
@@ -319,7 +327,7 @@ pub fn pool2d_grad(x: &Tensor, out: &Tensor, out_grad: &Tensor, at: &PoolAttrs) 
     let oc = nchw(out, at.channels_last)?;
     let dc = nchw(out_grad, at.channels_last)?;
     let p = Plan::of(xc.shape(), at)?;
-    p.refuse_adaptive_growth(xc.shape(), at)?;
+    p.refuse_max_growth(xc.shape(), at)?;
     if oc.shape() != p.out_shape() || dc.shape() != p.out_shape() {
         kbail!(
             "out and out_grad have shapes {:?} and {:?}, the pooling's output is {:?}",

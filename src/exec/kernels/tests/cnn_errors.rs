@@ -3,6 +3,7 @@
 
 use crate::exec::kernels::batch_norm::{batch_norm, BatchNormAttrs};
 use crate::exec::kernels::conv::{channels_last, conv2d, ConvAttrs, PaddingAlgorithm};
+use crate::exec::kernels::conv3d::{channels_last_3d as conv3d_layout, conv3d, conv3d_grad};
 use crate::exec::kernels::conv_transpose::{
     conv2d_transpose, conv2d_transpose_grad, ConvTransposeAttrs,
 };
@@ -227,7 +228,21 @@ fn pool_errors() {
     };
     says(
         pool2d(&x, &at),
-        "adaptive pooling to [6, 6] needs an input at least that large",
+        "pool2d: adaptive max pooling to [6, 6] from the smaller [1, 1, 4, 4] is not run",
+    );
+    says(
+        pool2d(&Tensor::f32(&[1, 1, 0, 4], vec![]), &at),
+        "adaptive pooling to [6, 6] needs a non-empty input, got [1, 1, 0, 4]",
+    );
+    // An adaptive average larger than the input is no error: windows overlap, as in Paddle.
+    let avg = PoolAttrs {
+        kind: PoolKind::Avg,
+        ..at
+    };
+    assert_eq!(
+        pool2d(&x, &avg).expect("pools").shape()[2..],
+        [6, 6],
+        "adaptive growth"
     );
     let xi = Tensor::i64(&[1, 1, 4, 4], vec![0; 16]);
     says(
@@ -518,8 +533,80 @@ fn pool3d_errors() {
         pool3d_grad(&x, &out, &x, &at),
         "out and out_grad have shapes [1, 1, 2, 2, 2] and [1, 1, 3, 3, 3], the pooling's output is [1, 1, 2, 2, 2]",
     );
+    let adaptive = PoolAttrs {
+        adaptive: true,
+        ..at.clone()
+    };
+    says(
+        pool3d(&Tensor::f32(&[1, 1, 0, 3, 3], vec![]), &adaptive),
+        "adaptive pooling to [2, 2, 2] needs a non-empty input, got [1, 1, 0, 3, 3]",
+    );
     says(
         pool3d(&Tensor::i64(&[1, 1, 3, 3, 3], vec![0; 27]), &at),
         "pool3d computes float tensors, got int64",
+    );
+}
+
+#[test]
+fn conv3d_errors() {
+    let at = ConvAttrs {
+        strides: vec![1, 1, 1],
+        paddings: vec![0, 0, 0],
+        dilations: vec![1, 1, 1],
+        ..conv_attrs()
+    };
+    let x = Tensor::f32(&[1, 2, 3, 3, 3], vec![0.0; 54]);
+    let w = Tensor::f32(&[2, 2, 2, 2, 2], vec![0.0; 32]);
+    says(
+        conv3d_layout("NCHW"),
+        "conv3d: data_format `NCHW` is not NCDHW or NDHWC",
+    );
+    says(
+        conv3d(&Tensor::f32(&[1, 2, 3, 3], vec![0.0; 18]), &w, &at),
+        "conv3d needs a 5-D input and a 5-D filter",
+    );
+    let bad = ConvAttrs {
+        paddings: vec![0, 0, 0, 0],
+        ..at.clone()
+    };
+    says(
+        conv3d(&x, &w, &bad),
+        "conv3d: paddings has 4 elements, expected 3 or 6",
+    );
+    let bad = ConvAttrs {
+        strides: vec![1, 0, 1],
+        ..at.clone()
+    };
+    says(
+        conv3d(&x, &w, &bad),
+        "conv3d: strides must be positive, got [1, 0, 1]",
+    );
+    let bad = ConvAttrs {
+        groups: 0,
+        ..at.clone()
+    };
+    says(
+        conv3d(&x, &w, &bad),
+        "conv3d: groups must be positive, got 0",
+    );
+    let bad = ConvAttrs {
+        groups: 3,
+        ..at.clone()
+    };
+    says(
+        conv3d(&x, &w, &bad),
+        "conv3d: the input has 2 channels and the filter [2, 2, 2, 2, 2]: with groups = 3 it must read 0 channels per group and have a multiple of 3 output channels",
+    );
+    says(
+        conv3d(&x, &Tensor::f32(&[2, 2, 4, 2, 2], vec![0.0; 64]), &at),
+        "does not fit the padded input",
+    );
+    says(
+        conv3d_grad(&x, &w, &x, &at),
+        "conv3d: out_grad has shape [1, 2, 3, 3, 3], the convolution's output is [1, 2, 2, 2, 2]",
+    );
+    says(
+        conv3d(&Tensor::i64(&[1, 2, 3, 3, 3], vec![0; 54]), &w, &at),
+        "computes float tensors, got int64",
     );
 }

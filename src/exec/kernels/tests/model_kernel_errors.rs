@@ -293,8 +293,8 @@ fn interp_refuses_what_it_cannot_size() {
     );
     expect_err(
         "interp method",
-        InterpAttrs::method("bicubic", "NCHW"),
-        "interp: interp_method `bicubic` is not one the executor runs (nearest or bilinear)",
+        InterpAttrs::method("area", "NCHW"),
+        "interp: interp_method `area` is not one the executor runs (nearest, bilinear or bicubic)",
     );
     expect_err(
         "interp rank",
@@ -420,8 +420,8 @@ fn norm_loss_index_and_optimizer_refusals_are_named() {
     );
     expect_err(
         "put_along_axis mode",
-        gs::PutReduce::parse("amax"),
-        "put_along_axis: reduce \"amax\" is not supported by the executor",
+        gs::PutReduce::parse("median"),
+        "put_along_axis: reduce \"median\" is not supported by the executor",
     );
     let put = gs::PutAttrs {
         axis: 1,
@@ -611,5 +611,102 @@ fn shape_and_rank_refusals_of_the_new_kernels_are_named() {
         "topk_grad shapes",
         topk::topk_grad(&x23, &Tensor::i64(&[2, 2], vec![0; 4]), &f(&[2, 1]), tk),
         "topk_grad: indices has shape [2, 2], topk's results have [2, 1]",
+    );
+}
+
+#[test]
+fn bicubic_interp_errors() {
+    use crate::exec::kernels::interp::{interp, interp_grad, InterpAttrs, Method};
+    let at = InterpAttrs {
+        method: Method::Bicubic,
+        out_h: 3,
+        out_w: 3,
+        scale: vec![],
+        align_corners: false,
+        align_mode: 0,
+        out_size: None,
+        size_tensor: None,
+        scale_tensor: None,
+    };
+    let x = Tensor::f32(&[1, 1, 2, 2], vec![0.0; 4]);
+    expect_err(
+        "bicubic rank",
+        interp(&Tensor::f32(&[2, 2], vec![0.0; 4]), &at),
+        "interp: input must have rank 4 (NCHW), has shape [2, 2]",
+    );
+    expect_err(
+        "bicubic grad shape",
+        interp_grad(&x, &x, &at),
+        "interp_grad: output_grad [1, 1, 2, 2] is not the shape of the output [1, 1, 3, 3]",
+    );
+    let zero = InterpAttrs { out_h: 0, ..at };
+    expect_err(
+        "bicubic size",
+        interp(&x, &zero),
+        "interp: output size (0, 3) must be positive",
+    );
+}
+
+#[test]
+fn index_put_errors() {
+    use crate::exec::kernels::index_put::{index_put, index_put_grad};
+    let x = f(&[3, 4]);
+    let i = Tensor::i64(&[2], vec![0, 2]);
+    let v = f(&[4]);
+    expect_err(
+        "index_put no indices",
+        index_put(&x, &[], &v, false),
+        "index_put: indices is empty",
+    );
+    expect_err(
+        "index_put range",
+        index_put(&x, &[&Tensor::i64(&[1], vec![3])], &v, false),
+        "index_put: index 3 is out of range [-3, 3) for dimension 0",
+    );
+    expect_err(
+        "index_put too many",
+        index_put(&x, &[&i, &i, &i], &v, false),
+        "index_put: 3 index tensors for x of rank 2",
+    );
+    expect_err(
+        "index_put float index",
+        index_put(&x, &[&f(&[2])], &v, false),
+        "index_put: indices must be int32, int64 or bool, got float32",
+    );
+    expect_err(
+        "index_put indices broadcast",
+        index_put(&x, &[&i, &Tensor::i64(&[3], vec![0, 1, 2])], &v, false),
+        "index_put: indices:",
+    );
+    expect_err(
+        "index_put value",
+        index_put(&x, &[&i], &f(&[3]), false),
+        "index_put: value [3] does not broadcast to the indexed shape [2, 4]",
+    );
+    let mask = Tensor::new(vec![4], Data::Bool(vec![true; 4])).unwrap();
+    expect_err(
+        "index_put mask shape",
+        index_put(&x, &[&mask], &v, false),
+        "index_put: the bool index [4] is not a prefix of x's shape [3, 4]",
+    );
+    expect_err(
+        "index_put mask and ints",
+        index_put(&x, &[&mask, &i], &v, false),
+        "index_put: a bool index must be the only index, got 2 indices",
+    );
+    expect_err(
+        "index_put value dtype",
+        index_put(&x, &[&i], &Tensor::i64(&[4], vec![1; 4]), false),
+        "index_put: value is int64, x is float32",
+    );
+    expect_err(
+        "index_put bool x",
+        index_put(&mask, &[&Tensor::i64(&[1], vec![0])], &mask, false),
+        "index_put: x is bool, the executor puts numbers",
+    );
+    expect_err(
+        "index_put_grad shape",
+        index_put_grad(&x, &[&i], &v, &f(&[4, 3]), true),
+        "index_put_grad: out_grad has shape [4, 3], x has [3, 4]",
     );
 }
