@@ -90,6 +90,31 @@ impl Data {
         }
     }
 
+    /// Copies `src` over the elements from `at` on (a buffer of the same element type, and
+    /// `at + src.len() <= len`); false, changing nothing, otherwise.
+    pub fn overwrite(&mut self, at: usize, src: &Data) -> bool {
+        fn copy<T: Copy>(dst: &mut [T], at: usize, src: &[T]) -> bool {
+            match dst.get_mut(at..at + src.len()) {
+                Some(d) => {
+                    d.copy_from_slice(src);
+                    true
+                }
+                None => false,
+            }
+        }
+        match (self, src) {
+            (Data::F32(d), Data::F32(s)) => copy(d, at, s),
+            (Data::BF16(d), Data::BF16(s)) => copy(d, at, s),
+            (Data::F16(d), Data::F16(s)) => copy(d, at, s),
+            (Data::F64(d), Data::F64(s)) => copy(d, at, s),
+            (Data::I64(d), Data::I64(s)) => copy(d, at, s),
+            (Data::I32(d), Data::I32(s)) => copy(d, at, s),
+            (Data::Bool(d), Data::Bool(s)) => copy(d, at, s),
+            (Data::U8(d), Data::U8(s)) => copy(d, at, s),
+            _ => false,
+        }
+    }
+
     /// The buffer with its consecutive blocks of `block` elements in reverse order (a
     /// tensor's rows reversed, `block` the elements of a row; `block > 0`).
     pub fn reverse_blocks(&self, block: usize) -> Data {

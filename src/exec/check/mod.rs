@@ -102,7 +102,11 @@
 //! original run micro-batch by micro-batch, as for a batch-coupled program, and the report says
 //! so in its header, a note naming the op that refused the full batch, and its relation line:
 //! the merged gradient is checked against the mean (or, for a sum loss, the sum) of the
-//! original's own micro-batch gradients.
+//! original's own micro-batch gradients. Any merge of any loss matches that, so whether the
+//! rows of a micro-batch meet is measured too (the coupling detection needs a dynamic batch
+//! dimension to know which dimension is the batch): with the first row of each micro-batch
+//! moved to another, a row-independent loss's gradients summed over the micro-batches stay as
+//! they are, and a change beyond rounding makes the original batch-coupled.
 //!
 //! The module is laid out as the check runs: [`plan`] fixes ranks, micro-batches, inputs and the
 //! initial persistables; [`runs`] runs the original (its references) and the rewritten program

@@ -147,6 +147,27 @@ impl<'f> Plan<'f> {
         micro_feeds(&self.batch, self.ranks, 1, self.k * self.micro_batch, 0)
     }
 
+    /// [`Plan::micro`] with the first row of every input taken from micro-step `i + 1`'s (the
+    /// first row of the last micro-step from the first's): over the k micro-steps, the same
+    /// rows in other micro-batches.
+    pub fn micro_with_first_row_moved(&self, i: usize) -> Result<Vec<Feeds>, Diagnostic> {
+        let mut feeds = self.micro(i)?;
+        let next = self.micro((i + 1) % self.k)?;
+        for (rank, donor) in feeds.iter_mut().zip(&next) {
+            for (name, t) in rank.iter_mut() {
+                let rows = t.shape().first().copied().unwrap_or(1);
+                let Some(d) = donor.get(name) else { continue };
+                if rows < 2 || t.shape() != d.shape() {
+                    continue;
+                }
+                let row = t.numel() / rows;
+                let first = d.data().range(0, row);
+                t.data_mut().overwrite(0, &first);
+            }
+        }
+        Ok(feeds)
+    }
+
     /// [`Plan::full`] with each rank's rows in reverse order: the same step on the same rows,
     /// its sums over the batch taken in another order.
     pub fn full_reversed(&self) -> Result<Vec<Feeds>, Diagnostic> {

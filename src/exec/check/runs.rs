@@ -198,7 +198,7 @@ impl Reference {
         let module = original.module;
         let full_batch = plan.full()?;
         // A batch-coupled original: the references are its run micro-batch by micro-batch.
-        let coupled = coupling::find(&module.ctx, &module.main, original.sources.main);
+        let mut coupled = coupling::find(&module.ctx, &module.main, original.sources.main);
         let combine = Combine::of(&module.ctx, &module.main);
         let mut micro = if coupled.is_empty() {
             None
@@ -317,6 +317,19 @@ impl Reference {
                         s.iter_mut().zip(&v).for_each(|(a, x)| *a += x);
                     }
                 }
+            }
+        }
+        // An original whose ops fix the batch size has no full-batch step to show whether its
+        // rows meet, and the coupling detection needs a dynamic batch dimension to know which
+        // dimension is the batch: moving one row of each micro-batch to another leaves the sum
+        // of a row-independent loss's gradients over the micro-batches as it is (the same
+        // rows, in other micro-batches), and changes it where the rows of a micro-batch meet.
+        if fixed_batch.is_some() && k > 1 && b >= 2 {
+            let raw0 = raw_sum.first().cloned().unwrap_or_default();
+            if let Some(c) =
+                moved_rows_coupling(plan, original, &raw0, &micro_sum, computes_in(module))
+            {
+                coupled.push(c);
             }
         }
         // How the loss reduces the batch, read before the optimize stage where the program
@@ -515,6 +528,88 @@ impl Merged {
 
 /// The loosest 16-bit float dtype among the results of the forward and backward ops of
 /// `module`'s top block: what its gradients are rounded to on the way.
+/// The coupling [`Reference::measure`] finds by moving the first row of each micro-batch to
+/// the one before it ([`Plan::micro_with_first_row_moved`]): `raw` and `consumed`, the sums
+/// over the micro-batches of what backward handed the optimize stage and of what the
+/// optimizers consumed, change beyond rounding (the former where the program says where its
+/// optimize stage starts: a global-norm clip makes the latter change anyway). `None` when
+/// nothing changed, or the moved micro-batches cannot run.
+fn moved_rows_coupling(
+    plan: &Plan<'_>,
+    original: &Original<'_>,
+    raw: &IndexMap<ValueId, Vec<f64>>,
+    consumed: &IndexMap<String, Vec<f64>>,
+    computes_in: Option<DType>,
+) -> Option<Coupled> {
+    let mut moved_raw: IndexMap<ValueId, Vec<f64>> = IndexMap::new();
+    let mut moved_consumed: IndexMap<String, Vec<f64>> = IndexMap::new();
+    for i in 0..plan.k {
+        let mut ranks = plan.original_start.clone();
+        original
+            .step(&mut ranks, &plan.micro_with_first_row_moved(i).ok()?)
+            .ok()?;
+        add_into(&mut moved_raw, &ranks[0].observed.backward_grads);
+        add_into(&mut moved_consumed, &ranks[0].observed.optimizer_grads);
+    }
+    // Rounding of the same sums in other micro-batches stays near float32's (or the 16-bit
+    // dtype's) resolution of each tensor; rows that meet move a gradient by its own order.
+    let rel = if computes_in.is_some() { 5e-2 } else { 1e-3 };
+    let (change, beside) = if raw.is_empty() {
+        largest_change(consumed, &moved_consumed, rel)
+    } else {
+        largest_change(raw, &moved_raw, rel)
+    }?;
+    Some(Coupled {
+        name: "the original's gradients".into(),
+        at: "micro-batches with one row moved to another".into(),
+        why: format!(
+            "summed over the micro-batches change by {} (largest value {}) when one row of each micro-batch moves to another",
+            super::report::sci(Some(change)),
+            super::report::sci(Some(beside))
+        ),
+    })
+}
+
+/// Adds each tensor of `grads` into `sums`, by key.
+fn add_into<K: std::hash::Hash + Eq + Clone>(
+    sums: &mut IndexMap<K, Vec<f64>>,
+    grads: &IndexMap<K, Tensor>,
+) {
+    for (key, g) in grads {
+        let x = g.to_f64_vec();
+        let s = sums
+            .entry(key.clone())
+            .or_insert_with(|| vec![0.0; x.len()]);
+        if s.len() == x.len() {
+            s.iter_mut().zip(&x).for_each(|(a, b)| *a += b);
+        }
+    }
+}
+
+/// The largest change from `before` to `after` of a tensor that changed by more than `rel`
+/// of its own largest magnitude, with that magnitude.
+fn largest_change<K: std::hash::Hash + Eq>(
+    before: &IndexMap<K, Vec<f64>>,
+    after: &IndexMap<K, Vec<f64>>,
+    rel: f64,
+) -> Option<(f64, f64)> {
+    let mut worst: Option<(f64, f64)> = None;
+    for (key, b) in before {
+        let Some(a) = after.get(key).filter(|a| a.len() == b.len()) else {
+            continue;
+        };
+        let scale = super::compare::max_magnitude(b).max(super::compare::max_magnitude(a));
+        let change = a
+            .iter()
+            .zip(b)
+            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        if change.is_finite() && change > rel * scale && worst.is_none_or(|(w, _)| change > w) {
+            worst = Some((change, scale));
+        }
+    }
+    worst
+}
+
 /// Whether the loss of the step on reversed rows, `reversed`, is the loss of the step on the
 /// rows in order, `full`, but for the rounding of a sum taken in another order: 64 units in
 /// the last place of the dtype the forward computes in (float32, or the 16-bit dtype of AMP).
