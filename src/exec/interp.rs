@@ -239,8 +239,9 @@ pub struct Interp<'p> {
     label: String,
     ops: Vec<OpId>,
     loss_value: Option<ValueId>,
-    /// The backward seed, `full_like(loss, 1)` with op_role 1.
-    seed_op: Option<OpId>,
+    /// The backward seeds, `full_like(loss, 1)` with op_role 1 of a loss of one element: one
+    /// per loss a backward pass starts from (two for a GAN's generator and discriminator).
+    seed_ops: Vec<OpId>,
     /// What the seed's value is multiplied by ([`Interp::scale_loss_seed`]).
     seed_scale: Option<f64>,
     rng: Rng,
@@ -331,10 +332,20 @@ impl<'p> Interp<'p> {
             }
         }
         // The loss is what the backward seed (`full_like(loss, 1)` with op_role 1) is shaped after.
-        let seed_op = ops.iter().copied().find(|&op| {
-            ctx.str(prog.op_name(op)) == "pd_op.full_like" && op_role(ctx, prog, op) == Some(1)
-        });
-        let loss_value = seed_op.and_then(|op| prog.operand(op, 0));
+        let seed_ops: Vec<OpId> = ops
+            .iter()
+            .copied()
+            .filter(|&op| {
+                ctx.str(prog.op_name(op)) == "pd_op.full_like"
+                    && op_role(ctx, prog, op) == Some(1)
+                    && prog.operand(op, 0).is_some_and(|l| {
+                        ctx.ty(prog.value_type(l))
+                            .tensor()
+                            .is_some_and(|(shape, _)| shape.iter().product::<i64>() == 1)
+                    })
+            })
+            .collect();
+        let loss_value = seed_ops.first().and_then(|&op| prog.operand(op, 0));
         let handed_over = ops
             .iter()
             .filter(|&&op| op_role(ctx, prog, op) == Some(2))
@@ -352,7 +363,7 @@ impl<'p> Interp<'p> {
             label: label.to_string(),
             ops,
             loss_value,
-            seed_op,
+            seed_ops,
             seed_scale: None,
             rng: Rng::new(seed),
             grad_override: IndexMap::new(),
@@ -374,15 +385,15 @@ impl<'p> Interp<'p> {
         self.grad_override = grads;
     }
 
-    /// Multiplies the backward seed (`full_like(loss, 1)`) by `factor`, so that a pass computes
-    /// the gradients of `factor` × the loss through every op after it, the optimize stage's
-    /// included. Returns whether the program has such a seed. `irw check` uses it for a merge
+    /// Multiplies the backward seeds (`full_like(loss, 1)`, one per loss) by `factor`, so that a
+    /// pass computes the gradients of `factor` × each loss through every op after it, the
+    /// optimize stage's included. Returns whether the program has such a seed. `irw check` uses it for a merge
     /// without averaging (avg=false) of a mean loss: its merged gradient is that of the loss
     /// summed over the k micro-batches, k × the full-batch loss, and an optimize stage that is
     /// not linear in the gradients (a global-norm clip: clip(k·g) ≠ k·clip(g)) must see k·g.
     pub fn scale_loss_seed(&mut self, factor: f64) -> bool {
         self.seed_scale = Some(factor);
-        self.seed_op.is_some()
+        !self.seed_ops.is_empty()
     }
 
     /// Makes every pass record the float values its backward stage hands the optimize stage
@@ -942,7 +953,7 @@ impl<'p> Interp<'p> {
                             n_results: results.len(),
                         };
                         let mut outs = kernel.call(&call)?;
-                        if let (Some(f), true) = (self.seed_scale, self.seed_op == Some(op)) {
+                        if let (Some(f), true) = (self.seed_scale, self.seed_ops.contains(&op)) {
                             if let Some(Some(Out::Tensor(t))) = outs.first_mut() {
                                 let scaled: Vec<f32> = t
                                     .to_f32()
