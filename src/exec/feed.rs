@@ -721,6 +721,25 @@ impl Feed {
                     format!("the program reads {}", read.join(", "))
                 }));
             };
+            // Paddle refuses a fed tensor of another kind than its `data` op reads (integers
+            // for a float input: "The data type of fed Variable must be float32"); irw would
+            // convert it.
+            if d.dtype.is_float() && !t.dtype().is_float() && t.dtype() != DType::Bool {
+                return Err(at_key(
+                    "inputs",
+                    name,
+                    format!(
+                        "`inputs.{name}` is {}, but the program reads `{name}` as {}: Paddle refuses a feed of another dtype",
+                        t.dtype().attr_name(),
+                        d.dtype.attr_name()
+                    ),
+                )
+                .with_note(data_note(d))
+                .with_hint(format!(
+                    "give `\"dtype\": \"{}\"`, or leave `dtype` out (numbers are then read as the input's dtype)",
+                    d.dtype.attr_name()
+                )));
+            }
             // An id fed as a fraction would be truncated where Paddle refuses the feed.
             if !d.dtype.is_float() && d.dtype != DType::Bool && t.dtype().is_float() {
                 if let Some(x) = t.to_f64_vec().into_iter().find(|x| x.fract() != 0.0) {
