@@ -23,7 +23,7 @@ use crate::exec::kernels::{
     conv, conv_transpose, cumsum, dropout, einsum, elementwise as ew, flatten,
     gather_scatter as gs, group_norm as gn, index, interp, join, layer_norm as ln, loss, matmul,
     maxout, norm, optimizer as opt, pad, piecewise as pw, pixel_shuffle, pool, pool3d, prelu,
-    reduce, reorder, repeat, rnn, shape, softmax as sm, topk, unfold,
+    reduce, reorder, repeat, rnn, shape, softmax as sm, topk, trig, unfold,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -311,6 +311,14 @@ static KERNELS: &[(&str, KernelFn)] = &[
             false,
         )?)
     }),
+    ("pd_op.add_double_grad", |c| {
+        Ok(vec![ew::add_double_grad(
+            c.t(1)?,
+            c.opt(2),
+            c.opt(3),
+            c.i64_or("axis", -1)?,
+        )?])
+    }),
     ("pd_op.subtract_grad", |c| {
         two(ew::add_sub_grad(
             c.t(0)?,
@@ -372,6 +380,13 @@ static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.tanh", |c| one(act::tanh(c.t(0)?)?)),
     ("pd_op.tanh_grad", |c| {
         one(act::tanh_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.cos", |c| one(trig::cos(c.t(0)?)?)),
+    ("pd_op.cos_grad", |c| one(trig::cos_grad(c.t(0)?, c.t(1)?)?)),
+    ("pd_op.sin", |c| one(trig::sin(c.t(0)?)?)),
+    ("pd_op.sin_grad", |c| one(trig::sin_grad(c.t(0)?, c.t(1)?)?)),
+    ("pd_op.tanh_double_grad", |c| {
+        two(act::tanh_double_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
     }),
     ("pd_op.sigmoid", |c| one(act::sigmoid(c.t(0)?)?)),
     ("pd_op.sigmoid_grad", |c| {
@@ -754,6 +769,18 @@ static KERNELS: &[(&str, KernelFn)] = &[
             c.bool_or("transpose_y", false)?,
         )?)
     }),
+    ("pd_op.matmul_double_grad", |c| {
+        let (dx, dy, ddout) = matmul::matmul_double_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.opt(3),
+            c.opt(4),
+            c.bool_or("transpose_x", false)?,
+            c.bool_or("transpose_y", false)?,
+        )?;
+        Ok(vec![Some(dx), Some(dy), Some(ddout)])
+    }),
     ("pd_op.matmul_grad", |c| {
         two(matmul::matmul_grad(
             c.t(0)?,
@@ -1120,6 +1147,12 @@ static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.where_grad", |c| {
         two(index::where_grad(c.t(0)?, c.t(1)?, c.t(2)?, c.t(3)?)?)
     }),
+    ("pd_op.masked_fill", |c| {
+        one(index::masked_fill(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.masked_fill_grad", |c| {
+        two(index::masked_fill_grad(c.t(0)?, c.t(1)?, c.t(2)?, c.t(3)?)?)
+    }),
     ("pd_op.triu", |c| {
         one(index::triangle(c.t(0)?, c.i64_or("diagonal", 0)?, true)?)
     }),
@@ -1185,6 +1218,7 @@ static KERNELS: &[(&str, KernelFn)] = &[
             dt,
         )?)
     }),
+    ("pd_op.numel", |c| one(shape::numel_of(c.t(0)?))),
     ("pd_op.shape", |c| one(shape::shape_of(c.t(0)?, DType::I32))),
     ("pd_op.shape64", |c| {
         one(shape::shape_of(c.t(0)?, DType::I64))
@@ -1417,6 +1451,12 @@ static KERNELS: &[(&str, KernelFn)] = &[
             c.t(2)?,
             kldiv_attrs(c)?,
         )?)
+    }),
+    ("pd_op.scatter_nd_add", |c| {
+        one(gs::scatter_nd_add(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.scatter_nd_add_grad", |c| {
+        two(gs::scatter_nd_add_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
     }),
     ("pd_op.gather_nd", |c| one(gs::gather_nd(c.t(0)?, c.t(1)?)?)),
     ("pd_op.gather_nd_grad", |c| {

@@ -43,6 +43,7 @@ pub mod rnn;
 pub mod shape;
 pub mod softmax;
 pub mod topk;
+pub mod trig;
 pub mod unfold;
 
 #[cfg(test)]
