@@ -1,4 +1,5 @@
-//! The kernels of real vision and sequence models (`kernels_paddle_models`) refuse inputs that break their contract with a
+//! The kernels of real vision, sequence and transformer models (`kernels_paddle_models`,
+//! `kernels_paddle_rope_moe`) refuse inputs that break their contract with a
 //! message saying what is wrong (never a panic or a read out of bounds).
 
 use crate::exec::kernels::cumsum::{cumsum, cumsum_grad, CumsumAttrs};
@@ -612,4 +613,113 @@ fn shape_and_rank_refusals_of_the_new_kernels_are_named() {
         topk::topk_grad(&x23, &Tensor::i64(&[2, 2], vec![0; 4]), &f(&[2, 1]), tk),
         "topk_grad: indices has shape [2, 2], topk's results have [2, 1]",
     );
+}
+
+#[test]
+fn rope_mask_moe_and_double_grad_refusals_are_named() {
+    use crate::exec::kernels::{
+        activation as act, elementwise as ew, gather_scatter as gs, index, matmul, trig,
+    };
+    let (x23, x3, x2) = (f(&[2, 3]), f(&[3]), f(&[2]));
+    let v64 = Tensor::new(vec![], Data::F64(vec![1.0])).unwrap();
+    expect_err(
+        "masked_fill value count",
+        index::masked_fill(&x23, &x3, &x2),
+        "masked_fill: value must hold one element, has shape [2]",
+    );
+    expect_err(
+        "masked_fill value dtype",
+        index::masked_fill(&x23, &x3, &v64),
+        "masked_fill: value is float64 and x is float32",
+    );
+    expect_err(
+        "masked_fill_grad out_grad",
+        index::masked_fill_grad(&x23, &x3, &f(&[]), &x3),
+        "masked_fill_grad: out_grad has shape [3], the forward's out has [2, 3]",
+    );
+    expect_err(
+        "cos_grad shapes",
+        trig::cos_grad(&x23, &x3),
+        "operands must have the same shape",
+    );
+    let rows = Tensor::i64(&[2, 1], vec![0, 1]);
+    expect_err(
+        "scatter_nd_add updates",
+        gs::scatter_nd_add(&x23, &rows, &f(&[2, 2])),
+        "scatter_nd_add: updates [2, 2] must be index's leading shape + x's trailing shape, [2, 3]",
+    );
+    expect_err(
+        "scatter_nd_add index range",
+        gs::scatter_nd_add(
+            &x23,
+            &Tensor::i64(&[1, 1], vec![2]),
+            &x3.clone().reshaped(vec![1, 3]).unwrap(),
+        ),
+        "scatter_nd_add: index 2 is out of range [-2, 2)",
+    );
+    expect_err(
+        "scatter_nd_add float index",
+        gs::scatter_nd_add(&x23, &f(&[1, 1]), &f(&[1, 3])),
+        "scatter_nd_add: index must be an integer tensor",
+    );
+    expect_err(
+        "scatter_nd_add_grad updates",
+        gs::scatter_nd_add_grad(&Tensor::i64(&[1, 1], vec![0]), &x23, &x23),
+        "scatter_nd_add_grad: updates [2, 3] must be index's leading shape",
+    );
+    expect_err(
+        "tanh_double_grad shapes",
+        act::tanh_double_grad(&x23, &x23, &x3),
+        "operands must have the same shape",
+    );
+    expect_err(
+        "add_double_grad broadcast",
+        ew::add_double_grad(&x3, Some(&x23), None, -1),
+        "add_double_grad: a grad of shape [2, 3] does not broadcast to out_grad's [3]",
+    );
+    expect_err(
+        "matmul_double_grad ddx",
+        matmul::matmul_double_grad(
+            &x23,
+            &f(&[3, 4]),
+            &f(&[2, 4]),
+            Some(&x3),
+            None,
+            false,
+            false,
+        ),
+        "matmul_double_grad: grad_x_grad has shape [3], its operand [2, 3]",
+    );
+}
+
+/// An absent grad of a double-grad op's result counts as zero: `add_double_grad` gives the other
+/// broadcast to `out_grad` (none without either), `matmul_double_grad` zeros for the operand
+/// the absent one would have reached.
+#[test]
+fn absent_double_grad_operands_count_as_zero() {
+    use crate::exec::kernels::{elementwise as ew, matmul};
+    let dout = f(&[2, 3]);
+    assert!(ew::add_double_grad(&dout, None, None, -1)
+        .unwrap()
+        .is_none());
+    let ddy = Tensor::f32(&[3], vec![1.0, 2.0, 3.0]);
+    let got = ew::add_double_grad(&dout, None, Some(&ddy), -1)
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.shape(), &[2, 3]);
+    assert_eq!(got.as_f32().unwrap(), &[1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    let (x, y, g) = (f(&[2, 3]), f(&[3, 4]), f(&[2, 4]));
+    let ddy = Tensor::f32(&[3, 4], (0..12).map(|v| v as f32).collect());
+    let (dx, dy, ddout) =
+        matmul::matmul_double_grad(&x, &y, &g, None, Some(&ddy), false, false).unwrap();
+    assert_eq!(
+        dx,
+        matmul::matmul_grad(&x, &ddy, &g, false, false).unwrap().0
+    );
+    assert_eq!(dy, Tensor::f32(&[3, 4], vec![0.0; 12]));
+    assert_eq!(ddout, matmul::matmul(&x, &ddy, false, false).unwrap());
+    let (dx, dy, ddout) = matmul::matmul_double_grad(&x, &y, &g, None, None, false, false).unwrap();
+    assert_eq!(dx, Tensor::f32(&[2, 3], vec![0.0; 6]));
+    assert_eq!(dy, Tensor::f32(&[3, 4], vec![0.0; 12]));
+    assert_eq!(ddout, Tensor::f32(&[2, 4], vec![0.0; 8]));
 }
