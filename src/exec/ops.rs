@@ -1147,6 +1147,7 @@ static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.where_grad", |c| {
         two(index::where_grad(c.t(0)?, c.t(1)?, c.t(2)?, c.t(3)?)?)
     }),
+    ("pd_op.nonzero", |c| one(index::nonzero(c.t(0)?)?)),
     ("pd_op.masked_fill", |c| {
         one(index::masked_fill(c.t(0)?, c.t(1)?, c.t(2)?)?)
     }),

@@ -1,5 +1,6 @@
 # Records Paddle 3.3.1's outputs for the kernels the GPT, LLaMA, MoE and WGAN-GP models lacked
-# (cos, sin; masked_fill; numel; scatter_nd_add; the double grads of tanh, add and matmul), in the layout of paddle_model_kernels.json, for
+# (cos, sin; masked_fill; numel; scatter_nd_add, nonzero; the double grads of tanh, add and
+# matmul), in the layout of paddle_model_kernels.json, for
 # src/exec/kernels/tests/kernels_paddle_rope_moe.rs. Run once with the interop venv
 # (`python tests/exec_fixtures/paddle_rope_moe_kernels.py`); the numbers are committed, Paddle is
 # not a test dependency. Inputs hold the points where a convention shows: angles far from 0
@@ -63,6 +64,14 @@ for n, x, idx, ushape in [("scatter_nd_add_rows", f(5, 3), np.array([[1], [3], [
     xt, ut = T(x), T(up); o = _C_ops.scatter_nd_add(xt, T(idx, False), ut); g = rs.randn(*o.shape).astype(x.dtype)
     backward(o, g)
     case(n, {"x": x, "index": idx, "updates": up, "out_grad": g}, {}, {"out": o, "x_grad": xt.grad, "updates_grad": ut.grad})
+
+# nonzero: the coordinates of true (nonzero) elements, row-major; a bool mask, floats with -0.0
+# and a subnormal, an all-false mask ([0, rank]), an empty tensor
+for n, c in [("nonzero_bool_2d", np.array([[True, False], [False, True], [True, True]])),
+             ("nonzero_float", np.array([0., 1.5, -0.0, 1e-40, 2.], 'float32')),
+             ("nonzero_int_3d", np.array([[[0, 3], [3, 0]], [[0, 0], [-3, 0]], [[0, 0], [3, 3]]], 'int32')),
+             ("nonzero_none", np.zeros((3, 2), bool)), ("nonzero_empty", np.zeros((2, 0), bool))]:
+    case(n, {"condition": c}, {}, {"out": _C_ops.nonzero(T(c, False))})
 
 # Double grads (the WGAN-GP gradient penalty differentiates the critic's input gradient):
 # tanh_double_grad, add_double_grad, matmul_double_grad. Eager Paddle does not expose them, so a

@@ -1,5 +1,5 @@
 //! Ops that select elements by an index or a mask: `gather`, `embedding`, `where`,
-//! `masked_fill`, `triu`, `tril`, and their grads; `one_hot` (an index spelled out as a row of zeros with one 1).
+//! `masked_fill`, `triu`, `tril`, and their grads; `nonzero` (a mask's coordinates); `one_hot` (an index spelled out as a row of zeros with one 1).
 //!
 //! The forward ops only move elements, so they build an offset list for [`pick`] and keep the
 //! dtype exactly. The grads add: `gather_grad` and `embedding_grad` scatter-add `out_grad` rows
@@ -230,6 +230,31 @@ pub fn where_grad(
         Tensor::from_f32_as(x.shape(), dx, float_dtype(x.dtype()))?,
         Tensor::from_f32_as(y.shape(), dy, float_dtype(y.dtype()))?,
     ))
+}
+
+/// `nonzero(condition)`: the coordinates of the elements that are true (nonzero, NaN included),
+/// one int64 row of `rank` coordinates per element in row-major order (MoE dispatch finds each
+/// expert's tokens with it). Like Paddle, a 0-d condition is refused.
+pub fn nonzero(cond: &Tensor) -> KResult<Tensor> {
+    let s = cond.shape();
+    if s.is_empty() {
+        kbail!("nonzero: condition must have rank 1 or more, is 0-d");
+    }
+    let set: Vec<bool> = match cond.data() {
+        Data::Bool(v) => v.clone(),
+        _ => cond.to_f64_vec().iter().map(|&v| v != 0.0).collect(),
+    };
+    let mut coords = Vec::new();
+    for (k, _) in set.iter().enumerate().filter(|(_, &b)| b) {
+        let mut rest = k;
+        let start = coords.len();
+        for &d in s.iter().rev() {
+            coords.push((rest % d) as i64);
+            rest /= d;
+        }
+        coords[start..].reverse();
+    }
+    Ok(Tensor::i64(&[coords.len() / s.len(), s.len()], coords))
 }
 
 /// `value` (one element, 0-d or `[1]`) as a 0-d tensor of `x`'s dtype, so that

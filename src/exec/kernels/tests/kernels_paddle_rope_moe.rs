@@ -34,6 +34,9 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
             o.insert("x_grad", dx);
             o.insert("value_grad", dv);
         }
+        n if n.starts_with("nonzero") => {
+            o.insert("out", index::nonzero(t("condition")).unwrap());
+        }
         n if n.starts_with("numel") => {
             o.insert("out", shape::numel_of(t("x")));
         }
@@ -73,5 +76,5 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_rope_and_moe_kernel_matches_paddle() {
-    check_recorded("paddle_rope_moe_kernels.json", 29, run_case);
+    check_recorded("paddle_rope_moe_kernels.json", 34, run_case);
 }

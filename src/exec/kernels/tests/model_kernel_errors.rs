@@ -638,6 +638,11 @@ fn rope_mask_moe_and_double_grad_refusals_are_named() {
         "masked_fill_grad: out_grad has shape [3], the forward's out has [2, 3]",
     );
     expect_err(
+        "nonzero 0-d",
+        index::nonzero(&f(&[])),
+        "nonzero: condition must have rank 1 or more, is 0-d",
+    );
+    expect_err(
         "cos_grad shapes",
         trig::cos_grad(&x23, &x3),
         "operands must have the same shape",
