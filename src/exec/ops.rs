@@ -23,7 +23,7 @@ use crate::exec::kernels::{
     conv, conv_transpose, cumsum, dropout, einsum, elementwise as ew, flatten,
     gather_scatter as gs, group_norm as gn, index, interp, join, layer_norm as ln, loss, matmul,
     maxout, norm, optimizer as opt, pad, piecewise as pw, pixel_shuffle, pool, pool3d, prelu,
-    reduce, reorder, repeat, rnn, shape, softmax as sm, topk, trig, unfold,
+    reduce, reorder, repeat, rnn, shape, softmax as sm, spectral_norm as sn, topk, trig, unfold,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -767,6 +767,18 @@ static KERNELS: &[(&str, KernelFn)] = &[
             c.t(1)?,
             c.bool_or("transpose_x", false)?,
             c.bool_or("transpose_y", false)?,
+        )?)
+    }),
+    ("pd_op.spectral_norm", |c| {
+        one(sn::spectral_norm(c.t(0)?, c.t(1)?, c.t(2)?, sn_attrs(c)?)?)
+    }),
+    ("pd_op.spectral_norm_grad", |c| {
+        one(sn::spectral_norm_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            sn_attrs(c)?,
         )?)
     }),
     ("pd_op.matmul_double_grad", |c| {
@@ -1675,6 +1687,14 @@ fn put_attrs(c: &OpCall<'_>) -> KResult<gs::PutAttrs> {
 }
 
 /// `argmax`/`argmin`: the axis is operand 1 (a one-element tensor).
+fn sn_attrs(c: &OpCall<'_>) -> KResult<sn::SpectralNormAttrs> {
+    Ok(sn::SpectralNormAttrs {
+        dim: c.i64_or("dim", 0)?,
+        power_iters: c.i64_or("power_iters", 1)?,
+        eps: c.f64_or("eps", 1e-12)? as f32,
+    })
+}
+
 fn arg_attrs(c: &OpCall<'_>) -> KResult<topk::ArgAttrs> {
     Ok(topk::ArgAttrs {
         axis: int_operand_or_attr(c, 1, "axis", 0)?,

@@ -1,6 +1,6 @@
 # Records Paddle 3.3.1's outputs for the kernels the GPT, LLaMA, MoE and WGAN-GP models lacked
-# (cos, sin; masked_fill; numel; scatter_nd_add, nonzero; the double grads of tanh, add and
-# matmul), in the layout of paddle_model_kernels.json, for
+# (cos, sin; masked_fill; numel; scatter_nd_add, nonzero; spectral_norm; the double grads of
+# tanh, add and matmul), in the layout of paddle_model_kernels.json, for
 # src/exec/kernels/tests/kernels_paddle_rope_moe.rs. Run once with the interop venv
 # (`python tests/exec_fixtures/paddle_rope_moe_kernels.py`); the numbers are committed, Paddle is
 # not a test dependency. Inputs hold the points where a convention shows: angles far from 0
@@ -72,6 +72,22 @@ for n, c in [("nonzero_bool_2d", np.array([[True, False], [False, True], [True, 
              ("nonzero_int_3d", np.array([[[0, 3], [3, 0]], [[0, 0], [-3, 0]], [[0, 0], [3, 3]]], 'int32')),
              ("nonzero_none", np.zeros((3, 2), bool)), ("nonzero_empty", np.zeros((2, 0), bool))]:
     case(n, {"condition": c}, {}, {"out": _C_ops.nonzero(T(c, False))})
+
+# spectral_norm: the weight as a matrix with dim first (dim 0 and 1 of a linear weight, a conv
+# weight, a 3-D weight at its middle dimension), 0, 1 and 3 power iterations, float64. Paddle's
+# grad is its kernel's formula (see kernels/spectral_norm.rs), recorded as it computes it.
+for n, shape, dim, iters, dt in [("spectral_norm_linear_dim1", (6, 8), 1, 1, 'float32'),
+                                 ("spectral_norm_linear_dim0", (5, 3), 0, 3, 'float32'),
+                                 ("spectral_norm_conv", (4, 2, 3, 3), 0, 1, 'float32'),
+                                 ("spectral_norm_3d_middle", (2, 5, 3), 1, 2, 'float32'),
+                                 ("spectral_norm_no_iteration", (3, 4), 0, 0, 'float32'),
+                                 ("spectral_norm_f64", (4, 6), 1, 1, 'float64')]:
+    w = f(*shape).astype(dt); h = shape[dim]
+    u, v = f(h).astype(dt), f(int(np.prod(shape)) // h).astype(dt)
+    wt = T(w); o = _C_ops.spectral_norm(wt, T(u, False), T(v, False), dim, iters, 1e-12)
+    g = f(*shape).astype(dt); backward(o, g)
+    case(n, {"weight": w, "u": u, "v": v, "out_grad": g}, {"dim": dim, "power_iters": iters, "eps": 1e-12},
+         {"out": o, "weight_grad": wt.grad})
 
 # Double grads (the WGAN-GP gradient penalty differentiates the critic's input gradient):
 # tanh_double_grad, add_double_grad, matmul_double_grad. Eager Paddle does not expose them, so a

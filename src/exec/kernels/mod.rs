@@ -42,6 +42,7 @@ pub mod repeat;
 pub mod rnn;
 pub mod shape;
 pub mod softmax;
+pub mod spectral_norm;
 pub mod topk;
 pub mod trig;
 pub mod unfold;

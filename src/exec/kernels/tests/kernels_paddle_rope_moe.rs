@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use super::kernels_paddle_models::{check_recorded, Outputs};
 use crate::exec::kernels::{
-    activation as act, elementwise as ew, gather_scatter as gs, index, matmul, shape, trig,
+    activation as act, elementwise as ew, gather_scatter as gs, index, matmul, shape,
+    spectral_norm as sn, trig,
 };
 use crate::exec::Tensor;
 use serde_json::Value;
@@ -47,6 +48,19 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
             o.insert("x_grad", dx);
             o.insert("updates_grad", du);
         }
+        n if n.starts_with("spectral_norm") => {
+            let at = sn::SpectralNormAttrs {
+                dim: a["dim"].as_i64().expect("dim"),
+                power_iters: a["power_iters"].as_i64().expect("power_iters"),
+                eps: a["eps"].as_f64().expect("eps") as f32,
+            };
+            let (w, u, v, g) = (t("weight"), t("u"), t("v"), t("out_grad"));
+            o.insert("out", sn::spectral_norm(w, u, v, at).unwrap());
+            o.insert(
+                "weight_grad",
+                sn::spectral_norm_grad(w, u, v, g, at).unwrap(),
+            );
+        }
         n if n.starts_with("tanh_double_grad") => {
             let (dout, ddout) =
                 act::tanh_double_grad(t("out"), t("grad_out"), t("grad_x_grad")).unwrap();
@@ -76,5 +90,5 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_rope_and_moe_kernel_matches_paddle() {
-    check_recorded("paddle_rope_moe_kernels.json", 34, run_case);
+    check_recorded("paddle_rope_moe_kernels.json", 40, run_case);
 }

@@ -642,6 +642,37 @@ fn rope_mask_moe_and_double_grad_refusals_are_named() {
         index::nonzero(&f(&[])),
         "nonzero: condition must have rank 1 or more, is 0-d",
     );
+    let sn_at = |dim, power_iters| crate::exec::kernels::spectral_norm::SpectralNormAttrs {
+        dim,
+        power_iters,
+        eps: 1e-12,
+    };
+    use crate::exec::kernels::spectral_norm as sn;
+    expect_err(
+        "spectral_norm rank",
+        sn::spectral_norm(&x3, &x3, &f(&[1]), sn_at(0, 1)),
+        "spectral_norm: weight must have rank 2 to 5, has shape [3]",
+    );
+    expect_err(
+        "spectral_norm dim",
+        sn::spectral_norm(&x23, &x2, &x3, sn_at(2, 1)),
+        "spectral_norm: dim 2 is out of range for weight [2, 3]",
+    );
+    expect_err(
+        "spectral_norm u",
+        sn::spectral_norm(&x23, &x3, &x3, sn_at(0, 1)),
+        "spectral_norm: u [3] must hold 2 values and v [3] 3 (weight [2, 3] at dim 0)",
+    );
+    expect_err(
+        "spectral_norm power_iters",
+        sn::spectral_norm(&x23, &x2, &x3, sn_at(0, -1)),
+        "spectral_norm: power_iters must be 0 or more, is -1",
+    );
+    expect_err(
+        "spectral_norm_grad out_grad",
+        sn::spectral_norm_grad(&x23, &x2, &x3, &x3, sn_at(0, 1)),
+        "spectral_norm_grad: out_grad [3] must have weight's shape [2, 3]",
+    );
     expect_err(
         "cos_grad shapes",
         trig::cos_grad(&x23, &x3),
