@@ -20,7 +20,7 @@ use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
     activation as act, adaptive, amp, batch_norm as bn, bilinear_form, broadcast, cast, coalesce,
-    conv, conv_transpose, cumsum, dropout, einsum, elementwise as ew, flatten,
+    conv, conv_transpose, ctc, cumsum, dropout, einsum, elementwise as ew, flatten,
     gather_scatter as gs, group_norm as gn, index, interp, join, layer_norm as ln, loss, matmul,
     maxout, norm, optimizer as opt, pad, piecewise as pw, pixel_shuffle, pool, pool3d, prelu,
     reduce, reorder, repeat, rnn, shape, softmax as sm, spectral_norm as sn, topk, trig, unfold,
@@ -767,6 +767,24 @@ static KERNELS: &[(&str, KernelFn)] = &[
             c.t(1)?,
             c.bool_or("transpose_x", false)?,
             c.bool_or("transpose_y", false)?,
+        )?)
+    }),
+    ("pd_op.warpctc", |c| {
+        two(ctc::warpctc(
+            c.t(0)?,
+            c.t(1)?,
+            c.opt(2),
+            c.opt(3),
+            c.i64_or("blank", 0)?,
+        )?)
+    }),
+    ("pd_op.warpctc_grad", |c| {
+        one(ctc::warpctc_grad(
+            c.t(0)?,
+            c.opt(1),
+            c.t(2)?,
+            c.t(3)?,
+            c.bool_or("norm_by_times", false)?,
         )?)
     }),
     ("pd_op.spectral_norm", |c| {

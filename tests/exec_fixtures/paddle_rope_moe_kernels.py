@@ -1,6 +1,6 @@
 # Records Paddle 3.3.1's outputs for the kernels the GPT, LLaMA, MoE and WGAN-GP models lacked
-# (cos, sin; masked_fill; numel; scatter_nd_add, nonzero; spectral_norm; the double grads of
-# tanh, add and matmul), in the layout of paddle_model_kernels.json, for
+# (cos, sin; masked_fill; numel; scatter_nd_add, nonzero; spectral_norm; warpctc; the double
+# grads of tanh, add and matmul), in the layout of paddle_model_kernels.json, for
 # src/exec/kernels/tests/kernels_paddle_rope_moe.rs. Run once with the interop venv
 # (`python tests/exec_fixtures/paddle_rope_moe_kernels.py`); the numbers are committed, Paddle is
 # not a test dependency. Inputs hold the points where a convention shows: angles far from 0
@@ -133,6 +133,33 @@ for n, xs, ys, os_, tx, ty in [("matmul_double_grad", (3, 6), (6, 4), (3, 4), Fa
     double_grad(n, "pd_op.matmul_double_grad", dict(x=f(*xs), y=f(*ys), dout=f(*os_), wx=f(*xs), wy=f(*ys)),
                 matmul_build(tx, ty), ["x", "y", "grad_out", "grad_x_grad", "grad_y_grad"],
                 ["x_grad", "y_grad", "grad_out_grad"], {"transpose_x": tx, "transpose_y": ty})
+
+# warpctc (time-major [T, B, C] logits, padded labels with lengths): sequences shorter than T,
+# a repeated label (a blank must separate its copies), an empty label, norm_by_times. Eager
+# Paddle returns only the loss, so a static program runs warpctc and warpctc_grad (for the loss
+# weighted by a fed loss_grad), and both ops' operands and results are fetched.
+def ctc(name, logits, label, logits_length, labels_length, blank, norm_by_times):
+    feeds = dict(logits=logits, label=label, logits_length=logits_length, labels_length=labels_length,
+                 w=f(logits.shape[1], 1))
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        vs = {k: paddle.static.data(k, list(v.shape), str(v.dtype)) for k, v in feeds.items()}
+        vs['logits'].stop_gradient = False
+        loss = _C_ops.warpctc(vs['logits'], vs['label'], vs['logits_length'], vs['labels_length'], blank, norm_by_times)
+        paddle.static.gradients([(loss * vs['w']).sum()], [vs['logits']])
+    ops = {op.name(): op for op in main.global_block().ops}
+    fwd, bwd = ops["pd_op.warpctc"], ops["pd_op.warpctc_grad"]
+    fetch = list(fwd.results()) + list(bwd.operands_source()) + list(bwd.results())
+    r = paddle.static.Executor().run(main, feed=feeds, fetch_list=fetch)
+    assert np.array_equal(r[1], r[4])
+    case(name, {"logits": logits, "label": label, "logits_length": logits_length, "labels_length": labels_length,
+                "loss_grad": r[5]}, {"blank": blank, "norm_by_times": norm_by_times},
+         {"loss": r[0], "warpctcgrad": r[1], "logits_grad": r[6]})
+lab = np.array([[1, 2, 3], [3, 3, 0], [2, 0, 0], [4, 1, 4]], 'int32')
+for n, blank, nbt, lens in [("warpctc", 0, False, [6, 4, 5, 6]), ("warpctc_norm_by_times", 0, True, [6, 4, 5, 6])]:
+    ctc(n, f(6, 4, 5), lab, np.array(lens, 'int64'), np.array([3, 2, 1, 3], 'int64'), blank, nbt)
+ctc("warpctc_empty_label_blank_last", f(5, 2, 4), np.array([[0, 1], [2, 2]], 'int32'), np.array([5, 3], 'int64'),
+    np.array([0, 2], 'int64'), 3, False)
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle_rope_moe_kernels.json')
 json.dump({"paddle": paddle.__version__, "cases": cases}, open(out, 'w'), indent=None)

@@ -13,6 +13,7 @@ pub mod coalesce;
 pub mod collective;
 pub mod conv;
 pub mod conv_transpose;
+pub mod ctc;
 pub mod cumsum;
 pub mod dropout;
 pub mod einsum;

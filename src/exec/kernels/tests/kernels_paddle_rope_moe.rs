@@ -1,4 +1,4 @@
-//! The kernels the GPT, LLaMA, MoE and WGAN-GP models lacked, against the numbers Paddle 3.3.1
+//! The kernels the GPT, LLaMA, MoE, WGAN-GP, spectral-norm and CTC models lacked, against the numbers Paddle 3.3.1
 //! computed for the same inputs (`tests/exec_fixtures/paddle_rope_moe_kernels.json`, recorded
 //! once by `paddle_rope_moe_kernels.py`): forward outputs and gradients for the recorded
 //! `out_grad`, within `|a−b| ≤ 1e-5·|b| + 1e-5·max|b|`.
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::kernels_paddle_models::{check_recorded, Outputs};
 use crate::exec::kernels::{
-    activation as act, elementwise as ew, gather_scatter as gs, index, matmul, shape,
+    activation as act, ctc, elementwise as ew, gather_scatter as gs, index, matmul, shape,
     spectral_norm as sn, trig,
 };
 use crate::exec::Tensor;
@@ -61,6 +61,16 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
                 sn::spectral_norm_grad(w, u, v, g, at).unwrap(),
             );
         }
+        n if n.starts_with("warpctc") => {
+            let (x, lab) = (t("logits"), t("label"));
+            let (tl, ll) = (i.get("logits_length"), i.get("labels_length"));
+            let blank = a["blank"].as_i64().expect("blank");
+            let (loss, g) = ctc::warpctc(x, lab, tl, ll, blank).unwrap();
+            let dx = ctc::warpctc_grad(x, tl, &g, t("loss_grad"), flag("norm_by_times")).unwrap();
+            o.insert("loss", loss);
+            o.insert("warpctcgrad", g);
+            o.insert("logits_grad", dx);
+        }
         n if n.starts_with("tanh_double_grad") => {
             let (dout, ddout) =
                 act::tanh_double_grad(t("out"), t("grad_out"), t("grad_x_grad")).unwrap();
@@ -90,5 +100,5 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
 
 #[test]
 fn every_recorded_rope_and_moe_kernel_matches_paddle() {
-    check_recorded("paddle_rope_moe_kernels.json", 40, run_case);
+    check_recorded("paddle_rope_moe_kernels.json", 43, run_case);
 }

@@ -673,6 +673,45 @@ fn rope_mask_moe_and_double_grad_refusals_are_named() {
         sn::spectral_norm_grad(&x23, &x2, &x3, &x3, sn_at(0, 1)),
         "spectral_norm_grad: out_grad [3] must have weight's shape [2, 3]",
     );
+    use crate::exec::kernels::ctc;
+    let (logits, lab) = (f(&[3, 2, 4]), Tensor::i64(&[2, 1], vec![1, 2]));
+    let (tl, ll) = (Tensor::i64(&[2], vec![3, 2]), Tensor::i64(&[2], vec![1, 1]));
+    expect_err(
+        "warpctc no lengths",
+        ctc::warpctc(&logits, &lab, None, Some(&ll), 0),
+        "warpctc: logits_length is absent (LoD sequences are not supported",
+    );
+    expect_err(
+        "warpctc logits rank",
+        ctc::warpctc(&x23, &lab, Some(&tl), Some(&ll), 0),
+        "warpctc: logits must be [T, B, C], is [2, 3]",
+    );
+    expect_err(
+        "warpctc length range",
+        ctc::warpctc(
+            &logits,
+            &lab,
+            Some(&Tensor::i64(&[2], vec![4, 1])),
+            Some(&ll),
+            0,
+        ),
+        "warpctc: logits_length 4 is out of range [0, 3]",
+    );
+    expect_err(
+        "warpctc label is blank",
+        ctc::warpctc(&logits, &lab, Some(&tl), Some(&ll), 2),
+        "warpctc: label 2 is not a class of 4 other than blank",
+    );
+    expect_err(
+        "warpctc blank",
+        ctc::warpctc(&logits, &lab, Some(&tl), Some(&ll), 4),
+        "warpctc: blank 4 is not a class of 4",
+    );
+    expect_err(
+        "warpctc_grad loss_grad",
+        ctc::warpctc_grad(&logits, Some(&tl), &logits, &x3, false),
+        "warpctc_grad: warpctcgrad [3, 2, 4] must have logits' shape [3, 2, 4] and loss_grad [3]",
+    );
     expect_err(
         "cos_grad shapes",
         trig::cos_grad(&x23, &x3),
