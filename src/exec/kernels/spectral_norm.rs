@@ -60,7 +60,7 @@ fn dims(weight: &Tensor, at: SpectralNormAttrs, op: &str) -> KResult<(usize, usi
     let d = at.dim as usize;
     let h = s[d];
     let after: usize = s[d + 1..].iter().product();
-    let w = if h == 0 { 0 } else { weight.numel() / h };
+    let w = weight.numel().checked_div(h).unwrap_or(0);
     Ok((h, w, after))
 }
 
