@@ -98,8 +98,7 @@ fn sequence(lp: &[Vec<f64>], labels: &[usize], blank: usize) -> (f64, Vec<Vec<f6
 fn lengths(t: Option<&Tensor>, b: usize, max: usize, what: &str) -> KResult<Vec<usize>> {
     let Some(t) = t else {
         kbail!(
-            "warpctc: {} is absent (LoD sequences are not supported: pass the lengths of padded \
-             sequences)",
+            "warpctc: {} is absent (LoD sequences are not supported, padded ones need lengths)",
             what
         );
     };

@@ -679,7 +679,7 @@ fn rope_mask_moe_and_double_grad_refusals_are_named() {
     expect_err(
         "warpctc no lengths",
         ctc::warpctc(&logits, &lab, None, Some(&ll), 0),
-        "warpctc: logits_length is absent (LoD sequences are not supported",
+        "warpctc: logits_length is absent (LoD sequences are not supported, padded ones need lengths)",
     );
     expect_err(
         "warpctc logits rank",
@@ -701,6 +701,32 @@ fn rope_mask_moe_and_double_grad_refusals_are_named() {
         "warpctc label is blank",
         ctc::warpctc(&logits, &lab, Some(&tl), Some(&ll), 2),
         "warpctc: label 2 is not a class of 4 other than blank",
+    );
+    expect_err(
+        "warpctc length count",
+        ctc::warpctc(&logits, &lab, Some(&tl), Some(&x3), 0),
+        "warpctc: labels_length holds 3 lengths for a batch of 2",
+    );
+    expect_err(
+        "warpctc label rank",
+        ctc::warpctc(&logits, &x3, Some(&tl), Some(&ll), 0),
+        "warpctc: label must be [B, L], is [3]",
+    );
+    expect_err(
+        "warpctc label rows",
+        ctc::warpctc(
+            &logits,
+            &Tensor::i64(&[1, 1], vec![1]),
+            Some(&tl),
+            Some(&ll),
+            0,
+        ),
+        "warpctc: label has 1 rows for a batch of 2",
+    );
+    expect_err(
+        "warpctc_grad logits rank",
+        ctc::warpctc_grad(&x23, Some(&tl), &x23, &x3, false),
+        "warpctc_grad: logits must be [T, B, C], is [2, 3]",
     );
     expect_err(
         "warpctc blank",
@@ -740,7 +766,7 @@ fn rope_mask_moe_and_double_grad_refusals_are_named() {
     expect_err(
         "scatter_nd_add_grad updates",
         gs::scatter_nd_add_grad(&Tensor::i64(&[1, 1], vec![0]), &x23, &x23),
-        "scatter_nd_add_grad: updates [2, 3] must be index's leading shape",
+        "scatter_nd_add_grad: updates [2, 3] must be index's leading shape + out_grad's trailing shape, [1, 3]",
     );
     expect_err(
         "tanh_double_grad shapes",
