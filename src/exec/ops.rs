@@ -20,10 +20,11 @@ use crate::exec::dtype::DType;
 use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
     activation as act, adaptive, amp, batch_norm as bn, bilinear_form, broadcast, cast, coalesce,
-    conv, conv3d, conv_transpose, cumsum, dropout, einsum, elementwise as ew, flatten,
+    conv, conv3d, conv_transpose, ctc, cumsum, dropout, einsum, elementwise as ew, flatten,
     gather_scatter as gs, group_norm as gn, index, index_put, interp, join, layer_norm as ln, loss,
     matmul, maxout, norm, optimizer as opt, pad, piecewise as pw, pixel_shuffle, pool, pool3d,
-    prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, topk, unfold,
+    prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, spectral_norm as sn, topk, trig,
+    unfold,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -311,6 +312,14 @@ static KERNELS: &[(&str, KernelFn)] = &[
             false,
         )?)
     }),
+    ("pd_op.add_double_grad", |c| {
+        Ok(vec![ew::add_double_grad(
+            c.t(1)?,
+            c.opt(2),
+            c.opt(3),
+            c.i64_or("axis", -1)?,
+        )?])
+    }),
     ("pd_op.subtract_grad", |c| {
         two(ew::add_sub_grad(
             c.t(0)?,
@@ -372,6 +381,13 @@ static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.tanh", |c| one(act::tanh(c.t(0)?)?)),
     ("pd_op.tanh_grad", |c| {
         one(act::tanh_grad(c.t(0)?, c.t(1)?)?)
+    }),
+    ("pd_op.cos", |c| one(trig::cos(c.t(0)?)?)),
+    ("pd_op.cos_grad", |c| one(trig::cos_grad(c.t(0)?, c.t(1)?)?)),
+    ("pd_op.sin", |c| one(trig::sin(c.t(0)?)?)),
+    ("pd_op.sin_grad", |c| one(trig::sin_grad(c.t(0)?, c.t(1)?)?)),
+    ("pd_op.tanh_double_grad", |c| {
+        two(act::tanh_double_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
     }),
     ("pd_op.sigmoid", |c| one(act::sigmoid(c.t(0)?)?)),
     ("pd_op.sigmoid_grad", |c| {
@@ -754,6 +770,48 @@ static KERNELS: &[(&str, KernelFn)] = &[
             c.bool_or("transpose_y", false)?,
         )?)
     }),
+    ("pd_op.warpctc", |c| {
+        two(ctc::warpctc(
+            c.t(0)?,
+            c.t(1)?,
+            c.opt(2),
+            c.opt(3),
+            c.i64_or("blank", 0)?,
+        )?)
+    }),
+    ("pd_op.warpctc_grad", |c| {
+        one(ctc::warpctc_grad(
+            c.t(0)?,
+            c.opt(1),
+            c.t(2)?,
+            c.t(3)?,
+            c.bool_or("norm_by_times", false)?,
+        )?)
+    }),
+    ("pd_op.spectral_norm", |c| {
+        one(sn::spectral_norm(c.t(0)?, c.t(1)?, c.t(2)?, sn_attrs(c)?)?)
+    }),
+    ("pd_op.spectral_norm_grad", |c| {
+        one(sn::spectral_norm_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.t(3)?,
+            sn_attrs(c)?,
+        )?)
+    }),
+    ("pd_op.matmul_double_grad", |c| {
+        let (dx, dy, ddout) = matmul::matmul_double_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.opt(3),
+            c.opt(4),
+            c.bool_or("transpose_x", false)?,
+            c.bool_or("transpose_y", false)?,
+        )?;
+        Ok(vec![Some(dx), Some(dy), Some(ddout)])
+    }),
     ("pd_op.matmul_grad", |c| {
         two(matmul::matmul_grad(
             c.t(0)?,
@@ -1120,6 +1178,13 @@ static KERNELS: &[(&str, KernelFn)] = &[
     ("pd_op.where_grad", |c| {
         two(index::where_grad(c.t(0)?, c.t(1)?, c.t(2)?, c.t(3)?)?)
     }),
+    ("pd_op.nonzero", |c| one(index::nonzero(c.t(0)?)?)),
+    ("pd_op.masked_fill", |c| {
+        one(index::masked_fill(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.masked_fill_grad", |c| {
+        two(index::masked_fill_grad(c.t(0)?, c.t(1)?, c.t(2)?, c.t(3)?)?)
+    }),
     ("pd_op.triu", |c| {
         one(index::triangle(c.t(0)?, c.i64_or("diagonal", 0)?, true)?)
     }),
@@ -1185,6 +1250,7 @@ static KERNELS: &[(&str, KernelFn)] = &[
             dt,
         )?)
     }),
+    ("pd_op.numel", |c| one(shape::numel_of(c.t(0)?))),
     ("pd_op.shape", |c| one(shape::shape_of(c.t(0)?, DType::I32))),
     ("pd_op.shape64", |c| {
         one(shape::shape_of(c.t(0)?, DType::I64))
@@ -1431,6 +1497,12 @@ static KERNELS: &[(&str, KernelFn)] = &[
             kldiv_attrs(c)?,
         )?)
     }),
+    ("pd_op.scatter_nd_add", |c| {
+        one(gs::scatter_nd_add(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
+    ("pd_op.scatter_nd_add_grad", |c| {
+        two(gs::scatter_nd_add_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
+    }),
     ("pd_op.gather_nd", |c| one(gs::gather_nd(c.t(0)?, c.t(1)?)?)),
     ("pd_op.gather_nd_grad", |c| {
         one(gs::gather_nd_grad(c.t(0)?, c.t(1)?, c.t(2)?)?)
@@ -1658,6 +1730,14 @@ fn put_attrs(c: &OpCall<'_>) -> KResult<gs::PutAttrs> {
 }
 
 /// `argmax`/`argmin`: the axis is operand 1 (a one-element tensor).
+fn sn_attrs(c: &OpCall<'_>) -> KResult<sn::SpectralNormAttrs> {
+    Ok(sn::SpectralNormAttrs {
+        dim: c.i64_or("dim", 0)?,
+        power_iters: c.i64_or("power_iters", 1)?,
+        eps: c.f64_or("eps", 1e-12)? as f32,
+    })
+}
+
 fn arg_attrs(c: &OpCall<'_>) -> KResult<topk::ArgAttrs> {
     Ok(topk::ArgAttrs {
         axis: int_operand_or_attr(c, 1, "axis", 0)?,

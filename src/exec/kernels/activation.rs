@@ -1,4 +1,4 @@
-//! Smooth activations and their `_grad` ops: relu, tanh, sigmoid, gelu (exact and
+//! Smooth activations and their `_grad` ops: relu, tanh (and `tanh_double_grad`), sigmoid, gelu (exact and
 //! tanh-approximate), silu, swiglu, square, pow, exp, log, sqrt, rsqrt, elu, selu, softplus,
 //! swish, mish, softsign, logsigmoid, tanh_shrink, celu, stanh. (The piecewise-linear ones, whose gradients are conventions at their kinks, are
 //! `piecewise.rs`.)
@@ -42,6 +42,17 @@ pub fn tanh(x: &Tensor) -> KResult<Tensor> {
 /// `tanh_grad(out, out_grad)`: `dout · (1 − out²)`.
 pub fn tanh_grad(out: &Tensor, dout: &Tensor) -> KResult<Tensor> {
     zip_f32(out, dout, |o, g| g * (1.0 - o * o))
+}
+
+/// `tanh_double_grad(out, grad_out, grad_x_grad)`: `(out_grad, grad_out_grad)`, the grads of
+/// `tanh_grad`'s operands `out` and `out_grad` for `ddx`, the grad of its result (a gradient
+/// penalty differentiates a gradient): `−2 · out · dout · ddx` and `ddx · (1 − out²)`.
+pub fn tanh_double_grad(out: &Tensor, dout: &Tensor, ddx: &Tensor) -> KResult<(Tensor, Tensor)> {
+    let out_dout = zip_f32(out, dout, |o, g| -2.0 * o * g)?;
+    Ok((
+        zip_f32(&out_dout, ddx, |od, dd| od * dd)?,
+        zip_f32(out, ddx, |o, dd| dd * (1.0 - o * o))?,
+    ))
 }
 
 pub fn sigmoid(x: &Tensor) -> KResult<Tensor> {

@@ -1,5 +1,6 @@
 //! Binary element-wise ops with broadcasting (`add`, `subtract`, `multiply`, `divide`,
-//! `elementwise_pow`, `maximum`, `minimum`), their `_grad` ops, `scale`, `add_n`, and `axpy`.
+//! `elementwise_pow`, `maximum`, `minimum`), their `_grad` ops (and `add_double_grad`), `scale`,
+//! `add_n`, and `axpy`.
 //! Where `maximum`'s or `minimum`'s operands tie, Paddle splits the gradient, half to each.
 //!
 //! Dtypes: f32 computes in f32; bf16/f16 are widened to f32, computed, and rounded once at the
@@ -268,6 +269,32 @@ pub fn add_sub_grad(
         dy
     };
     Ok((dx, dy))
+}
+
+/// `add_double_grad(y, grad_out, grad_x_grad, grad_y_grad) {axis}`: `grad_out_grad`, the grad of
+/// `add_grad`'s `out_grad` for the grads `ddx`, `ddy` of its results: `ddx + ddy`, broadcast to
+/// `grad_out`'s shape (an absent one counts as zero; both absent, there is no result).
+pub fn add_double_grad(
+    dout: &Tensor,
+    ddx: Option<&Tensor>,
+    ddy: Option<&Tensor>,
+    axis: i64,
+) -> KResult<Option<Tensor>> {
+    if ddx.is_none() && ddy.is_none() {
+        return Ok(None);
+    }
+    let mut acc = Tensor::try_full(dout.shape(), dout.dtype(), 0.0)?;
+    for dd in [ddx, ddy].into_iter().flatten() {
+        acc = binary(BinaryOp::Add, &acc, dd, axis)?;
+        if acc.shape() != dout.shape() {
+            kbail!(
+                "add_double_grad: a grad of shape {:?} does not broadcast to out_grad's {:?}",
+                dd.shape(),
+                dout.shape()
+            );
+        }
+    }
+    Ok(Some(acc))
 }
 
 /// `multiply_grad`: dx = Σ dout·y, dy = Σ dout·x.

@@ -1,5 +1,5 @@
 //! Reading and writing elements at positions a tensor of indices names: `gather_nd`,
-//! `take_along_axis`, `put_along_axis`, `scatter`, and their grads.
+//! `scatter_nd_add`, `take_along_axis`, `put_along_axis`, `scatter`, and their grads.
 //!
 //! Every op here first turns its indices into element offsets ([`Positions`]), checked once, so
 //! the forward and the grad of an op agree on where each element went and no index reads past a
@@ -150,6 +150,53 @@ pub fn gather_nd_grad(x: &Tensor, index: &Tensor, dout: &Tensor) -> KResult<Tens
     let (pos, out_shape) = nd_positions(x, index, op)?;
     check_grad_shape(dout, &out_shape, op)?;
     add_at(x.shape(), x.dtype(), pos.elements(), dout)
+}
+
+/// `scatter_nd_add(x, index, updates)`: `x` with each of `updates`' slices added at the slice of
+/// `x` that `index` names as `gather_nd` reads it (`updates` has `gather_nd`'s output shape; a
+/// repeated index adds every update, an index of length 0 adds each update to all of `x`).
+pub fn scatter_nd_add(x: &Tensor, index: &Tensor, updates: &Tensor) -> KResult<Tensor> {
+    let op = "scatter_nd_add";
+    let (pos, want) = nd_positions(x, index, op)?;
+    if updates.shape() != want.as_slice() {
+        kbail!(
+            "{}: updates {:?} must be index's leading shape + x's trailing shape, {:?}",
+            op,
+            updates.shape(),
+            want
+        );
+    }
+    let mut out = x.to_f32().into_owned();
+    for (o, &u) in pos.elements().zip(updates.to_f32().iter()) {
+        out[o] += u;
+    }
+    Tensor::from_f32_as(x.shape(), out, float_dtype(x.dtype()))
+}
+
+/// `scatter_nd_add_grad(index, updates, out_grad)`: `(x_grad, updates_grad)`: `out_grad` itself,
+/// and `out_grad` gathered at `index` (each update's target slice, a repeated index included).
+pub fn scatter_nd_add_grad(
+    index: &Tensor,
+    updates: &Tensor,
+    dout: &Tensor,
+) -> KResult<(Tensor, Tensor)> {
+    let op = "scatter_nd_add_grad";
+    let (pos, want) = nd_positions(dout, index, op)?;
+    if updates.shape() != want.as_slice() {
+        kbail!(
+            "{}: updates {:?} must be index's leading shape + out_grad's trailing shape, {:?}",
+            op,
+            updates.shape(),
+            want
+        );
+    }
+    let g = dout.to_f32();
+    let du: Vec<f32> = pos.elements().map(|o| g[o]).collect();
+    let dt = float_dtype(dout.dtype());
+    Ok((
+        Tensor::from_f32_as(dout.shape(), g.into_owned(), dt)?,
+        Tensor::from_f32_as(updates.shape(), du, float_dtype(updates.dtype()))?,
+    ))
 }
 
 /// The element of `arr` each element of `indices` names along `axis`. Paddle walks `indices`

@@ -1,5 +1,5 @@
-//! Ops that select elements by an index or a mask: `gather`, `embedding`, `where`, `triu`,
-//! `tril`, and their grads; `one_hot` (an index spelled out as a row of zeros with one 1).
+//! Ops that select elements by an index or a mask: `gather`, `embedding`, `where`,
+//! `masked_fill`, `triu`, `tril`, and their grads; `nonzero` (a mask's coordinates); `one_hot` (an index spelled out as a row of zeros with one 1).
 //!
 //! The forward ops only move elements, so they build an offset list for [`pick`] and keep the
 //! dtype exactly. The grads add: `gather_grad` and `embedding_grad` scatter-add `out_grad` rows
@@ -230,6 +230,82 @@ pub fn where_grad(
         Tensor::from_f32_as(x.shape(), dx, float_dtype(x.dtype()))?,
         Tensor::from_f32_as(y.shape(), dy, float_dtype(y.dtype()))?,
     ))
+}
+
+/// `nonzero(condition)`: the coordinates of the elements that are true (nonzero, NaN included),
+/// one int64 row of `rank` coordinates per element in row-major order (MoE dispatch finds each
+/// expert's tokens with it). Like Paddle, a 0-d condition is refused.
+pub fn nonzero(cond: &Tensor) -> KResult<Tensor> {
+    let s = cond.shape();
+    if s.is_empty() {
+        kbail!("nonzero: condition must have rank 1 or more, is 0-d");
+    }
+    let set: Vec<bool> = match cond.data() {
+        Data::Bool(v) => v.clone(),
+        _ => cond.to_f64_vec().iter().map(|&v| v != 0.0).collect(),
+    };
+    let mut coords = Vec::new();
+    for (k, _) in set.iter().enumerate().filter(|(_, &b)| b) {
+        let mut rest = k;
+        let start = coords.len();
+        for &d in s.iter().rev() {
+            coords.push((rest % d) as i64);
+            rest /= d;
+        }
+        coords[start..].reverse();
+    }
+    Ok(Tensor::i64(&[coords.len() / s.len(), s.len()], coords))
+}
+
+/// `value` (one element, 0-d or `[1]`) as a 0-d tensor of `x`'s dtype, so that
+/// `masked_fill`'s output takes the broadcast of `x` and `mask` alone.
+fn fill_value(x: &Tensor, value: &Tensor, op: &str) -> KResult<Tensor> {
+    if value.numel() != 1 {
+        kbail!(
+            "{}: value must hold one element, has shape {:?}",
+            op,
+            value.shape()
+        );
+    }
+    if value.dtype() != x.dtype() {
+        kbail!(
+            "{}: value is {} and x is {}",
+            op,
+            value.dtype().attr_name(),
+            x.dtype().attr_name()
+        );
+    }
+    value.clone().reshaped(vec![])
+}
+
+/// `masked_fill(x, mask, value)`: `value` where the mask holds, `x` elsewhere, over the broadcast
+/// of `x` and `mask` (a causal `[s, s]` mask under `[b, h, s, s]` scores).
+pub fn masked_fill(x: &Tensor, mask: &Tensor, value: &Tensor) -> KResult<Tensor> {
+    let v = fill_value(x, value, "masked_fill")?;
+    where_(mask, &v, x)
+}
+
+/// `masked_fill_grad(x, mask, value, out_grad)`: `(x_grad, value_grad)`: `out_grad` where the
+/// mask does not hold, summed back to `x`'s shape, and the sum of `out_grad` where it does, in
+/// `value`'s shape (what Paddle 3.3.1's grad kernel computes; its autograd reports 0 for
+/// `value`, whose gradient Paddle-built programs leave unused).
+pub fn masked_fill_grad(
+    x: &Tensor,
+    mask: &Tensor,
+    value: &Tensor,
+    dout: &Tensor,
+) -> KResult<(Tensor, Tensor)> {
+    let v = fill_value(x, value, "masked_fill_grad")?;
+    let want = broadcast_shape(x.shape(), mask.shape(), -1)?;
+    if dout.shape() != want.as_slice() {
+        kbail!(
+            "masked_fill_grad: out_grad has shape {:?}, the forward's out has {:?}",
+            dout.shape(),
+            want
+        );
+    }
+    let (dv, dx) = where_grad(mask, &v, x, dout)?;
+    Ok((dx, dv.reshaped(value.shape().to_vec())?))
 }
 
 /// `triu(x) {diagonal}` (`upper`) and `tril`: the last two axes' elements with `col − row ≥

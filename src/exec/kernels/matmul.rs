@@ -1,4 +1,4 @@
-//! `matmul` and `matmul_grad` with Paddle's semantics, on the `gemm` crate.
+//! `matmul`, `matmul_grad` and `matmul_double_grad` with Paddle's semantics, on the `gemm` crate.
 //!
 //! Semantics (Paddle's `matmul_v2`): a 1-D `x` of length K is a `[1, K]` row and a 1-D `y` a
 //! `[K, 1]` column, the added dimension is removed from the result (so 1-D·1-D is a 0-d scalar);
@@ -310,6 +310,72 @@ fn matmul_par(x: &Tensor, y: &Tensor, tx: bool, ty: bool, par: Parallelism) -> K
     }
     let (b, m, n, v) = batched(&x.to_f32(), x.shape(), &y.to_f32(), y.shape(), tx, ty, par)?;
     Tensor::from_f32_as(&result_shape(&b, m, n, xr, yr), v, dt)
+}
+
+/// `pd_op.matmul_double_grad(x, y, grad_out, grad_x_grad, grad_y_grad, transpose_x,
+/// transpose_y)` → `(x_grad, y_grad, grad_out_grad)`: the grads of `matmul_grad`'s operands for
+/// `ddx`, `ddy`, the grads of its results. `matmul_grad` is bilinear, so each is a `matmul` or
+/// a `matmul_grad` with one operand replaced: `x_grad` pairs `ddy` with `dout`
+/// (`⟨xᵀ·dout, ddy⟩ = ⟨x·ddy, dout⟩`), `y_grad` pairs `ddx` with it, and
+/// `grad_out_grad = ddx·y + x·ddy`; batch broadcasting and transposes follow from theirs. An
+/// absent `ddx`/`ddy` counts as zero.
+pub fn matmul_double_grad(
+    x: &Tensor,
+    y: &Tensor,
+    dout: &Tensor,
+    ddx: Option<&Tensor>,
+    ddy: Option<&Tensor>,
+    tx: bool,
+    ty: bool,
+) -> KResult<(Tensor, Tensor, Tensor)> {
+    let zeros = |t: &Tensor| Tensor::try_full(t.shape(), t.dtype(), 0.0);
+    let same = |d: &Tensor, like: &Tensor, name: &str| -> KResult<()> {
+        if d.shape() != like.shape() {
+            kbail!(
+                "matmul_double_grad: {} has shape {:?}, its operand {:?}",
+                name,
+                d.shape(),
+                like.shape()
+            );
+        }
+        Ok(())
+    };
+    let x_grad = match ddy {
+        Some(ddy) => {
+            same(ddy, y, "grad_y_grad")?;
+            matmul_grad(x, ddy, dout, tx, ty)?.0
+        }
+        None => zeros(x)?,
+    };
+    let y_grad = match ddx {
+        Some(ddx) => {
+            same(ddx, x, "grad_x_grad")?;
+            matmul_grad(ddx, y, dout, tx, ty)?.1
+        }
+        None => zeros(y)?,
+    };
+    let terms = [
+        ddx.map(|d| matmul(d, y, tx, ty)),
+        ddy.map(|d| matmul(x, d, tx, ty)),
+    ];
+    let mut ddout: Option<Tensor> = None;
+    for t in terms.into_iter().flatten() {
+        let t = t?;
+        ddout = Some(match ddout {
+            None => t,
+            Some(acc) => crate::exec::kernels::elementwise::binary(
+                crate::exec::kernels::elementwise::BinaryOp::Add,
+                &acc,
+                &t,
+                -1,
+            )?,
+        });
+    }
+    let ddout = match ddout {
+        Some(d) => d.reshaped(dout.shape().to_vec())?,
+        None => zeros(dout)?,
+    };
+    Ok((x_grad, y_grad, ddout))
 }
 
 /// The ≥ 2-D view of an operand (1-D x → [1, K], 1-D y → [K, 1]).

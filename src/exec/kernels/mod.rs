@@ -14,6 +14,7 @@ pub mod collective;
 pub mod conv;
 pub mod conv3d;
 pub mod conv_transpose;
+pub mod ctc;
 pub mod cumsum;
 pub mod dropout;
 pub mod einsum;
@@ -44,7 +45,9 @@ pub mod repeat;
 pub mod rnn;
 pub mod shape;
 pub mod softmax;
+pub mod spectral_norm;
 pub mod topk;
+pub mod trig;
 pub mod unfold;
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Shape and constant ops: `full`, `full_like`, `full_int_array`, `full_with_tensor`,
-//! `assign_value`, `arange`, `shape`/`shape64`, `reshape`, `squeeze`, `unsqueeze`, `transpose`,
+//! `assign_value`, `arange`, `shape`/`shape64`, `numel`, `reshape`, `squeeze`, `unsqueeze`, `transpose`,
 //! `slice`, `slice_grad`, `set_value_with_tensor_`.
 //!
 //! `squeeze` drops the listed axes that have size 1 (every size-1 axis when none are listed) and
@@ -461,6 +461,11 @@ pub fn arange(start: &Tensor, end: &Tensor, step: &Tensor, dtype: DType) -> KRes
 pub fn shape_of(x: &Tensor, dtype: DType) -> Tensor {
     let dims: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
     cast(&Tensor::i64(&[dims.len()], dims), dtype)
+}
+
+/// `pd_op.numel(x)`: the number of elements, an int64 0-d tensor whatever `x`'s dtype.
+pub fn numel_of(x: &Tensor) -> Tensor {
+    Tensor::i64(&[], vec![x.numel() as i64])
 }
 
 /// The shape `squeeze(axes)` gives `shape`.

@@ -6,6 +6,7 @@ mod kernel_errors;
 mod kernels_paddle;
 mod kernels_paddle_loss_index;
 mod kernels_paddle_models;
+mod kernels_paddle_rope_moe;
 mod kernels_paddle_volume_interp_index;
 mod model_kernel_errors;
 mod rnn_errors;

@@ -1,4 +1,5 @@
-//! The kernels of real vision and sequence models (`kernels_paddle_models`) refuse inputs that break their contract with a
+//! The kernels of real vision, sequence and transformer models (`kernels_paddle_models`,
+//! `kernels_paddle_rope_moe`) refuse inputs that break their contract with a
 //! message saying what is wrong (never a panic or a read out of bounds).
 
 use crate::exec::kernels::cumsum::{cumsum, cumsum_grad, CumsumAttrs};
@@ -709,4 +710,214 @@ fn index_put_errors() {
         index_put_grad(&x, &[&i], &v, &f(&[4, 3]), true),
         "index_put_grad: out_grad has shape [4, 3], x has [3, 4]",
     );
+}
+
+#[test]
+fn rope_mask_moe_and_double_grad_refusals_are_named() {
+    use crate::exec::kernels::{
+        activation as act, elementwise as ew, gather_scatter as gs, index, matmul, trig,
+    };
+    let (x23, x3, x2) = (f(&[2, 3]), f(&[3]), f(&[2]));
+    let v64 = Tensor::new(vec![], Data::F64(vec![1.0])).unwrap();
+    expect_err(
+        "masked_fill value count",
+        index::masked_fill(&x23, &x3, &x2),
+        "masked_fill: value must hold one element, has shape [2]",
+    );
+    expect_err(
+        "masked_fill value dtype",
+        index::masked_fill(&x23, &x3, &v64),
+        "masked_fill: value is float64 and x is float32",
+    );
+    expect_err(
+        "masked_fill_grad out_grad",
+        index::masked_fill_grad(&x23, &x3, &f(&[]), &x3),
+        "masked_fill_grad: out_grad has shape [3], the forward's out has [2, 3]",
+    );
+    expect_err(
+        "nonzero 0-d",
+        index::nonzero(&f(&[])),
+        "nonzero: condition must have rank 1 or more, is 0-d",
+    );
+    let sn_at = |dim, power_iters| crate::exec::kernels::spectral_norm::SpectralNormAttrs {
+        dim,
+        power_iters,
+        eps: 1e-12,
+    };
+    use crate::exec::kernels::spectral_norm as sn;
+    expect_err(
+        "spectral_norm rank",
+        sn::spectral_norm(&x3, &x3, &f(&[1]), sn_at(0, 1)),
+        "spectral_norm: weight must have rank 2 to 5, has shape [3]",
+    );
+    expect_err(
+        "spectral_norm dim",
+        sn::spectral_norm(&x23, &x2, &x3, sn_at(2, 1)),
+        "spectral_norm: dim 2 is out of range for weight [2, 3]",
+    );
+    expect_err(
+        "spectral_norm u",
+        sn::spectral_norm(&x23, &x3, &x3, sn_at(0, 1)),
+        "spectral_norm: u [3] must hold 2 values and v [3] 3 (weight [2, 3] at dim 0)",
+    );
+    expect_err(
+        "spectral_norm power_iters",
+        sn::spectral_norm(&x23, &x2, &x3, sn_at(0, -1)),
+        "spectral_norm: power_iters must be 0 or more, is -1",
+    );
+    expect_err(
+        "spectral_norm_grad out_grad",
+        sn::spectral_norm_grad(&x23, &x2, &x3, &x3, sn_at(0, 1)),
+        "spectral_norm_grad: out_grad [3] must have weight's shape [2, 3]",
+    );
+    use crate::exec::kernels::ctc;
+    let (logits, lab) = (f(&[3, 2, 4]), Tensor::i64(&[2, 1], vec![1, 2]));
+    let (tl, ll) = (Tensor::i64(&[2], vec![3, 2]), Tensor::i64(&[2], vec![1, 1]));
+    expect_err(
+        "warpctc no lengths",
+        ctc::warpctc(&logits, &lab, None, Some(&ll), 0),
+        "warpctc: logits_length is absent (LoD sequences are not supported, padded ones need lengths)",
+    );
+    expect_err(
+        "warpctc logits rank",
+        ctc::warpctc(&x23, &lab, Some(&tl), Some(&ll), 0),
+        "warpctc: logits must be [T, B, C], is [2, 3]",
+    );
+    expect_err(
+        "warpctc length range",
+        ctc::warpctc(
+            &logits,
+            &lab,
+            Some(&Tensor::i64(&[2], vec![4, 1])),
+            Some(&ll),
+            0,
+        ),
+        "warpctc: logits_length 4 is out of range [0, 3]",
+    );
+    expect_err(
+        "warpctc label is blank",
+        ctc::warpctc(&logits, &lab, Some(&tl), Some(&ll), 2),
+        "warpctc: label 2 is not a class of 4 other than blank",
+    );
+    expect_err(
+        "warpctc length count",
+        ctc::warpctc(&logits, &lab, Some(&tl), Some(&x3), 0),
+        "warpctc: labels_length holds 3 lengths for a batch of 2",
+    );
+    expect_err(
+        "warpctc label rank",
+        ctc::warpctc(&logits, &x3, Some(&tl), Some(&ll), 0),
+        "warpctc: label must be [B, L], is [3]",
+    );
+    expect_err(
+        "warpctc label rows",
+        ctc::warpctc(
+            &logits,
+            &Tensor::i64(&[1, 1], vec![1]),
+            Some(&tl),
+            Some(&ll),
+            0,
+        ),
+        "warpctc: label has 1 rows for a batch of 2",
+    );
+    expect_err(
+        "warpctc_grad logits rank",
+        ctc::warpctc_grad(&x23, Some(&tl), &x23, &x3, false),
+        "warpctc_grad: logits must be [T, B, C], is [2, 3]",
+    );
+    expect_err(
+        "warpctc blank",
+        ctc::warpctc(&logits, &lab, Some(&tl), Some(&ll), 4),
+        "warpctc: blank 4 is not a class of 4",
+    );
+    expect_err(
+        "warpctc_grad loss_grad",
+        ctc::warpctc_grad(&logits, Some(&tl), &logits, &x3, false),
+        "warpctc_grad: warpctcgrad [3, 2, 4] must have logits' shape [3, 2, 4] and loss_grad [3]",
+    );
+    expect_err(
+        "cos_grad shapes",
+        trig::cos_grad(&x23, &x3),
+        "operands must have the same shape",
+    );
+    let rows = Tensor::i64(&[2, 1], vec![0, 1]);
+    expect_err(
+        "scatter_nd_add updates",
+        gs::scatter_nd_add(&x23, &rows, &f(&[2, 2])),
+        "scatter_nd_add: updates [2, 2] must be index's leading shape + x's trailing shape, [2, 3]",
+    );
+    expect_err(
+        "scatter_nd_add index range",
+        gs::scatter_nd_add(
+            &x23,
+            &Tensor::i64(&[1, 1], vec![2]),
+            &x3.clone().reshaped(vec![1, 3]).unwrap(),
+        ),
+        "scatter_nd_add: index 2 is out of range [-2, 2)",
+    );
+    expect_err(
+        "scatter_nd_add float index",
+        gs::scatter_nd_add(&x23, &f(&[1, 1]), &f(&[1, 3])),
+        "scatter_nd_add: index must be an integer tensor",
+    );
+    expect_err(
+        "scatter_nd_add_grad updates",
+        gs::scatter_nd_add_grad(&Tensor::i64(&[1, 1], vec![0]), &x23, &x23),
+        "scatter_nd_add_grad: updates [2, 3] must be index's leading shape + out_grad's trailing shape, [1, 3]",
+    );
+    expect_err(
+        "tanh_double_grad shapes",
+        act::tanh_double_grad(&x23, &x23, &x3),
+        "operands must have the same shape",
+    );
+    expect_err(
+        "add_double_grad broadcast",
+        ew::add_double_grad(&x3, Some(&x23), None, -1),
+        "add_double_grad: a grad of shape [2, 3] does not broadcast to out_grad's [3]",
+    );
+    expect_err(
+        "matmul_double_grad ddx",
+        matmul::matmul_double_grad(
+            &x23,
+            &f(&[3, 4]),
+            &f(&[2, 4]),
+            Some(&x3),
+            None,
+            false,
+            false,
+        ),
+        "matmul_double_grad: grad_x_grad has shape [3], its operand [2, 3]",
+    );
+}
+
+/// An absent grad of a double-grad op's result counts as zero: `add_double_grad` gives the other
+/// broadcast to `out_grad` (none without either), `matmul_double_grad` zeros for the operand
+/// the absent one would have reached.
+#[test]
+fn absent_double_grad_operands_count_as_zero() {
+    use crate::exec::kernels::{elementwise as ew, matmul};
+    let dout = f(&[2, 3]);
+    assert!(ew::add_double_grad(&dout, None, None, -1)
+        .unwrap()
+        .is_none());
+    let ddy = Tensor::f32(&[3], vec![1.0, 2.0, 3.0]);
+    let got = ew::add_double_grad(&dout, None, Some(&ddy), -1)
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.shape(), &[2, 3]);
+    assert_eq!(got.as_f32().unwrap(), &[1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    let (x, y, g) = (f(&[2, 3]), f(&[3, 4]), f(&[2, 4]));
+    let ddy = Tensor::f32(&[3, 4], (0..12).map(|v| v as f32).collect());
+    let (dx, dy, ddout) =
+        matmul::matmul_double_grad(&x, &y, &g, None, Some(&ddy), false, false).unwrap();
+    assert_eq!(
+        dx,
+        matmul::matmul_grad(&x, &ddy, &g, false, false).unwrap().0
+    );
+    assert_eq!(dy, Tensor::f32(&[3, 4], vec![0.0; 12]));
+    assert_eq!(ddout, matmul::matmul(&x, &ddy, false, false).unwrap());
+    let (dx, dy, ddout) = matmul::matmul_double_grad(&x, &y, &g, None, None, false, false).unwrap();
+    assert_eq!(dx, Tensor::f32(&[2, 3], vec![0.0; 6]));
+    assert_eq!(dy, Tensor::f32(&[3, 4], vec![0.0; 12]));
+    assert_eq!(ddout, Tensor::f32(&[2, 4], vec![0.0; 8]));
 }
