@@ -274,7 +274,7 @@ impl Reference {
         let mut micro_sum: IndexMap<String, Vec<f64>> = IndexMap::new();
         let mut micro_losses = Vec::new();
         // The same before the optimize stage, per rank: what a merge accumulates.
-        let mut raw_sum: Vec<IndexMap<ValueId, Vec<f64>>> = vec![IndexMap::new(); raw_full.len()];
+        let mut raw_sum: Vec<IndexMap<ValueId, Vec<f64>>> = vec![IndexMap::new(); plan.ranks];
         if k > 1 {
             for i in 0..k {
                 let mut ranks = plan.original_start.clone();
@@ -526,8 +526,6 @@ impl Merged {
     }
 }
 
-/// The loosest 16-bit float dtype among the results of the forward and backward ops of
-/// `module`'s top block: what its gradients are rounded to on the way.
 /// The coupling [`Reference::measure`] finds by moving the first row of each micro-batch to
 /// the one before it ([`Plan::micro_with_first_row_moved`]): `raw` and `consumed`, the sums
 /// over the micro-batches of what backward handed the optimize stage and of what the
@@ -626,6 +624,8 @@ fn loss_unchanged(full: Option<f32>, reversed: Option<f32>, computes_in: Option<
     a.is_finite() && b.is_finite() && (a - b).abs() <= 64.0 * eps * a.abs().max(b.abs())
 }
 
+/// The loosest 16-bit float dtype among the results of the forward and backward ops of
+/// `module`'s top block: what its gradients are rounded to on the way.
 fn computes_in(module: &Module) -> Option<DType> {
     let (ctx, prog) = (&module.ctx, &module.main);
     let mut loosest = None;
