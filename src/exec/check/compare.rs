@@ -176,7 +176,7 @@ pub(super) fn gradients(
                     // the tensor's own magnitude.
                     Some(d) => *n <= by_dtype(d) * max_magnitude(&want).max(scale),
                     // Float32: of the order of the rounding the reordered step showed on this
-                    // tensor, or a few units in the last place of the program's largest
+                    // tensor, or one unit in the last place of the program's largest
                     // gradient (where the reordering happened to round alike).
                     None => {
                         *n <= ROUNDING_SPREAD * rounding

@@ -202,7 +202,7 @@ impl<'f> Plan<'f> {
     }
 }
 
-/// The persistables of `original` (the original startup's, with seed `s`) that `rewritten` also
+/// The persistables of `original` (what the original startup made) that `rewritten` also
 /// has but holds otherwise ([`Plan::startup_differs`]). `reseeded` runs the original startup
 /// with another seed, once, and only when some value differs: a value it changes is drawn by a
 /// random initializer, which another order of the startup's ops draws otherwise too.
