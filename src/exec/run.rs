@@ -284,9 +284,18 @@ fn micro_batch_of_data(
                         d.name
                     ),
                 )
-                .with_hint(format!(
-                    "leave out --micro-batch (irw then uses {db}), or give a multiple of {db}"
-                )));
+                .with_hint(match explicit {
+                    Some(_) => format!(
+                        "leave out --micro-batch (irw then uses {db}), or give a multiple of {db}"
+                    ),
+                    // The feed's rows, split over k micro-steps and n ranks, made `b`.
+                    None => format!(
+                        "the feed's rows split into {k} micro-step(s) of {b} rows per rank; feed {}{k} × {n} rank(s) × {db} rows, or a multiple, for micro-batches of this fixed batch",
+                        k.checked_mul(n)
+                            .and_then(|x| x.checked_mul(db))
+                            .map_or(String::new(), |rows| format!("{rows} = "))
+                    ),
+                }));
             }
         }
     }
