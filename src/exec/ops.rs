@@ -1941,6 +1941,20 @@ fn rnn_attrs(c: &OpCall<'_>) -> KResult<rnn::RnnAttrs> {
 }
 
 fn conv_attrs(c: &OpCall<'_>) -> KResult<conv::ConvAttrs> {
+    conv_attrs_in(c, "NCHW", conv::channels_last)
+}
+
+/// `conv3d`'s attributes: `conv2d`'s, with a 3-D `data_format`.
+fn conv3d_attrs(c: &OpCall<'_>) -> KResult<conv::ConvAttrs> {
+    conv_attrs_in(c, "NCDHW", |f| conv::channels_last_3d(f, "conv3d"))
+}
+
+/// A convolution's attributes, its `data_format` (absent: `default`) read by `layout`.
+fn conv_attrs_in(
+    c: &OpCall<'_>,
+    default: &str,
+    layout: impl Fn(&str) -> KResult<bool>,
+) -> KResult<conv::ConvAttrs> {
     Ok(conv::ConvAttrs {
         strides: c.i64s("strides")?,
         paddings: c.i64s("paddings")?,
@@ -1951,7 +1965,7 @@ fn conv_attrs(c: &OpCall<'_>) -> KResult<conv::ConvAttrs> {
             "padding_algorithm",
             "EXPLICIT",
         )?)?,
-        channels_last: conv::channels_last(&str_attr(c, "data_format", "NCHW")?)?,
+        channels_last: layout(&str_attr(c, "data_format", default)?)?,
     })
 }
 
@@ -1962,22 +1976,6 @@ fn index_put(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
         c.t(2)?,
         c.bool_or("accumulate", false)?,
     )?)
-}
-
-/// `conv3d`'s attributes: `conv2d`'s, with a 3-D `data_format`.
-fn conv3d_attrs(c: &OpCall<'_>) -> KResult<conv::ConvAttrs> {
-    Ok(conv::ConvAttrs {
-        strides: c.i64s("strides")?,
-        paddings: c.i64s("paddings")?,
-        dilations: c.i64s("dilations")?,
-        groups: c.i64_or("groups", 1)?,
-        padding_algorithm: conv::PaddingAlgorithm::parse(&str_attr(
-            c,
-            "padding_algorithm",
-            "EXPLICIT",
-        )?)?,
-        channels_last: conv3d::channels_last_3d(&str_attr(c, "data_format", "NCDHW")?)?,
-    })
 }
 
 fn conv2d(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
@@ -2060,7 +2058,7 @@ fn pool3d_attrs(c: &OpCall<'_>) -> KResult<pool::PoolAttrs> {
             "padding_algorithm",
             "EXPLICIT",
         )?)?,
-        channels_last: pool3d::channels_last_3d(&str_attr(c, "data_format", "NCDHW")?)?,
+        channels_last: conv::channels_last_3d(&str_attr(c, "data_format", "NCDHW")?, "pool3d")?,
     })
 }
 

@@ -64,6 +64,16 @@ pub fn channels_last(data_format: &str) -> KResult<bool> {
     })
 }
 
+/// Whether a 3-D `data_format` is channels-last (`NDHWC`); `NCDHW` (and `AnyLayout`) is not.
+/// `op` names the op in the error.
+pub fn channels_last_3d(data_format: &str, op: &str) -> KResult<bool> {
+    Ok(match data_format {
+        "NCDHW" | "AnyLayout" | "" => false,
+        "NDHWC" => true,
+        other => kbail!("{}: data_format `{}` is not NCDHW or NDHWC", op, other),
+    })
+}
+
 /// The attributes of a `conv2d`/`depthwise_conv2d` (and their `_grad`), as Paddle writes them.
 #[derive(Clone, Debug)]
 pub struct ConvAttrs {
@@ -336,7 +346,7 @@ pub(super) fn col2im<T: ConvScalar>(g: &Geometry, col: &[T], dx: &mut [T]) {
     }
 }
 
-fn mat<T>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
+pub(super) fn mat<T>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
     MatRef {
         data,
         off: 0,
@@ -347,7 +357,7 @@ fn mat<T>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
     }
 }
 
-fn mat_t<T>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
+pub(super) fn mat_t<T>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
     // The transpose of a row-major `cols × rows` matrix.
     MatRef {
         data,
@@ -462,17 +472,27 @@ pub(super) fn compute_in_f64(x: &Tensor, filter: &Tensor) -> KResult<bool> {
     Ok(x.dtype() == DType::F64 && filter.dtype() == DType::F64)
 }
 
-pub(super) fn to_nchw(t: &Tensor, channels_last: bool) -> KResult<std::borrow::Cow<'_, Tensor>> {
+/// A channels-last tensor (`NHWC`, `NDHWC`) as channels-first (`NCHW`, `NCDHW`); a
+/// channels-first one as it is.
+pub(super) fn to_channels_first(
+    t: &Tensor,
+    channels_last: bool,
+) -> KResult<std::borrow::Cow<'_, Tensor>> {
     Ok(if channels_last {
-        std::borrow::Cow::Owned(transpose(t, &[0, 3, 1, 2])?)
+        let r = t.shape().len().max(2) as i64;
+        let perm: Vec<i64> = [0, r - 1].into_iter().chain(1..r - 1).collect();
+        std::borrow::Cow::Owned(transpose(t, &perm)?)
     } else {
         std::borrow::Cow::Borrowed(t)
     })
 }
 
-pub(super) fn from_nchw(t: Tensor, channels_last: bool) -> KResult<Tensor> {
+/// A channels-first result back in the layout [`to_channels_first`] was given.
+pub(super) fn from_channels_first(t: Tensor, channels_last: bool) -> KResult<Tensor> {
     if channels_last {
-        transpose(&t, &[0, 2, 3, 1])
+        let r = t.shape().len().max(2) as i64;
+        let perm: Vec<i64> = std::iter::once(0).chain(2..r).chain([1]).collect();
+        transpose(&t, &perm)
     } else {
         Ok(t)
     }
@@ -490,7 +510,7 @@ pub(super) fn buffer(shape: Vec<usize>, data: Data, like: DType) -> KResult<Tens
 /// `conv2d(x, filter)` (and `depthwise_conv2d`), in `x`'s dtype.
 pub fn conv2d(x: &Tensor, filter: &Tensor, at: &ConvAttrs) -> KResult<Tensor> {
     let f64_path = compute_in_f64(x, filter)?;
-    let xc = to_nchw(x, at.channels_last)?;
+    let xc = to_channels_first(x, at.channels_last)?;
     let g = Geometry::of(xc.shape(), filter.shape(), at)?;
     let shape = vec![g.n, g.o, g.oh, g.ow];
     memory::reserve(&"the convolution's output", &shape, 4)?;
@@ -504,7 +524,7 @@ pub fn conv2d(x: &Tensor, filter: &Tensor, at: &ConvAttrs) -> KResult<Tensor> {
         conv2d_nchw(&g, &xc.to_f32(), &filter.to_f32(), &mut out);
         Data::F32(out)
     };
-    from_nchw(buffer(shape, data, x.dtype())?, at.channels_last)
+    from_channels_first(buffer(shape, data, x.dtype())?, at.channels_last)
 }
 
 /// `conv2d_grad(x, filter, out_grad)`: (input gradient in `x`'s dtype, filter gradient in the
@@ -517,8 +537,8 @@ pub fn conv2d_grad(
     want_dx: bool,
 ) -> KResult<(Option<Tensor>, Tensor)> {
     let f64_path = compute_in_f64(x, filter)?;
-    let xc = to_nchw(x, at.channels_last)?;
-    let dyc = to_nchw(out_grad, at.channels_last)?;
+    let xc = to_channels_first(x, at.channels_last)?;
+    let dyc = to_channels_first(out_grad, at.channels_last)?;
     let g = Geometry::of(xc.shape(), filter.shape(), at)?;
     if dyc.shape() != [g.n, g.o, g.oh, g.ow] {
         kbail!(
@@ -546,7 +566,7 @@ pub fn conv2d_grad(
         (dx.map(Data::F32), Data::F32(dw))
     };
     let dx = match dx {
-        Some(d) => Some(from_nchw(
+        Some(d) => Some(from_channels_first(
             buffer(xc.shape().to_vec(), d, x.dtype())?,
             at.channels_last,
         )?),

@@ -18,21 +18,14 @@
 use gemm::Parallelism;
 
 use crate::exec::error::KResult;
-use crate::exec::kernels::conv::{buffer, compute_in_f64, resolve_padding, ConvAttrs, ConvScalar};
-use crate::exec::kernels::matmul::{gemm_acc_into, gemm_into, MatRef};
-use crate::exec::kernels::shape::transpose;
+use crate::exec::kernels::conv::{
+    buffer, compute_in_f64, from_channels_first, mat, mat_t, resolve_padding, to_channels_first,
+    ConvAttrs, ConvScalar,
+};
+use crate::exec::kernels::matmul::{gemm_acc_into, gemm_into};
 use crate::exec::memory;
 use crate::exec::tensor::{Data, Tensor};
 use crate::kbail;
-
-/// `data_format` `NCDHW` or `NDHWC`: whether the channels are last.
-pub fn channels_last_3d(data_format: &str) -> KResult<bool> {
-    Ok(match data_format {
-        "NCDHW" | "AnyLayout" | "" => false,
-        "NDHWC" => true,
-        other => kbail!("conv3d: data_format `{}` is not NCDHW or NDHWC", other),
-    })
-}
 
 /// Three positive values of `strides` or `dilations`, one value standing for all three.
 fn triple(v: &[i64], key: &str) -> KResult<[usize; 3]> {
@@ -200,29 +193,6 @@ impl Geometry3 {
     }
 }
 
-fn mat<T>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
-    MatRef {
-        data,
-        off: 0,
-        rows,
-        cols,
-        rs: cols,
-        cs: 1,
-    }
-}
-
-fn mat_t<T>(data: &[T], rows: usize, cols: usize) -> MatRef<'_, T> {
-    // The transpose of a row-major `cols × rows` matrix.
-    MatRef {
-        data,
-        off: 0,
-        rows,
-        cols,
-        rs: 1,
-        cs: rows,
-    }
-}
-
 fn vol2col<T: ConvScalar>(g: &Geometry3, x: &[T], col: &mut [T]) {
     g.each_entry(|e, src| col[e] = src.map_or(T::default(), |s| x[s]));
 }
@@ -287,26 +257,10 @@ fn conv3d_grad_ncdhw<T: ConvScalar>(
     (dx, dw)
 }
 
-fn to_ncdhw(t: &Tensor, channels_last: bool) -> KResult<std::borrow::Cow<'_, Tensor>> {
-    Ok(if channels_last {
-        std::borrow::Cow::Owned(transpose(t, &[0, 4, 1, 2, 3])?)
-    } else {
-        std::borrow::Cow::Borrowed(t)
-    })
-}
-
-fn from_ncdhw(t: Tensor, channels_last: bool) -> KResult<Tensor> {
-    if channels_last {
-        transpose(&t, &[0, 2, 3, 4, 1])
-    } else {
-        Ok(t)
-    }
-}
-
 /// `conv3d(input, filter)`, in the input's dtype.
 pub fn conv3d(x: &Tensor, filter: &Tensor, at: &ConvAttrs) -> KResult<Tensor> {
     let f64_path = compute_in_f64(x, filter)?;
-    let xc = to_ncdhw(x, at.channels_last)?;
+    let xc = to_channels_first(x, at.channels_last)?;
     let g = Geometry3::of(xc.shape(), filter.shape(), at)?;
     let shape = vec![g.n, g.o, g.out[0], g.out[1], g.out[2]];
     memory::reserve(&"the convolution's output", &shape, 4)?;
@@ -320,7 +274,7 @@ pub fn conv3d(x: &Tensor, filter: &Tensor, at: &ConvAttrs) -> KResult<Tensor> {
     } else {
         Data::F32(conv3d_ncdhw(&g, &xc.to_f32(), &filter.to_f32()))
     };
-    from_ncdhw(buffer(shape, data, x.dtype())?, at.channels_last)
+    from_channels_first(buffer(shape, data, x.dtype())?, at.channels_last)
 }
 
 /// `conv3d_grad(input, filter, out_grad)`: (input gradient in the input's dtype, filter
@@ -332,8 +286,8 @@ pub fn conv3d_grad(
     at: &ConvAttrs,
 ) -> KResult<(Tensor, Tensor)> {
     let f64_path = compute_in_f64(x, filter)?;
-    let xc = to_ncdhw(x, at.channels_last)?;
-    let dyc = to_ncdhw(out_grad, at.channels_last)?;
+    let xc = to_channels_first(x, at.channels_last)?;
+    let dyc = to_channels_first(out_grad, at.channels_last)?;
     let g = Geometry3::of(xc.shape(), filter.shape(), at)?;
     let want = [g.n, g.o, g.out[0], g.out[1], g.out[2]];
     if dyc.shape() != want {
@@ -361,7 +315,7 @@ pub fn conv3d_grad(
         (Data::F32(dx), Data::F32(dw))
     };
     Ok((
-        from_ncdhw(
+        from_channels_first(
             buffer(xc.shape().to_vec(), dx, x.dtype())?,
             at.channels_last,
         )?,

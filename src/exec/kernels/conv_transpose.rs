@@ -23,8 +23,9 @@
 
 use crate::exec::error::KResult;
 use crate::exec::kernels::conv::{
-    buffer, compute_in_f64, conv2d_data_grad_nchw, conv2d_filter_grad_nchw, conv2d_nchw, from_nchw,
-    padding_pairs, pair, resolve_padding, to_nchw, ConvAttrs, Geometry,
+    buffer, compute_in_f64, conv2d_data_grad_nchw, conv2d_filter_grad_nchw, conv2d_nchw,
+    from_channels_first, padding_pairs, pair, resolve_padding, to_channels_first, ConvAttrs,
+    Geometry,
 };
 use crate::exec::memory;
 use crate::exec::tensor::{Data, Tensor};
@@ -165,7 +166,7 @@ fn geometry(x: &[usize], filter: &[usize], at: &ConvTransposeAttrs) -> KResult<G
 /// `conv2d_transpose(x, filter)` (and `depthwise_conv2d_transpose`), in `x`'s dtype.
 pub fn conv2d_transpose(x: &Tensor, filter: &Tensor, at: &ConvTransposeAttrs) -> KResult<Tensor> {
     let f64_path = compute_in_f64(x, filter)?;
-    let xc = to_nchw(x, at.conv.channels_last)?;
+    let xc = to_channels_first(x, at.conv.channels_last)?;
     let g = geometry(xc.shape(), filter.shape(), at)?;
     let shape = vec![g.n, g.c, g.h, g.w];
     memory::reserve(&"the transposed convolution's output", &shape, 4)?;
@@ -183,7 +184,7 @@ pub fn conv2d_transpose(x: &Tensor, filter: &Tensor, at: &ConvTransposeAttrs) ->
     } else {
         Data::F32(conv2d_data_grad_nchw(&g, &filter.to_f32(), &xc.to_f32()))
     };
-    from_nchw(buffer(shape, data, x.dtype())?, at.conv.channels_last)
+    from_channels_first(buffer(shape, data, x.dtype())?, at.conv.channels_last)
 }
 
 /// `conv2d_transpose_grad(x, filter, out_grad)`: (input gradient in `x`'s dtype, filter
@@ -195,8 +196,8 @@ pub fn conv2d_transpose_grad(
     at: &ConvTransposeAttrs,
 ) -> KResult<(Tensor, Tensor)> {
     let f64_path = compute_in_f64(x, filter)?;
-    let xc = to_nchw(x, at.conv.channels_last)?;
-    let dyc = to_nchw(out_grad, at.conv.channels_last)?;
+    let xc = to_channels_first(x, at.conv.channels_last)?;
+    let dyc = to_channels_first(out_grad, at.conv.channels_last)?;
     let g = geometry(xc.shape(), filter.shape(), at)?;
     if dyc.shape() != [g.n, g.c, g.h, g.w] {
         kbail!(
@@ -227,7 +228,7 @@ pub fn conv2d_transpose_grad(
             Data::F32(conv2d_filter_grad_nchw(&g, &dys, &xs)),
         )
     };
-    let dx = from_nchw(
+    let dx = from_channels_first(
         buffer(xc.shape().to_vec(), dx, x.dtype())?,
         at.conv.channels_last,
     )?;

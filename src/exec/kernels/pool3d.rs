@@ -17,15 +17,6 @@ use crate::exec::memory;
 use crate::exec::tensor::Tensor;
 use crate::kbail;
 
-/// `data_format` `NCDHW` or `NDHWC`: whether the channels are last.
-pub fn channels_last_3d(data_format: &str) -> KResult<bool> {
-    Ok(match data_format {
-        "NCDHW" | "AnyLayout" | "" => false,
-        "NDHWC" => true,
-        other => kbail!("pool3d: data_format `{}` is not NCDHW or NDHWC", other),
-    })
-}
-
 type Windows = Vec<(usize, usize, usize)>;
 
 /// The sizes in NCDHW terms and the windows of each spatial dimension.

@@ -2,8 +2,9 @@
 //! (never a panic): each case calls the kernel as the op table would and asserts the words.
 
 use crate::exec::kernels::batch_norm::{batch_norm, BatchNormAttrs};
+use crate::exec::kernels::conv::channels_last_3d;
 use crate::exec::kernels::conv::{channels_last, conv2d, ConvAttrs, PaddingAlgorithm};
-use crate::exec::kernels::conv3d::{channels_last_3d as conv3d_layout, conv3d, conv3d_grad};
+use crate::exec::kernels::conv3d::{conv3d, conv3d_grad};
 use crate::exec::kernels::conv_transpose::{
     conv2d_transpose, conv2d_transpose_grad, ConvTransposeAttrs,
 };
@@ -15,7 +16,7 @@ use crate::exec::kernels::pool::{
     max_pool2d_with_index, max_pool2d_with_index_grad, pool2d, pool2d_grad, MaxPoolWithIndexAttrs,
     PoolAttrs, PoolKind,
 };
-use crate::exec::kernels::pool3d::{channels_last_3d, pool3d, pool3d_grad};
+use crate::exec::kernels::pool3d::{pool3d, pool3d_grad};
 use crate::exec::kernels::unfold::{unfold, unfold_grad, UnfoldAttrs};
 use crate::exec::{Data, Tensor};
 use crate::test_support::says;
@@ -492,7 +493,7 @@ fn pool3d_errors() {
     };
     let x = Tensor::f32(&[1, 1, 3, 3, 3], vec![0.0; 27]);
     says(
-        channels_last_3d("NCHW"),
+        channels_last_3d("NCHW", "pool3d"),
         "pool3d: data_format `NCHW` is not NCDHW or NDHWC",
     );
     says(
@@ -558,7 +559,7 @@ fn conv3d_errors() {
     let x = Tensor::f32(&[1, 2, 3, 3, 3], vec![0.0; 54]);
     let w = Tensor::f32(&[2, 2, 2, 2, 2], vec![0.0; 32]);
     says(
-        conv3d_layout("NCHW"),
+        channels_last_3d("NCHW", "conv3d"),
         "conv3d: data_format `NCHW` is not NCDHW or NDHWC",
     );
     says(

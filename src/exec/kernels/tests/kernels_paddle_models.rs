@@ -590,7 +590,11 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
                 global_pooling: flag("global_pooling"),
                 padding_algorithm: conv::PaddingAlgorithm::parse(str_of("padding_algorithm"))
                     .unwrap(),
-                channels_last: pool3d::channels_last_3d(str_of("data_format")).unwrap(),
+                channels_last: crate::exec::kernels::conv::channels_last_3d(
+                    str_of("data_format"),
+                    "pool3d",
+                )
+                .unwrap(),
             };
             let x = x.unwrap();
             let out = pool3d::pool3d(x, &at).unwrap();

@@ -32,7 +32,11 @@ fn run_case(name: &str, i: &BTreeMap<String, Tensor>, a: &Value) -> Outputs {
                 groups: a["groups"].as_i64().expect("groups"),
                 padding_algorithm: conv::PaddingAlgorithm::parse(word("padding_algorithm"))
                     .unwrap(),
-                channels_last: conv3d::channels_last_3d(word("data_format")).unwrap(),
+                channels_last: crate::exec::kernels::conv::channels_last_3d(
+                    word("data_format"),
+                    "conv3d",
+                )
+                .unwrap(),
             };
             let (x, w) = (t("input"), t("filter"));
             o.insert("out", conv3d::conv3d(x, w, &at).unwrap());
