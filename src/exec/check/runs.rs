@@ -200,6 +200,7 @@ impl Reference {
         // A batch-coupled original: the references are its run micro-batch by micro-batch.
         let mut coupled = coupling::find(&module.ctx, &module.main, original.sources.main);
         let combine = Combine::of(&module.ctx, &module.main);
+        let computes = computes_in(module);
         let mut micro = if coupled.is_empty() {
             None
         } else {
@@ -296,15 +297,8 @@ impl Reference {
                     }
                 }
                 micro_losses.push(ranks[0].observed.loss);
-                for (r, sums) in raw_sum.iter_mut().enumerate() {
-                    let Some(rank) = ranks.get(r) else { break };
-                    for (&v, g) in &rank.observed.backward_grads {
-                        let x = g.to_f64_vec();
-                        let s = sums.entry(v).or_insert_with(|| vec![0.0; x.len()]);
-                        if s.len() == x.len() {
-                            s.iter_mut().zip(&x).for_each(|(a, b)| *a += b);
-                        }
-                    }
+                for (sums, rank) in raw_sum.iter_mut().zip(&ranks) {
+                    add_into(sums, &rank.observed.backward_grads);
                 }
                 for (name, g) in &ranks[0].observed.optimizer_grads {
                     let v = g.to_f64_vec();
@@ -326,9 +320,7 @@ impl Reference {
         // rows, in other micro-batches), and changes it where the rows of a micro-batch meet.
         if fixed_batch.is_some() && k > 1 && b >= 2 {
             let raw0 = raw_sum.first().cloned().unwrap_or_default();
-            if let Some(c) =
-                moved_rows_coupling(plan, original, &raw0, &micro_sum, computes_in(module))
-            {
+            if let Some(c) = moved_rows_coupling(plan, original, &raw0, &micro_sum, computes) {
                 coupled.push(c);
             }
         }
@@ -383,7 +375,7 @@ impl Reference {
         let reordered = if k > 1 && micro.is_none() {
             let times = summed_loss.then_some(k as f64);
             match original.consumed(&plan.original_start, &plan.full_reversed()?, times)? {
-                Some((g, loss)) if loss_unchanged(full_loss, loss, computes_in(module)) => g
+                Some((g, loss)) if loss_unchanged(full_loss, loss, computes) => g
                     .iter()
                     .map(|(name, t)| (name.clone(), t.to_f64_vec()))
                     .collect(),
@@ -413,7 +405,7 @@ impl Reference {
             reordered,
             reduction,
             relation,
-            computes_in: computes_in(module),
+            computes_in: computes,
             factor,
         }))
     }
