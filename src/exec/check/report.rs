@@ -129,6 +129,24 @@ pub(super) fn sci(v: Option<f64>) -> String {
     }
 }
 
+/// One line per row of `rows` saying why it got `verdict`: the explanation in full at the first
+/// row giving it, and at a later row with the same explanation (every tensor of a wrong loss
+/// fails for one reason) a pointer to that row, so a reader is not handed the paragraph once
+/// per tensor.
+fn explain(f: &mut fmt::Formatter, verdict: &str, rows: &[&Row]) -> fmt::Result {
+    for (i, r) in rows.iter().enumerate() {
+        match rows[..i].iter().find(|e| e.note == r.note) {
+            Some(first) => writeln!(
+                f,
+                "{verdict} {} ({}): as {} ({}) above",
+                r.tensor, r.kind, first.tensor, first.kind
+            )?,
+            None => writeln!(f, "{verdict} {} ({}): {}", r.tensor, r.kind, r.note)?,
+        }
+    }
+    Ok(())
+}
+
 impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let original = match (&self.coupling, &self.fixed_batch) {
@@ -188,21 +206,15 @@ impl fmt::Display for CheckReport {
         if let Some(c) = &self.coupling {
             c.explain(f, self.k_steps, self.micro_batch)?;
         }
-        for r in &fails {
-            writeln!(f, "FAIL {} ({}): {}", r.tensor, r.kind, r.note)?;
-        }
-        for r in &unchecked {
-            writeln!(f, "UNCHECKED {} ({}): {}", r.tensor, r.kind, r.note)?;
-        }
-        let noise: Vec<&str> = self
+        explain(f, "FAIL", &fails)?;
+        explain(f, "UNCHECKED", &unchecked)?;
+        let noise: Vec<&Row> = self
             .rows
             .iter()
             .filter(|r| r.verdict == Verdict::Noise)
-            .map(|r| {
-                writeln!(f, "NOISE {} ({}): {}", r.tensor, r.kind, r.note)?;
-                Ok(r.tensor.as_str())
-            })
-            .collect::<Result<_, fmt::Error>>()?;
+            .collect();
+        explain(f, "NOISE", &noise)?;
+        let noise: Vec<&str> = noise.iter().map(|r| r.tensor.as_str()).collect();
         match self.outcome() {
             Outcome::Pass => match &self.coupling {
                 None if self.fixed_batch.is_some() => writeln!(
