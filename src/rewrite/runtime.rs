@@ -281,7 +281,7 @@ impl Env for RtEnv<'_> {
     }
 
     fn query(&mut self, func: Query, args: &[Val], span: Span) -> Option<EvalResult> {
-        query(self.m, self.cache, func, args, span)
+        query(self.m, self.cache, &self.rules.ops, func, args, span)
     }
 
     fn exists(&mut self, x: &Exists) -> EvalResult {
@@ -310,6 +310,20 @@ impl Env for RtEnv<'_> {
         // The match's bindings seed the search; what the patterns bind is undone after it.
         Ok(Val::Bool(s.exists(self.b)?))
     }
+}
+
+/// `written(%v)`: whether some op may write `v` in place: an op whose entry in the dialect
+/// table (or a rule file's declaration) makes a result the operand holding `v` (`scale_`,
+/// `add_`, an optimizer's parameter, an in-place collective), or an op irw does not know, which
+/// may write whatever it reads. A rule that makes two values one tensor (drops a copy) is sound
+/// only when neither is written.
+pub fn written(m: &Module, ops: &crate::rules::decl::OpTable, v: ValueId) -> bool {
+    m.main
+        .uses(v)
+        .any(|u| match ops.spec(m.ctx.str(m.main.op_name(u.op))) {
+            Some(spec) => spec.aliases.iter().any(|&(_, o)| u32::from(o) == u.index),
+            None => true,
+        })
 }
 
 /// `uses(%v)`, or with a stage `uses(%v in STAGE)`: the uses of `v` by ops of that stage (an op
@@ -341,6 +355,7 @@ pub fn stage_of(m: &Module, cache: &mut Caches, v: &Val) -> i64 {
 fn query(
     m: &mut Module,
     cache: &mut Caches,
+    ops: &crate::rules::decl::OpTable,
     func: Query,
     args: &[Val],
     span: Span,
@@ -412,6 +427,12 @@ fn query(
             Val::Int(use_count(m, cache, v, stage) as i64)
         }),
         B::Role => Ok(Val::Int(args.first().map_or(-1, |v| stage_of(m, cache, v)))),
+        B::Written => match args.first().and_then(|a| as_value(m, a)) {
+            Some(Some(v)) => Ok(Val::Bool(written(m, ops, v))),
+            // An absent operand holds nothing to write.
+            Some(None) => Ok(Val::Bool(false)),
+            None => value_arg(m).map(|_| Val::Bool(false)),
+        },
         // An op is unused when none of its results is; a value (a result field, an operand,
         // a keyword argument, a block argument) when it has no use.
         B::Unused => match args.first() {

@@ -51,6 +51,7 @@ pub enum Query {
     Attr,
     Tensor,
     Unused,
+    Written,
     Nested,
     Const,
     ProcessIds,
@@ -149,6 +150,7 @@ impl Query {
         Query::Attr,
         Query::Tensor,
         Query::Unused,
+        Query::Written,
         Query::Nested,
         Query::Const,
         Query::ProcessIds,
@@ -174,6 +176,9 @@ impl Query {
             Query::Tensor => info("tensor", 2, Ty::Type),
             // Whether no result of an op (or the op defining a value) has a use.
             Query::Unused => info("unused", 1, Ty::Bool),
+            // Whether an op may write a value in place: one whose dialect entry (or declaration)
+            // makes a result the operand holding it, or an op irw does not know.
+            Query::Written => info("written", 1, Ty::Bool),
             // Whether an op (or the op defining a value) sits inside a region (`pd_op.if`,
             // `pd_op.while`) rather than in the program's top block.
             Query::Nested => info("nested", 1, Ty::Bool),

@@ -27,7 +27,7 @@ tests![
     without_sync_after_accumulate_collectives_stay,
     renamed_inputs_are_not_hoisted,
     master_grad_accumulates_in_f32_without_noop_casts,
-    noop_casts_left_by_paddle_are_removed,
+    noop_casts_of_buffers_scaled_in_place_stay,
     programs_without_roles_are_refused,
     avg_false_emits_no_scale,
     k_steps_one_still_gives_a_correct_program,
@@ -421,17 +421,22 @@ fn master_grad_accumulates_in_f32_without_noop_casts() {
     assert_eq!(startup, want);
 }
 
-fn noop_casts_left_by_paddle_are_removed() {
+/// Paddle 3.3.1 leaves an f32 -> f32 cast on every merge buffer, and scales the copy in place:
+/// dropping the cast would scale the buffer itself, so `drop_noop_cast` keeps it (the rule
+/// cannot see that the buffer is zeroed after the optimizer reads it).
+fn noop_casts_of_buffers_scaled_in_place_stay() {
     let (main, _) = run(
         "rules/master_grad.rw",
         module("master_grad_after.ir", None),
         &[],
     )
     .unwrap();
-    for c in ops(&main, "pd_op.cast") {
-        assert!(c.contains("bf16"), "no f32 -> f32 cast remains: {c}");
-    }
-    assert_eq!(ops(&main, "pd_op.cast").len(), 4);
+    let casts = ops(&main, "pd_op.cast");
+    assert_eq!(casts.len(), 8, "{casts:#?}");
+    assert_eq!(
+        casts.iter().filter(|c| c.contains("@GRAD@MERGE")).count(),
+        4
+    );
 }
 
 fn programs_without_roles_are_refused() {
