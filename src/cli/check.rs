@@ -13,7 +13,7 @@ use super::{
     TimeoutArgs,
 };
 use crate::exec::check::{check_with_sources, CheckOptions, Outcome, Tokens};
-use crate::exec::unrunnable::missing_kernels;
+use crate::exec::unrunnable::{missing_kernels, random_draws};
 
 /// `irw check (--rules R [--set k=v]... | --rewritten OUT [--rewritten-startup S2]) PROG ...`
 ///
@@ -273,6 +273,16 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         }
         err_println!(
             "error: irw check cannot judge the rewrite: the executor cannot run every op of the programs"
+        );
+        return Err(Failure::NotJudged);
+    }
+    if let Some(d) = random_draws(&[
+        (&base.module, base.sources(), "original"),
+        (rewritten, rewritten_src, "rewritten"),
+    ]) {
+        super::streams::eprint(&d.to_string());
+        err_println!(
+            "error: irw check cannot judge the rewrite: the step draws random numbers, so no merge can equal the full-batch step exactly"
         );
         return Err(Failure::NotJudged);
     }

@@ -166,8 +166,8 @@ of a program that computes in them: judged to the level measured on the original
 block a PASS).
 Exit codes: 0 PASS, 1 FAIL, 2 bad usage, 3 BATCH-COUPLED (the original mixes the rows of its
 batch; what holds instead passed), 4 NOT JUDGED (an op of either program has no kernel,
-listed all at once before anything runs; the original's step is not finite; a gradient is zero
-everywhere; or the program has nothing to compare).
+listed all at once before anything runs; the step draws random numbers; the original's step is
+not finite; a gradient is zero everywhere; or the program has nothing to compare).
 
 Example:
   irw check --rules rules/grad_merge.rw --set k_steps=4 examples/mlp.ir";

@@ -1,4 +1,6 @@
-//! The ops a run would stop at for want of a kernel, found before anything runs.
+//! The ops that keep a run or a check from judging anything, found before anything runs: ops the
+//! executor has no kernel for ([`missing_kernels`]), and ops of the step that draw random
+//! numbers ([`random_draws`]).
 //!
 //! The interpreter meets ops one at a time, so an op it cannot run would end the run at the
 //! first such op, after the startup program and part of the step had run, and say nothing of
@@ -9,17 +11,26 @@
 //! in one error: one located diagnostic per op name, at its first op, with the count of its
 //! other ops, and a note listing them all.
 //!
-//! `irw check` reports this as NOT JUDGED (exit 4), not as a FAIL: nothing is known about the
-//! rewrite, only that irw cannot execute the program.
+//! A random draw in the step (`pd_op.gaussian` noise, a hand-written dropout mask of
+//! `pd_op.uniform`, training-mode `pd_op.dropout`) makes exactness meaningless: k micro-steps
+//! and one full-batch step draw different numbers (Paddle draws new ones every run), so a
+//! merge agrees with the full batch in distribution only. The executor's one generator would
+//! hand the micro-batches the full batch's numbers in the same order and make a check pass
+//! where Paddle's runs differ by far more than any tolerance: such programs are reported
+//! instead. Draws of the startup program (initializers) run once, alike for both programs.
+//!
+//! `irw check` reports both as NOT JUDGED (exit 4), not as a FAIL: nothing is known about the
+//! rewrite, only that irw cannot execute, or cannot compare, the program.
 
 use std::collections::HashSet;
 
 use indexmap::IndexMap;
 
 use crate::diag::{Diagnostic, SourceFile};
+use crate::dialect::{Dialect, Effect};
 use crate::exec::interp::Sources;
 use crate::exec::ops::exec_of;
-use crate::ir::{Module, Program};
+use crate::ir::{Module, OpId, Program};
 
 /// A program to scan: the module, the files it was read from and the name its errors use
 /// (`main`, `original`, `rewritten`).
@@ -41,40 +52,55 @@ pub fn missing_kernels(programs: &[Scanned<'_>]) -> Option<Diagnostic> {
     for &(module, sources, label) in programs {
         if let Some(startup) = &module.startup {
             let label = format!("{label} (startup)");
-            found.scan(module, startup, sources.startup, &label);
+            found.scan(module, startup, sources.startup, &label, no_kernel);
         }
-        found.scan(module, &module.main, sources.main, label);
+        found.scan(module, &module.main, sources.main, label, no_kernel);
     }
-    let missing = found.missing;
-    let summary: Vec<String> = missing
-        .iter()
-        .map(|(name, m)| format!("`{name}` ({})", m.count))
-        .collect();
-    let total: usize = missing.values().map(|m| m.count).sum();
-    let mut all: Vec<Diagnostic> = missing
-        .into_values()
-        .map(|m| match m.count {
-            1 => m.first,
-            n => {
-                let others = if n == 2 { "op" } else { "ops" };
-                m.first
-                    .with_note(format!("{} more {others} of this name", n - 1))
-            }
-        })
-        .collect();
-    if let Some(first) = all.first_mut() {
-        if summary.len() > 1 {
-            first.notes.push(format!(
-                "the executor has no kernel for {total} ops of {} names: {}",
-                summary.len(),
-                summary.join(", ")
-            ));
-        }
-        first
-            .hints
-            .push("nothing ran; `irw ops NAME` says whether the executor runs an op".to_string());
+    found.report(
+        "the executor has no kernel for",
+        "nothing ran; `irw ops NAME` says whether the executor runs an op",
+    )
+}
+
+/// Every op of the main programs of `programs` that draws random numbers when the step runs,
+/// as one error (`None` when none does): the numbers of a merged step and of the full-batch
+/// step differ, so no check can compare them exactly.
+pub fn random_draws(programs: &[Scanned<'_>]) -> Option<Diagnostic> {
+    let mut found = Found::default();
+    for &(module, sources, label) in programs {
+        found.scan(module, &module.main, sources.main, label, draws);
     }
-    Diagnostic::list(all)
+    found.report(
+        "random numbers are drawn by",
+        "nothing ran; check the program with its random ops removed or made deterministic (dropout p = 0 or is_test: true): a rewrite that leaves the forward alone is exercised all the same",
+    )
+}
+
+/// Why the executor cannot run op `op` (its name has no kernel).
+fn no_kernel(module: &Module, prog: &Program, op: OpId) -> Option<&'static str> {
+    exec_of(module.ctx.str(prog.op_name(op)))
+        .is_none()
+        .then_some("the executor has no kernel for this op")
+}
+
+/// Why op `op` makes a step random: an op of the dialect's `random` class draws numbers each
+/// time it runs, unless its attributes switch the draw off (`is_test: true`; a dropout
+/// probability of 0; a one-layer `rnn`, whose dropout acts between layers).
+fn draws(module: &Module, prog: &Program, op: OpId) -> Option<&'static str> {
+    let name = module.ctx.str(prog.op_name(op));
+    if Dialect::get().effect(name) != Effect::Random {
+        return None;
+    }
+    let attrs = module.ctx.attrs(prog.op_attrs(op));
+    let number = |key: &str| attrs.get(key).and_then(|a| a.as_f64());
+    let is_test = attrs
+        .get("is_test")
+        .is_some_and(|a| a.as_bool() == Some(true));
+    let no_dropout = ["p", "dropout_prob"].iter().any(|k| number(k) == Some(0.0))
+        || (name.starts_with("pd_op.rnn") && number("num_layers").is_some_and(|n| n <= 1.0));
+    (!is_test && !no_dropout).then_some(
+        "this op draws random numbers in every step: the merged step and the full-batch step draw different ones (Paddle draws new ones every run), so they can agree in distribution but not exactly",
+    )
 }
 
 /// What the scan has found so far.
@@ -87,32 +113,72 @@ struct Found {
 }
 
 impl Found {
-    fn scan(&mut self, module: &Module, prog: &Program, src: Option<&SourceFile>, label: &str) {
+    /// Records every op of `prog` for which `why` says why it is reported.
+    fn scan(
+        &mut self,
+        module: &Module,
+        prog: &Program,
+        src: Option<&SourceFile>,
+        label: &str,
+        why: fn(&Module, &Program, OpId) -> Option<&'static str>,
+    ) {
         for (i, op) in prog.walk().into_iter().enumerate() {
-            let name = module.ctx.str(prog.op_name(op));
-            if exec_of(name).is_some() {
+            let Some(why) = why(module, prog, op) else {
                 continue;
-            }
+            };
             if let (Some(src), Some(at)) = (src, prog.position(op)) {
                 if !self.located.insert((src.name.clone(), at)) {
                     continue;
                 }
             }
+            let name = module.ctx.str(prog.op_name(op));
             match self.missing.get_mut(name) {
                 Some(m) => m.count += 1,
                 None => {
                     let first = Diagnostic::at_if_known(
                         src,
                         prog.position(op),
-                        format!(
-                            "{label}: op #{i} `{name}`: the executor has no kernel for this op"
-                        ),
+                        format!("{label}: op #{i} `{name}`: {why}"),
                     );
                     self.missing
                         .insert(name.to_string(), Missing { first, count: 1 });
                 }
             }
         }
+    }
+
+    /// The ops found, as one error: the first op of each name located, with the count of the
+    /// others, a summary (`{what} N ops of M names: ...`) when there are several names, and
+    /// `hint`.
+    fn report(self, what: &str, hint: &str) -> Option<Diagnostic> {
+        let missing = self.missing;
+        let summary: Vec<String> = missing
+            .iter()
+            .map(|(name, m)| format!("`{name}` ({})", m.count))
+            .collect();
+        let total: usize = missing.values().map(|m| m.count).sum();
+        let mut all: Vec<Diagnostic> = missing
+            .into_values()
+            .map(|m| match m.count {
+                1 => m.first,
+                n => {
+                    let others = if n == 2 { "op" } else { "ops" };
+                    m.first
+                        .with_note(format!("{} more {others} of this name", n - 1))
+                }
+            })
+            .collect();
+        if let Some(first) = all.first_mut() {
+            if summary.len() > 1 {
+                first.notes.push(format!(
+                    "{what} {total} ops of {} names: {}",
+                    summary.len(),
+                    summary.join(", ")
+                ));
+            }
+            first.hints.push(hint.to_string());
+        }
+        Diagnostic::list(all)
     }
 }
 

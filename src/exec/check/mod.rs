@@ -128,7 +128,7 @@ use crate::diag::Diagnostic;
 use crate::exec::feed::Feed;
 use crate::exec::interp::Sources;
 use crate::exec::tensor::Tensor;
-use crate::exec::unrunnable::missing_kernels;
+use crate::exec::unrunnable::{missing_kernels, random_draws};
 use crate::ir::Module;
 
 pub use report::{CheckReport, Outcome};
@@ -220,11 +220,13 @@ pub fn check_with_sources(
     rewritten_src: Sources<'_>,
     opts: &CheckOptions,
 ) -> Result<CheckReport, Diagnostic> {
-    // Nothing runs when either program holds an op the executor cannot run.
-    if let Some(d) = missing_kernels(&[
+    // Nothing runs when either program holds an op the executor cannot run, or a step that
+    // draws random numbers.
+    let programs = [
         (original, original_src, "original"),
         (rewritten, rewritten_src, "rewritten"),
-    ]) {
+    ];
+    if let Some(d) = missing_kernels(&programs).or_else(|| random_draws(&programs)) {
         return Err(d);
     }
     // One budget for both programs' runs: they are held at once.
