@@ -23,6 +23,10 @@ pub struct SourceFile {
     pub name: String,
     /// The text. Invalid UTF-8 is rejected before a `SourceFile` is made.
     pub text: SourceText,
+    /// The byte offset of each line's start, found when a first position is asked for: a
+    /// program with a warning on each of its 10^5 ops asks 10^5 times, and counting the
+    /// newlines before each offset would read the file once per warning.
+    line_starts: std::sync::OnceLock<Vec<usize>>,
 }
 
 impl SourceFile {
@@ -30,6 +34,7 @@ impl SourceFile {
         SourceFile {
             name: name.into(),
             text: text.into(),
+            line_starts: std::sync::OnceLock::new(),
         }
     }
 
@@ -37,9 +42,14 @@ impl SourceFile {
     /// just after the last character.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
-        let before = &self.text[..offset];
-        let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|i| i + 1))
+                .collect()
+        });
+        // The last line starting at or before the offset.
+        let line = starts.partition_point(|&s| s <= offset);
+        let line_start = starts[line - 1];
         let col = self.text[line_start..offset].chars().count() + 1;
         (line, col)
     }

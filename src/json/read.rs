@@ -680,14 +680,18 @@ impl<'a> Reader<'a> {
 
     fn dict(&mut self, mut entries: Vec<(String, Attr)>) -> Result<AttrId, JErr> {
         // Paddle prints attributes sorted by name; the text parser keeps that order.
+        // Sorted, a name given twice is next to itself: found in linear time however many
+        // attributes an op has.
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut map = AttrDict::default();
-        for (k, v) in entries {
-            if map.contains_key(k.as_str()) {
-                return Err(JErr::new(format!("attribute `{k}` is given twice")));
-            }
-            map.push(&k, v);
+        if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(JErr::new(format!("attribute `{}` is given twice", w[0].0)));
         }
+        let map = AttrDict {
+            entries: entries
+                .into_iter()
+                .map(|(k, v)| (crate::ir::intern_key(&k), v))
+                .collect(),
+        };
         Ok(self.ctx.intern_attrs(map))
     }
 

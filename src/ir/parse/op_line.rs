@@ -495,9 +495,30 @@ pub(super) fn split_dict<'a>(
                         pair
                     }
                 };
-                let k = local.pair_key(pair);
-                if cache.dict.iter().any(|&q| local.pair_key(q) == k) {
-                    return None;
+                // A key written twice sends the line to the reference path, which reports it.
+                // Keys are interned: one pointer per name. A long dictionary is checked with a
+                // set, so that an op of 10^5 attributes is read in linear time.
+                let k = local.pair_key(pair).as_ptr() as usize;
+                if cache.dict.len() < LINEAR_KEY_SCAN {
+                    if cache
+                        .dict
+                        .iter()
+                        .any(|&q| local.pair_key(q).as_ptr() as usize == k)
+                    {
+                        return None;
+                    }
+                } else {
+                    if cache.dict.len() == LINEAR_KEY_SCAN {
+                        cache.keys.clear();
+                        let known = cache
+                            .dict
+                            .iter()
+                            .map(|&q| local.pair_key(q).as_ptr() as usize);
+                        cache.keys.extend(known);
+                    }
+                    if !cache.keys.insert(k) {
+                        return None;
+                    }
                 }
                 cache.dict.push(pair);
                 cache.shape.clear();
@@ -510,6 +531,10 @@ pub(super) fn split_dict<'a>(
     (depth == 0).then(|| local.dict(&cache.dict))
 }
 
+/// Up to this many pairs, a dictionary is searched for a repeated key pair by pair (every op's
+/// few attributes); past it, through a set.
+const LINEAR_KEY_SCAN: usize = 16;
+
 /// The per-chunk state of [`split_dict`]: parsed entry shapes, the pair each distinct entry
 /// text became, and scratch space.
 #[derive(Default)]
@@ -518,6 +543,8 @@ pub(super) struct EntryCache<'a> {
     pub(super) pieces: FxHashMap<&'a str, u32>,
     /// The pairs of the dictionary being split.
     pub(super) dict: Vec<u32>,
+    /// The keys of `dict` (interned pointers), once it has [`LINEAR_KEY_SCAN`] pairs.
+    pub(super) keys: rustc_hash::FxHashSet<usize>,
     pub(super) shape: String,
     pub(super) strings: Vec<&'a str>,
 }
