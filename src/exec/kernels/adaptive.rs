@@ -446,31 +446,61 @@ pub fn nadam(i: &NadamIn<'_>, at: NadamAttrs) -> KResult<NadamOut> {
     same_numel("nadam_ moment1", i.param, i.moment1)?;
     same_numel("nadam_ moment2", i.param, i.moment2)?;
     let lr = i.learning_rate.scalar_f32()?;
+    let n = i.param.numel();
+    let decay_pow = running("nadam_", "momentum_decay_pow", i.momentum_decay_pow, n)?;
+    let beta2_pow = running("nadam_", "beta2_pow", i.beta2_pow, n)?;
+    let mu_product = running("nadam_", "mu_product", i.mu_product, n)?;
     let (b1, b2, psi) = (at.beta1, at.beta2, at.momentum_decay);
-    let decay_pow = i.momentum_decay_pow.scalar_f32()? * 0.96;
-    let b2p = i.beta2_pow.scalar_f32()? * b2;
-    let mu = b1 * (1.0 - 0.5 * decay_pow.powf(psi));
-    let mu_next = b1 * (1.0 - 0.5 * decay_pow.powf(psi) * 0.96f32.powf(psi));
-    let mu_product = i.mu_product.scalar_f32()? * mu;
-    let mu_product_next = mu_product * mu_next;
+    // The running values after this step, at element k of a state (or its one value).
+    let decay_pow_at = |k: usize| at_elem(&decay_pow, k) * 0.96;
+    let mu_at = |k: usize| b1 * (1.0 - 0.5 * decay_pow_at(k).powf(psi));
+    let mu_next_at = |k: usize| b1 * (1.0 - 0.5 * decay_pow_at(k).powf(psi) * 0.96f32.powf(psi));
+    let mu_product_at = |k: usize| at_elem(&mu_product, k) * mu_at(k);
+    let b2p_at = |k: usize| at_elem(&beta2_pow, k) * b2;
     let (pv, gv) = (i.param.to_f32(), i.grad.to_f32());
     let (m1, m2) = adam_moments(&i.moment1.to_f32(), &i.moment2.to_f32(), &gv, b1, b2);
     let p = (0..pv.len())
         .map(|k| {
+            let (mu, mu_next, mu_product) = (mu_at(k), mu_next_at(k), mu_product_at(k));
+            let mu_product_next = mu_product * mu_next;
             let m1_hat =
                 mu_next * m1[k] / (1.0 - mu_product_next) + (1.0 - mu) * gv[k] / (1.0 - mu_product);
-            let m2_hat = m2[k] / (1.0 - b2p);
+            let m2_hat = m2[k] / (1.0 - b2p_at(k));
             pv[k] - lr * m1_hat / (m2_hat.sqrt() + at.epsilon)
         })
         .collect();
+    let advanced = |t: &Tensor, f: &dyn Fn(usize) -> f32| like(t, (0..t.numel()).map(f).collect());
     Ok(NadamOut {
         param: like(i.param, p)?,
-        momentum_decay_pow: like(i.momentum_decay_pow, vec![decay_pow])?,
-        beta2_pow: like(i.beta2_pow, vec![b2p])?,
-        mu_product: like(i.mu_product, vec![mu_product])?,
+        momentum_decay_pow: advanced(i.momentum_decay_pow, &decay_pow_at)?,
+        beta2_pow: advanced(i.beta2_pow, &b2p_at)?,
+        mu_product: advanced(i.mu_product, &mu_product_at)?,
         moment1: like(i.moment1, m1)?,
         moment2: like(i.moment2, m2)?,
     })
+}
+
+/// The values of an optimizer's running state `name` (a beta power, a product): one, or one
+/// per element of the parameter (`n`), as Paddle's `NAdam` and `RAdam` classes create them
+/// (the parameter's shape, every element alike); the kernel computes element by element.
+fn running(op: &str, name: &str, t: &Tensor, n: usize) -> KResult<Vec<f32>> {
+    let v = t.to_f32();
+    if v.len() != 1 && v.len() != n {
+        crate::kbail!(
+            "{op}: {name} has shape {:?}: one element, or one per element of the parameter ({n}), expected",
+            t.shape()
+        );
+    }
+    Ok(v.to_vec())
+}
+
+/// Element `k` of a running state's values (its one value when it has one).
+fn at_elem(v: &[f32], k: usize) -> f32 {
+    if v.len() == 1 {
+        v[0]
+    } else {
+        v[k]
+    }
 }
 
 /// Operands of `radam_` (no master weight: see the module doc).
@@ -512,35 +542,42 @@ pub fn radam(i: &RadamIn<'_>, at: RadamAttrs) -> KResult<RadamOut> {
     same_numel("radam_ moment1", i.param, i.moment1)?;
     same_numel("radam_ moment2", i.param, i.moment2)?;
     let lr = i.learning_rate.scalar_f32()?;
+    let n = i.param.numel();
+    let beta1_pow = running("radam_", "beta1_pow", i.beta1_pow, n)?;
+    let beta2_pow = running("radam_", "beta2_pow", i.beta2_pow, n)?;
+    let rho_state = running("radam_", "rho", i.rho, n)?;
     let (b1, b2) = (at.beta1, at.beta2);
     let rho_inf = 2.0 / (1.0 - b2) - 1.0;
-    let b1p = i.beta1_pow.scalar_f32()? * b1;
-    let b2p = i.beta2_pow.scalar_f32()? * b2;
-    let rho = (i.rho.scalar_f32()? * (b2 - b2p) + b2p) / (1.0 - b2p);
-    let rho_t = rho_inf - 2.0 * rho;
+    // The running values after this step, at element k of a state (or its one value).
+    let b1p_at = |k: usize| at_elem(&beta1_pow, k) * b1;
+    let b2p_at = |k: usize| at_elem(&beta2_pow, k) * b2;
+    let rho_at = |k: usize| {
+        let b2p = b2p_at(k);
+        (at_elem(&rho_state, k) * (b2 - b2p) + b2p) / (1.0 - b2p)
+    };
     let (pv, gv) = (i.param.to_f32(), i.grad.to_f32());
     let (m1, m2) = adam_moments(&i.moment1.to_f32(), &i.moment2.to_f32(), &gv, b1, b2);
-    let rectify = (rho_t > 5.0).then(|| {
-        ((rho_t - 4.0) * (rho_t - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t))
-            .sqrt()
-    });
     let p = (0..pv.len())
         .map(|k| {
-            let m1_hat = m1[k] / (1.0 - b1p);
-            match rectify {
-                Some(r) => {
-                    let l = (1.0 - b2p).sqrt() / (m2[k].sqrt() + at.epsilon);
-                    pv[k] - lr * m1_hat * r * l
-                }
-                None => pv[k] - lr * m1_hat,
+            let rho_t = rho_inf - 2.0 * rho_at(k);
+            let m1_hat = m1[k] / (1.0 - b1p_at(k));
+            if rho_t > 5.0 {
+                let r = ((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
+                    / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t))
+                    .sqrt();
+                let l = (1.0 - b2p_at(k)).sqrt() / (m2[k].sqrt() + at.epsilon);
+                pv[k] - lr * m1_hat * r * l
+            } else {
+                pv[k] - lr * m1_hat
             }
         })
         .collect();
+    let advanced = |t: &Tensor, f: &dyn Fn(usize) -> f32| like(t, (0..t.numel()).map(f).collect());
     Ok(RadamOut {
         param: like(i.param, p)?,
-        beta1_pow: like(i.beta1_pow, vec![b1p])?,
-        beta2_pow: like(i.beta2_pow, vec![b2p])?,
-        rho: like(i.rho, vec![rho])?,
+        beta1_pow: advanced(i.beta1_pow, &b1p_at)?,
+        beta2_pow: advanced(i.beta2_pow, &b2p_at)?,
+        rho: advanced(i.rho, &rho_at)?,
         moment1: like(i.moment1, m1)?,
         moment2: like(i.moment2, m2)?,
     })

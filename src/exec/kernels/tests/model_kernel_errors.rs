@@ -921,3 +921,72 @@ fn absent_double_grad_operands_count_as_zero() {
     assert_eq!(dy, Tensor::f32(&[3, 4], vec![0.0; 12]));
     assert_eq!(ddout, Tensor::f32(&[2, 4], vec![0.0; 8]));
 }
+
+/// Paddle's `NAdam` and `RAdam` classes create their running states (beta powers, products) in
+/// the parameter's shape, every element alike: the kernels step such states element by element,
+/// to what a one-element state gives; a state of another size is refused, naming it.
+#[test]
+fn nadam_and_radam_take_states_of_the_parameters_shape() {
+    let p = Tensor::f32(&[3], vec![0.5, -1.0, 2.0]);
+    let g = Tensor::f32(&[3], vec![0.1, 0.2, -0.3]);
+    let m = f(&[3]);
+    let lr = Tensor::f32(&[1], vec![0.01]);
+    let state = |v: f32, n: usize| Tensor::f32(&[n], vec![v; n]);
+    let nadam = |n: usize| {
+        let (d, b2, mu) = (state(0.96, n), state(0.999, n), state(0.9, n));
+        let input = adaptive::NadamIn {
+            param: &p,
+            grad: &g,
+            learning_rate: &lr,
+            momentum_decay_pow: &d,
+            beta2_pow: &b2,
+            mu_product: &mu,
+            moment1: &m,
+            moment2: &m,
+        };
+        let at = adaptive::NadamAttrs {
+            beta1: 0.9,
+            beta2: 0.999,
+            epsilon: 1e-8,
+            momentum_decay: 0.004,
+            multi_precision: false,
+        };
+        adaptive::nadam(&input, at).map(|o| (o.param.to_f32().to_vec(), o.mu_product))
+    };
+    let (one, mu1) = nadam(1).expect("one-element states");
+    let (each, mu3) = nadam(3).expect("states of the parameter's shape");
+    assert_eq!(one, each);
+    assert_eq!(mu3.shape(), &[3]);
+    assert_eq!(mu3.to_f32().to_vec(), vec![mu1.to_f32()[0]; 3]);
+    expect_err(
+        "nadam_ state size",
+        nadam(2),
+        "nadam_: momentum_decay_pow has shape [2]: one element, or one per element of the parameter (3), expected",
+    );
+    let radam = |n: usize| {
+        let (b1, b2, rho) = (state(0.9, n), state(0.999, n), state(0.0, n));
+        let input = adaptive::RadamIn {
+            param: &p,
+            grad: &g,
+            learning_rate: &lr,
+            beta1_pow: &b1,
+            beta2_pow: &b2,
+            rho: &rho,
+            moment1: &m,
+            moment2: &m,
+        };
+        let at = adaptive::RadamAttrs {
+            beta1: 0.9,
+            beta2: 0.999,
+            epsilon: 1e-8,
+            multi_precision: false,
+        };
+        adaptive::radam(&input, at).map(|o| o.param.to_f32().to_vec())
+    };
+    assert_eq!(radam(1).expect("one"), radam(3).expect("each"));
+    expect_err(
+        "radam_ state size",
+        radam(2),
+        "radam_: beta1_pow has shape [2]",
+    );
+}
