@@ -189,6 +189,18 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         ("--reference-startup", a.reference_startup.as_deref()),
         ("--feed", a.feed.as_deref()),
     ])?;
+    // A startup program of a program not given would be ignored: the check would run without
+    // what the user meant it to.
+    for (startup, program, flag) in [
+        (&a.rewritten_startup, &a.rewritten, "--rewritten"),
+        (&a.reference_startup, &a.reference, "--reference"),
+    ] {
+        if startup.is_some() && program.is_none() {
+            return Err(Failure::Usage(format!(
+                "{flag}-startup needs {flag}: it is the startup program of that program"
+            )));
+        }
+    }
     let original = load_module_files(&a.input, a.startup.as_deref(), limits)?;
     // The rewritten program is the original's ops where rules kept them: its errors point into
     // the original's files, unless it was read from its own.

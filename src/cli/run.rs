@@ -65,6 +65,22 @@ pub fn run_command(a: &RunArgs, limits: &Limits) -> Result<(), Failure> {
         ("--feed", a.feed.as_deref()),
     ])?;
     let dump_to_stdout = a.dump.as_deref() == Some("-");
+    // A dump over one of the run's inputs would replace the program (or its feed) with a state
+    // dump: a slip of the command line, refused before anything is read.
+    if let Some(d) = a.dump.as_deref().filter(|d| *d != "-") {
+        let inputs = [
+            ("PROG", Some(a.input.as_str())),
+            ("--startup", a.startup.as_deref()),
+            ("--feed", a.feed.as_deref()),
+        ];
+        for (flag, path) in inputs {
+            if let Some(p) = path.filter(|p| *p != "-" && super::io::same_file(p, d)) {
+                return Err(Failure::Usage(format!(
+                    "--dump {d} is {flag} ({p}): the dump would replace an input of the run; write it to another file"
+                )));
+            }
+        }
+    }
     // The dump's file is made first: a path that cannot be written is refused before the run,
     // and a failed run leaves the old file.
     let dump_file = match a.dump.as_deref() {
