@@ -172,19 +172,29 @@ impl Resolver<'_> {
         spec: &OpSpec,
         given: &dyn Fn(&str) -> bool,
     ) -> Result<(), Diagnostic> {
-        let missing: Vec<_> = (spec.attrs.iter())
-            .filter(|a| a.default_value().is_none() && !given(a.name))
-            .collect();
-        let Some(a) = missing.first() else {
+        // The dialect's attributes without a value to fall back on, with why; a declared op's
+        // are those its declaration gives no default.
+        let missing: Vec<(&str, &str)> = match self.ops.declared(spec.name) {
+            Some(d) => (d.attrs.iter())
+                .filter(|a| a.default.is_none() && !given(&a.key))
+                .map(|a| (a.key.as_str(), "its declaration gives it no default"))
+                .collect(),
+            None => (spec.attrs.iter())
+                .filter(|a| a.default_value().is_none() && !given(a.name))
+                .map(|a| {
+                    let why = if a.required() {
+                        "Paddle's definition gives it no default"
+                    } else {
+                        "irw does not assume its default"
+                    };
+                    (a.name, why)
+                })
+                .collect(),
+        };
+        let Some(&(first, why)) = missing.first() else {
             return Ok(());
         };
-        let first = a.name;
-        let why = if a.required() {
-            "Paddle's definition gives it no default"
-        } else {
-            "irw does not assume its default"
-        };
-        let listed: Vec<String> = missing.iter().map(|m| format!("`{}`", m.name)).collect();
+        let listed: Vec<String> = missing.iter().map(|m| format!("`{}`", m.0)).collect();
         Err(self
             .at(
                 at,
@@ -193,12 +203,19 @@ impl Resolver<'_> {
                     spec.name
                 ),
             )
-            .with_hint(format!(
-                "`{}` must be built with {}; `irw ops {}` lists its attributes",
-                spec.name,
-                listed.join(", "),
-                spec.name
-            )))
+            .with_hint(match self.ops.declared(spec.name) {
+                Some(_) => format!(
+                    "`{}` must be built with {}, or declared with a default (`{first}: TYPE = VALUE`)",
+                    spec.name,
+                    listed.join(", ")
+                ),
+                None => format!(
+                    "`{}` must be built with {}; `irw ops {}` lists its attributes",
+                    spec.name,
+                    listed.join(", "),
+                    spec.name
+                ),
+            }))
     }
 
     /// `none` (an absent operand) in operand slot `slot` of a build of `spec`: only where the
