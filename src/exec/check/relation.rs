@@ -101,8 +101,14 @@ pub(super) fn scale_hint(
     let proportional = resid <= 1e-3 * bb.sqrt() * ratio.abs().max(1e-12);
     let kf = k as f64;
     let near = |r: f64| (ratio - r).abs() <= 1e-3 * r.abs();
+    // A factor of 1 is no factor: the gradients differ by a little everywhere.
+    let close = |reference: &str| {
+        format!("{what} is {reference} up to small differences (within 0.1%, beyond the tolerance): a change of precision, such as a cast added or removed, or of the order of a sum?")
+    };
     if single {
-        return if proportional {
+        return if proportional && near(1.0) {
+            close("the original's")
+        } else if proportional {
             format!("the rewritten program's gradient is {ratio:.4}× the original's")
         } else {
             "the rewritten program's gradient differs from the original's (not by a constant factor)"
@@ -130,6 +136,7 @@ pub(super) fn scale_hint(
         _ if proportional && near(1.0 / kf) => format!(
             "the merged gradient is 1/{k} of {reference}: a 1/k scale is applied although avg=false"
         ),
+        _ if proportional && near(1.0) => close(reference),
         _ if proportional => format!("the merged gradient is {ratio:.4}× {reference}"),
         _ if is_mean_of(a, micro_merge) => {
             let uneven = if avg {
