@@ -159,11 +159,15 @@ impl<'a> Engine<'a> {
                         .with_hint("its readers were made for the old type; rewire one reader (`in %o: x := ..`), whose result type follows where the dialect derives it, or convert the value (`pd_op.cast`)"));
                 }
                 let created = &fx.touched[before..];
+                // The op computing the new value keeps reading the old one (`after %s: %t =
+                // scale(%s); replace %s with %t;`): rewired, it would read itself.
+                let new_def = self.m.main.defining_op(new);
                 let stage = *only_in_stage;
                 let users: Vec<OpId> = self.m.main.uses(old).map(|u| u.op).collect();
                 let mut keep: FxHashSet<OpId> = FxHashSet::default();
                 for u in users {
                     if !created.contains(&u)
+                        && Some(u) != new_def
                         && stage.is_none_or(|s| self.cache.role(self.m, u) == Some(s))
                     {
                         keep.insert(u);
