@@ -13,7 +13,7 @@ use super::{
     TimeoutArgs,
 };
 use crate::exec::check::{check_with_sources, CheckOptions, Outcome, Tokens};
-use crate::exec::unrunnable::{missing_kernels, random_draws};
+use crate::exec::unrunnable::{malformed_roles, missing_kernels, random_draws};
 
 /// `irw check (--rules R [--set k=v]... | --rewritten OUT [--rewritten-startup S2]) PROG ...`
 ///
@@ -268,6 +268,13 @@ pub fn check_command(a: &CheckArgs, limits: &Limits) -> Result<(), Failure> {
         .as_deref()
         .map(|f| load_feed(f, limits, a.memory.bytes(), &base.module, base.sources()))
         .transpose()?;
+    // Bad input: an op whose stage cannot be read.
+    if let Some(d) = malformed_roles(&[
+        (&base.module, base.sources(), "original"),
+        (rewritten, rewritten_src, "rewritten"),
+    ]) {
+        return Err(d.into());
+    }
     // A program the executor cannot run leaves the rewrite unjudged: nothing is known about
     // it, and scripts must not read that as a FAIL.
     if let Some(d) = missing_kernels(&[

@@ -27,7 +27,7 @@ use crate::exec::interp::{Interp, Rank, Sources, Stage};
 use crate::exec::memory;
 use crate::exec::scope::Scope;
 use crate::exec::tensor::Tensor;
-use crate::exec::unrunnable::missing_kernels;
+use crate::exec::unrunnable::{malformed_roles, missing_kernels};
 use crate::ir::Module;
 
 /// Options of [`run`].
@@ -395,7 +395,8 @@ pub fn run_with_sources(
     sources: Sources<'_>,
     opts: &RunOptions,
 ) -> Result<RunReport, Diagnostic> {
-    if let Some(d) = missing_kernels(&[(module, sources, "main")]) {
+    let programs = [(module, sources, "main")];
+    if let Some(d) = malformed_roles(&programs).or_else(|| missing_kernels(&programs)) {
         return Err(d);
     }
     let _budget = enter_budget(opts.max_memory, opts.feed.as_ref());

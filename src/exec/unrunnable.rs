@@ -76,6 +76,33 @@ pub fn random_draws(programs: &[Scanned<'_>]) -> Option<Diagnostic> {
     )
 }
 
+/// Every op of `programs` (startups included) whose `op_role` is not a stage number, as one
+/// error (`None` when there is none): the executor runs an op by its stage (the optimize stage
+/// once per k micro-steps), and a word, a string or a float there would put it in none.
+pub fn malformed_roles(programs: &[Scanned<'_>]) -> Option<Diagnostic> {
+    let mut found = Found::default();
+    for &(module, sources, label) in programs {
+        if let Some(startup) = &module.startup {
+            let label = format!("{label} (startup)");
+            found.scan(module, startup, sources.startup, &label, role_not_a_number);
+        }
+        found.scan(module, &module.main, sources.main, label, role_not_a_number);
+    }
+    found.report(
+        "the op_role is not a stage number at",
+        "nothing ran; op_role is Paddle's 32-bit stage number: 0 forward, 1 backward, 2 optimize",
+    )
+}
+
+/// Why op `op`'s `op_role` cannot say its stage.
+fn role_not_a_number(module: &Module, prog: &Program, op: OpId) -> Option<&'static str> {
+    let attrs = module.ctx.attrs(prog.op_attrs(op));
+    let role = attrs.get(crate::dialect::ROLE_ATTR)?;
+    (!matches!(role, crate::ir::Attr::Int(i) if i32::try_from(*i).is_ok())).then_some(
+        "its `op_role` is not a stage number, so the executor cannot tell when to run it",
+    )
+}
+
 /// Why the executor cannot run op `op` (its name has no kernel).
 fn no_kernel(module: &Module, prog: &Program, op: OpId) -> Option<&'static str> {
     exec_of(module.ctx.str(prog.op_name(op)))

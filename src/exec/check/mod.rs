@@ -128,7 +128,7 @@ use crate::diag::Diagnostic;
 use crate::exec::feed::Feed;
 use crate::exec::interp::Sources;
 use crate::exec::tensor::Tensor;
-use crate::exec::unrunnable::{missing_kernels, random_draws};
+use crate::exec::unrunnable::{malformed_roles, missing_kernels, random_draws};
 use crate::ir::Module;
 
 pub use report::{CheckReport, Outcome};
@@ -226,7 +226,10 @@ pub fn check_with_sources(
         (original, original_src, "original"),
         (rewritten, rewritten_src, "rewritten"),
     ];
-    if let Some(d) = missing_kernels(&programs).or_else(|| random_draws(&programs)) {
+    if let Some(d) = malformed_roles(&programs)
+        .or_else(|| missing_kernels(&programs))
+        .or_else(|| random_draws(&programs))
+    {
         return Err(d);
     }
     // One budget for both programs' runs: they are held at once.
