@@ -1,5 +1,6 @@
 //! The ops that keep a run or a check from judging anything, found before anything runs: ops the
-//! executor has no kernel for ([`missing_kernels`]), and ops of the step that draw random
+//! executor has no kernel for ([`missing_kernels`]), ops whose stage it cannot read
+//! ([`malformed_roles`]: an `op_role` that is no number), and ops of the step that draw random
 //! numbers ([`random_draws`]).
 //!
 //! The interpreter meets ops one at a time, so an op it cannot run would end the run at the
