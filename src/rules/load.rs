@@ -112,7 +112,20 @@ const MAX_RULE_BYTES_TOTAL: u64 = 16 << 20;
 
 /// Reads `path`, at most [`MAX_RULE_FILE_BYTES`] and at most `budget` bytes (what is left of
 /// [`MAX_RULE_BYTES_TOTAL`]).
-fn read_bounded(path: &Path, budget: u64) -> std::io::Result<String> {
+/// Why a rule file could not be read: the system's error or a size limit, or bytes that are
+/// not UTF-8 (reported at the first one, in the file's text read leniently).
+enum ReadError {
+    Io(std::io::Error),
+    NotUtf8 { lossy: String, at: usize },
+}
+
+impl From<std::io::Error> for ReadError {
+    fn from(e: std::io::Error) -> Self {
+        ReadError::Io(e)
+    }
+}
+
+fn read_bounded(path: &Path, budget: u64) -> Result<String, ReadError> {
     use std::io::Read;
     let limit = MAX_RULE_FILE_BYTES.min(budget);
     let mut bytes = Vec::new();
@@ -123,20 +136,25 @@ fn read_bounded(path: &Path, budget: u64) -> std::io::Result<String> {
         return Err(std::io::Error::other(format!(
             "it is larger than {} MiB",
             MAX_RULE_FILE_BYTES >> 20
-        )));
+        ))
+        .into());
     }
     if bytes.len() as u64 > limit {
         return Err(std::io::Error::other(format!(
             "the rule files of this run would be larger than {} MiB together",
             MAX_RULE_BYTES_TOTAL >> 20
-        )));
+        ))
+        .into());
     }
     // A UTF-8 byte order mark (some editors write one) is not part of the rules.
     if bytes.starts_with(crate::source_text::UTF8_BOM) {
         bytes.drain(..crate::source_text::UTF8_BOM.len());
     }
-    String::from_utf8(bytes)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8"))
+    String::from_utf8(bytes).map_err(|e| ReadError::NotUtf8 {
+        at: e.utf8_error().valid_up_to(),
+        // The lenient text has the same prefix: `at` is an offset into it.
+        lossy: String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
 }
 
 #[derive(Default)]
@@ -264,7 +282,19 @@ impl Loader {
         }
         let text = match read_bounded(path, MAX_RULE_BYTES_TOTAL.saturating_sub(self.bytes_read)) {
             Ok(text) => text,
-            Err(e) => {
+            Err(ReadError::NotUtf8 { lossy, at }) => {
+                let src = SourceFile::new(shown.display().to_string(), lossy);
+                let mut d = Diagnostic::at(&src, at, "the rule file is not valid UTF-8")
+                    .with_hint("rule files are UTF-8 text");
+                if let Some((f, span)) = from {
+                    let (line, col) = self.sources[f].line_col(span.0);
+                    d = d.with_note(format!("imported at {}:{line}:{col}", self.sources[f].name));
+                }
+                self.errors.push(d);
+                self.broken.insert(key);
+                return None;
+            }
+            Err(ReadError::Io(e)) => {
                 let msg = format!("cannot read rule file `{}`: {e}", path.display());
                 self.errors.push(match from {
                     Some((f, span)) => Diagnostic::at(&self.sources[f], span.0, msg).with_hint(
