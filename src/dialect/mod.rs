@@ -30,7 +30,7 @@ pub use defaults::default_attrs;
 pub use protocol::{stage_role, ROLE_ATTR, STAGES};
 pub use result_type::{absent_vector_item, result_type, ResultRule};
 pub use verify::{
-    findings_beyond, misfit_ops, missing_message, verify_module, verify_program, Finding,
+    findings_beyond, fits, misfit_ops, missing_message, verify_module, verify_program, Finding,
     FindingKind, NameAndAttrs,
 };
 
@@ -189,6 +189,11 @@ impl OpSpec {
     /// Index of the result called `name`.
     pub fn result_index(&self, name: &str) -> Option<usize> {
         self.result_names().position(|o| o == name)
+    }
+
+    /// Whether the op writes operand `i` in place (a result aliases it).
+    pub fn writes_operand(&self, i: usize) -> bool {
+        self.aliases.iter().any(|&(_, o)| o as usize == i)
     }
 
     /// The operand a result aliases, for in-place ops.

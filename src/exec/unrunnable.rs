@@ -37,8 +37,8 @@ use crate::ir::{Module, OpId, Program};
 /// (`main`, `original`, `rewritten`).
 pub type Scanned<'a> = (&'a Module, Sources<'a>, &'a str);
 
-/// One op name without a kernel: where it first appears and how many ops carry it.
-struct Missing {
+/// One op name reported: where it first appears and how many ops carry it.
+struct Reported {
     first: Diagnostic,
     count: usize,
 }
@@ -49,15 +49,7 @@ struct Missing {
 /// same file as one already met (the rewritten program keeps the original's ops where the
 /// rules kept them) is that op, and counts once.
 pub fn missing_kernels(programs: &[Scanned<'_>]) -> Option<Diagnostic> {
-    let mut found = Found::default();
-    for &(module, sources, label) in programs {
-        if let Some(startup) = &module.startup {
-            let label = format!("{label} (startup)");
-            found.scan(module, startup, sources.startup, &label, no_kernel);
-        }
-        found.scan(module, &module.main, sources.main, label, no_kernel);
-    }
-    found.report(
+    Found::of(programs, true, no_kernel).report(
         "the executor has no kernel for",
         "nothing ran; `irw ops NAME` says whether the executor runs an op",
     )
@@ -67,11 +59,7 @@ pub fn missing_kernels(programs: &[Scanned<'_>]) -> Option<Diagnostic> {
 /// as one error (`None` when none does): the numbers of a merged step and of the full-batch
 /// step differ, so no check can compare them exactly.
 pub fn random_draws(programs: &[Scanned<'_>]) -> Option<Diagnostic> {
-    let mut found = Found::default();
-    for &(module, sources, label) in programs {
-        found.scan(module, &module.main, sources.main, label, draws);
-    }
-    found.report(
+    Found::of(programs, false, draws).report(
         "random numbers are drawn by",
         "nothing ran; check the program with its random ops removed or made deterministic (dropout p = 0 or is_test: true): a rewrite that leaves the forward alone is exercised all the same",
     )
@@ -81,15 +69,7 @@ pub fn random_draws(programs: &[Scanned<'_>]) -> Option<Diagnostic> {
 /// error (`None` when there is none): the executor runs an op by its stage (the optimize stage
 /// once per k micro-steps), and a word, a string or a float there would put it in none.
 pub fn malformed_roles(programs: &[Scanned<'_>]) -> Option<Diagnostic> {
-    let mut found = Found::default();
-    for &(module, sources, label) in programs {
-        if let Some(startup) = &module.startup {
-            let label = format!("{label} (startup)");
-            found.scan(module, startup, sources.startup, &label, role_not_a_number);
-        }
-        found.scan(module, &module.main, sources.main, label, role_not_a_number);
-    }
-    found.report(
+    Found::of(programs, true, role_not_a_number).report(
         "the op_role is not a stage number at",
         "nothing ran; op_role is Paddle's 32-bit stage number: 0 forward, 1 backward, 2 optimize",
     )
@@ -99,7 +79,7 @@ pub fn malformed_roles(programs: &[Scanned<'_>]) -> Option<Diagnostic> {
 fn role_not_a_number(module: &Module, prog: &Program, op: OpId) -> Option<&'static str> {
     let attrs = module.ctx.attrs(prog.op_attrs(op));
     let role = attrs.get(crate::dialect::ROLE_ATTR)?;
-    (!matches!(role, crate::ir::Attr::Int(i) if i32::try_from(*i).is_ok())).then_some(
+    (!crate::dialect::fits(role, crate::dialect::data::AttrType::I32)).then_some(
         "its `op_role` is not a stage number, so the executor cannot tell when to run it",
     )
 }
@@ -135,12 +115,29 @@ fn draws(module: &Module, prog: &Program, op: OpId) -> Option<&'static str> {
 #[derive(Default)]
 struct Found {
     /// By op name, in the order first met.
-    missing: IndexMap<String, Missing>,
+    by_name: IndexMap<String, Reported>,
     /// The ops met so far that were read from a file: (file name, byte offset).
     located: HashSet<(String, usize)>,
 }
 
+/// Why an op is reported, or `None`.
+type Why = fn(&Module, &Program, OpId) -> Option<&'static str>;
+
 impl Found {
+    /// The ops of `programs` for which `why` says why they are reported: each program's main
+    /// program, after its startup program when `startups`.
+    fn of(programs: &[Scanned<'_>], startups: bool, why: Why) -> Found {
+        let mut found = Found::default();
+        for &(module, sources, label) in programs {
+            if let Some(startup) = module.startup.as_ref().filter(|_| startups) {
+                let label = format!("{label} (startup)");
+                found.scan(module, startup, sources.startup, &label, why);
+            }
+            found.scan(module, &module.main, sources.main, label, why);
+        }
+        found
+    }
+
     /// Records every op of `prog` for which `why` says why it is reported.
     fn scan(
         &mut self,
@@ -148,7 +145,7 @@ impl Found {
         prog: &Program,
         src: Option<&SourceFile>,
         label: &str,
-        why: fn(&Module, &Program, OpId) -> Option<&'static str>,
+        why: Why,
     ) {
         for (i, op) in prog.walk().into_iter().enumerate() {
             let Some(why) = why(module, prog, op) else {
@@ -160,7 +157,7 @@ impl Found {
                 }
             }
             let name = module.ctx.str(prog.op_name(op));
-            match self.missing.get_mut(name) {
+            match self.by_name.get_mut(name) {
                 Some(m) => m.count += 1,
                 None => {
                     let first = Diagnostic::at_if_known(
@@ -168,8 +165,8 @@ impl Found {
                         prog.position(op),
                         format!("{label}: op #{i} `{name}`: {why}"),
                     );
-                    self.missing
-                        .insert(name.to_string(), Missing { first, count: 1 });
+                    self.by_name
+                        .insert(name.to_string(), Reported { first, count: 1 });
                 }
             }
         }
@@ -179,13 +176,13 @@ impl Found {
     /// others, a summary (`{what} N ops of M names: ...`) when there are several names, and
     /// `hint`.
     fn report(self, what: &str, hint: &str) -> Option<Diagnostic> {
-        let missing = self.missing;
-        let summary: Vec<String> = missing
+        let by_name = self.by_name;
+        let summary: Vec<String> = by_name
             .iter()
             .map(|(name, m)| format!("`{name}` ({})", m.count))
             .collect();
-        let total: usize = missing.values().map(|m| m.count).sum();
-        let mut all: Vec<Diagnostic> = missing
+        let total: usize = by_name.values().map(|m| m.count).sum();
+        let mut all: Vec<Diagnostic> = by_name
             .into_values()
             .map(|m| match m.count {
                 1 => m.first,

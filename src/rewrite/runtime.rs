@@ -321,7 +321,7 @@ pub fn written(m: &Module, ops: &crate::rules::decl::OpTable, v: ValueId) -> boo
     m.main
         .uses(v)
         .any(|u| match ops.spec(m.ctx.str(m.main.op_name(u.op))) {
-            Some(spec) => spec.aliases.iter().any(|&(_, o)| u32::from(o) == u.index),
+            Some(spec) => spec.writes_operand(u.index as usize),
             None => true,
         })
 }

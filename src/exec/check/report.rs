@@ -134,14 +134,19 @@ pub(super) fn sci(v: Option<f64>) -> String {
 /// fails for one reason) a pointer to that row, so a reader is not handed the paragraph once
 /// per tensor.
 fn explain(f: &mut fmt::Formatter, verdict: &str, rows: &[&Row]) -> fmt::Result {
-    for (i, r) in rows.iter().enumerate() {
-        match rows[..i].iter().find(|e| e.note == r.note) {
+    // By explanation: the first row that gave it.
+    let mut first_of: std::collections::HashMap<&str, &Row> = Default::default();
+    for r in rows {
+        match first_of.get(r.note.as_str()) {
             Some(first) => writeln!(
                 f,
                 "{verdict} {} ({}): as {} ({}) above",
                 r.tensor, r.kind, first.tensor, first.kind
             )?,
-            None => writeln!(f, "{verdict} {} ({}): {}", r.tensor, r.kind, r.note)?,
+            None => {
+                first_of.insert(&r.note, r);
+                writeln!(f, "{verdict} {} ({}): {}", r.tensor, r.kind, r.note)?
+            }
         }
     }
     Ok(())

@@ -451,30 +451,37 @@ pub fn nadam(i: &NadamIn<'_>, at: NadamAttrs) -> KResult<NadamOut> {
     let beta2_pow = running("nadam_", "beta2_pow", i.beta2_pow, n)?;
     let mu_product = running("nadam_", "mu_product", i.mu_product, n)?;
     let (b1, b2, psi) = (at.beta1, at.beta2, at.momentum_decay);
-    // The running values after this step, at element k of a state (or its one value).
-    let decay_pow_at = |k: usize| at_elem(&decay_pow, k) * 0.96;
-    let mu_at = |k: usize| b1 * (1.0 - 0.5 * decay_pow_at(k).powf(psi));
-    let mu_next_at = |k: usize| b1 * (1.0 - 0.5 * decay_pow_at(k).powf(psi) * 0.96f32.powf(psi));
-    let mu_product_at = |k: usize| at_elem(&mu_product, k) * mu_at(k);
-    let b2p_at = |k: usize| at_elem(&beta2_pow, k) * b2;
+    // The running values after this step, each computed once per state element: one, or
+    // one per element of the parameter when some state has that many.
+    let len = (decay_pow.len()).max(beta2_pow.len()).max(mu_product.len());
+    let decay: Vec<f32> = (0..len).map(|j| at_elem(&decay_pow, j) * 0.96).collect();
+    let mu: Vec<f32> = decay
+        .iter()
+        .map(|d| b1 * (1.0 - 0.5 * d.powf(psi)))
+        .collect();
+    let mu_next: Vec<f32> = (decay.iter())
+        .map(|d| b1 * (1.0 - 0.5 * d.powf(psi) * 0.96f32.powf(psi)))
+        .collect();
+    let mu_prod: Vec<f32> = (0..len).map(|j| at_elem(&mu_product, j) * mu[j]).collect();
+    let b2p: Vec<f32> = (0..len).map(|j| at_elem(&beta2_pow, j) * b2).collect();
     let (pv, gv) = (i.param.to_f32(), i.grad.to_f32());
     let (m1, m2) = adam_moments(&i.moment1.to_f32(), &i.moment2.to_f32(), &gv, b1, b2);
     let p = (0..pv.len())
         .map(|k| {
-            let (mu, mu_next, mu_product) = (mu_at(k), mu_next_at(k), mu_product_at(k));
+            let (mu, mu_next, mu_product) =
+                (at_elem(&mu, k), at_elem(&mu_next, k), at_elem(&mu_prod, k));
             let mu_product_next = mu_product * mu_next;
             let m1_hat =
                 mu_next * m1[k] / (1.0 - mu_product_next) + (1.0 - mu) * gv[k] / (1.0 - mu_product);
-            let m2_hat = m2[k] / (1.0 - b2p_at(k));
+            let m2_hat = m2[k] / (1.0 - at_elem(&b2p, k));
             pv[k] - lr * m1_hat / (m2_hat.sqrt() + at.epsilon)
         })
         .collect();
-    let advanced = |t: &Tensor, f: &dyn Fn(usize) -> f32| like(t, (0..t.numel()).map(f).collect());
     Ok(NadamOut {
         param: like(i.param, p)?,
-        momentum_decay_pow: advanced(i.momentum_decay_pow, &decay_pow_at)?,
-        beta2_pow: advanced(i.beta2_pow, &b2p_at)?,
-        mu_product: advanced(i.mu_product, &mu_product_at)?,
+        momentum_decay_pow: advanced(i.momentum_decay_pow, &decay)?,
+        beta2_pow: advanced(i.beta2_pow, &b2p)?,
+        mu_product: advanced(i.mu_product, &mu_prod)?,
         moment1: like(i.moment1, m1)?,
         moment2: like(i.moment2, m2)?,
     })
@@ -492,6 +499,12 @@ fn running(op: &str, name: &str, t: &Tensor, n: usize) -> KResult<Vec<f32>> {
         );
     }
     Ok(v.to_vec())
+}
+
+/// State `t` after the step: its element j's new value from `v` (one value, or one per
+/// element), in `t`'s own size.
+fn advanced(t: &Tensor, v: &[f32]) -> KResult<Tensor> {
+    like(t, (0..t.numel()).map(|j| at_elem(v, j)).collect())
 }
 
 /// Element `k` of a running state's values (its one value when it has one).
@@ -548,36 +561,35 @@ pub fn radam(i: &RadamIn<'_>, at: RadamAttrs) -> KResult<RadamOut> {
     let rho_state = running("radam_", "rho", i.rho, n)?;
     let (b1, b2) = (at.beta1, at.beta2);
     let rho_inf = 2.0 / (1.0 - b2) - 1.0;
-    // The running values after this step, at element k of a state (or its one value).
-    let b1p_at = |k: usize| at_elem(&beta1_pow, k) * b1;
-    let b2p_at = |k: usize| at_elem(&beta2_pow, k) * b2;
-    let rho_at = |k: usize| {
-        let b2p = b2p_at(k);
-        (at_elem(&rho_state, k) * (b2 - b2p) + b2p) / (1.0 - b2p)
-    };
+    // The running values after this step, each computed once per state element.
+    let len = (beta1_pow.len()).max(beta2_pow.len()).max(rho_state.len());
+    let b1p: Vec<f32> = (0..len).map(|j| at_elem(&beta1_pow, j) * b1).collect();
+    let b2p: Vec<f32> = (0..len).map(|j| at_elem(&beta2_pow, j) * b2).collect();
+    let rho: Vec<f32> = (0..len)
+        .map(|j| (at_elem(&rho_state, j) * (b2 - b2p[j]) + b2p[j]) / (1.0 - b2p[j]))
+        .collect();
     let (pv, gv) = (i.param.to_f32(), i.grad.to_f32());
     let (m1, m2) = adam_moments(&i.moment1.to_f32(), &i.moment2.to_f32(), &gv, b1, b2);
     let p = (0..pv.len())
         .map(|k| {
-            let rho_t = rho_inf - 2.0 * rho_at(k);
-            let m1_hat = m1[k] / (1.0 - b1p_at(k));
+            let rho_t = rho_inf - 2.0 * at_elem(&rho, k);
+            let m1_hat = m1[k] / (1.0 - at_elem(&b1p, k));
             if rho_t > 5.0 {
                 let r = ((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
                     / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t))
                     .sqrt();
-                let l = (1.0 - b2p_at(k)).sqrt() / (m2[k].sqrt() + at.epsilon);
+                let l = (1.0 - at_elem(&b2p, k)).sqrt() / (m2[k].sqrt() + at.epsilon);
                 pv[k] - lr * m1_hat * r * l
             } else {
                 pv[k] - lr * m1_hat
             }
         })
         .collect();
-    let advanced = |t: &Tensor, f: &dyn Fn(usize) -> f32| like(t, (0..t.numel()).map(f).collect());
     Ok(RadamOut {
         param: like(i.param, p)?,
-        beta1_pow: advanced(i.beta1_pow, &b1p_at)?,
-        beta2_pow: advanced(i.beta2_pow, &b2p_at)?,
-        rho: advanced(i.rho, &rho_at)?,
+        beta1_pow: advanced(i.beta1_pow, &b1p)?,
+        beta2_pow: advanced(i.beta2_pow, &b2p)?,
+        rho: advanced(i.rho, &rho)?,
         moment1: like(i.moment1, m1)?,
         moment2: like(i.moment2, m2)?,
     })
