@@ -230,6 +230,9 @@ pub struct Program {
     op_regions: Vec<Vec<RegionId>>,
     top: BlockId,
     live_ops: usize,
+    /// How many times an op was placed in or taken out of a block: equal counts of one program
+    /// mean the same ops in the same order ([`Program::layout_edits`]).
+    layout_edits: u64,
     /// Byte offset in the source file of each parsed op (`u32::MAX` for ops a rewrite made);
     /// only for pointing diagnostics at the input.
     positions: Vec<u32>,
@@ -257,6 +260,7 @@ impl Program {
             op_regions: Vec::new(),
             top: BlockId(0),
             live_ops: 0,
+            layout_edits: 0,
             positions: Vec::new(),
             attr_changes: None,
         };
@@ -296,6 +300,14 @@ impl Program {
     /// Number of live ops (all blocks).
     pub fn num_ops(&self) -> usize {
         self.live_ops
+    }
+
+    /// A count that changes whenever an op is placed in a block or taken out of one (created
+    /// ops count when placed, moves and erasures as they detach): while it stays the same, the
+    /// program holds the same ops in the same order, and a walk made before still holds.
+    /// Attributes and operands may have changed.
+    pub fn layout_edits(&self) -> u64 {
+        self.layout_edits
     }
 
     /// Size of the op arena, including erased ops: ids are below this.
@@ -663,6 +675,7 @@ impl Program {
         }
         self.blocks[block.index()].len += 1;
         self.live_ops += 1;
+        self.layout_edits += 1;
     }
 
     /// Takes `op` out of its block, keeping it and its operands (to move it elsewhere).
@@ -690,6 +703,7 @@ impl Program {
         d.prev = NONE;
         d.next = NONE;
         self.live_ops -= 1;
+        self.layout_edits += 1;
     }
 
     /// Moves `op` just before `anchor`.

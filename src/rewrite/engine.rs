@@ -48,7 +48,7 @@ use builds::BuildInfo;
 use dist::DistContext;
 use limits::ApplicationCap;
 use markers::Cursor;
-use schedule::{root_attrs_pass, RootIndex, Worklist};
+use schedule::{root_attrs_pass, OpOrder, RootIndex, Worklist};
 
 /// Runs every phase of `rules` on `module`. Errors are diagnostics pointing at the rule file
 /// (an `error` action, a guard that fails to evaluate, a rule that changed nothing, a limit,
@@ -77,8 +77,10 @@ pub fn apply_recording(
         let saturations = stats.egraph.len();
         super::equational::run_phase(eng.m, phase, opts, stats)?;
         if stats.egraph.len() > saturations {
-            // The program was rebuilt: op ids no longer say which rule edited what.
+            // The program was rebuilt: op ids no longer say which rule edited what, and its
+            // layout count starts anew.
             stats.edited_by.clear();
+            eng.order = None;
         }
         eng.markers_stale = true;
         eng.cache.marked.clear();
@@ -172,7 +174,12 @@ impl<'a> Engine<'a> {
         let cap = ApplicationCap::new(opts.max_applications, self.m.main.num_ops());
         let mut index = RootIndex::new(&compiled);
         let mut attr_pass: Vec<Vec<u8>> = vec![Vec::new(); compiled.len()];
-        let mut work = Worklist::seed(self.m, &mut self.cache, &mut index, &compiled);
+        let order = match self.order.take() {
+            Some(o) if o.holds_for(self.m) => o,
+            _ => OpOrder::of(self.m),
+        };
+        let mut work = Worklist::seed(self.m, &order, &mut self.cache, &mut index, &compiled);
+        self.order = Some(order);
         let mut memo = Memo::default();
         while let Some(op) = work.pop() {
             if opts.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -367,6 +374,9 @@ struct Engine<'a> {
     /// mesh) and by a state's declared type for its initializer (`exact`: the initializer is
     /// the state, a pending sum included).
     dist_ctx: Vec<DistContext>,
+    /// The main program's ops in order, by name, kept from phase to phase while the layout
+    /// is unchanged ([`OpOrder`]); dropped when an e-graph rebuilds the program.
+    order: Option<OpOrder>,
 }
 
 #[derive(Default)]
@@ -407,6 +417,7 @@ impl<'a> Engine<'a> {
             kwarg_attrs: None,
             matched: None,
             dist_ctx: Vec::new(),
+            order: None,
         }
     }
 

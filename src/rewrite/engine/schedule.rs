@@ -1,13 +1,14 @@
 //! Which rule is tried where, and in what order (egg's scheduler, for a worklist): a phase's
-//! rules indexed by the op name their first pattern can match ([`RootIndex`]), and the
-//! worklist of ops still to try ([`Worklist`]).
+//! rules indexed by the op name their first pattern can match ([`RootIndex`]), the program's
+//! ops indexed by name ([`OpOrder`]), and the worklist of ops still to try ([`Worklist`]).
 
 use std::collections::VecDeque;
 
 use super::super::matcher::Compiled;
 use super::super::runtime::Caches;
-use crate::ir::{BlockId, Module, OpId};
+use crate::ir::{BlockId, Module, OpId, Sym};
 use crate::rules::compiled::CompiledRule;
+use rustc_hash::FxHashMap;
 
 /// A phase's rules indexed by the op names their first pattern may match (MLIR's
 /// `FrozenRewritePatternSet`): the worklist tries at an op only the rules that can be rooted at
@@ -37,7 +38,17 @@ impl RootIndex {
         compiled: &[(&CompiledRule, Compiled)],
         op: OpId,
     ) -> &[usize] {
-        let name = m.main.op_name(op);
+        self.candidates_named(m, cache, compiled, m.main.op_name(op))
+    }
+
+    /// [`RootIndex::candidates`] at ops named `name`.
+    pub fn candidates_named(
+        &mut self,
+        m: &Module,
+        cache: &mut Caches,
+        compiled: &[(&CompiledRule, Compiled)],
+        name: Sym,
+    ) -> &[usize] {
         let i = name.0 as usize;
         if i >= self.by_name.len() {
             self.by_name.resize(i + 1, None);
@@ -48,6 +59,48 @@ impl RootIndex {
                 .filter(|&k| fires[k] && compiled[k].1.root_may_accept_name(m, cache, name))
                 .collect()
         })
+    }
+}
+
+/// The main program's ops in print order, and the positions in that order of the ops of each
+/// name: one walk of the program, which every phase seeds its worklist from while the
+/// program's layout is unchanged ([`crate::ir::Program::layout_edits`]). A phase that applies
+/// nothing, or only sets attributes, leaves it as it was, so a rule file of many checking
+/// phases walks a large program a few times rather than once per phase, and a phase visits
+/// only the ops of the names its rules can be rooted at.
+pub(super) struct OpOrder {
+    layout_edits: u64,
+    ops: Vec<OpId>,
+    /// Per op name met, the positions in `ops` of its ops, increasing.
+    by_name: Vec<(Sym, Vec<u32>)>,
+}
+
+impl OpOrder {
+    /// The order of `m`'s main program.
+    pub fn of(m: &Module) -> OpOrder {
+        let mut ops = Vec::with_capacity(m.main.num_ops());
+        let mut slot: FxHashMap<Sym, usize> = FxHashMap::default();
+        let mut by_name: Vec<(Sym, Vec<u32>)> = Vec::new();
+        walk_block(m, m.main.top_block(), &mut |op| {
+            let name = m.main.op_name(op);
+            let k = *slot.entry(name).or_insert_with(|| {
+                by_name.push((name, Vec::new()));
+                by_name.len() - 1
+            });
+            by_name[k].1.push(ops.len() as u32);
+            ops.push(op);
+        });
+        OpOrder {
+            layout_edits: m.main.layout_edits(),
+            ops,
+            by_name,
+        }
+    }
+
+    /// Whether this is still the order of `m`'s main program (made from it, and no op placed
+    /// or taken out since).
+    pub fn holds_for(&self, m: &Module) -> bool {
+        self.layout_edits == m.main.layout_edits()
     }
 }
 
@@ -62,14 +115,17 @@ pub(super) struct Worklist {
 
 impl Worklist {
     /// Every op of `m`'s main program that some rule of the phase accepts as its root, in
-    /// program order. (Not filtered by the roots' attribute tests: an op a rule of the phase
-    /// gives the attributes later must keep its place in the order.)
+    /// program order (`order`, which must hold for `m`). (Not filtered by the roots' attribute
+    /// tests: an op a rule of the phase gives the attributes later must keep its place in the
+    /// order.)
     pub fn seed(
         m: &Module,
+        order: &OpOrder,
         cache: &mut Caches,
         index: &mut RootIndex,
         compiled: &[(&CompiledRule, Compiled)],
     ) -> Worklist {
+        debug_assert!(order.holds_for(m));
         let mut list = Worklist {
             queued: vec![false; m.main.op_capacity()],
             work: VecDeque::new(),
@@ -79,17 +135,28 @@ impl Worklist {
             // no op would be queued.
             return list;
         }
-        let mut each_op = |op: OpId| {
-            let cands = index.candidates(m, cache, compiled, op);
-            if cands
-                .iter()
-                .any(|&k| compiled[k].1.root_accepts(m, cache, op))
-            {
-                list.queued[op.index()] = true;
-                list.work.push_back(op);
+        let mut roots: Vec<u32> = Vec::new();
+        for (name, positions) in &order.by_name {
+            let cands = index.candidates_named(m, cache, compiled, *name);
+            if cands.is_empty() {
+                continue;
             }
-        };
-        walk_block(m, m.main.top_block(), &mut each_op);
+            for &at in positions {
+                let op = order.ops[at as usize];
+                if cands
+                    .iter()
+                    .any(|&k| compiled[k].1.root_accepts(m, cache, op))
+                {
+                    roots.push(at);
+                }
+            }
+        }
+        roots.sort_unstable();
+        for at in roots {
+            let op = order.ops[at as usize];
+            list.queued[op.index()] = true;
+            list.work.push_back(op);
+        }
         list
     }
 
@@ -200,6 +267,42 @@ mod tests {
             .map(|&op| index.candidates(&m, &mut cache, &compiled, op).to_vec())
             .collect();
         assert_eq!(at, [vec![3], vec![0, 2, 3], vec![1, 2, 3]]);
+    }
+
+    /// A phase seeds from the op order in program order, only with ops some rule can be rooted
+    /// at; the order is kept while no op is placed or taken out, and is stale after either.
+    #[test]
+    fn the_worklist_is_seeded_in_program_order_from_a_kept_op_order() {
+        let rules = "// t\nrule relus { match %x = pd_op.relu(%y); erase %x; }\n\
+                     // t\nrule adds { match %x = pd_op.add(%a, %b); erase %x; }\n";
+        let (rs, mut m) = load(
+            rules,
+            r#"{
+    (%0) = "pd_op.data" () {dtype:float32,name:"x",op_role:0,place:Place(undefined:0),shape:[4],stop_gradient:[true]} : () -> tensor<4xf32>
+    (%1) = "pd_op.relu" (%0) {op_role:0,stop_gradient:[false]} : (tensor<4xf32>) -> tensor<4xf32>
+    (%2) = "pd_op.add" (%0, %1) {op_role:0,stop_gradient:[false]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    (%3) = "pd_op.relu" (%2) {op_role:0,stop_gradient:[false]} : (tensor<4xf32>) -> tensor<4xf32>
+}
+"#,
+        );
+        let compiled = compile(&rs, &mut m);
+        let mut cache = Caches::new(rs.exists);
+        let mut index = RootIndex::new(&compiled);
+        let order = OpOrder::of(&m);
+        let mut work = Worklist::seed(&m, &order, &mut cache, &mut index, &compiled);
+        let seeded: Vec<OpId> = std::iter::from_fn(|| work.pop()).collect();
+        assert_eq!(seeded, m.main.walk()[1..]);
+        // Attributes may change: the order holds. An op placed or erased: it does not.
+        let ops = m.main.walk();
+        let attrs = m.main.op_attrs(ops[0]);
+        m.main.set_op_attrs(ops[1], attrs);
+        assert!(order.holds_for(&m));
+        m.main.move_before(ops[3], ops[1]);
+        assert!(!order.holds_for(&m));
+        let order = OpOrder::of(&m);
+        let mut work = Worklist::seed(&m, &order, &mut cache, &mut index, &compiled);
+        let seeded: Vec<OpId> = std::iter::from_fn(|| work.pop()).collect();
+        assert_eq!(seeded, [ops[3], ops[1], ops[2]]);
     }
 
     /// A root's leading attribute tests that need no evaluation rule out an op by presence;
