@@ -481,8 +481,9 @@ impl<'r> Searcher<'_, 'r> {
     }
 
     /// The ops a step's pattern (`j`) is tried at: the defining op of a bound value (an op
-    /// bound to the name is that op), the users of a bound value in op order, each once, or the
-    /// ops carrying a marker, in id order. A slot that holds nothing the step can follow gives
+    /// bound to the name is that op), the users of a bound value in op order, each once (only
+    /// those using it at the operand position the pattern names it at, if fixed), or the ops
+    /// carrying a marker, in id order. A slot that holds nothing the step can follow gives
     /// none: the pattern could not match it anyway. The list `out` (empty) is one of the run's
     /// reused lists: a step of every match attempt would otherwise allocate one.
     fn candidates(&mut self, j: usize, reach: Reach, b: &Bindings, out: &mut Vec<OpId>) {
@@ -494,9 +495,13 @@ impl<'r> Searcher<'_, 'r> {
                 Some(Val::Op(o)) => out.push(*o),
                 _ => {}
             },
-            Reach::Users(s) => {
-                if let Some(Some(v)) = b.get(s).and_then(|x| as_value(self.m, x)) {
-                    out.extend(self.m.main.uses(v).map(|u| u.op));
+            Reach::Users { slot, at } => {
+                if let Some(Some(v)) = b.get(slot).and_then(|x| as_value(self.m, x)) {
+                    let uses = self.m.main.uses(v);
+                    match at {
+                        Some(i) => out.extend(uses.filter(|u| u.index == i).map(|u| u.op)),
+                        None => out.extend(uses.map(|u| u.op)),
+                    }
                     out.sort_unstable();
                     out.dedup();
                 }

@@ -162,9 +162,11 @@ pub enum Reach {
     /// The op defining the value bound to this slot: the pattern's own `%r =` name, which an
     /// earlier pattern bound as an operand.
     Def(Slot),
-    /// The ops using the value bound to this slot: one of the pattern's own operands (not a
-    /// nested pattern's).
-    Users(Slot),
+    /// The ops using the value bound to `slot`: one of the pattern's own operands (not a
+    /// nested pattern's). `at`: the operand position the pattern names it at, when that is
+    /// fixed (an argument without an operand name, in a pattern that is not `(.., %v, ..)`):
+    /// only the uses at that position are candidates.
+    Users { slot: Slot, at: Option<u32> },
     /// The ops carrying the literal value of the pattern's attribute test at this index
     /// (`{global_norm_end: true}`): a pattern sharing no value with what is bound, found through
     /// a marker an earlier application set. The run keeps an index of such ops.

@@ -131,10 +131,13 @@ fn next(patterns: &[Pattern], done: &[bool], bound: &BoundSlots) -> Option<Step>
     by_def
         .or_else(|| {
             open().find_map(|(j, p)| {
-                p.args.iter().find_map(|a| match &a.pat {
+                p.args.iter().enumerate().find_map(|(i, a)| match &a.pat {
                     ValPat::Var { slot, .. } if bound.get(*slot) != Bound::No => Some(Step {
                         pattern: j,
-                        reach: Reach::Users(*slot),
+                        reach: Reach::Users {
+                            slot: *slot,
+                            at: (!p.some && a.operand.is_none()).then_some(i as u32),
+                        },
                     }),
                     _ => None,
                 })

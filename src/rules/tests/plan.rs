@@ -46,7 +46,7 @@ fn later_patterns_are_reached_by_def_before_users_whatever_the_text_order() {
         [
             step(0, Reach::Root),
             step(2, Reach::Def(b)),
-            step(1, Reach::Users(x))
+            step(1, users(x, 0))
         ]
     );
 }
@@ -73,8 +73,8 @@ fn users_follow_the_first_bound_operand_of_the_first_reachable_pattern() {
         r.plan,
         [
             step(0, Reach::Root),
-            step(1, Reach::Users(y)),
-            step(2, Reach::Users(m))
+            step(1, users(y, 1)),
+            step(2, users(m, 0))
         ]
     );
 }
@@ -97,10 +97,7 @@ fn an_exists_starts_from_what_the_match_bound() {
     let (Some(w), Some(q)) = (r.patterns[0].bind, first.patterns[1].bind) else {
         panic!("%w and %q are names")
     };
-    assert_eq!(
-        first.plan,
-        [step(1, Reach::Users(w)), step(0, Reach::Users(q))]
-    );
+    assert_eq!(first.plan, [step(1, users(w, 0)), step(0, users(q, 0))]);
     let x = arg(&r.patterns[0], 0);
     assert_eq!(second.plan, [step(0, Reach::Def(x))]);
 }
@@ -126,7 +123,7 @@ fn a_pattern_sharing_no_value_is_reached_by_its_first_literal_attribute_test() {
         r.plan,
         [
             step(0, Reach::Root),
-            step(2, Reach::Users(x)),
+            step(2, users(x, 0)),
             step(1, Reach::Marked(1))
         ]
     );
@@ -211,4 +208,33 @@ fn builds_and_exists_are_numbered_densely_over_the_rule_set() {
     };
     assert_eq!(ids(rule(&set, 0)), [0]);
     assert_eq!(ids(rule(&set, 1)), [1, 2]);
+}
+
+/// The users of `slot` that use it at operand `at`.
+fn users(slot: Slot, at: u32) -> Reach {
+    Reach::Users { slot, at: Some(at) }
+}
+
+#[test]
+fn users_are_narrowed_to_a_fixed_operand_position_only() {
+    let set = load(
+        "// t\n\
+         rule r {\n\
+             match %o = pd_op.relu(%x),\n\
+                   any(.., %x, ..),\n\
+                   optimizer(param: %x);\n\
+             erase %o;\n\
+         }\n",
+    );
+    let r = rule(&set, 0);
+    let x = arg(&r.patterns[0], 0);
+    // `(.., %x, ..)` may hold it anywhere, and a named operand's position depends on the op.
+    assert_eq!(
+        r.plan,
+        [
+            step(0, Reach::Root),
+            step(1, Reach::Users { slot: x, at: None }),
+            step(2, Reach::Users { slot: x, at: None })
+        ]
+    );
 }
