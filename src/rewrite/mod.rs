@@ -3,7 +3,9 @@
 //!
 //! ```text
 //! for phase in rules.phases:                      (in order)
-//!     worklist = every op of main, in program order
+//!     worklist = every op of main some rule of the phase can be rooted at, in
+//!                program order (from an index of the ops by name, kept while no op
+//!                is placed or taken out)
 //!     while op = worklist.pop():
 //!         for rule in phase (in file order) whose first pattern accepts op:
 //!             find a match rooted at op (backtracking over the other patterns,
