@@ -508,7 +508,7 @@ fn advanced(t: &Tensor, v: &[f32]) -> KResult<Tensor> {
 }
 
 /// Element `k` of a running state's values (its one value when it has one).
-fn at_elem(v: &[f32], k: usize) -> f32 {
+fn at_elem<T: Copy>(v: &[T], k: usize) -> T {
     if v.len() == 1 {
         v[0]
     } else {
@@ -570,18 +570,26 @@ pub fn radam(i: &RadamIn<'_>, at: RadamAttrs) -> KResult<RadamOut> {
         .collect();
     let (pv, gv) = (i.param.to_f32(), i.grad.to_f32());
     let (m1, m2) = adam_moments(&i.moment1.to_f32(), &i.moment2.to_f32(), &gv, b1, b2);
+    // The rectification of each state element: `None` while the variance is not tractable.
+    let rectify: Vec<Option<f32>> = (rho.iter())
+        .map(|&r| {
+            let rho_t = rho_inf - 2.0 * r;
+            (rho_t > 5.0).then(|| {
+                ((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
+                    / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t))
+                    .sqrt()
+            })
+        })
+        .collect();
     let p = (0..pv.len())
         .map(|k| {
-            let rho_t = rho_inf - 2.0 * at_elem(&rho, k);
             let m1_hat = m1[k] / (1.0 - at_elem(&b1p, k));
-            if rho_t > 5.0 {
-                let r = ((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
-                    / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t))
-                    .sqrt();
-                let l = (1.0 - at_elem(&b2p, k)).sqrt() / (m2[k].sqrt() + at.epsilon);
-                pv[k] - lr * m1_hat * r * l
-            } else {
-                pv[k] - lr * m1_hat
+            match at_elem(&rectify, k) {
+                Some(r) => {
+                    let l = (1.0 - at_elem(&b2p, k)).sqrt() / (m2[k].sqrt() + at.epsilon);
+                    pv[k] - lr * m1_hat * r * l
+                }
+                None => pv[k] - lr * m1_hat,
             }
         })
         .collect();
