@@ -289,9 +289,11 @@ mod tests {
         let mut cache = Caches::new(rs.exists);
         let mut index = RootIndex::new(&compiled);
         let order = OpOrder::of(&m);
-        let mut work = Worklist::seed(&m, &order, &mut cache, &mut index, &compiled);
-        let seeded: Vec<OpId> = std::iter::from_fn(|| work.pop()).collect();
-        assert_eq!(seeded, m.main.walk()[1..]);
+        let mut seeded = |m: &Module, order: &OpOrder| -> Vec<OpId> {
+            let mut work = Worklist::seed(m, order, &mut cache, &mut index, &compiled);
+            std::iter::from_fn(|| work.pop()).collect()
+        };
+        assert_eq!(seeded(&m, &order), m.main.walk()[1..]);
         // Attributes may change: the order holds. An op placed or erased: it does not.
         let ops = m.main.walk();
         let attrs = m.main.op_attrs(ops[0]);
@@ -299,10 +301,7 @@ mod tests {
         assert!(order.holds_for(&m));
         m.main.move_before(ops[3], ops[1]);
         assert!(!order.holds_for(&m));
-        let order = OpOrder::of(&m);
-        let mut work = Worklist::seed(&m, &order, &mut cache, &mut index, &compiled);
-        let seeded: Vec<OpId> = std::iter::from_fn(|| work.pop()).collect();
-        assert_eq!(seeded, [ops[3], ops[1], ops[2]]);
+        assert_eq!(seeded(&m, &OpOrder::of(&m)), [ops[3], ops[1], ops[2]]);
     }
 
     /// A root's leading attribute tests that need no evaluation rule out an op by presence;

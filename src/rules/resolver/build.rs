@@ -174,7 +174,8 @@ impl Resolver<'_> {
     ) -> Result<(), Diagnostic> {
         // The dialect's attributes without a value to fall back on, with why; a declared op's
         // are those its declaration gives no default.
-        let missing: Vec<(&str, &str)> = match self.ops.declared(spec.name) {
+        let declared = self.ops.declared(spec.name);
+        let missing: Vec<(&str, &str)> = match declared {
             Some(d) => (d.attrs.iter())
                 .filter(|a| a.default.is_none() && !given(&a.key))
                 .map(|a| (a.key.as_str(), "its declaration gives it no default"))
@@ -203,7 +204,7 @@ impl Resolver<'_> {
                     spec.name
                 ),
             )
-            .with_hint(match self.ops.declared(spec.name) {
+            .with_hint(match declared {
                 Some(_) => format!(
                     "`{}` must be built with {}, or declared with a default (`{first}: TYPE = VALUE`)",
                     spec.name,

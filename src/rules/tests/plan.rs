@@ -25,6 +25,11 @@ fn step(pattern: usize, reach: Reach) -> Step {
     Step { pattern, reach }
 }
 
+/// The users of `slot` that use it at operand `at`.
+fn users(slot: Slot, at: u32) -> Reach {
+    Reach::Users { slot, at: Some(at) }
+}
+
 #[test]
 fn later_patterns_are_reached_by_def_before_users_whatever_the_text_order() {
     let set = load(
@@ -208,11 +213,6 @@ fn builds_and_exists_are_numbered_densely_over_the_rule_set() {
     };
     assert_eq!(ids(rule(&set, 0)), [0]);
     assert_eq!(ids(rule(&set, 1)), [1, 2]);
-}
-
-/// The users of `slot` that use it at operand `at`.
-fn users(slot: Slot, at: u32) -> Reach {
-    Reach::Users { slot, at: Some(at) }
 }
 
 #[test]
