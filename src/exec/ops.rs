@@ -21,10 +21,10 @@ use crate::exec::error::{KResult, KernelError};
 use crate::exec::kernels::{
     activation as act, adaptive, amp, batch_norm as bn, bilinear_form, broadcast, cast, coalesce,
     conv, conv3d, conv_transpose, ctc, cumsum, dropout, einsum, elementwise as ew, flatten,
-    gather_scatter as gs, group_norm as gn, index, index_put, interp, join, layer_norm as ln, loss,
-    matmul, maxout, norm, optimizer as opt, pad, piecewise as pw, pixel_shuffle, pool, pool3d,
-    prelu, reduce, reorder, repeat, rnn, shape, softmax as sm, spectral_norm as sn, topk, trig,
-    unfold,
+    gather_scatter as gs, gemm_epilogue, group_norm as gn, index, index_put, interp, join,
+    layer_norm as ln, loss, matmul, maxout, norm, optimizer as opt, pad, piecewise as pw,
+    pixel_shuffle, pool, pool3d, prelu, reduce, reorder, repeat, rnn, shape, softmax as sm,
+    spectral_norm as sn, topk, trig, unfold,
 };
 use crate::exec::tensor::{Data, Tensor};
 use crate::ir::{Attr, Attrs};
@@ -799,6 +799,29 @@ static KERNELS: &[(&str, KernelFn)] = &[
             c.t(3)?,
             sn_attrs(c)?,
         )?)
+    }),
+    ("pd_op.fused_gemm_epilogue", |c| {
+        let (out, reserve_space) = gemm_epilogue::fused_gemm_epilogue(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.bool_or("trans_x", false)?,
+            c.bool_or("trans_y", false)?,
+            gemm_epilogue::Activation::forward(&str_attr(c, "activation", "none")?)?,
+        )?;
+        Ok(vec![Some(out), reserve_space])
+    }),
+    ("pd_op.fused_gemm_epilogue_grad", |c| {
+        let (dx, dy, dbias) = gemm_epilogue::fused_gemm_epilogue_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.opt(2),
+            c.t(3)?,
+            c.bool_or("trans_x", false)?,
+            c.bool_or("trans_y", false)?,
+            gemm_epilogue::Activation::grad(&str_attr(c, "activation_grad", "none")?)?,
+        )?;
+        Ok(vec![Some(dx), Some(dy), Some(dbias)])
     }),
     ("pd_op.matmul_double_grad", |c| {
         let (dx, dy, ddout) = matmul::matmul_double_grad(

@@ -21,6 +21,7 @@ pub mod einsum;
 pub mod elementwise;
 pub mod flatten;
 pub mod gather_scatter;
+pub mod gemm_epilogue;
 pub mod group_norm;
 pub mod index;
 pub mod index_put;
