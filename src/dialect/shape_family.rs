@@ -438,6 +438,12 @@ pub fn operands_misfit(shape: Shape, op: &dyn OpView) -> Option<String> {
                     y.len()
                 ));
             }
+            if shape == Shape::FusedGemmEpilogue && x.len() < 2 {
+                return Some(format!(
+                    "reads an `x` of rank {}: Paddle's InferMeta wants a matrix or a batch of them (rank 2 or more)",
+                    x.len()
+                ));
+            }
             let (kx, ky) = (inner(x, tx, true)?, inner(y, ty, false)?);
             if known(kx, ky) && kx != ky {
                 return Some(format!(
