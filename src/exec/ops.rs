@@ -800,6 +800,75 @@ static KERNELS: &[(&str, KernelFn)] = &[
             sn_attrs(c)?,
         )?)
     }),
+    ("pd_op.increment", |c| {
+        one(ew::increment(c.t(0)?, c.f64_or("value", 1.0)?)?)
+    }),
+    ("pd_op.increment_", |c| {
+        one(ew::increment(c.t(0)?, c.f64_or("value", 1.0)?)?)
+    }),
+    ("pd_op.share_data", |c| one(c.t(0)?.clone())),
+    ("pd_op.share_data_", |c| one(c.t(0)?.clone())),
+    ("pd_op.norm", |c| {
+        two(norm::l2_normalize(
+            c.t(0)?,
+            c.i64_or("axis", 1)?,
+            c.f64_or("epsilon", 1e-10)? as f32,
+        )?)
+    }),
+    ("pd_op.norm_grad", |c| {
+        one(norm::l2_normalize_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.i64_or("axis", 1)?,
+        )?)
+    }),
+    ("pd_op.index_add", |c| {
+        one(index::index_add(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.i64_or("axis", 0)?,
+        )?)
+    }),
+    ("pd_op.index_add_grad", |c| {
+        two(index::index_add_grad(
+            c.t(0)?,
+            c.t(1)?,
+            c.t(2)?,
+            c.i64_or("axis", 0)?,
+        )?)
+    }),
+    ("pd_op.repeat_interleave", |c| {
+        one(repeat::repeat_interleave(
+            c.t(0)?,
+            repeat::Repeats::Each(c.i64_or("repeats", 1)?),
+            c.i64_or("axis", 0)?,
+        )?)
+    }),
+    ("pd_op.repeat_interleave_grad", |c| {
+        one(repeat::repeat_interleave_grad(
+            c.t(0)?,
+            repeat::Repeats::Each(c.i64_or("repeats", 1)?),
+            c.t(1)?,
+            c.i64_or("axis", 0)?,
+        )?)
+    }),
+    ("pd_op.repeat_interleave_with_tensor_index", |c| {
+        one(repeat::repeat_interleave(
+            c.t(0)?,
+            repeat::Repeats::PerIndex(c.t(1)?),
+            c.i64_or("axis", 0)?,
+        )?)
+    }),
+    ("pd_op.repeat_interleave_with_tensor_index_grad", |c| {
+        one(repeat::repeat_interleave_grad(
+            c.t(0)?,
+            repeat::Repeats::PerIndex(c.t(1)?),
+            c.t(2)?,
+            c.i64_or("axis", 0)?,
+        )?)
+    }),
     ("pd_op.fused_gemm_epilogue", |c| {
         let (out, reserve_space) = gemm_epilogue::fused_gemm_epilogue(
             c.t(0)?,

@@ -32,6 +32,7 @@ mod exec_clip;
 mod exec_collectives;
 mod exec_declared;
 mod exec_loss_index;
+mod exec_misc;
 mod exec_numerics;
 mod exec_rnn;
 mod exec_zoo;
@@ -77,6 +78,7 @@ fn main() {
     tests.extend(exec_collectives::tests());
     tests.extend(exec_declared::tests());
     tests.extend(exec_loss_index::tests());
+    tests.extend(exec_misc::tests());
     tests.extend(exec_numerics::tests());
     tests.extend(exec_rnn::tests());
     tests.extend(exec_zoo::tests());

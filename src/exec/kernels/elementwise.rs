@@ -346,6 +346,24 @@ pub fn pow_grad(x: &Tensor, y: &Tensor, dout: &Tensor, axis: i64) -> KResult<(Te
     Ok((dx, dy))
 }
 
+/// `increment(x) {value}`: `x + value` for a one-element `x` (a step counter), in `x`'s dtype;
+/// for an integer `x`, `value` is first truncated to an integer, as Paddle's kernel casts it.
+pub fn increment(x: &Tensor, value: f64) -> KResult<Tensor> {
+    if x.numel() != 1 {
+        kbail!(
+            "increment: x must have one element (Paddle's InferMeta), it has shape {:?}",
+            x.shape()
+        );
+    }
+    let v = x.to_f64_vec()[0];
+    let sum = if x.dtype().is_float() {
+        v + value
+    } else {
+        v + value.trunc()
+    };
+    Tensor::try_full(x.shape(), x.dtype(), sum)
+}
+
 /// `scale`: `x·scale + bias` when `bias_after_scale`, else `(x + bias)·scale`.
 pub fn scale(x: &Tensor, scale: f32, bias: f32, bias_after_scale: bool) -> KResult<Tensor> {
     match x.dtype() {

@@ -97,6 +97,80 @@ pub fn gather_grad(x: &Tensor, index: &Tensor, dout: &Tensor, axis: i64) -> KRes
     Tensor::from_f32_as(s, acc, float_dtype(x.dtype()))
 }
 
+/// `index_add`'s layout: the axis, `[outer, n, inner]` of `x`, and the indices, checked
+/// against `add_value`'s shape (`x`'s with `len(index)` at the axis).
+fn index_add_layout(
+    x_shape: &[usize],
+    index: &Tensor,
+    value_shape: &[usize],
+    axis: i64,
+    op: &str,
+) -> KResult<([usize; 3], Vec<usize>)> {
+    let r = x_shape.len() as i64;
+    if r == 0 || axis < -r || axis >= r {
+        kbail!("{}: axis {} is out of range for rank {}", op, axis, r);
+    }
+    let a = axis.rem_euclid(r) as usize;
+    if index.shape().len() != 1 {
+        kbail!("{}: index must be 1-D, has shape {:?}", op, index.shape());
+    }
+    let ids = indices(index, x_shape[a], op)?;
+    let mut want = x_shape.to_vec();
+    want[a] = ids.len();
+    if value_shape != want.as_slice() {
+        kbail!(
+            "{}: add_value has shape {:?}, it must be {:?} (x's, with the index's length at axis {})",
+            op,
+            value_shape,
+            want,
+            a
+        );
+    }
+    let dims = [
+        x_shape[..a].iter().product(),
+        x_shape[a],
+        x_shape[a + 1..].iter().product(),
+    ];
+    Ok((dims, ids))
+}
+
+/// `pd_op.index_add(x, index, add_value) {axis}`: `x` with slice `k` of `add_value` added to
+/// slice `index[k]` along `axis`, in order (a repeated index gets every slice).
+pub fn index_add(x: &Tensor, index: &Tensor, value: &Tensor, axis: i64) -> KResult<Tensor> {
+    let ([outer, n, inner], ids) =
+        index_add_layout(x.shape(), index, value.shape(), axis, "index_add")?;
+    let mut acc = x.to_f32().into_owned();
+    let v = value.to_f32();
+    let m = ids.len();
+    for o in 0..outer {
+        for (k, &i) in ids.iter().enumerate() {
+            let (dst, src) = ((o * n + i) * inner, (o * m + k) * inner);
+            for (d, &s) in acc[dst..dst + inner].iter_mut().zip(&v[src..src + inner]) {
+                *d += s;
+            }
+        }
+    }
+    Tensor::from_f32_as(x.shape(), acc, float_dtype(x.dtype()))
+}
+
+/// `index_add_grad(index, add_value, out_grad) {axis}` → (x_grad, add_value_grad): `out_grad`
+/// itself, and its slices at `index`.
+pub fn index_add_grad(
+    index: &Tensor,
+    value: &Tensor,
+    dout: &Tensor,
+    axis: i64,
+) -> KResult<(Tensor, Tensor)> {
+    index_add_layout(dout.shape(), index, value.shape(), axis, "index_add_grad")?;
+    let dv = gather(dout, index, axis)?;
+    let dv = Tensor::from_f32_as(
+        dv.shape(),
+        dv.to_f32().into_owned(),
+        float_dtype(value.dtype()),
+    )?;
+    Ok((dout.clone(), dv))
+}
+
 fn embedding_table(weight: &Tensor, op: &str) -> KResult<(usize, usize)> {
     match weight.shape() {
         &[v, d] => Ok((v, d)),

@@ -12,6 +12,11 @@
 //! of a zero vector is 0, not NaN, and the forward is the exact norm); every element tied for
 //! the ±inf extremum gets the whole gradient, not a share of it; `sign(0) = 0`, so a zero
 //! element gets no gradient, even under porder 1.
+//!
+//! `norm` and its grad: the l2 normalization along one axis, `out = x / ‖x‖` with
+//! `‖x‖ = sqrt(Σ x² + ε)` (ε inside the root, so a zero vector normalizes to 0), `norm` that
+//! root with the axis kept as 1; `dx = (dout − x·Σ(x·dout)/‖x‖²) / ‖x‖`. Paddle 3.3.1's CPU
+//! kernels, recorded in `tests/exec_fixtures/paddle_misc_kernels.json`.
 
 use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
@@ -147,6 +152,72 @@ pub fn p_norm_grad(x: &Tensor, out: &Tensor, dout: &Tensor, at: &PNormAttrs) -> 
                         v.abs().powf(p - 1.0) * scale * sign(v)
                     };
                 }
+            }
+        }
+    }
+    Tensor::from_f32_as(x.shape(), dx, float_dtype(x.dtype()))
+}
+
+/// `norm`'s reduction as `[pre, n, post]` and its `norm` shape (the axis kept as 1).
+fn l2_layout(shape: &[usize], axis: i64, op: &str) -> KResult<([usize; 3], Vec<usize>)> {
+    let at = PNormAttrs {
+        porder: 2.0,
+        axis,
+        epsilon: 0.0,
+        keepdim: true,
+        asvector: false,
+    };
+    layout(shape, &at, op)
+}
+
+/// `norm(x) {axis, epsilon}` → (out, norm): `x` divided by its l2 norm along `axis`.
+pub fn l2_normalize(x: &Tensor, axis: i64, epsilon: f32) -> KResult<(Tensor, Tensor)> {
+    let ([pre, n, post], norm_shape) = l2_layout(x.shape(), axis, "norm")?;
+    let xv = x.to_f32();
+    let mut out = vec![0.0f32; xv.len()];
+    let mut norms = vec![0.0f32; pre * post];
+    for p in 0..pre {
+        for q in 0..post {
+            let start = p * n * post + q;
+            let sum: f32 = (0..n).map(|j| xv[start + j * post].powi(2)).sum();
+            let root = (sum + epsilon).sqrt();
+            norms[p * post + q] = root;
+            for j in 0..n {
+                out[start + j * post] = xv[start + j * post] / root;
+            }
+        }
+    }
+    let dt = float_dtype(x.dtype());
+    Ok((
+        Tensor::from_f32_as(x.shape(), out, dt)?,
+        Tensor::from_f32_as(&norm_shape, norms, dt)?,
+    ))
+}
+
+/// `norm_grad(x, norm, out_grad) {axis}`: `(dout − x·Σ(x·dout)/norm²) / norm` along `axis`.
+pub fn l2_normalize_grad(x: &Tensor, norm: &Tensor, dout: &Tensor, axis: i64) -> KResult<Tensor> {
+    let ([pre, n, post], norm_shape) = l2_layout(x.shape(), axis, "norm_grad")?;
+    if norm.shape() != norm_shape.as_slice() || dout.shape() != x.shape() {
+        kbail!(
+            "norm_grad: norm has shape {:?} and out_grad {:?}, for an x of shape {:?} they must be {:?} and x's",
+            norm.shape(),
+            dout.shape(),
+            x.shape(),
+            norm_shape
+        );
+    }
+    let (xv, nv, g) = (x.to_f32(), norm.to_f32(), dout.to_f32());
+    let mut dx = vec![0.0f32; xv.len()];
+    for p in 0..pre {
+        for q in 0..post {
+            let start = p * n * post + q;
+            let root = nv[p * post + q];
+            let dot: f32 = (0..n)
+                .map(|j| xv[start + j * post] * g[start + j * post])
+                .sum();
+            for j in 0..n {
+                let i = start + j * post;
+                dx[i] = (g[i] - xv[i] * dot / (root * root)) / root;
             }
         }
     }

@@ -123,6 +123,123 @@ pub fn tile_grad(x: &Tensor, dout: &Tensor, repeats: &[i64]) -> KResult<Tensor> 
     Tensor::from_f32_as(x.shape(), acc, float_dtype(x.dtype()))
 }
 
+/// `repeat_interleave`'s offsets: each slice `i` of `axis` taken `counts[i]` times in place, and
+/// the output shape.
+fn interleave_offsets(
+    shape: &[usize],
+    counts: &[usize],
+    axis: usize,
+    elem: usize,
+) -> KResult<(Vec<usize>, Vec<usize>)> {
+    let (outer, n, inner): (usize, usize, usize) = (
+        shape[..axis].iter().product(),
+        shape[axis],
+        shape[axis + 1..].iter().product(),
+    );
+    let Some(total) = counts.iter().try_fold(0usize, |t, &c| t.checked_add(c)) else {
+        kbail!(
+            "repeat_interleave: the repeat counts add up to more than a 64-bit machine can count"
+        );
+    };
+    let mut out = shape.to_vec();
+    out[axis] = total;
+    crate::exec::memory::reserve(&"repeat_interleave's result", &out, elem)?;
+    let mut idx = Vec::with_capacity(outer * total * inner);
+    for o in 0..outer {
+        for (i, &c) in counts.iter().enumerate().take(n) {
+            let base = (o * n + i) * inner;
+            for _ in 0..c {
+                idx.extend(base..base + inner);
+            }
+        }
+    }
+    Ok((out, idx))
+}
+
+/// The axis of `repeat_interleave` and the repeat count of each of its slices: one count for
+/// every slice (`repeats` an int), or one per slice (`repeats` a 1-D integer tensor).
+fn interleave_counts(x: &Tensor, repeats: Repeats<'_>, axis: i64) -> KResult<(usize, Vec<usize>)> {
+    let r = x.shape().len() as i64;
+    if r == 0 || axis < -r || axis >= r {
+        kbail!(
+            "repeat_interleave: axis {} is out of range for rank {}",
+            axis,
+            r
+        );
+    }
+    let a = axis.rem_euclid(r) as usize;
+    let n = x.shape()[a];
+    let counts = match repeats {
+        Repeats::Each(k) => match usize::try_from(k) {
+            Ok(k) => vec![k; n],
+            Err(_) => kbail!("repeat_interleave: repeats is {}, it must be 0 or more", k),
+        },
+        Repeats::PerIndex(t) => {
+            if t.dtype().is_float() || t.shape().len() != 1 || t.shape()[0] != n {
+                kbail!(
+                    "repeat_interleave: repeats must be a 1-D integer tensor of length {} (x's dimension {}), is a {} of shape {:?}",
+                    n,
+                    a,
+                    t.dtype().attr_name(),
+                    t.shape()
+                );
+            }
+            t.to_i64_vec()
+                .into_iter()
+                .map(|k| match usize::try_from(k) {
+                    Ok(k) => Ok(k),
+                    Err(_) => kbail!(
+                        "repeat_interleave: a repeat count is {}, it must be 0 or more",
+                        k
+                    ),
+                })
+                .collect::<KResult<_>>()?
+        }
+    };
+    Ok((a, counts))
+}
+
+/// How many times `repeat_interleave` repeats each slice.
+#[derive(Clone, Copy)]
+pub enum Repeats<'a> {
+    /// `repeats` the attribute: every slice as many times.
+    Each(i64),
+    /// `repeat_interleave_with_tensor_index`'s operand: slice `i` `repeats[i]` times.
+    PerIndex(&'a Tensor),
+}
+
+/// `pd_op.repeat_interleave(x) {repeats, axis}` and `repeat_interleave_with_tensor_index(x,
+/// repeats) {axis}`: each slice of `axis` repeated in place (`[a, b]` twice: `[a, a, b, b]`).
+pub fn repeat_interleave(x: &Tensor, repeats: Repeats<'_>, axis: i64) -> KResult<Tensor> {
+    let (a, counts) = interleave_counts(x, repeats, axis)?;
+    let (out, idx) = interleave_offsets(x.shape(), &counts, a, x.dtype().size())?;
+    Tensor::new(out, pick(x.data(), &idx))
+}
+
+/// The grad of [`repeat_interleave`]: each slice's copies in `out_grad` added.
+pub fn repeat_interleave_grad(
+    x: &Tensor,
+    repeats: Repeats<'_>,
+    dout: &Tensor,
+    axis: i64,
+) -> KResult<Tensor> {
+    let (a, counts) = interleave_counts(x, repeats, axis)?;
+    let (out, idx) = interleave_offsets(x.shape(), &counts, a, 4)?;
+    if out != dout.shape() {
+        kbail!(
+            "repeat_interleave_grad: out_grad has shape {:?}, the repeated tensor {:?}",
+            dout.shape(),
+            out
+        );
+    }
+    let g = dout.to_f32();
+    let mut acc = vec![0.0f32; x.numel()];
+    for (&o, &v) in idx.iter().zip(g.iter()) {
+        acc[o] += v;
+    }
+    Tensor::from_f32_as(x.shape(), acc, float_dtype(x.dtype()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@ mod cnn_errors;
 mod kernel_errors;
 mod kernels_paddle;
 mod kernels_paddle_loss_index;
+mod kernels_paddle_misc;
 mod kernels_paddle_models;
 mod kernels_paddle_rope_moe;
 mod kernels_paddle_volume_interp_index;
