@@ -118,6 +118,11 @@ static COUPLING: &[CouplingRule] = &[
         why: "normalizes along the batch dimension",
     },
     CouplingRule {
+        op: "pd_op.norm",
+        when: When::AlongBatchAxis(Axes::Attr("axis")),
+        why: "normalizes along the batch dimension",
+    },
+    CouplingRule {
         op: "pd_op.cumsum",
         when: When::AlongBatchAxis(Axes::Operand(1)),
         why: "accumulates along the batch dimension",
