@@ -7,6 +7,7 @@
 //! `dW[o] = Σ_b g[b, o]·x[b]·y[b]ᵀ`, and `dbias[o] = Σ_b g[b, o]`, shaped `[1, O]` as the bias is.
 //! Each sum runs in f64 and is rounded once to the operands' dtype.
 
+use super::float_dtype;
 use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
 use crate::exec::tensor::Tensor;
@@ -33,14 +34,6 @@ fn dims(x: &Tensor, y: &Tensor, w: &Tensor, op: &str) -> KResult<(usize, usize, 
         );
     }
     Ok((b, m, n, o))
-}
-
-fn float_dtype(d: DType) -> DType {
-    if d.is_float() {
-        d
-    } else {
-        DType::F32
-    }
 }
 
 fn rounded(shape: &[usize], v: Vec<f64>, dt: DType) -> KResult<Tensor> {

@@ -13,6 +13,7 @@
 //! operands from; irw fills `xshape` with the operands and `inner_cache` with empty tensors. An
 //! equation with `...` is refused.
 
+use super::float_dtype;
 use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
 use crate::exec::tensor::Tensor;
@@ -161,14 +162,6 @@ impl Contraction {
                 idx[k] = 0;
             }
         }
-    }
-}
-
-fn float_dtype(d: DType) -> DType {
-    if d.is_float() {
-        d
-    } else {
-        DType::F32
     }
 }
 

@@ -14,19 +14,12 @@
 //! while `scatter_grad` gives every update row the gradient of its target row. Under `mean`,
 //! `amin` and `amax` the order does not matter ([`put_reduced`]).
 
+use super::float_dtype;
 use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
 use crate::exec::kernels::pick::pick;
 use crate::exec::tensor::Tensor;
 use crate::kbail;
-
-fn float_dtype(d: DType) -> DType {
-    if d.is_float() {
-        d
-    } else {
-        DType::F32
-    }
-}
 
 fn check_index_dtype(index: &Tensor, op: &str) -> KResult<()> {
     if index.dtype().is_float() || index.dtype() == DType::Bool {
@@ -46,14 +39,6 @@ fn wrap(i: i64, n: usize, op: &str) -> KResult<usize> {
         kbail!("{}: index {} is out of range [{}, {})", op, i, -m, m);
     }
     Ok(if i < 0 { (i + m) as usize } else { i as usize })
-}
-
-fn axis_of(axis: i64, rank: usize, op: &str) -> KResult<usize> {
-    let r = rank as i64;
-    if r == 0 || axis < -r || axis >= r {
-        kbail!("{}: axis {} is out of range for rank {}", op, axis, r);
-    }
-    Ok(axis.rem_euclid(r) as usize)
 }
 
 fn strides(shape: &[usize]) -> Vec<usize> {
@@ -208,7 +193,7 @@ fn along_positions(arr: &Tensor, indices: &Tensor, axis: i64, op: &str) -> KResu
     if s.len() != is.len() {
         kbail!("{}: indices {:?} must have the rank of arr {:?}", op, is, s);
     }
-    let a = axis_of(axis, s.len(), op)?;
+    let a = super::axis_of(axis, s.len(), op)?;
     for d in (0..s.len()).filter(|&d| d != a) {
         if is[d] != s[d] && !(d == 0 && is[d] < s[d]) {
             kbail!(

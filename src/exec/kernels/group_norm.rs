@@ -21,7 +21,7 @@
 //! the saved statistics (Paddle's `group_norm_grad` recovers it from `y`, which divides by `γ`;
 //! the two agree wherever `γ ≠ 0`).
 
-use crate::exec::dtype::DType;
+use super::float_dtype;
 use crate::exec::error::KResult;
 use crate::exec::tensor::Tensor;
 use crate::kbail;
@@ -77,14 +77,6 @@ fn param(t: Option<&Tensor>, c: usize, what: &str, op: &str, fill: f64) -> KResu
             t.shape(),
             c
         ),
-    }
-}
-
-fn float_dtype(d: DType) -> DType {
-    if d.is_float() {
-        d
-    } else {
-        DType::F32
     }
 }
 

@@ -7,20 +7,13 @@
 //! dtype. `embedding`'s `padding_idx` row (−1: none, Paddle's `kNoPadding`) reads as zeros and
 //! gets no gradient. Indices out of range are errors, never a read past the table.
 
+use super::float_dtype;
 use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
 use crate::exec::kernels::broadcast::{broadcast_shape, expand, reduce_to_shape};
 use crate::exec::kernels::pick::{pick, ZERO};
 use crate::exec::tensor::{numel, Data, Tensor};
 use crate::kbail;
-
-fn float_dtype(d: DType) -> DType {
-    if d.is_float() {
-        d
-    } else {
-        DType::F32
-    }
-}
 
 /// The index values, each checked to be in `0..n`.
 fn indices(index: &Tensor, n: usize, op: &str) -> KResult<Vec<usize>> {
@@ -106,11 +99,7 @@ fn index_add_layout(
     axis: i64,
     op: &str,
 ) -> KResult<([usize; 3], Vec<usize>)> {
-    let r = x_shape.len() as i64;
-    if r == 0 || axis < -r || axis >= r {
-        kbail!("{}: axis {} is out of range for rank {}", op, axis, r);
-    }
-    let a = axis.rem_euclid(r) as usize;
+    let a = super::axis_of(axis, x_shape.len(), op)?;
     if index.shape().len() != 1 {
         kbail!("{}: index must be 1-D, has shape {:?}", op, index.shape());
     }

@@ -18,6 +18,7 @@
 //! order of [`sum_lanes`] and the element-wise parts are plain zips, all inside one
 //! [`dispatch`], so they vectorize and agree bit for bit with the scalar fallback.
 
+use super::float_dtype;
 use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
 use crate::exec::simd::{combine_lanes, dispatch, sum_lanes, LANES};
@@ -38,14 +39,6 @@ fn split_rows(shape: &[usize], axis: i64, op: &str) -> KResult<(usize, usize, us
     }
     let a = a as usize;
     Ok((a, shape[..a].iter().product(), shape[a..].iter().product()))
-}
-
-fn float_dtype(d: DType) -> DType {
-    if d.is_float() {
-        d
-    } else {
-        DType::F32
-    }
 }
 
 /// The statistics' dtype: f32 for 16-bit inputs, the input's otherwise.

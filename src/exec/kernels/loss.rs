@@ -27,18 +27,11 @@
 //! `kldiv_loss` is `l·(ln l − x)` where `l > 0` and 0 elsewhere (`log_target`: `eᴸ·(L − x)`), then
 //! reduced: `none`, `sum`, `mean` (by the element count) or `batchmean` (by dimension 0).
 
+use super::float_dtype;
 use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
 use crate::exec::tensor::Tensor;
 use crate::kbail;
-
-fn float_dtype(d: DType) -> DType {
-    if d.is_float() {
-        d
-    } else {
-        DType::F32
-    }
-}
 
 fn same_shape(a: &Tensor, b: &Tensor, what: &str, op: &str) -> KResult<()> {
     if a.shape() != b.shape() {

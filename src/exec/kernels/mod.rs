@@ -55,3 +55,23 @@ pub mod unfold;
 pub(crate) mod testdata;
 #[cfg(test)]
 mod tests;
+
+/// `axis` as an index into a shape of `rank` dimensions (negative counts from the end); out of
+/// range, the error names `op`.
+fn axis_of(axis: i64, rank: usize, op: &str) -> crate::exec::error::KResult<usize> {
+    let r = rank as i64;
+    if r == 0 || axis < -r || axis >= r {
+        crate::kbail!("{}: axis {} is out of range for rank {}", op, axis, r);
+    }
+    Ok(axis.rem_euclid(r) as usize)
+}
+
+/// The dtype of a result computed in floating point from an operand of dtype `d`: `d` itself
+/// when it is a float, else f32.
+fn float_dtype(d: crate::exec::dtype::DType) -> crate::exec::dtype::DType {
+    if d.is_float() {
+        d
+    } else {
+        crate::exec::dtype::DType::F32
+    }
+}

@@ -18,7 +18,7 @@
 //! root with the axis kept as 1; `dx = (dout − x·Σ(x·dout)/‖x‖²) / ‖x‖`. Paddle 3.3.1's CPU
 //! kernels, recorded in `tests/exec_fixtures/paddle_misc_kernels.json`.
 
-use crate::exec::dtype::DType;
+use super::float_dtype;
 use crate::exec::error::KResult;
 use crate::exec::tensor::Tensor;
 use crate::kbail;
@@ -44,11 +44,7 @@ fn layout(shape: &[usize], at: &PNormAttrs, op: &str) -> KResult<([usize; 3], Ve
         };
         return Ok(([1, n, 1], out));
     }
-    let r = shape.len() as i64;
-    if r == 0 || at.axis < -r || at.axis >= r {
-        kbail!("{}: axis {} is out of range for rank {}", op, at.axis, r);
-    }
-    let a = at.axis.rem_euclid(r) as usize;
+    let a = super::axis_of(at.axis, shape.len(), op)?;
     let dims = [
         shape[..a].iter().product(),
         shape[a],
@@ -61,14 +57,6 @@ fn layout(shape: &[usize], at: &PNormAttrs, op: &str) -> KResult<([usize; 3], Ve
         out.remove(a);
     }
     Ok((dims, out))
-}
-
-fn float_dtype(d: DType) -> DType {
-    if d.is_float() {
-        d
-    } else {
-        DType::F32
-    }
 }
 
 fn sign(v: f32) -> f32 {

@@ -10,6 +10,7 @@
 //! (f64 for f64); 16-bit inputs are widened first and the result rounded once. Integer and bool
 //! `sum`s produce int64 unless `dtype` says otherwise (Paddle's default).
 
+use super::float_dtype;
 use crate::exec::dtype::DType;
 use crate::exec::error::KResult;
 use crate::exec::kernels::broadcast::{expand, reduce_to_shape};
@@ -219,14 +220,6 @@ fn reduction_map(
         -1,
     )?;
     Ok((dims, kept, map))
-}
-
-fn float_dtype(d: DType) -> DType {
-    if d.is_float() {
-        d
-    } else {
-        DType::F32
-    }
 }
 
 /// `pd_op.max(x, axis) {keepdim}` (`is_max`) and `pd_op.min`: the extremum over the axes (every

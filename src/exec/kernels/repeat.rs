@@ -4,20 +4,12 @@
 //! Both forward ops are offset lists for [`pick`] (every dtype exact); the grads accumulate in
 //! f32 through [`reduce_to_shape`] (expand) or by adding each copy (tile) and round once.
 
-use crate::exec::dtype::DType;
+use super::float_dtype;
 use crate::exec::error::KResult;
 use crate::exec::kernels::broadcast::{expand as broadcast, reduce_to_shape};
 use crate::exec::kernels::pick::pick;
 use crate::exec::tensor::{numel, Tensor};
 use crate::kbail;
-
-fn float_dtype(d: DType) -> DType {
-    if d.is_float() {
-        d
-    } else {
-        DType::F32
-    }
-}
 
 /// The shape `expand(shape)` gives `x_shape` (right-aligned; `-1` keeps `x`'s dimension).
 fn expand_shape(x_shape: &[usize], shape: &[i64]) -> KResult<Vec<usize>> {
@@ -159,15 +151,7 @@ fn interleave_offsets(
 /// The axis of `repeat_interleave` and the repeat count of each of its slices: one count for
 /// every slice (`repeats` an int), or one per slice (`repeats` a 1-D integer tensor).
 fn interleave_counts(x: &Tensor, repeats: Repeats<'_>, axis: i64) -> KResult<(usize, Vec<usize>)> {
-    let r = x.shape().len() as i64;
-    if r == 0 || axis < -r || axis >= r {
-        kbail!(
-            "repeat_interleave: axis {} is out of range for rank {}",
-            axis,
-            r
-        );
-    }
-    let a = axis.rem_euclid(r) as usize;
+    let a = super::axis_of(axis, x.shape().len(), "repeat_interleave")?;
     let n = x.shape()[a];
     let counts = match repeats {
         Repeats::Each(k) => match usize::try_from(k) {

@@ -6,7 +6,7 @@
 //! numerically stable form); the loss is `−log softmax[label]` (hard labels, `ignore_index` rows
 //! give 0) or `−Σ label·log softmax` (soft labels). Everything computes in f32 and rounds once.
 
-use crate::exec::dtype::DType;
+use super::float_dtype;
 use crate::exec::error::KResult;
 use crate::exec::tensor::Tensor;
 use crate::kbail;
@@ -29,14 +29,6 @@ fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
         shape[axis],
         shape[axis + 1..].iter().product(),
     )
-}
-
-fn float_dtype(d: DType) -> DType {
-    if d.is_float() {
-        d
-    } else {
-        DType::F32
-    }
 }
 
 fn softmax_f32(x: &[f32], (outer, n, inner): (usize, usize, usize)) -> Vec<f32> {

@@ -16,14 +16,6 @@ use crate::exec::kernels::pick::pick;
 use crate::exec::tensor::{Data, Tensor};
 use crate::kbail;
 
-fn axis_of(axis: i64, rank: usize, op: &str) -> KResult<usize> {
-    let r = rank as i64;
-    if axis < -r || axis >= r {
-        kbail!("{}: axis {} is out of range for rank {}", op, axis, r);
-    }
-    Ok(axis.rem_euclid(r) as usize)
-}
-
 /// `[before, along, after]` of `shape` split at `axis`.
 fn split(shape: &[usize], a: usize) -> (usize, usize, usize) {
     (
@@ -65,7 +57,7 @@ pub fn arg_extremum(x: &Tensor, at: ArgAttrs, largest: bool) -> KResult<Tensor> 
         };
         ((1, x.numel(), 1), out)
     } else {
-        let a = axis_of(at.axis, s.len(), op)?;
+        let a = super::axis_of(at.axis, s.len(), op)?;
         let mut out = s.to_vec();
         if at.keepdims {
             out[a] = 1;
@@ -105,7 +97,7 @@ fn topk_layout(shape: &[usize], at: TopkAttrs, op: &str) -> KResult<(usize, usiz
     if shape.is_empty() {
         return Ok((1, 1, 1, 1));
     }
-    let a = axis_of(at.axis, shape.len(), op)?;
+    let a = super::axis_of(at.axis, shape.len(), op)?;
     let (before, along, after) = split(shape, a);
     match usize::try_from(at.k) {
         Ok(k) if k >= 1 && k <= along => Ok((before, along, after, k)),
