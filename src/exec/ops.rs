@@ -800,12 +800,8 @@ static KERNELS: &[(&str, KernelFn)] = &[
             sn_attrs(c)?,
         )?)
     }),
-    ("pd_op.increment", |c| {
-        one(ew::increment(c.t(0)?, c.f64_or("value", 1.0)?)?)
-    }),
-    ("pd_op.increment_", |c| {
-        one(ew::increment(c.t(0)?, c.f64_or("value", 1.0)?)?)
-    }),
+    ("pd_op.increment", increment),
+    ("pd_op.increment_", increment),
     ("pd_op.share_data", |c| one(c.t(0)?.clone())),
     ("pd_op.share_data_", |c| one(c.t(0)?.clone())),
     ("pd_op.norm", |c| {
@@ -2285,6 +2281,10 @@ fn batch_norm(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
         Some(o.saved_variance),
         Some(o.reserve_space),
     ])
+}
+
+fn increment(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {
+    one(ew::increment(c.t(0)?, c.f64_or("value", 1.0)?)?)
 }
 
 fn scale(c: &OpCall<'_>) -> KResult<Vec<Option<Tensor>>> {

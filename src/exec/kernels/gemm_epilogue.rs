@@ -14,7 +14,8 @@
 //! InferMeta gives it), whose sign is the same mask. The GELU epilogue is not run: cuBLASLt's
 //! GELU is its own approximation, which no kernel here reproduces.
 
-use super::{activation as act, elementwise as ew, matmul};
+use super::broadcast::reduce_to_shape;
+use super::{activation as act, elementwise as ew, float_dtype, matmul};
 use crate::exec::error::KResult;
 use crate::exec::Tensor;
 use crate::kbail;
@@ -142,8 +143,8 @@ pub fn fused_gemm_epilogue_grad(
     let (dx, dy) = matmul::matmul_grad(x, y, d, tx, ty)?;
     // add_grad's y_grad: the gradient summed over every dim the bias broadcast along, in the
     // bias's shape, with y's dtype (Paddle's InferMeta gives bias_grad y's dtype).
-    let bias_like = Tensor::try_full(&[n], y.dtype(), 0.0)?;
-    let (_, dbias) = ew::add_sub_grad(d, &bias_like, d, -1, false)?;
+    let sums = reduce_to_shape(&d.to_f32(), d.shape(), &[n], -1)?;
+    let dbias = Tensor::from_f32_as(&[n], sums, float_dtype(y.dtype()))?;
     Ok((dx, dy, dbias))
 }
 

@@ -107,6 +107,12 @@ pub fn tile_grad(x: &Tensor, dout: &Tensor, repeats: &[i64]) -> KResult<Tensor> 
             out
         );
     }
+    sum_copies(x, &idx, dout)
+}
+
+/// The grad of an op that copied `x`'s elements to the offsets `idx` lists: each element of
+/// `dout` added back into the element of `x` it is a copy of.
+fn sum_copies(x: &Tensor, idx: &[usize], dout: &Tensor) -> KResult<Tensor> {
     let g = dout.to_f32();
     let mut acc = vec![0.0f32; x.numel()];
     for (&o, &v) in idx.iter().zip(g.iter()) {
@@ -216,12 +222,7 @@ pub fn repeat_interleave_grad(
             out
         );
     }
-    let g = dout.to_f32();
-    let mut acc = vec![0.0f32; x.numel()];
-    for (&o, &v) in idx.iter().zip(g.iter()) {
-        acc[o] += v;
-    }
-    Tensor::from_f32_as(x.shape(), acc, float_dtype(x.dtype()))
+    sum_copies(x, &idx, dout)
 }
 
 #[cfg(test)]
